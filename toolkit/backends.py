@@ -1,0 +1,233 @@
+"""Judging backends: what answers a judge's `extract` and `verify` requests.
+
+The Evaluator never talks to an LLM directly; it builds an `ExtractRequest` or a
+`VerifyRequest` (one source per request) and asks a backend. `LLMBackend` renders the
+prompts in `prompts/toolkit/` and calls an LLM client with majority voting;
+`ScriptedBackend` answers from plain Python callables, for tests and deterministic judges.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolkit.llm.models import LLMRequest, LLMResponse, Message, RequestMeta, SystemBlock
+
+DEFAULT_JUDGE_MODEL = "o4-mini"
+UNAVAILABLE_REASON = "unsupported: source unavailable (the page is missing, invalid or inaccessible)"
+
+
+class ExtractRequest(BaseModel):
+    """Extract structured information from the answer (`source` None) or from one cited page."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    prompt: str
+    template_class: type[BaseModel] | None = Field(
+        default=None, description="The pydantic template; None once the request crossed a process."
+    )
+    output_schema: dict[str, Any] = Field(description="JSON schema of the template.")
+    schema_name: str = "Extraction"
+    source: str | None = Field(default=None, description="URL of the page, None for the answer.")
+    source_text: str | None = Field(
+        default=None, description="The answer text, or the page text (None when the page is missing)."
+    )
+    images: list[str] = Field(default_factory=list, description="Base64 JPEG page screenshots.")
+    task_description: str = ""
+    additional_instruction: str | None = None
+    task_id: str | None = None
+
+    @classmethod
+    def for_template(cls, template_class: type[BaseModel], **fields: Any) -> ExtractRequest:
+        """Build a request whose schema is taken from `template_class`."""
+        return cls(
+            template_class=template_class,
+            output_schema=template_class.model_json_schema(),
+            schema_name=template_class.__name__,
+            **fields,
+        )
+
+
+class VerifyRequest(BaseModel):
+    """Is `claim` true (no sources), or supported by the one page in `sources`?"""
+
+    claim: str
+    sources: list[str] = Field(default_factory=list, description="Zero or one URL.")
+    page_texts: list[str | None] = Field(
+        default_factory=list, description="Text of each source; None when the page is missing."
+    )
+    images: list[str] = Field(default_factory=list, description="Base64 JPEG page screenshots.")
+    task_description: str = ""
+    answer: str = ""
+    additional_instruction: str | None = None
+    task_id: str | None = None
+
+    @property
+    def source_missing(self) -> bool:
+        """True when a source was cited but its page is not available."""
+        return bool(self.sources) and any(text is None for text in self.page_texts)
+
+
+class Verdict(BaseModel):
+    """The outcome of one verification."""
+
+    passed: bool
+    reasoning: str = ""
+
+
+@runtime_checkable
+class JudgingBackend(Protocol):
+    """What the Evaluator needs: structured extraction and binary verification."""
+
+    async def extract(self, request: ExtractRequest) -> BaseModel | dict[str, Any]: ...
+
+    async def verify(self, request: VerifyRequest) -> Verdict: ...
+
+
+class LLMClientLike(Protocol):
+    """The one method of the LLM layer a backend needs."""
+
+    async def complete(self, request: LLMRequest) -> LLMResponse: ...
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+ExtractFn = Callable[[ExtractRequest], BaseModel | dict[str, Any] | Awaitable[Any]]
+VerifyFn = Callable[[VerifyRequest], Verdict | bool | Awaitable[Any]]
+
+
+def _empty_extraction(request: ExtractRequest) -> dict[str, Any]:
+    return {}
+
+
+def _always_pass(request: VerifyRequest) -> Verdict:
+    return Verdict(passed=True, reasoning="scripted: pass")
+
+
+class ScriptedBackend:
+    """A backend made of two callables (sync or async); called once per request.
+
+    `extract` returns a template instance or a dict (missing fields become null);
+    `verify` returns a `Verdict` or a bool. `calls` records every request, in order.
+    """
+
+    def __init__(self, extract: ExtractFn | None = None, verify: VerifyFn | None = None) -> None:
+        self._extract = extract or _empty_extraction
+        self._verify = verify or _always_pass
+        self.calls: list[ExtractRequest | VerifyRequest] = []
+
+    async def extract(self, request: ExtractRequest) -> BaseModel | dict[str, Any]:
+        self.calls.append(request)
+        return await _maybe_await(self._extract(request))
+
+    async def verify(self, request: VerifyRequest) -> Verdict:
+        self.calls.append(request)
+        result = await _maybe_await(self._verify(request))
+        if isinstance(result, bool):
+            return Verdict(passed=result, reasoning=f"scripted: {'pass' if result else 'fail'}")
+        return result
+
+
+class _VerdictSchema(BaseModel):
+    reasoning: str = Field(description="Short, evidence-based justification.")
+    result: bool = Field(description="True only when the claim is correct / supported.")
+
+
+class LLMBackend:
+    """Renders `prompts/toolkit/*.j2`, calls the LLM layer, and majority-votes verifications.
+
+    Each verification trial is a distinct request (its `sample_index`), so the response cache
+    keeps trials apart; voting stops as soon as one outcome has a majority of `trials`.
+    """
+
+    def __init__(
+        self,
+        client: LLMClientLike,
+        *,
+        model: str = DEFAULT_JUDGE_MODEL,
+        extract_model: str | None = None,
+        trials: int = 3,
+        max_page_chars: int = 400_000,
+        provider: str = "",
+    ) -> None:
+        if trials < 1:
+            raise ValueError("trials must be at least 1")
+        self.client = client
+        self.model = model
+        self.extract_model = extract_model or model
+        self.trials = trials
+        self.max_page_chars = max_page_chars
+        self.provider = provider
+
+    async def extract(self, request: ExtractRequest) -> dict[str, Any]:
+        """Ask the model to fill the template; a missing page yields an all-null template."""
+        if request.source is not None and request.source_text is None:
+            return {}
+        from prompts import render
+
+        name = "extract_answer" if request.source is None else "extract_page"
+        text = render(
+            f"toolkit/{name}.j2",
+            prompt=request.prompt,
+            task_description=request.task_description,
+            source=request.source,
+            text=self._clip(request.source_text or ""),
+            additional_instruction=request.additional_instruction,
+        )
+        llm_request = LLMRequest(
+            provider=self.provider,
+            model=self.extract_model,
+            system=[SystemBlock(text=render("toolkit/rules_extract.j2"), cache=True)],
+            messages=[Message.user(text, request.images)],
+            output_schema=request.output_schema,
+            schema_name=request.schema_name,
+            metadata=RequestMeta(purpose="extract", task_id=request.task_id),
+        )
+        response = await self.client.complete(llm_request)
+        return response.parsed if isinstance(response.parsed, dict) else {}
+
+    async def verify(self, request: VerifyRequest) -> Verdict:
+        """Majority vote over up to `trials` distinct samples; no call for a missing page."""
+        if request.source_missing:
+            return Verdict(passed=False, reasoning=UNAVAILABLE_REASON)
+        from prompts import render
+
+        name = "verify_page" if request.sources else "verify_plain"
+        text = render(
+            f"toolkit/{name}.j2",
+            claim=request.claim,
+            task_description=request.task_description,
+            answer=request.answer,
+            source=request.sources[0] if request.sources else None,
+            page_text=self._clip(request.page_texts[0] or "") if request.sources else "",
+            additional_instruction=request.additional_instruction,
+        )
+        base = LLMRequest(
+            provider=self.provider,
+            model=self.model,
+            system=[SystemBlock(text=render("toolkit/rules_verify.j2"), cache=True)],
+            messages=[Message.user(text, request.images)],
+            output_schema=_VerdictSchema.model_json_schema(),
+            schema_name="VerificationResult",
+            metadata=RequestMeta(purpose="verify", task_id=request.task_id),
+        )
+        need = self.trials // 2 + 1
+        votes: dict[bool, list[str]] = {True: [], False: []}
+        for index in range(self.trials):
+            response = await self.client.complete(base.model_copy(update={"sample_index": index}))
+            outcome = _VerdictSchema.model_validate(response.parsed)
+            votes[outcome.result].append(outcome.reasoning)
+            if len(votes[outcome.result]) >= need:
+                return Verdict(passed=outcome.result, reasoning=outcome.reasoning)
+        winner = len(votes[True]) > len(votes[False])
+        return Verdict(passed=winner, reasoning=votes[winner][-1])
+
+    def _clip(self, text: str) -> str:
+        if len(text) <= self.max_page_chars:
+            return text
+        return text[: self.max_page_chars] + "\n… [CONTENT TRUNCATED]"

@@ -1,0 +1,71 @@
+"""Every exception judgegen raises, in one place.
+
+    JudgegenError
+     ├── SpecError        a user-written input is wrong; names the file, the field and the fix
+     ├── TreeError        a judge built an invalid rubric tree (also a ValueError)
+     ├── InfraError       an infrastructure failure: the node becomes `error`, the evaluation
+     │    │               `incomplete`; never scored as a wrong answer
+     │    ├── LLMError    the LLM call still failed after retries / re-asks (keeps usage)
+     │    └── ReplayMiss  the replay provider has no recording for a request
+     └── BudgetExceeded   the dollar cap was reached; no new calls are made (also an InfraError)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class JudgegenError(Exception):
+    """Base of every error judgegen raises on purpose."""
+
+
+class SpecError(JudgegenError):
+    """A user-written file (task spec, checklist, label, config) is invalid."""
+
+    def __init__(self, file: str, field: str, problem: str, fix: str) -> None:
+        self.file, self.field, self.problem, self.fix = file, field, problem, fix
+        super().__init__(f"{file}: field '{field}': {problem}. Fix: {fix}")
+
+
+class TreeError(JudgegenError, ValueError):
+    """A rubric tree rule was broken while building it (e.g. non-critical child of a critical node)."""
+
+
+class InfraError(JudgegenError):
+    """An infrastructure failure that must mark a node `error`, never a failed verdict."""
+
+    def __init__(self, message: str, *, kind: str = "infra", usage: Any = None) -> None:
+        self.kind = kind
+        self.usage = usage
+        super().__init__(message)
+
+
+class LLMError(InfraError):
+    """An LLM request failed for good (after the SDK's retries and our bounded re-asks)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str = "llm",
+        usage: Any = None,
+        attempts: int = 1,
+        body: str | None = None,
+    ) -> None:
+        self.attempts = attempts
+        self.body = body
+        super().__init__(message, kind=kind, usage=usage)
+
+
+class ReplayMiss(InfraError):
+    """The replay provider was asked for a response it never recorded."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind="replay_miss")
+
+
+class BudgetExceeded(InfraError):
+    """The run's dollar budget is spent; the request was not sent."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind="budget")

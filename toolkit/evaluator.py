@@ -1,0 +1,517 @@
+"""The Evaluator a judge drives: it builds the rubric tree and routes extraction/verification.
+
+It keeps the public Mind2Web 2 method names and keyword arguments so their judges port by an
+import rewrite alone. Differences, on purpose: an infrastructure failure marks the node
+`error` and the evaluation `incomplete` (never a silent 0); `score()` and `get_summary()`
+always reflect the final tree.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+from toolkit.backends import (
+    DEFAULT_JUDGE_MODEL,
+    ExtractRequest,
+    JudgingBackend,
+    ScriptedBackend,
+    Verdict,
+    VerifyRequest,
+)
+from toolkit.errors import TreeError
+from toolkit.tree import AggregationStrategy, VerificationNode, tree_statistics
+
+SUMMARY_VERSION = 1
+
+
+class PageSource(Protocol):
+    """Where cited pages come from: `get(url)` gives the page text, or None when missing.
+
+    `get` may be sync or async. A source may also offer `screenshot(url)` (base64 JPEG).
+    """
+
+    def get(self, url: str) -> Any: ...
+
+
+class _NoPages:
+    def get(self, url: str) -> None:
+        return None
+
+
+async def _resolve(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+def empty_template(template_class: type[BaseModel]) -> BaseModel:
+    """An instance with every field at its default, or None where there is no default."""
+    values = {
+        name: (None if field.is_required() else field.get_default(call_default_factory=True))
+        for name, field in template_class.model_fields.items()
+    }
+    return template_class.model_construct(**values)
+
+
+def _coerce_extraction(template_class: type[BaseModel], raw: Any) -> BaseModel:
+    if isinstance(raw, template_class):
+        return raw
+    data = raw.model_dump() if isinstance(raw, BaseModel) else dict(raw or {})
+    for name, field in template_class.model_fields.items():
+        if name not in data and field.is_required():
+            data[name] = None
+    try:
+        return template_class.model_validate(data)
+    except ValueError:
+        base = empty_template(template_class)
+        return template_class.model_construct(**{**base.__dict__, **data})
+
+
+def _normalize_sources(sources: str | Sequence[str] | None) -> list[str]:
+    if sources is None:
+        return []
+    if isinstance(sources, str):
+        return [sources]
+    if isinstance(sources, (list, tuple)):
+        return [s for s in sources if isinstance(s, str) and s]
+    raise TypeError(f"sources must be None, a URL or a list of URLs, got {type(sources).__name__}")
+
+
+class Evaluator:
+    """Builds one answer's rubric tree and scores it. See `create` for the ready-made path."""
+
+    def __init__(self) -> None:
+        self.root: VerificationNode | None = None
+        self.backend: JudgingBackend = ScriptedBackend()
+        self.pages: PageSource = _NoPages()
+        self.task_id: str = ""
+        self.task_description: str = ""
+        self.answer: str = ""
+        self.agent_name: str = "unknown_agent"
+        self.answer_name: str = "unknown_answer"
+        self.judge_model: str = DEFAULT_JUDGE_MODEL
+        self.extract_model: str = DEFAULT_JUDGE_MODEL
+        self.errors: list[dict[str, Any]] = []
+        self.verifications: list[dict[str, Any]] = []
+        self.missing_sources: list[str] = []
+        self._info: list[dict[str, Any]] = []
+        self._used_ids: set[str] = set()
+        self._parents: dict[int, VerificationNode] = {}
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        task_id: str,
+        task_description: str,
+        answer: str,
+        backend: JudgingBackend,
+        pages: PageSource | None = None,
+        strategy: AggregationStrategy | str = AggregationStrategy.PARALLEL,
+        agent_name: str | None = None,
+        answer_name: str | None = None,
+        judge_model: str | None = None,
+        extract_model: str | None = None,
+    ) -> Evaluator:
+        """A ready evaluator with its root node, without calling `initialize`."""
+        evaluator = cls()
+        evaluator.initialize(
+            task_id=task_id,
+            strategy=strategy,
+            agent_name=agent_name,
+            answer_name=answer_name,
+            task_description=task_description,
+            answer=answer,
+            backend=backend,
+            pages=pages,
+            verify_model=judge_model,
+            extract_model=extract_model,
+        )
+        return evaluator
+
+    def initialize(
+        self,
+        task_id: str,
+        strategy: AggregationStrategy | str = AggregationStrategy.PARALLEL,
+        agent_name: str | None = None,
+        answer_name: str | None = None,
+        **kwargs: Any,
+    ) -> VerificationNode:
+        """Create the (non-critical) root and bind the backend, pages, answer and task.
+
+        Accepts Mind2Web 2's keywords too: `client` (a runner-provided judge context carrying
+        `backend` and `pages`), `task_description`, `answer`, `default_model`,
+        `extract_model`, `verify_model`; their cache/semaphore/logger are accepted and unused.
+        """
+        client = kwargs.get("client")
+        backend = kwargs.get("backend") or getattr(client, "backend", None)
+        pages = kwargs.get("pages") or getattr(client, "pages", None)
+        if backend is not None:
+            self.backend = backend
+        if pages is not None:
+            self.pages = pages
+        self.task_id = task_id
+        self.agent_name = agent_name or "unknown_agent"
+        self.answer_name = answer_name or "unknown_answer"
+        self.task_description = kwargs.get("task_description") or f"Evaluation for {task_id}"
+        self.answer = kwargs.get("answer") or ""
+        default_model = kwargs.get("default_model") or getattr(backend, "model", None)
+        self.judge_model = kwargs.get("verify_model") or default_model or DEFAULT_JUDGE_MODEL
+        extract_default = getattr(backend, "extract_model", None) or self.judge_model
+        self.extract_model = kwargs.get("extract_model") or extract_default
+        self.root = VerificationNode(
+            id="root",
+            desc=self.task_description,
+            critical=False,
+            strategy=AggregationStrategy(strategy),
+        )
+        self._used_ids = {"root"}
+        self._parents = {}
+        return self.root
+
+    # -- building the tree -------------------------------------------------------------
+
+    def _unique_id(self, base_id: str) -> str:
+        if base_id not in self._used_ids:
+            self._used_ids.add(base_id)
+            return base_id
+        counter = 1
+        while f"{base_id}_{counter}" in self._used_ids:
+            counter += 1
+        self._used_ids.add(f"{base_id}_{counter}")
+        return f"{base_id}_{counter}"
+
+    def _attach(self, node: VerificationNode, parent: VerificationNode | None) -> VerificationNode:
+        if self.root is None:
+            raise TreeError("Evaluator not initialized: call initialize() or Evaluator.create().")
+        target = parent or self.root
+        target.add_node(node)
+        self._parents[id(node)] = target
+        return node
+
+    def add_parallel(
+        self, id: str, desc: str, parent: VerificationNode | None = None, **kwargs: Any
+    ) -> VerificationNode:
+        """Add a parent whose score averages its non-critical children (after critical gates)."""
+        node = VerificationNode(
+            id=self._unique_id(id), desc=desc, strategy=AggregationStrategy.PARALLEL, **kwargs
+        )
+        return self._attach(node, parent)
+
+    def add_sequential(
+        self, id: str, desc: str, parent: VerificationNode | None = None, **kwargs: Any
+    ) -> VerificationNode:
+        """Add a parent whose children after the first one scoring below 1 are skipped."""
+        node = VerificationNode(
+            id=self._unique_id(id), desc=desc, strategy=AggregationStrategy.SEQUENTIAL, **kwargs
+        )
+        return self._attach(node, parent)
+
+    def add_leaf(
+        self,
+        id: str,
+        desc: str,
+        parent: VerificationNode | None = None,
+        critical: bool = False,
+        score: float = 0.0,
+        status: str = "initialized",
+        **kwargs: Any,
+    ) -> VerificationNode:
+        """Add a leaf to be decided by `verify` (score 0 or 1)."""
+        if score not in (0.0, 1.0):
+            raise TreeError(f"Leaf nodes must have binary scores (0.0 or 1.0), got {score}")
+        if status not in {"passed", "failed", "skipped", "initialized"}:
+            raise TreeError(f"Invalid leaf status '{status}'")
+        node = VerificationNode(
+            id=self._unique_id(id),
+            desc=desc,
+            critical=critical,
+            score=score,
+            status=status,
+            **kwargs,
+        )
+        return self._attach(node, parent)
+
+    def add_custom_node(
+        self,
+        result: bool,
+        id: str,
+        desc: str,
+        parent: VerificationNode | None = None,
+        critical: bool = True,
+    ) -> VerificationNode:
+        """Add a leaf decided at once by a Python check; critical by default, never skipped."""
+        passed = bool(result)
+        node = VerificationNode(
+            id=self._unique_id(id),
+            desc=desc,
+            critical=critical,
+            score=1.0 if passed else 0.0,
+            status="passed" if passed else "failed",
+        )
+        return self._attach(node, parent)
+
+    def add_ground_truth(self, gt_info: dict, gt_type: str = "ground_truth") -> None:
+        """Record ground truth in the summary's info list."""
+        self._info.append({gt_type: gt_info})
+
+    def add_custom_info(
+        self, info: dict, info_type: str = "custom", info_name: str | None = None
+    ) -> None:
+        """Record any extra information in the summary's info list."""
+        self._info.append({info_name or info_type: info})
+
+    def find_node(self, node_id: str) -> VerificationNode | None:
+        """The node with this id, or None."""
+        if self.root is None:
+            return None
+        return next((n for n in self.root.iter_nodes() if n.id == node_id), None)
+
+    def _parent_of(self, node: VerificationNode) -> VerificationNode | None:
+        parent = self._parents.get(id(node))
+        if parent is not None or self.root is None:
+            return parent
+        for candidate in self.root.iter_nodes():
+            if any(child is node for child in candidate.children):
+                self._parents[id(node)] = candidate
+                return candidate
+        return None
+
+    # -- judging --------------------------------------------------------------------------
+
+    async def extract(
+        self,
+        prompt: str,
+        template_class: type[BaseModel],
+        extraction_name: str = "extraction",
+        source: str | None = None,
+        additional_instruction: str | None = None,
+        **kwargs: Any,
+    ) -> BaseModel:
+        """Extract `template_class` from the answer (`source=None`) or from the cited page.
+
+        Missing fields are null. A missing page yields an all-null result (no model call).
+        An infrastructure failure is raised as `InfraError` and makes the evaluation
+        incomplete; the judge should let it propagate.
+        """
+        if self.root is None:
+            raise TreeError("Evaluator not initialized: call initialize() or Evaluator.create().")
+        if source is None:
+            text: str | None = self.answer
+            images: list[str] = []
+        else:
+            text, images = await self._page(source)
+        request = ExtractRequest.for_template(
+            template_class,
+            prompt=prompt,
+            source=source,
+            source_text=text,
+            images=images,
+            task_description=self.task_description,
+            additional_instruction=additional_instruction,
+            task_id=self.task_id,
+        )
+        try:
+            raw = await self.backend.extract(request)
+        except Exception as exc:
+            self._record_error("extract", extraction_name, exc)
+            raise
+        result = _coerce_extraction(template_class, raw)
+        self._info.append({extraction_name: result.model_dump(mode="json")})
+        return result
+
+    async def _page(self, url: str) -> tuple[str | None, list[str]]:
+        text = await _resolve(self.pages.get(url))
+        if text is None:
+            if url not in self.missing_sources:
+                self.missing_sources.append(url)
+            return None, []
+        shot = getattr(self.pages, "screenshot", None)
+        image = await _resolve(shot(url)) if shot else None
+        return text, [image] if image else []
+
+    def _prerequisite_leaves(
+        self, node: VerificationNode, extra: Sequence[VerificationNode] | None
+    ) -> list[VerificationNode]:
+        blockers: dict[int, VerificationNode] = {}
+        for extra_node in extra or []:
+            if extra_node is node:
+                raise TreeError("A node cannot depend on itself.")
+            blockers.update((id(leaf), leaf) for leaf in extra_node.leaves())
+        current = node
+        while current is not self.root:
+            parent = self._parent_of(current)
+            if parent is None:
+                break
+            before = True
+            for sibling in parent.children:
+                if sibling is current:
+                    before = False
+                    continue
+                sequential_pred = before and parent.strategy is AggregationStrategy.SEQUENTIAL
+                if sibling.critical or sequential_pred:
+                    blockers.update((id(leaf), leaf) for leaf in sibling.leaves())
+            current = parent
+        return list(blockers.values())
+
+    async def verify(
+        self,
+        claim: str,
+        node: VerificationNode | None,
+        sources: str | Sequence[str] | None = None,
+        *,
+        extra_prerequisites: Sequence[VerificationNode] | None = None,
+        additional_instruction: str | None = None,
+        **kwargs: Any,
+    ) -> bool:
+        """Decide `node` by checking `claim`; returns whether it passed.
+
+        No sources: a plain check. One URL: is the claim supported by that page. Several:
+        supported by any, tried in order, stopping at the first yes. The leaf is `skipped`
+        without any backend call when a prerequisite leaf (critical siblings at every level,
+        sequential predecessors, `extra_prerequisites`) is failed or skipped.
+        """
+        if node is not None:
+            blocked = next(
+                (
+                    leaf
+                    for leaf in self._prerequisite_leaves(node, extra_prerequisites)
+                    if leaf.status in ("failed", "skipped")
+                ),
+                None,
+            )
+            if blocked is not None:
+                node.score, node.status = 0.0, "skipped"
+                self._log_verification(node, claim, [], None, f"skipped: '{blocked.id}' failed")
+                return False
+        if additional_instruction == "None":
+            additional_instruction = None
+        urls = _normalize_sources(sources)
+        try:
+            verdict, used = await self._decide(claim, urls, additional_instruction)
+        except Exception as exc:
+            if node is not None:
+                node.score, node.status = 0.0, "error"
+                node.error = f"{type(exc).__name__}: {exc}"
+            self._record_error("verify", node.id if node else claim[:80], exc)
+            return False
+        if node is not None:
+            node.score, node.status = (1.0, "passed") if verdict.passed else (0.0, "failed")
+            node.error = None
+        self._log_verification(node, claim, urls, used, verdict.reasoning, verdict.passed)
+        return verdict.passed
+
+    async def _decide(
+        self, claim: str, urls: list[str], instruction: str | None
+    ) -> tuple[Verdict, str | None]:
+        common = {
+            "claim": claim,
+            "task_description": self.task_description,
+            "answer": self.answer,
+            "additional_instruction": instruction,
+            "task_id": self.task_id,
+        }
+        if not urls:
+            return await self.backend.verify(VerifyRequest(**common)), None
+        verdict = Verdict(passed=False, reasoning="no source supports the claim")
+        for url in urls:
+            text, images = await self._page(url)
+            verdict = await self.backend.verify(
+                VerifyRequest(**common, sources=[url], page_texts=[text], images=images)
+            )
+            if verdict.passed:
+                return verdict, url
+        return verdict, None
+
+    async def batch_verify(
+        self,
+        claims_and_sources: Sequence[tuple[str, Any, VerificationNode, str | None]],
+        **kwargs: Any,
+    ) -> list[bool | BaseException]:
+        """Run several `(claim, sources, node, additional_instruction)` verifications at once."""
+        return await asyncio.gather(
+            *(
+                self.verify(claim=c, node=n, sources=s, additional_instruction=a, **kwargs)
+                for c, s, n, a in claims_and_sources
+            ),
+            return_exceptions=True,
+        )
+
+    def _record_error(self, operation: str, target: str, exc: BaseException) -> None:
+        self.errors.append(
+            {
+                "operation": operation,
+                "target": target,
+                "type": type(exc).__name__,
+                "kind": getattr(exc, "kind", "exception"),
+                "message": str(exc),
+            }
+        )
+
+    def _log_verification(
+        self,
+        node: VerificationNode | None,
+        claim: str,
+        sources: list[str],
+        supported_by: str | None,
+        reasoning: str,
+        passed: bool | None = None,
+    ) -> None:
+        self.verifications.append(
+            {
+                "node_id": node.id if node else None,
+                "claim": claim,
+                "sources": sources,
+                "supported_by": supported_by,
+                "passed": passed,
+                "reasoning": reasoning,
+            }
+        )
+
+    # -- results --------------------------------------------------------------------------
+
+    @property
+    def status(self) -> str:
+        """`incomplete` when any infrastructure error happened, else `complete`."""
+        if self.errors:
+            return "incomplete"
+        has_error = self.root is not None and any(
+            n.status == "error" for n in self.root.iter_nodes()
+        )
+        return "incomplete" if has_error else "complete"
+
+    def score(self) -> float:
+        """The root's score for the tree as it is now."""
+        return 0.0 if self.root is None else self.root.compute_score(mutate=True)
+
+    def get_summary(self) -> dict[str, Any]:
+        """Mind2Web 2's result shape plus task_id, status, errors, verifications, missing pages."""
+        final = self.score()
+        info = list(self._info) or [{"no_info": "No information recorded"}]
+        return {
+            "version": SUMMARY_VERSION,
+            "task_id": self.task_id,
+            "agent_name": self.agent_name,
+            "answer_name": self.answer_name,
+            "final_score": final,
+            "status": self.status,
+            "errors": list(self.errors),
+            "judge_model": self.judge_model,
+            "extract_model": self.extract_model,
+            "eval_breakdown": [
+                {
+                    "info": info,
+                    "verification_tree": self.root.to_dict() if self.root else {},
+                }
+            ],
+            "tree_statistics": (
+                tree_statistics(self.root)
+                if self.root
+                else {"depth": 0, "total_nodes": 0, "leaf_nodes": 0}
+            ),
+            "verifications": list(self.verifications),
+            "missing_sources": list(self.missing_sources),
+        }

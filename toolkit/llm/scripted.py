@@ -1,0 +1,59 @@
+"""A provider whose answers come from a Python policy: for tests, demos and offline runs.
+
+The policy receives each `LLMRequest` and returns a string (the text; parsed as JSON when the
+request has a schema), a dict (the parsed object), an `LLMResponse`, or raises. Every request
+is recorded in `calls`, in order, so tests can assert exactly what was asked.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from toolkit.llm.models import LLMRequest, LLMResponse, Usage
+
+Policy = Callable[[LLMRequest], str | dict | LLMResponse | Awaitable[Any]]
+
+
+def _estimate_tokens(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+def response_from(value: str | dict | LLMResponse, request: LLMRequest) -> LLMResponse:
+    """Turn a policy's return value into a full `LLMResponse` with estimated usage."""
+    if isinstance(value, LLMResponse):
+        return value
+    if isinstance(value, dict):
+        text, parsed = json.dumps(value, sort_keys=True), value
+    else:
+        text, parsed = value, None
+        if request.output_schema is not None:
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                parsed = None
+    usage = Usage(
+        input_tokens=_estimate_tokens(request.prompt_text()), output_tokens=_estimate_tokens(text)
+    )
+    return LLMResponse(
+        text=text, parsed=parsed, model=request.model, stop_reason="end_turn", usage=usage
+    )
+
+
+class ScriptedProvider:
+    """Answers every request by calling `policy`; records the requests in `calls`."""
+
+    name = "scripted"
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self.calls: list[LLMRequest] = []
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        self.calls.append(request)
+        value = self.policy(request)
+        if inspect.isawaitable(value):
+            value = await value
+        return response_from(value, request)

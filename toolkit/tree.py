@@ -1,0 +1,145 @@
+"""The rubric tree and its scoring contract ("gate then average"), exactly as in Mind2Web 2.
+
+A leaf holds 0 or 1. A parent first scores its children; if it is sequential, every sibling
+after the first child scoring below 1 becomes `skipped` with score 0 (its subtree is left as
+is). Then any critical child below 1 gates the parent to 0; all-critical children give 1;
+otherwise the parent is the mean of its non-critical children. judgegen adds one state,
+`error`: a leaf whose verification hit an infrastructure failure (score 0, never a verdict).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from enum import Enum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolkit.errors import TreeError
+
+NodeStatus = Literal["passed", "failed", "partial", "skipped", "initialized", "error"]
+
+
+class AggregationStrategy(str, Enum):
+    """How a parent combines its children's scores."""
+
+    PARALLEL = "parallel"
+    SEQUENTIAL = "sequential"
+
+
+class VerificationNode(BaseModel):
+    """One rubric item: a leaf checked by a verification or a Python check, or a parent."""
+
+    model_config = ConfigDict(validate_assignment=False, use_enum_values=False)
+
+    id: str
+    desc: str
+    critical: bool = False
+    score: float = 0.0
+    status: NodeStatus = "initialized"
+    strategy: AggregationStrategy = AggregationStrategy.PARALLEL
+    children: list[VerificationNode] = Field(default_factory=list)
+    error: str | None = Field(default=None, description="Why the node is in `error` state.")
+
+    @property
+    def claim(self) -> str:
+        """Mind2Web 2 alias of `desc`."""
+        return self.desc
+
+    @property
+    def is_leaf(self) -> bool:
+        """True when the node has no children."""
+        return not self.children
+
+    @property
+    def aggregated_score(self) -> float:
+        """Score of the subtree, recomputed on every read (never a stale first score)."""
+        return self.compute_score(mutate=True)
+
+    def add_node(self, node: VerificationNode) -> None:
+        """Append `node` as the last child; a critical parent accepts only critical children."""
+        if not isinstance(node, VerificationNode):
+            raise TreeError(f"child of '{self.id}' must be a VerificationNode, got {type(node)!r}")
+        if node is self:
+            raise TreeError(f"node '{self.id}' cannot be its own child")
+        if self.critical and not node.critical:
+            raise TreeError(
+                f"Critical node '{self.id}' cannot have non-critical child '{node.id}'. "
+                "All children of critical nodes must also be critical."
+            )
+        self.children.append(node)
+
+    def compute_score(self, *, mutate: bool = True) -> float:
+        """Score this subtree; with `mutate`, write scores, statuses and skips back."""
+        if not self.children:
+            return self.score
+        scores = [child.compute_score(mutate=mutate) for child in self.children]
+        if self.strategy is AggregationStrategy.SEQUENTIAL:
+            cut = next((i for i, s in enumerate(scores) if s < 1.0), len(scores))
+            for i in range(cut + 1, len(scores)):
+                scores[i] = 0.0
+                if mutate:
+                    self.children[i].score, self.children[i].status = 0.0, "skipped"
+        score = _gate_then_average(self.children, scores)
+        if mutate:
+            self.score, self.status = score, _parent_status(self.children, score)
+        return score
+
+    def iter_nodes(self) -> Iterator[VerificationNode]:
+        """This node and every descendant, depth first, in construction order."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.children))
+
+    def leaves(self) -> list[VerificationNode]:
+        """Every leaf under this node (the node itself when it is a leaf)."""
+        return [n for n in self.iter_nodes() if not n.children]
+
+    def to_dict(self) -> dict:
+        """The Mind2Web 2 tree shape; `error` appears only on nodes in the error state."""
+        out = {
+            "id": self.id,
+            "desc": self.desc,
+            "critical": self.critical,
+            "score": self.score,
+            "status": self.status,
+            "strategy": self.strategy.value,
+            "children": [child.to_dict() for child in self.children],
+        }
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+def _gate_then_average(children: list[VerificationNode], scores: list[float]) -> float:
+    critical = [s for s, c in zip(scores, children, strict=True) if c.critical]
+    soft = [s for s, c in zip(scores, children, strict=True) if not c.critical]
+    if any(s < 1.0 for s in critical):
+        return 0.0
+    if not soft:
+        return 1.0
+    return sum(soft) / len(soft)
+
+
+def _parent_status(children: list[VerificationNode], score: float) -> NodeStatus:
+    if score == 1.0:
+        return "passed"
+    if score == 0.0:
+        return "failed" if any(c.status == "failed" for c in children) else "skipped"
+    return "partial"
+
+
+def tree_statistics(root: VerificationNode) -> dict[str, int]:
+    """Depth (edges from the root), total nodes and leaves, as Mind2Web 2 reports them."""
+    depth = total = leaves = 0
+    stack = [(root, 0)]
+    while stack:
+        node, level = stack.pop()
+        total += 1
+        depth = max(depth, level)
+        if not node.children:
+            leaves += 1
+        stack.extend((child, level + 1) for child in node.children)
+    return {"depth": depth, "total_nodes": total, "leaf_nodes": leaves}
