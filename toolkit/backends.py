@@ -17,7 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from toolkit.llm.models import LLMRequest, LLMResponse, Message, RequestMeta, SystemBlock
 
 DEFAULT_JUDGE_MODEL = "o4-mini"
-UNAVAILABLE_REASON = "unsupported: source unavailable (the page is missing, invalid or inaccessible)"
+UNAVAILABLE_REASON = (
+    "unsupported: source unavailable (the page is missing, invalid or inaccessible)"
+)
 
 
 class ExtractRequest(BaseModel):
@@ -33,7 +35,8 @@ class ExtractRequest(BaseModel):
     schema_name: str = "Extraction"
     source: str | None = Field(default=None, description="URL of the page, None for the answer.")
     source_text: str | None = Field(
-        default=None, description="The answer text, or the page text (None when the page is missing)."
+        default=None,
+        description="The answer text, or the page text (None when the page is missing).",
     )
     images: list[str] = Field(default_factory=list, description="Base64 JPEG page screenshots.")
     task_description: str = ""

@@ -1,13 +1,13 @@
 """Every exception judgegen raises, in one place.
 
-    JudgegenError
-     ├── SpecError        a user-written input is wrong; names the file, the field and the fix
-     ├── TreeError        a judge built an invalid rubric tree (also a ValueError)
-     ├── InfraError       an infrastructure failure: the node becomes `error`, the evaluation
-     │    │               `incomplete`; never scored as a wrong answer
-     │    ├── LLMError    the LLM call still failed after retries / re-asks (keeps usage)
-     │    └── ReplayMiss  the replay provider has no recording for a request
-     └── BudgetExceeded   the dollar cap was reached; no new calls are made (also an InfraError)
+JudgegenError
+ ├── SpecError        a user-written input is wrong; names the file, the field and the fix
+ ├── TreeError        a judge built an invalid rubric tree (also a ValueError)
+ ├── InfraError       an infrastructure failure: the node becomes `error`, the evaluation
+ │    │               `incomplete`; never scored as a wrong answer
+ │    ├── LLMError    the LLM call still failed after retries / re-asks (keeps usage)
+ │    └── ReplayMiss  the replay provider has no recording for a request
+ └── BudgetExceeded   the dollar cap was reached; no new calls are made (also an InfraError)
 """
 
 from __future__ import annotations

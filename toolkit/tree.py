@@ -10,7 +10,7 @@ otherwise the parent is the mean of its non-critical children. judgegen adds one
 from __future__ import annotations
 
 from collections.abc import Iterator
-from enum import Enum
+from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,7 +20,7 @@ from toolkit.errors import TreeError
 NodeStatus = Literal["passed", "failed", "partial", "skipped", "initialized", "error"]
 
 
-class AggregationStrategy(str, Enum):
+class AggregationStrategy(StrEnum):
     """How a parent combines its children's scores."""
 
     PARALLEL = "parallel"

@@ -15,9 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 SCHEMA_VERSION = 1
 
-Purpose = Literal[
-    "draft", "repair", "reflect", "regenerate", "extract", "verify", "test", "other"
-]
+Purpose = Literal["draft", "repair", "reflect", "regenerate", "extract", "verify", "test", "other"]
 
 
 class TextPart(BaseModel):
@@ -95,7 +93,9 @@ class LLMRequest(BaseModel):
 
     def canonical_json(self) -> str:
         """Canonical JSON: sorted keys, no whitespace, UTF-8 kept."""
-        return json.dumps(self.canonical(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return json.dumps(
+            self.canonical(), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        )
 
     def cache_key(self) -> str:
         """Content address of the request, with its algorithm as a prefix."""
