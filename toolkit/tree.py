@@ -73,16 +73,17 @@ class VerificationNode(BaseModel):
         """Score this subtree; with `mutate`, write scores, statuses and skips back."""
         if not self.children:
             return self.score
-        scores = [child.compute_score(mutate=mutate) for child in self.children]
+        children = self.children
+        scores = [child.compute_score(mutate=mutate) for child in children]
         if self.strategy is AggregationStrategy.SEQUENTIAL:
             cut = next((i for i, s in enumerate(scores) if s < 1.0), len(scores))
             for i in range(cut + 1, len(scores)):
                 scores[i] = 0.0
                 if mutate:
-                    self.children[i].score, self.children[i].status = 0.0, "skipped"
-        score = _gate_then_average(self.children, scores)
+                    _write(children[i], 0.0, "skipped")
+        score = _gate_then_average(children, scores)
         if mutate:
-            self.score, self.status = score, _parent_status(self.children, score)
+            _write(self, score, _parent_status(children, score))
         return score
 
     def iter_nodes(self) -> Iterator[VerificationNode]:
@@ -113,14 +114,25 @@ class VerificationNode(BaseModel):
         return out
 
 
+def _write(node: VerificationNode, score: float, status: NodeStatus) -> None:
+    # Scoring runs on every read of a 600-node tree; pydantic's validating __setattr__
+    # dominated its cost, and both values are valid by construction.
+    fields = node.__dict__
+    fields["score"] = score
+    fields["status"] = status
+
+
 def _gate_then_average(children: list[VerificationNode], scores: list[float]) -> float:
-    critical = [s for s, c in zip(scores, children, strict=True) if c.critical]
-    soft = [s for s, c in zip(scores, children, strict=True) if not c.critical]
-    if any(s < 1.0 for s in critical):
-        return 0.0
-    if not soft:
-        return 1.0
-    return sum(soft) / len(soft)
+    soft_total = 0.0
+    soft_count = 0
+    for score, child in zip(scores, children, strict=True):
+        if child.critical:
+            if score < 1.0:
+                return 0.0
+        else:
+            soft_total += score
+            soft_count += 1
+    return soft_total / soft_count if soft_count else 1.0
 
 
 def _parent_status(children: list[VerificationNode], score: float) -> NodeStatus:
