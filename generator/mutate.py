@@ -1,0 +1,174 @@
+"""Deterministic answer mutations for mutation-testing a judge.
+
+Each mutation is a named function that damages one fact of an answer a careful judge must
+notice: a cited URL dropped, a date or number changed, a list item removed, a name replaced,
+two items' sources swapped. A judge "kills" a mutation when the mutated answer scores lower
+than the original. Every function returns None when its kind of fact is absent.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pydantic import BaseModel
+
+MUTATION_VERSION = 1
+
+_MARKDOWN_LINK = re.compile(r"\[([^\]]*)\]\((https?://[^)\s]+)\)")
+_URL = re.compile(r"https?://[^\s)\]>\"']+")
+_MONTH_DATE = re.compile(
+    r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?\s+(\d{1,2})(st|nd|rd|th)?,?\s+(\d{4})\b"
+)
+_ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_NUMBER = re.compile(r"(?<![\w./-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w/-])")
+_LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+.*(?:\n|$)", re.MULTILINE)
+_NAME = re.compile(r"(?<![\w/.#-])([A-Z][a-z]+(?:[ \t]+[A-Z]\.)?[ \t]+[A-Z][a-z]{2,})\b")
+_SENTENCE_WORDS = {
+    "The",
+    "This",
+    "That",
+    "These",
+    "Here",
+    "Sources",
+    "Source",
+    "Answer",
+    "In",
+    "On",
+}
+REPLACEMENT_NAME = "Morgan Quillfeather"
+
+
+class Mutation(BaseModel):
+    """One mutated answer: which mutation, what it changed, and the new text."""
+
+    version: int = MUTATION_VERSION
+    name: str
+    description: str
+    text: str
+
+
+def _masked_spans(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in _URL.finditer(text)]
+
+
+def _outside(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    return all(end <= s or start >= e for s, e in spans)
+
+
+def drop_cited_url(answer: str) -> Mutation | None:
+    """Remove the first cited URL (a markdown link keeps its text, a bare URL disappears)."""
+    link = _MARKDOWN_LINK.search(answer)
+    bare = _URL.search(answer)
+    if link and (bare is None or link.start() <= bare.start()):
+        text = answer[: link.start()] + link.group(1) + answer[link.end() :]
+        return Mutation(name="drop_cited_url", description=f"dropped {link.group(2)}", text=text)
+    if bare:
+        text = answer[: bare.start()] + answer[bare.end() :]
+        return Mutation(name="drop_cited_url", description=f"dropped {bare.group(0)}", text=text)
+    return None
+
+
+def change_date(answer: str) -> Mutation | None:
+    """Move the first date (month-name or ISO form) one year later."""
+    spans = _masked_spans(answer)
+    for pattern in (_MONTH_DATE, _ISO_DATE):
+        for match in pattern.finditer(answer):
+            if not _outside(spans, *match.span()):
+                continue
+            old = match.group(0)
+            year = match.group(4) if pattern is _MONTH_DATE else match.group(1)
+            new = old.replace(year, str(int(year) + 1), 1)
+            text = answer[: match.start()] + new + answer[match.end() :]
+            return Mutation(name="change_date", description=f"{old} -> {new}", text=text)
+    return None
+
+
+def change_number(answer: str) -> Mutation | None:
+    """Change the first number that is not part of a URL or a date (adds 7 to its last digit)."""
+    spans = _masked_spans(answer)
+    spans += [m.span() for p in (_MONTH_DATE, _ISO_DATE) for m in p.finditer(answer)]
+    for match in _NUMBER.finditer(answer):
+        if not _outside(spans, *match.span()):
+            continue
+        old = match.group(0)
+        digit = int(old[-1])
+        new = old[:-1] + str((digit + 7) % 10)
+        text = answer[: match.start()] + new + answer[match.end() :]
+        return Mutation(name="change_number", description=f"{old} -> {new}", text=text)
+    return None
+
+
+def remove_list_item(answer: str) -> Mutation | None:
+    """Delete the last item of the answer's lists (bulleted or numbered)."""
+    items = list(_LIST_ITEM.finditer(answer))
+    if not items:
+        return None
+    last = items[-1]
+    text = answer[: last.start()] + answer[last.end() :]
+    return Mutation(
+        name="remove_list_item", description=f"removed: {last.group(0).strip()[:80]}", text=text
+    )
+
+
+def replace_name(answer: str) -> Mutation | None:
+    """Replace the first person-like name (two capitalized words) everywhere it occurs."""
+    spans = _masked_spans(answer)
+    for match in _NAME.finditer(answer):
+        name = match.group(1)
+        if name.split()[0] in _SENTENCE_WORDS or not _outside(spans, *match.span()):
+            continue
+        text = answer.replace(name, REPLACEMENT_NAME)
+        return Mutation(name="replace_name", description=f"{name} -> {REPLACEMENT_NAME}", text=text)
+    return None
+
+
+def swap_sources(answer: str) -> Mutation | None:
+    """Swap the cited URLs of the first two list items that cite different URLs."""
+    cited = [(m, _URL.search(m.group(0))) for m in _LIST_ITEM.finditer(answer)]
+    cited = [(m, u) for m, u in cited if u is not None]
+    for (first, url_a), (second, url_b) in itertools.pairwise(cited):
+        if url_a.group(0) == url_b.group(0):
+            continue
+        a_start, a_end = first.start() + url_a.start(), first.start() + url_a.end()
+        b_start, b_end = second.start() + url_b.start(), second.start() + url_b.end()
+        text = (
+            answer[:a_start]
+            + url_b.group(0)
+            + answer[a_end:b_start]
+            + url_a.group(0)
+            + answer[b_end:]
+        )
+        return Mutation(
+            name="swap_sources",
+            description=f"swapped {url_a.group(0)} <-> {url_b.group(0)}",
+            text=text,
+        )
+    return None
+
+
+MUTATIONS: tuple[Callable[[str], Mutation | None], ...] = (
+    drop_cited_url,
+    change_date,
+    change_number,
+    remove_list_item,
+    replace_name,
+    swap_sources,
+)
+
+
+def mutate_all(answer: str) -> list[Mutation]:
+    """Every applicable mutation of `answer`, in a fixed order."""
+    return [m for m in (fn(answer) for fn in MUTATIONS) if m is not None and m.text != answer]
+
+
+@dataclass(frozen=True)
+class MutationResult:
+    """How the judge scored one mutation, compared with the original answer."""
+
+    mutation: Mutation
+    score: float
+    status: str
+    killed: bool

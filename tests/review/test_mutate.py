@@ -1,0 +1,92 @@
+"""Each answer mutation damages exactly one kind of fact, deterministically."""
+
+from __future__ import annotations
+
+from generator.mutate import (
+    REPLACEMENT_NAME,
+    change_date,
+    change_number,
+    drop_cited_url,
+    mutate_all,
+    remove_list_item,
+    replace_name,
+    swap_sources,
+)
+
+ANSWER = """The commit a1b2c3d was made on Dec 7, 2023 by Haotian Liu \
+([commit](https://github.com/h/LLaVA/commit/a1b2c3d)). It changed 12 files.
+
+- Haotian Liu: https://github.com/h
+- Chunyuan Li: https://github.com/c
+"""
+
+
+def test_drop_cited_url_keeps_the_link_text():
+    mutation = drop_cited_url(ANSWER)
+    assert "https://github.com/h/LLaVA/commit/a1b2c3d" not in mutation.text
+    assert "(commit)" in mutation.text
+
+
+def test_drop_cited_url_removes_a_bare_url():
+    assert drop_cited_url("See https://a.example/x for it.").text == "See  for it."
+
+
+def test_change_date_moves_a_month_name_date_one_year():
+    assert "Dec 7, 2024" in change_date(ANSWER).text
+
+
+def test_change_date_handles_iso_dates():
+    assert change_date("Released 2023-12-07.").text == "Released 2024-12-07."
+
+
+def test_change_date_ignores_dates_inside_urls():
+    assert change_date("See https://x.example/2023-12-07/post") is None
+
+
+def test_change_number_skips_urls_and_dates():
+    mutation = change_number(ANSWER)
+    assert mutation.description == "12 -> 19"
+    assert "Dec 7, 2023" in mutation.text
+
+
+def test_change_number_keeps_thousands_separators():
+    assert change_number("About 1,250 people.").text == "About 1,257 people."
+
+
+def test_remove_list_item_drops_the_last_item():
+    mutation = remove_list_item(ANSWER)
+    assert "Chunyuan Li" not in mutation.text and "- Haotian Liu" in mutation.text
+
+
+def test_replace_name_replaces_every_occurrence():
+    text = replace_name(ANSWER).text
+    assert "Haotian Liu" not in text and text.count(REPLACEMENT_NAME) == 2
+
+
+def test_swap_sources_exchanges_two_items_urls():
+    text = swap_sources(ANSWER).text
+    assert "- Haotian Liu: https://github.com/c" in text
+    assert "- Chunyuan Li: https://github.com/h" in text
+
+
+def test_mutations_that_do_not_apply_return_none():
+    plain = "nothing here"
+    assert [fn(plain) for fn in (drop_cited_url, change_date, remove_list_item, swap_sources)] == [
+        None,
+        None,
+        None,
+        None,
+    ]
+
+
+def test_mutate_all_is_deterministic_and_ordered():
+    first, second = mutate_all(ANSWER), mutate_all(ANSWER)
+    assert first == second
+    assert [m.name for m in first] == [
+        "drop_cited_url",
+        "change_date",
+        "change_number",
+        "remove_list_item",
+        "replace_name",
+        "swap_sources",
+    ]
