@@ -7,11 +7,13 @@ is recorded in `calls`, in order, so tests can assert exactly what was asked.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from toolkit.errors import LLMError, SpecError
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
 
 Policy = Callable[[LLMRequest], str | dict | LLMResponse | Awaitable[Any]]
@@ -57,3 +59,25 @@ class ScriptedProvider:
         if inspect.isawaitable(value):
             value = await value
         return response_from(value, request)
+
+    def classify(self, error: BaseException) -> LLMError:
+        """A policy's own exception, reported as an `LLMError` of kind `unknown`."""
+        if isinstance(error, LLMError):
+            return error
+        return LLMError(f"scripted policy failed: {type(error).__name__}: {error}", kind="unknown")
+
+
+def load_policy(spec: str) -> Policy:
+    """Import `package.module:function` (the part after `scripted:` in `--provider`)."""
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise SpecError(
+            "--provider",
+            "scripted",
+            f"'{spec}' is not module:function",
+            "use scripted:pkg.mod:func",
+        )
+    try:
+        return getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise SpecError("--provider", "scripted", str(exc), "check the module path") from None

@@ -1,0 +1,91 @@
+"""The dollar budget: stops a run cleanly when its cap is reached.
+
+Once the money spent (priced from the table, including failed calls that were billed)
+reaches the cap, no new call starts: each raises `BudgetExceeded` and is listed in
+`not_done`; calls already in flight finish and are counted. Cache hits never reach this
+wrapper, so a capped rerun still serves everything it has recorded.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from toolkit.errors import BudgetExceeded, LLMError
+from toolkit.llm.models import LLMRequest, LLMResponse, Usage
+from toolkit.llm.pricing import PriceTable
+from toolkit.llm.provider import Provider
+
+
+class SkippedRequest(BaseModel):
+    """A request the budget stopped, for the end-of-run report."""
+
+    purpose: str
+    task_id: str | None = None
+    model: str
+    label: str | None = None
+
+
+class Budget:
+    """Running spend against an optional cap (None means unlimited)."""
+
+    def __init__(self, cap_usd: float | None) -> None:
+        self.cap_usd = cap_usd
+        self.spent_usd = 0.0
+        self.not_done: list[SkippedRequest] = []
+
+    @property
+    def exhausted(self) -> bool:
+        """True once the spend reached the cap."""
+        return self.cap_usd is not None and self.spent_usd >= self.cap_usd
+
+    def report(self) -> str:
+        """One line about the cap, or '' when nothing was stopped."""
+        if not self.not_done:
+            return ""
+        return (
+            f"budget ${self.cap_usd:.2f} reached (spent ${self.spent_usd:.2f}): "
+            f"{len(self.not_done)} requests not made"
+        )
+
+
+class BudgetProvider:
+    """Wraps a provider; refuses new calls once the budget is exhausted and prices each call."""
+
+    def __init__(self, inner: Provider, budget: Budget, prices: PriceTable) -> None:
+        self.inner = inner
+        self.budget = budget
+        self.prices = prices
+        self.name = inner.name
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        """Forward `request` unless the cap is reached; add its cost to the spend."""
+        if self.budget.exhausted:
+            self.budget.not_done.append(_skipped(request))
+            raise BudgetExceeded(
+                f"budget of ${self.budget.cap_usd:.2f} reached "
+                f"(spent ${self.budget.spent_usd:.4f}); {request.metadata.purpose} request "
+                f"for {request.model} not made"
+            )
+        try:
+            response = await self.inner.complete(request)
+        except LLMError as exc:
+            self._charge(request, exc.usage if isinstance(exc.usage, Usage) else Usage())
+            raise
+        response.cost_usd = self._charge(request, response.usage)
+        return response
+
+    def classify(self, error: BaseException) -> LLMError:
+        """Delegate to the wrapped provider."""
+        return self.inner.classify(error)
+
+    def _charge(self, request: LLMRequest, usage: Usage) -> float:
+        cost = self.prices.cost(request.model, usage)
+        self.budget.spent_usd += cost
+        return cost
+
+
+def _skipped(request: LLMRequest) -> SkippedRequest:
+    meta = request.metadata
+    return SkippedRequest(
+        purpose=meta.purpose, task_id=meta.task_id, model=request.model, label=meta.label
+    )

@@ -1,0 +1,149 @@
+"""`LLMClient`: what callers use (`await client.complete(request)`), and `build_client`.
+
+The client composes the wrappers around one provider, outermost first:
+ledger → cache → concurrency limit → budget → provider. So every request leaves a ledger row;
+cache hits need no slot and no budget; the budget is checked when a call gets its slot, so
+queued calls stop once the cap is reached while calls already in flight finish.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from toolkit.errors import SpecError
+from toolkit.llm.budget import Budget, BudgetProvider
+from toolkit.llm.cache import CachedProvider, CacheMode, ResponseCache
+from toolkit.llm.concurrency import ConcurrencyLimit
+from toolkit.llm.ledger import Ledger, LedgerProvider, UsageSummary
+from toolkit.llm.models import LLMRequest, LLMResponse
+from toolkit.llm.pricing import PriceTable
+from toolkit.llm.provider import Provider
+from toolkit.llm.settings import LLMSettings, Role
+
+if TYPE_CHECKING:
+    from toolkit.backends import LLMBackend
+
+
+class LLMClient:
+    """One provider behind the cache, concurrency limit, budget and ledger."""
+
+    def __init__(
+        self,
+        provider: Provider,
+        *,
+        cache: ResponseCache | None = None,
+        cache_mode: CacheMode = CacheMode.OFF,
+        budget_usd: float | None = None,
+        concurrency: int = 8,
+        ledger: Ledger | None = None,
+        prices: PriceTable | None = None,
+        model: str | None = None,
+    ) -> None:
+        self.provider = provider
+        self.model = model
+        self.prices = prices or PriceTable()
+        self.ledger = ledger or Ledger(prices=self.prices)
+        self.budget = Budget(budget_usd)
+        self.cache = cache
+        budgeted = BudgetProvider(provider, self.budget, self.prices)
+        self.limit = ConcurrencyLimit(budgeted, concurrency)
+        cached = CachedProvider(self.limit, cache, cache_mode if cache else CacheMode.OFF)
+        self._chain = LedgerProvider(cached, self.ledger)
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        """Answer `request` (provider name filled in, so it is part of the cache key)."""
+        if not request.provider:
+            request = request.model_copy(update={"provider": self.provider.name})
+        return await self._chain.complete(request)
+
+    def summary(self) -> UsageSummary:
+        """Totals of everything this client answered."""
+        return self.ledger.summary()
+
+    def summary_line(self) -> str:
+        """The end-of-command line, plus what the budget stopped, if anything."""
+        line = self.summary().line()
+        stopped = self.budget.report()
+        return f"{line}; {stopped}" if stopped else line
+
+    async def aclose(self) -> None:
+        """Close the provider's connections and the cache file."""
+        close = getattr(self.provider, "aclose", None)
+        if close is not None:
+            await close()
+        if self.cache is not None:
+            self.cache.close()
+
+    async def __aenter__(self) -> LLMClient:
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self.aclose()
+
+
+def build_provider(spec: str, settings: LLMSettings) -> Provider:
+    """The provider named by `spec`: anthropic | openai | replay:PATH | scripted:pkg.mod:func."""
+    kind, _, rest = spec.partition(":")
+    if kind == "anthropic":
+        from toolkit.llm.anthropic_provider import AnthropicProvider
+
+        return AnthropicProvider(
+            structured=settings.anthropic_structured,
+            base_url=settings.base_url,
+            max_retries=settings.max_retries,
+            timeout_s=settings.timeout_s,
+        )
+    if kind == "openai":
+        from toolkit.llm.openai_provider import OpenAIProvider
+
+        return OpenAIProvider(
+            schema_mode=settings.openai_schema_mode,
+            base_url=settings.base_url,
+            max_retries=settings.max_retries,
+            timeout_s=settings.timeout_s,
+        )
+    return _offline_provider(kind, rest, spec)
+
+
+def _offline_provider(kind: str, rest: str, spec: str) -> Provider:
+    if kind == "replay" and rest:
+        from toolkit.llm.replay import ReplayProvider
+
+        return ReplayProvider.from_path(rest)
+    if kind == "scripted" and rest:
+        from toolkit.llm.scripted import ScriptedProvider, load_policy
+
+        return ScriptedProvider(load_policy(rest))
+    raise SpecError(
+        "--provider",
+        "provider",
+        f"unknown provider '{spec}'",
+        "use anthropic, openai, replay:DIR or scripted:pkg.mod:func",
+    )
+
+
+def build_client(settings: LLMSettings, role: Role = "judge") -> LLMClient:
+    """An `LLMClient` for `role` (judge or generation) from `settings`."""
+    resolved = settings.for_role(role)
+    model = resolved.model or settings.judge_model
+    prices = PriceTable.with_overrides(settings.prices)
+    mode = resolved.cache_mode
+    cache = None if mode is CacheMode.OFF else ResponseCache(resolved.cache_path)
+    return LLMClient(
+        build_provider(resolved.provider, resolved),
+        cache=cache,
+        cache_mode=mode,
+        budget_usd=resolved.budget_usd,
+        concurrency=resolved.concurrency,
+        ledger=Ledger(resolved.ledger_path, prices),
+        prices=prices,
+        model=model,
+    )
+
+
+def default_backend(settings: LLMSettings, **options: Any) -> LLMBackend:
+    """The toolkit's default judging backend (`LLMBackend`) running on this layer."""
+    from toolkit.backends import LLMBackend
+
+    client = build_client(settings, "judge")
+    return LLMBackend(client, model=client.model or settings.judge_model, **options)

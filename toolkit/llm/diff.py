@@ -1,0 +1,86 @@
+"""Explaining a cache or replay miss: the nearest recorded request and a unified diff to it.
+
+Requests are rendered one text line per line (system blocks and messages expanded, images as
+a short digest), so the diff points at the sentence that changed rather than at one huge
+JSON line.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+from collections.abc import Iterable
+
+from toolkit.llm.models import ImagePart, LLMRequest
+
+MAX_DIFF_LINES = 80
+MAX_CANDIDATES = 500
+
+
+def render_lines(request: LLMRequest) -> list[str]:
+    """The answer-relevant parts of `request` as lines, in a stable order."""
+    lines = [
+        f"provider: {request.provider}",
+        f"model: {request.model}",
+        f"endpoint: {request.endpoint}",
+        f"max_tokens: {request.max_tokens}",
+        f"sample_index: {request.sample_index}",
+        f"schema_name: {request.schema_name}",
+        f"output_schema: {json.dumps(request.output_schema, sort_keys=True)}",
+    ]
+    for index, block in enumerate(request.system):
+        lines.append(f"--- system[{index}]{' (cached prefix)' if block.cache else ''}")
+        lines += block.text.splitlines()
+    for index, message in enumerate(request.messages):
+        lines.append(f"--- message[{index}] {message.role}")
+        for part in message.content:
+            lines += _part_lines(part)
+    return lines
+
+
+def _part_lines(part: object) -> list[str]:
+    if isinstance(part, ImagePart):
+        digest = hashlib.sha256(part.data.encode()).hexdigest()[:16]
+        return [f"[image {part.media_type} sha256:{digest}]"]
+    return getattr(part, "text", "").splitlines()
+
+
+def nearest(request: LLMRequest, recorded: Iterable[LLMRequest]) -> LLMRequest | None:
+    """The recorded request most similar to `request`, preferring the same purpose and model."""
+    pool = list(recorded)[:MAX_CANDIDATES]
+    same = [r for r in pool if r.model == request.model]
+    best_pool = [r for r in same if r.metadata.purpose == request.metadata.purpose] or same
+    if not best_pool:
+        return None
+    target = render_lines(request)
+    return max(best_pool, key=lambda r: _similarity(target, render_lines(r)))
+
+
+def _similarity(a: list[str], b: list[str]) -> float:
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
+def unified_diff(recorded: LLMRequest, request: LLMRequest) -> str:
+    """A unified diff from `recorded` to `request`, cut to MAX_DIFF_LINES lines."""
+    lines = list(
+        difflib.unified_diff(
+            render_lines(recorded), render_lines(request), "recorded", "requested", lineterm="", n=2
+        )
+    )
+    if len(lines) > MAX_DIFF_LINES:
+        lines = [*lines[:MAX_DIFF_LINES], f"... ({len(lines) - MAX_DIFF_LINES} more diff lines)"]
+    return "\n".join(lines)
+
+
+def miss_message(what: str, request: LLMRequest, recorded: Iterable[LLMRequest]) -> str:
+    """Names the purpose, the key, and the diff against the nearest recorded request."""
+    purpose = request.metadata.purpose
+    head = f"{what}: no recorded response for {purpose} request {request.cache_key()} ({request.model})"
+    closest = nearest(request, recorded)
+    if closest is None:
+        return f"{head}; nothing recorded for model {request.model}"
+    return (
+        f"{head}; diff against the nearest recorded {closest.metadata.purpose} request "
+        f"{closest.cache_key()}:\n{unified_diff(closest, request)}"
+    )

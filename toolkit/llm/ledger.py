@@ -1,0 +1,166 @@
+"""The usage ledger: one row per LLM request (paid, cached or failed) and the summary line.
+
+Invariant: every request the client answers or fails leaves exactly one row, so the
+summary's figures add up to what was paid, including failed calls whose tokens were billed.
+Rows are appended as JSON lines when a path is given; they never contain prompts or keys.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from toolkit.errors import LLMError
+from toolkit.llm.models import LLMRequest, LLMResponse, Usage
+from toolkit.llm.pricing import PriceTable
+from toolkit.llm.provider import Provider
+
+LEDGER_VERSION = 1
+
+
+class LedgerRow(BaseModel):
+    """One request's accounting."""
+
+    version: int = LEDGER_VERSION
+    ts: float = Field(description="Unix time when the request finished.")
+    purpose: str
+    task_id: str | None = None
+    provider: str = ""
+    model: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float = Field(default=0.0, description="Paid for this request (0 on a cache hit).")
+    saved_usd: float = Field(default=0.0, description="What a cache hit would have cost.")
+    cache_hit: bool = False
+    latency_s: float = 0.0
+    error: str | None = Field(default=None, description="LLMError kind when the request failed.")
+
+
+class UsageSummary(BaseModel):
+    """Totals over a ledger, for the end-of-command line and review records."""
+
+    calls: int = 0
+    cached: int = 0
+    errors: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    saved_usd: float = 0.0
+    unpriced_models: list[str] = Field(default_factory=list)
+
+    def line(self) -> str:
+        """E.g. 'LLM: 412 calls, 388 cached, 1.2M in / 80k out tokens, $0.94; saved $6.10'."""
+        text = (
+            f"LLM: {self.calls} calls, {self.cached} cached, {_tokens(self.input_tokens)} in / "
+            f"{_tokens(self.output_tokens)} out tokens, ${self.cost_usd:.2f}; "
+            f"saved ${self.saved_usd:.2f}"
+        )
+        if self.errors:
+            text += f"; {self.errors} failed"
+        if self.unpriced_models:
+            text += f"; no price for {', '.join(self.unpriced_models)}"
+        return text
+
+
+def _tokens(count: int) -> str:
+    if count >= 1_000_000:
+        return f"{count / 1_000_000:.1f}M"
+    if count >= 1_000:
+        return f"{count / 1_000:.0f}k"
+    return str(count)
+
+
+class Ledger:
+    """Collects `LedgerRow`s in memory and appends them to a JSON-lines file if given."""
+
+    def __init__(self, path: Path | None = None, prices: PriceTable | None = None) -> None:
+        self.path = path
+        self.prices = prices or PriceTable()
+        self.rows: list[LedgerRow] = []
+
+    def record(self, row: LedgerRow) -> None:
+        """Keep `row` and append it to the file."""
+        self.rows.append(row)
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(row.model_dump(mode="json"), sort_keys=True) + "\n")
+
+    def row_for(
+        self, request: LLMRequest, usage: Usage, *, hit: bool, latency: float, error: str | None
+    ) -> LedgerRow:
+        """A row for one finished request, priced from the table."""
+        cost = self.prices.cost(request.model, usage)
+        return LedgerRow(
+            ts=time.time(),
+            purpose=request.metadata.purpose,
+            task_id=request.metadata.task_id,
+            provider=request.provider,
+            model=request.model,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_read_tokens=usage.cache_read_tokens,
+            cache_write_tokens=usage.cache_write_tokens,
+            cost_usd=0.0 if hit else cost,
+            saved_usd=cost if hit else 0.0,
+            cache_hit=hit,
+            latency_s=round(latency, 6),
+            error=error,
+        )
+
+    def summary(self) -> UsageSummary:
+        """Totals; tokens count paid calls only (cache hits cost nothing)."""
+        paid = [row for row in self.rows if not row.cache_hit]
+        unpriced = {row.model for row in self.rows if self.prices.price_for(row.model) is None}
+        return UsageSummary(
+            calls=len(self.rows),
+            cached=len(self.rows) - len(paid),
+            errors=sum(1 for row in self.rows if row.error),
+            input_tokens=sum(
+                r.input_tokens + r.cache_read_tokens + r.cache_write_tokens for r in paid
+            ),
+            output_tokens=sum(row.output_tokens for row in paid),
+            cost_usd=sum(row.cost_usd for row in paid),
+            saved_usd=sum(row.saved_usd for row in self.rows),
+            unpriced_models=sorted(unpriced),
+        )
+
+
+class LedgerProvider:
+    """Wraps a provider and writes one ledger row per request, hit, miss or failure."""
+
+    def __init__(
+        self, inner: Provider, ledger: Ledger, clock: Callable[[], float] = time.perf_counter
+    ) -> None:
+        self.inner = inner
+        self.ledger = ledger
+        self.name = inner.name
+        self._clock = clock
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        """Forward `request`; record usage, cost, latency and cache hit, or the error kind."""
+        started = self._clock()
+        try:
+            response = await self.inner.complete(request)
+        except LLMError as exc:
+            usage = exc.usage if isinstance(exc.usage, Usage) else Usage()
+            self.ledger.record(self._row(request, usage, False, started, exc.kind))
+            raise
+        self.ledger.record(self._row(request, response.usage, response.cache_hit, started, None))
+        return response
+
+    def classify(self, error: BaseException) -> LLMError:
+        """Delegate to the wrapped provider."""
+        return self.inner.classify(error)
+
+    def _row(
+        self, request: LLMRequest, usage: Usage, hit: bool, started: float, error: str | None
+    ) -> LedgerRow:
+        latency = self._clock() - started
+        return self.ledger.row_for(request, usage, hit=hit, latency=latency, error=error)

@@ -1,0 +1,84 @@
+"""Dollar prices per model, used for the ledger, the budget cap and the "saved" figure.
+
+Prices are US dollars per million tokens. A model matches the longest table key it starts
+with, so dated snapshots ("claude-sonnet-4-5-20250929") use their family's price. The table is
+configurable (`[llm.prices]` in judgegen.toml); a model with no price costs 0 and is listed
+as unpriced in the summary, so a missing price is visible rather than silently cheap.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolkit.llm.models import Usage
+
+PER_TOKENS = 1_000_000
+
+
+class ModelPrice(BaseModel):
+    """Dollars per million tokens for one model family."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: float = Field(description="Uncached input tokens.")
+    output: float = Field(description="Output tokens (including reasoning tokens).")
+    cache_read: float | None = Field(default=None, description="Cache reads; default = input.")
+    cache_write: float | None = Field(default=None, description="Cache writes; default = input.")
+
+    def cost(self, usage: Usage) -> float:
+        """Dollar cost of `usage` at this price."""
+        read = self.input if self.cache_read is None else self.cache_read
+        write = self.input if self.cache_write is None else self.cache_write
+        total = (
+            usage.input_tokens * self.input
+            + usage.output_tokens * self.output
+            + usage.cache_read_tokens * read
+            + usage.cache_write_tokens * write
+        )
+        return total / PER_TOKENS
+
+
+def _p(inp: float, out: float, read: float, write: float | None = None) -> ModelPrice:
+    return ModelPrice(input=inp, output=out, cache_read=read, cache_write=write)
+
+
+DEFAULT_PRICES: dict[str, ModelPrice] = {
+    "claude-opus-4": _p(15.0, 75.0, 1.50, 18.75),
+    "claude-opus-4-5": _p(5.0, 25.0, 0.50, 6.25),
+    "claude-sonnet-4": _p(3.0, 15.0, 0.30, 3.75),
+    "claude-haiku-4-5": _p(1.0, 5.0, 0.10, 1.25),
+    "claude-3-5-haiku": _p(0.80, 4.0, 0.08, 1.0),
+    "o4-mini": _p(1.10, 4.40, 0.275),
+    "o3": _p(2.0, 8.0, 0.50),
+    "gpt-4.1": _p(2.0, 8.0, 0.50),
+    "gpt-4.1-mini": _p(0.40, 1.60, 0.10),
+    "gpt-4o": _p(2.50, 10.0, 1.25),
+    "gpt-4o-mini": _p(0.15, 0.60, 0.075),
+    "gpt-5": _p(1.25, 10.0, 0.125),
+    "gpt-5-mini": _p(0.25, 2.0, 0.025),
+}
+"""Published list prices (per million tokens) at the time of writing; override in config."""
+
+
+class PriceTable(BaseModel):
+    """Model family → price; `price_for` resolves a model name by longest prefix."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    prices: dict[str, ModelPrice] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
+
+    @classmethod
+    def with_overrides(cls, overrides: dict[str, ModelPrice] | None) -> PriceTable:
+        """The default table with `overrides` added or replacing entries."""
+        return cls(prices={**DEFAULT_PRICES, **(overrides or {})})
+
+    def price_for(self, model: str) -> ModelPrice | None:
+        """The price of `model`, or None when no table key is a prefix of it."""
+        name = model.split("/")[-1]
+        matches = [key for key in self.prices if name.startswith(key)]
+        return self.prices[max(matches, key=len)] if matches else None
+
+    def cost(self, model: str, usage: Usage) -> float:
+        """Dollar cost of `usage` on `model`; 0 for an unpriced model."""
+        price = self.price_for(model)
+        return price.cost(usage) if price else 0.0

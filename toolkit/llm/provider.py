@@ -1,0 +1,183 @@
+"""The seam every LLM backend implements, and the structured-output loop they share.
+
+A `Provider` turns one `LLMRequest` into one `LLMResponse` or raises `LLMError`. It classifies
+its own SDK's exceptions (`classify`), so nothing above it imports SDK exception types. The
+SDK owns transport retries (429, 5xx, timeouts); this module only re-asks after the model's
+output failed validation, at most `MAX_REASKS` times, and keeps the usage of every attempt.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel
+
+from toolkit.errors import LLMError
+from toolkit.llm.models import LLMRequest, LLMResponse, Message, Usage
+from toolkit.llm.schema import parse_json_output, validate
+from toolkit.llm.secrets import redact
+
+MAX_REASKS = 2
+
+ErrorKind = Literal[
+    "rate_limit",
+    "overloaded",
+    "server",
+    "timeout",
+    "connection",
+    "auth",
+    "request",
+    "truncated",
+    "refused",
+    "invalid_output",
+    "config",
+    "unknown",
+]
+"""What went wrong, independent of the SDK: the ledger and the runner report these."""
+
+TRUNCATED_STOPS = frozenset({"max_tokens", "length", "model_context_window_exceeded"})
+"""Stop reasons meaning the output was cut off: an error, never cached."""
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """What an LLM backend implements: a name, one async call, and error classification."""
+
+    name: str
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        """Answer one request; failures raise `LLMError` (already classified)."""
+        ...
+
+    def classify(self, error: BaseException) -> LLMError:
+        """Turn one of this provider's own SDK exceptions into an `LLMError` with a kind."""
+        ...
+
+
+class RawOutput(BaseModel):
+    """One provider round trip before validation: the text (or tool input), why it stopped."""
+
+    text: str = ""
+    parsed: Any = None
+    stop_reason: str | None = None
+    refusal: str | None = None
+    usage: Usage = Usage()
+    model: str = ""
+    request_id: str | None = None
+
+
+AttemptFn = Callable[[LLMRequest], Awaitable[RawOutput]]
+
+
+async def complete_structured(request: LLMRequest, attempt: AttemptFn) -> LLMResponse:
+    """Call `attempt` and, when a schema is asked for, validate and re-ask (≤ MAX_REASKS).
+
+    Truncation and refusal end the call at once as `LLMError` carrying the usage so far.
+    """
+    started = time.perf_counter()
+    usage = Usage()
+    current = request
+    for attempt_no in range(1, MAX_REASKS + 2):
+        raw = await attempt(current)
+        usage = usage + raw.usage
+        _raise_on_stop(raw, usage, attempt_no)
+        parsed, problems = _check_output(raw, request)
+        if not problems:
+            return _response(raw, parsed, usage, time.perf_counter() - started)
+        current = reask_request(current, raw.text, problems)
+    raise LLMError(
+        f"{request.model}: output still invalid after {MAX_REASKS} re-asks: {'; '.join(problems)}",
+        kind="invalid_output",
+        usage=usage,
+        attempts=MAX_REASKS + 1,
+        body=raw.text[:2000],
+    )
+
+
+def _raise_on_stop(raw: RawOutput, usage: Usage, attempts: int) -> None:
+    if raw.refusal is not None or raw.stop_reason in {"refusal", "content_filter"}:
+        raise LLMError(
+            f"{raw.model}: the model refused: {(raw.refusal or raw.text)[:300]}",
+            kind="refused",
+            usage=usage,
+            attempts=attempts,
+            body=(raw.refusal or raw.text)[:2000],
+        )
+    if raw.stop_reason in TRUNCATED_STOPS:
+        raise LLMError(
+            f"{raw.model}: output truncated (stop reason {raw.stop_reason}); raise max_tokens",
+            kind="truncated",
+            usage=usage,
+            attempts=attempts,
+            body=raw.text[:2000],
+        )
+
+
+def _check_output(raw: RawOutput, request: LLMRequest) -> tuple[Any, list[str]]:
+    if request.output_schema is None:
+        return None, []
+    parsed = raw.parsed
+    if parsed is None:
+        parsed, error = parse_json_output(raw.text)
+        if error:
+            return None, [error]
+    return parsed, validate(parsed, request.output_schema)
+
+
+def _response(raw: RawOutput, parsed: Any, usage: Usage, latency: float) -> LLMResponse:
+    return LLMResponse(
+        text=raw.text,
+        parsed=parsed,
+        model=raw.model,
+        stop_reason=raw.stop_reason,
+        usage=usage,
+        request_id=raw.request_id,
+        latency_s=latency,
+    )
+
+
+def reask_request(request: LLMRequest, bad_output: str, problems: list[str]) -> LLMRequest:
+    """The same conversation plus the invalid answer and a request to fix exactly these problems."""
+    feedback = (
+        "Your previous answer did not match the required JSON schema:\n- "
+        + "\n- ".join(problems)
+        + "\nReply again with only the corrected JSON object."
+    )
+    messages = [
+        *request.messages,
+        Message.assistant(bad_output or "(empty)"),
+        Message.user(feedback),
+    ]
+    return request.model_copy(update={"messages": messages})
+
+
+def classify_sdk_error(
+    error: BaseException,
+    *,
+    status: int | None,
+    timeout: bool,
+    connection: bool,
+    overloaded: bool = False,
+) -> LLMError:
+    """The `LLMError` for an SDK failure, from facts the provider read off its own exception."""
+    kind = _kind_for(status, timeout=timeout, connection=connection, overloaded=overloaded)
+    detail = redact(str(getattr(error, "message", "") or error))[:500]
+    where = f"HTTP {status}" if status else type(error).__name__
+    return LLMError(f"LLM call failed ({kind}, {where}): {detail}", kind=kind, usage=Usage())
+
+
+def _kind_for(status: int | None, *, timeout: bool, connection: bool, overloaded: bool) -> str:
+    if timeout or status == 408:
+        return "timeout"
+    if connection:
+        return "connection"
+    if status is None:
+        return "unknown"
+    if overloaded:
+        return "overloaded"
+    table = {429: "rate_limit", 401: "auth", 403: "auth"}
+    if status in table:
+        return table[status]
+    return "server" if status >= 500 else "request"

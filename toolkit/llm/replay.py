@@ -1,0 +1,63 @@
+"""The replay provider: answers only from recorded responses, never from a model.
+
+Recordings are a directory of exported cache records (`judgegen cache export`) or a cache
+SQLite file. A request matches a recording when everything but the provider name is equal,
+so a run recorded against `anthropic` replays as-is. A miss raises `ReplayMiss` naming the
+purpose, the key and a unified diff against the nearest recording of the same purpose and
+model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from toolkit.errors import LLMError, ReplayMiss
+from toolkit.llm.cache import CacheRecord, ResponseCache, load_records
+from toolkit.llm.diff import miss_message
+from toolkit.llm.models import LLMRequest, LLMResponse
+
+
+def replay_key(request: LLMRequest) -> str:
+    """The cache key with the provider name left out."""
+    return request.model_copy(update={"provider": ""}).cache_key()
+
+
+class ReplayProvider:
+    """`Provider` that serves recorded responses and fails loudly on anything else."""
+
+    name = "replay"
+
+    def __init__(self, records: list[CacheRecord]) -> None:
+        self._records = {replay_key(r.request): r for r in records}
+
+    @classmethod
+    def from_path(cls, path: Path | str) -> ReplayProvider:
+        """Load recordings from an export directory or a cache SQLite file."""
+        path = Path(path)
+        if path.is_dir():
+            return cls(load_records(path))
+        if not path.is_file():
+            raise ReplayMiss(f"replay recordings not found at {path}")
+        cache = ResponseCache(path)
+        try:
+            return cls(cache.records())
+        finally:
+            cache.close()
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        """The recorded response for `request`, or `ReplayMiss` with a diff."""
+        record = self._records.get(replay_key(request))
+        if record is None:
+            recorded = [
+                r.request.model_copy(update={"provider": request.provider})
+                for r in self._records.values()
+            ]
+            raise ReplayMiss(miss_message("replay miss", request, recorded))
+        return record.response.model_copy(update={"cache_hit": False})
+
+    def classify(self, error: BaseException) -> LLMError:
+        """Replay has no SDK; anything unexpected is reported as it is."""
+        return LLMError(f"replay failed: {error}", kind="unknown")
+
+    def __len__(self) -> int:
+        return len(self._records)
