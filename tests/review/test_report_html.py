@@ -1,0 +1,118 @@
+"""The HTML report renders a collapsible, colored rubric tree; checked in headless Chromium."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+from playwright.async_api import async_playwright
+
+from generator.report_html import STATUS_COLORS, render_report
+
+CHROMIUM = os.environ.get("JUDGEGEN_CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def node(node_id, status, score, *children, critical=False, strategy="parallel", error=None):
+    out = {
+        "id": node_id,
+        "desc": f"{node_id} <desc>",
+        "critical": critical,
+        "score": score,
+        "status": status,
+        "strategy": strategy,
+        "children": list(children),
+    }
+    if error:
+        out["error"] = error
+    return out
+
+
+RESULT = {
+    "agent_name": "agent_a",
+    "task_id": "llava_commit",
+    "answer_name": "answer_1",
+    "final_score": 0.5,
+    "status": "incomplete",
+    "errors": [{"message": "LLMError: overloaded"}],
+    "tree_statistics": {"total_nodes": 7},
+    "verifications": [
+        {
+            "node_id": "commit_id",
+            "reasoning": "The page shows a1b2c3.",
+            "supported_by": "https://github.com/x",
+        }
+    ],
+    "eval_breakdown": [
+        {
+            "info": [{"commit": {"commit_id": "a1b2c3"}}],
+            "verification_tree": node(
+                "root",
+                "partial",
+                0.5,
+                node(
+                    "commit",
+                    "passed",
+                    1.0,
+                    node("commit_id", "passed", 1.0, critical=True),
+                    strategy="sequential",
+                ),
+                node(
+                    "authors",
+                    "failed",
+                    0.0,
+                    node("author_1", "failed", 0.0),
+                    node("author_2", "skipped", 0.0),
+                    node("author_3", "error", 0.0, error="timeout"),
+                ),
+            ),
+        }
+    ],
+}
+
+
+def test_report_escapes_text_and_is_self_contained():
+    html = render_report([RESULT], {"agent_a": {"partial_completion": 0.5}})
+    assert "commit_id &lt;desc&gt;" in html
+    assert "http" not in html.replace("https://github.com/x", "")
+    assert "partial_completion" in html
+
+
+def test_chromium_is_installed():
+    assert os.path.exists(CHROMIUM), f"no Chromium at {CHROMIUM}; .ci/run installs the package"
+
+
+async def test_report_tree_renders_nodes_and_status_colors_in_chromium(tmp_path):
+    page_path = tmp_path / "report.html"
+    page_path.write_text(render_report([RESULT], {"agent_a": {"partial_completion": 0.5}}))
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        page = await browser.new_page(viewport={"width": 1000, "height": 800})
+        await page.goto(page_path.as_uri())
+        assert await page.locator("details.node").count() == 7
+        await page.evaluate("setAll(true)")
+        colors = await page.eval_on_selector_all(
+            "details.node > summary .badge",
+            "els => els.map(e => [e.closest('details').dataset.id, getComputedStyle(e).backgroundColor])",
+        )
+        screenshot = await page.screenshot(full_page=True)
+        await browser.close()
+    by_id = dict(colors)
+    assert by_id["author_1"] == _rgb(STATUS_COLORS["failed"])
+    assert by_id["commit"] == _rgb(STATUS_COLORS["passed"])
+    assert by_id["author_3"] == _rgb(STATUS_COLORS["error"])
+    assert by_id["author_2"] == _rgb(STATUS_COLORS["skipped"])
+    assert screenshot[:8] == b"\x89PNG\r\n\x1a\n" and len(screenshot) > 5000
+
+
+def _rgb(hex_color: str) -> str:
+    r, g, b = (int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgb({r}, {g}, {b})"
