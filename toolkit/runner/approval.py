@@ -1,0 +1,89 @@
+"""The approval gate: a reviewer binds their name to one exact judge (its sha256).
+
+`reviews/<task_id>.approval.json` records who approved which bytes; the runner executes a
+judge only while its current sha256 equals the approved one, so any edit needs a new review.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel, Field, ValidationError
+
+from toolkit.errors import SpecError
+from toolkit.runner.fingerprint import sha256_file
+from toolkit.runner.results import write_atomic
+
+APPROVAL_VERSION = 1
+
+
+class Approval(BaseModel):
+    """One reviewer's approval of one judge revision."""
+
+    version: int = APPROVAL_VERSION
+    task_id: str
+    reviewer: str = Field(min_length=1, description="Who read the judge and its review record.")
+    date: datetime = Field(description="When the approval was given (UTC).")
+    judge_sha256: str = Field(description="sha256 of the judge file that was approved.")
+    judge_path: str = Field(default="", description="Path of the judge as given when approving.")
+
+
+def approval_path(reviews_dir: str | Path, task_id: str) -> Path:
+    """Where the approval of `task_id` lives."""
+    return Path(reviews_dir) / f"{task_id}.approval.json"
+
+
+def approve(
+    task_id: str,
+    *,
+    reviewer: str,
+    judges_dir: str | Path,
+    reviews_dir: str | Path,
+    now: datetime | None = None,
+) -> Approval:
+    """Record `reviewer`'s approval of the current `judges_dir/<task_id>.py`."""
+    judge = Path(judges_dir) / f"{task_id}.py"
+    if not judge.is_file():
+        raise SpecError(str(judge), "judge", "no such judge file", "generate or write it first")
+    if not reviewer.strip():
+        raise SpecError("--reviewer", "reviewer", "is empty", "pass the reviewer's name")
+    record = Approval(
+        task_id=task_id,
+        reviewer=reviewer.strip(),
+        date=now or datetime.now(UTC),
+        judge_sha256=sha256_file(judge),
+        judge_path=str(judge),
+    )
+    write_atomic(approval_path(reviews_dir, task_id), record.model_dump_json(indent=2) + "\n")
+    return record
+
+
+def load_approval(reviews_dir: str | Path, task_id: str) -> Approval | None:
+    """The recorded approval, or None when there is none; a corrupt file is a SpecError."""
+    path = approval_path(reviews_dir, task_id)
+    if not path.is_file():
+        return None
+    try:
+        return Approval.model_validate_json(path.read_text(encoding="utf-8"))
+    except (ValidationError, ValueError) as exc:
+        raise SpecError(
+            str(path), "approval", f"invalid: {exc}", "re-run `judgegen approve`"
+        ) from exc
+
+
+def approval_problem(judge_path: str | Path, reviews_dir: str | Path, task_id: str) -> str | None:
+    """Why the judge may not run (no approval, or approved bytes differ), or None if approved."""
+    try:
+        record = load_approval(reviews_dir, task_id)
+    except SpecError as exc:
+        return str(exc)
+    if record is None:
+        return "not reviewed (no approval record)"
+    current = sha256_file(judge_path)
+    if record.judge_sha256 != current:
+        return (
+            f"changed since {record.reviewer} approved it on {record.date:%Y-%m-%d} "
+            f"(approved {record.judge_sha256[:19]}…, now {current[:19]}…)"
+        )
+    return None

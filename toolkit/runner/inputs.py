@@ -1,0 +1,177 @@
+"""Finding the answers to judge: Mind2Web 2 answer folders and webeval trajectory folders.
+
+Every answer becomes one `AnswerInput` with a decided outcome before any judge runs:
+- normal text → judged;
+- empty (nothing but whitespace; webeval's over-budget `final_answer == ""`) → scored 0
+  without running the judge, as webeval does;
+- invalid UTF-8 → decoded with replacement characters, judged, and a note says so;
+- binary (contains NUL bytes), larger than `max_bytes`, an aborted trajectory, or a malformed
+  trajectory folder → excluded with a reason, never judged and never counted in metrics.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from toolkit.runner.fingerprint import sha256_bytes
+
+DEFAULT_MAX_ANSWER_BYTES = 2_000_000
+TRAJECTORY_ANSWER_NAME = "final_answer"
+
+
+@dataclass
+class AnswerInput:
+    """One answer to evaluate, with its decoded text and the outcome decided from the input."""
+
+    kind: Literal["answer", "trajectory"]
+    agent_name: str
+    task_id: str
+    answer_name: str
+    path: Path
+    answer_sha256: str
+    text: str | None = None
+    notes: list[str] = field(default_factory=list)
+    excluded: str | None = None
+    input_error: bool = False
+    empty: bool = False
+    traj_dir: Path | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """(agent, task, answer): the identity of the result this input produces."""
+        return (self.agent_name, self.task_id, self.answer_name)
+
+
+def _natural_key(name: str) -> tuple:
+    parts = name.replace("-", "_").split("_")
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts)
+
+
+def decode_answer(input_: AnswerInput, data: bytes, max_bytes: int) -> AnswerInput:
+    """Decide the outcome of raw answer bytes (see the module docstring) and set `text`."""
+    if len(data) > max_bytes:
+        input_.excluded = (
+            f"answer too large: {len(data):,} bytes > limit {max_bytes:,} (--max-answer-bytes)"
+        )
+        return input_
+    if b"\x00" in data:
+        input_.excluded = "binary file (contains NUL bytes), not a text answer"
+        return input_
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8", errors="replace")
+        input_.notes.append(
+            f"invalid UTF-8 at byte {exc.start}: decoded with U+FFFD replacement characters"
+        )
+    input_.text = text
+    if not text.strip():
+        input_.empty = True
+        input_.notes.append("empty answer: scored 0 without running the judge")
+    return input_
+
+
+def _is_agent_dir(path: Path) -> bool:
+    return any(child.is_dir() and any(child.glob("*.md")) for child in path.iterdir())
+
+
+def discover_answers(
+    root: str | Path,
+    *,
+    tasks: set[str] | None = None,
+    max_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
+) -> list[AnswerInput]:
+    """Every `<agent>/<task_id>/*.md` under `root` (or `<task_id>/*.md` if `root` is one agent)."""
+    root = Path(root)
+    agents = [root] if _is_agent_dir(root) else sorted(p for p in root.iterdir() if p.is_dir())
+    found: list[AnswerInput] = []
+    for agent_dir in agents:
+        for task_dir in sorted(p for p in agent_dir.iterdir() if p.is_dir()):
+            if tasks is not None and task_dir.name not in tasks:
+                continue
+            for path in sorted(task_dir.glob("*.md"), key=lambda p: _natural_key(p.stem)):
+                data = path.read_bytes()
+                item = AnswerInput(
+                    kind="answer",
+                    agent_name=agent_dir.name,
+                    task_id=task_dir.name,
+                    answer_name=path.stem,
+                    path=path,
+                    answer_sha256=sha256_bytes(data),
+                )
+                found.append(decode_answer(item, data, max_bytes))
+    return found
+
+
+def trajectory_root(root: str | Path) -> tuple[str, Path]:
+    """(run name, folder holding one directory per task) for `<run>`, `<run>/traj` or a traj dir."""
+    root = Path(root).resolve()
+    if (root / "traj").is_dir():
+        return root.name, root / "traj"
+    if root.name == "traj":
+        return root.parent.name, root
+    return root.name, root
+
+
+def _trajectory_input(run: str, task_dir: Path, max_bytes: int) -> AnswerInput:
+    candidates = sorted(task_dir.glob("*final_answer.json"))
+    raw = b"".join(p.name.encode() + b"\0" + p.read_bytes() for p in candidates)
+    item = AnswerInput(
+        kind="trajectory",
+        agent_name=run,
+        task_id=task_dir.name,
+        answer_name=TRAJECTORY_ANSWER_NAME,
+        path=candidates[0] if len(candidates) == 1 else task_dir,
+        answer_sha256=sha256_bytes(raw),
+        traj_dir=task_dir,
+    )
+    if len(candidates) != 1:
+        names = ", ".join(p.name for p in candidates) or "none"
+        item.excluded = (
+            f"expected exactly one *_final_answer.json, found {len(candidates)}: {names}"
+        )
+        item.input_error = True
+        return item
+    try:
+        record = json.loads(candidates[0].read_bytes().decode("utf-8", errors="replace"))
+    except ValueError as exc:
+        record, problem = None, f"not valid JSON ({exc})"
+    else:
+        problem = _final_answer_problem(record)
+    if problem:
+        item.excluded = f"{candidates[0].name}: {problem}"
+        item.input_error = True
+        return item
+    if record["is_aborted"]:
+        item.excluded = "aborted trajectory (is_aborted: true): excluded, no score file"
+        return item
+    answer = record["final_answer"].encode("utf-8", errors="replace")
+    return decode_answer(item, answer, max_bytes)
+
+
+def _final_answer_problem(record: object) -> str | None:
+    if not isinstance(record, dict):
+        return "top level is not a JSON object"
+    if not isinstance(record.get("final_answer"), str):
+        return "field 'final_answer' is missing or not a string"
+    if not isinstance(record.get("is_aborted"), bool):
+        return "field 'is_aborted' is missing or not a boolean"
+    return None
+
+
+def discover_trajectories(
+    root: str | Path,
+    *,
+    tasks: set[str] | None = None,
+    max_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
+) -> list[AnswerInput]:
+    """One input per `<run>/traj/<task_id>/` folder; malformed folders become excluded inputs."""
+    run, traj = trajectory_root(root)
+    return [
+        _trajectory_input(run, task_dir, max_bytes)
+        for task_dir in sorted(p for p in traj.iterdir() if p.is_dir())
+        if tasks is None or task_dir.name in tasks
+    ]

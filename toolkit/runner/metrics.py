@@ -1,0 +1,247 @@
+"""Benchmark metrics over evaluation results, with Mind2Web 2's exact definitions.
+
+Answers are grouped into runs by answer name (answer_1, answer_2, …). For each run r over the
+tasks T_r with a complete result in r: Partial Completion = mean root score, Success Rate =
+mean of (root score == 1). Both are reported as the mean over runs and the population std.
+Pass@k (k = number of runs) = fraction of tasks with a complete result where some run scored 1.
+Unlike Mind2Web 2, incomplete and excluded evaluations are left out (not scored 0) and listed.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from toolkit.runner.results import EvaluationResult, UsageTotals
+
+SUMMARY_VERSION = 1
+SUCCESS_TOLERANCE = 1e-9
+
+
+def is_success(score: float) -> bool:
+    """A root score counts as success when it is 1 (up to float rounding of averages)."""
+    return score >= 1.0 - SUCCESS_TOLERANCE
+
+
+def run_order(name: str) -> tuple:
+    """Natural order of answer names: answer_2 before answer_10."""
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
+
+
+class MeanStd(BaseModel):
+    """A metric per run, its mean over runs and the population standard deviation."""
+
+    mean: float | None = None
+    std: float | None = None
+    per_run: dict[str, float] = Field(default_factory=dict)
+
+
+class PassAtK(BaseModel):
+    """Fraction of tasks where any of the k runs scored 1."""
+
+    k: int = 0
+    value: float | None = None
+
+
+class TaskMetrics(BaseModel):
+    """One task across runs: complete scores by answer name, best and average."""
+
+    scores: dict[str, float] = Field(default_factory=dict)
+    best: float | None = None
+    average: float | None = None
+    passed: bool = False
+    incomplete: list[str] = Field(default_factory=list)
+    excluded: list[str] = Field(default_factory=list)
+
+
+class Counts(BaseModel):
+    """How many evaluations ended in each status."""
+
+    complete: int = 0
+    incomplete: int = 0
+    excluded: int = 0
+
+
+class Listed(BaseModel):
+    """An evaluation left out of the metrics, and why."""
+
+    task_id: str
+    answer_name: str
+    reason: str
+
+
+class SkippedJudge(BaseModel):
+    """A task whose judge did not run in this run, and why (unreviewed, changed, missing)."""
+
+    task_id: str
+    reason: str
+
+
+class Summary(BaseModel):
+    """`results/<agent>/summary.json`: the metrics of one agent's results."""
+
+    version: int = SUMMARY_VERSION
+    agent_name: str
+    runs: list[str] = Field(default_factory=list, description="Answer names with a result.")
+    num_tasks: int = Field(default=0, description="Tasks with at least one complete result.")
+    partial_completion: MeanStd = Field(default_factory=MeanStd)
+    success_rate: MeanStd = Field(default_factory=MeanStd)
+    pass_at_k: PassAtK = Field(default_factory=PassAtK)
+    counts: Counts = Field(default_factory=Counts)
+    per_task: dict[str, TaskMetrics] = Field(default_factory=dict)
+    incomplete: list[Listed] = Field(default_factory=list)
+    excluded: list[Listed] = Field(default_factory=list)
+    skipped_judges: list[SkippedJudge] = Field(default_factory=list)
+    include_unreviewed: bool = False
+    unreviewed_results: int = Field(default=0, description="Results of unapproved judges.")
+    judge_models: dict[str, int] = Field(default_factory=dict)
+    usage: UsageTotals = Field(default_factory=UsageTotals)
+    duration_s: float = Field(default=0.0, description="Sum of evaluation durations.")
+
+
+def _mean_std(per_run: dict[str, float]) -> MeanStd:
+    values = list(per_run.values())
+    if not values:
+        return MeanStd()
+    return MeanStd(mean=statistics.fmean(values), std=statistics.pstdev(values), per_run=per_run)
+
+
+def _error_text(result: EvaluationResult) -> str:
+    if not result.errors:
+        return "incomplete"
+    first = result.errors[0]
+    text = f"{first.get('type', 'error')}: {first.get('message', '')}".strip()
+    more = len(result.errors) - 1
+    return text + (f" (+{more} more)" if more else "")
+
+
+def compute_summary(
+    agent_name: str,
+    results: Iterable[EvaluationResult],
+    *,
+    skipped_judges: Iterable[SkippedJudge] = (),
+    include_unreviewed: bool = False,
+) -> Summary:
+    """The metrics of `results` (one agent); see the module docstring for definitions."""
+    results = sorted(results, key=lambda r: (r.task_id, run_order(r.answer_name)))
+    summary = Summary(
+        agent_name=agent_name,
+        skipped_judges=list(skipped_judges),
+        include_unreviewed=include_unreviewed,
+    )
+    complete: dict[str, dict[str, float]] = {}
+    models: Counter[str] = Counter()
+    for result in results:
+        task = summary.per_task.setdefault(result.task_id, TaskMetrics())
+        summary.usage = summary.usage + result.usage
+        summary.duration_s += result.duration_s
+        summary.unreviewed_results += int(result.unreviewed_judge)
+        if result.status == "complete" and result.final_score is not None:
+            summary.counts.complete += 1
+            complete.setdefault(result.answer_name, {})[result.task_id] = result.final_score
+            task.scores[result.answer_name] = result.final_score
+            models[result.judge_model or "none"] += 1
+        elif result.status == "incomplete":
+            summary.counts.incomplete += 1
+            task.incomplete.append(result.answer_name)
+            summary.incomplete.append(
+                Listed(
+                    task_id=result.task_id,
+                    answer_name=result.answer_name,
+                    reason=_error_text(result),
+                )
+            )
+        else:
+            summary.counts.excluded += 1
+            task.excluded.append(result.answer_name)
+            summary.excluded.append(
+                Listed(
+                    task_id=result.task_id,
+                    answer_name=result.answer_name,
+                    reason=result.reason or "excluded",
+                )
+            )
+    summary.runs = sorted(complete, key=run_order)
+    pc = {run: statistics.fmean(complete[run].values()) for run in summary.runs}
+    sr = {
+        run: statistics.fmean(float(is_success(s)) for s in complete[run].values())
+        for run in summary.runs
+    }
+    summary.partial_completion, summary.success_rate = _mean_std(pc), _mean_std(sr)
+    for task in summary.per_task.values():
+        if task.scores:
+            task.best = max(task.scores.values())
+            task.average = statistics.fmean(task.scores.values())
+            task.passed = any(is_success(s) for s in task.scores.values())
+    scored = [t for t in summary.per_task.values() if t.scores]
+    summary.num_tasks = len(scored)
+    summary.pass_at_k = PassAtK(
+        k=len(summary.runs),
+        value=statistics.fmean(float(t.passed) for t in scored) if scored else None,
+    )
+    summary.judge_models = dict(sorted(models.items()))
+    return summary
+
+
+def _fmt(value: float | None, digits: int = 4) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def format_table(summary: Summary, *, max_listed: int = 20) -> str:
+    """A plain-text report of the summary: metrics, per-task scores, what was left out."""
+    k = summary.pass_at_k.k
+    pc, sr = summary.partial_completion, summary.success_rate
+    lines = [
+        f"Agent {summary.agent_name}: {summary.num_tasks} tasks x {len(summary.runs)} runs "
+        f"({summary.counts.complete} complete, {summary.counts.incomplete} incomplete, "
+        f"{summary.counts.excluded} excluded)",
+        f"  Partial Completion  {_fmt(pc.mean)} ± {_fmt(pc.std)}",
+        f"  Success Rate        {_fmt(sr.mean)} ± {_fmt(sr.std)}",
+        f"  Pass@{k:<15d}{_fmt(summary.pass_at_k.value)}",
+    ]
+    if summary.runs:
+        header = "  " + f"{'task':<28}" + "".join(f"{r:>12}" for r in summary.runs)
+        lines += ["", header + f"{'best':>8}{'avg':>8}"]
+        for task_id, task in sorted(summary.per_task.items()):
+            cells = "".join(f"{_cell(task, run):>12}" for run in summary.runs)
+            best, average = _fmt(task.best, 2), _fmt(task.average, 2)
+            lines.append(f"  {task_id:<28}{cells}{best:>8}{average:>8}")
+    u = summary.usage
+    lines += [
+        "",
+        f"  Usage: {u.backend_calls} backend calls, {u.llm_calls} LLM calls "
+        f"({u.cache_hits} cached), {u.input_tokens + u.output_tokens} tokens, "
+        f"${u.cost_usd:.4f}",
+    ]
+    if summary.include_unreviewed and summary.unreviewed_results:
+        lines.append(f"  WARNING: {summary.unreviewed_results} results come from unreviewed judges")
+    sections: list[tuple[str, list[Any]]] = [
+        ("Incomplete (excluded from metrics; rerun to retry)", summary.incomplete),
+        ("Excluded", summary.excluded),
+        ("Skipped judges", summary.skipped_judges),
+    ]
+    for title, items in sections:
+        if items:
+            lines.append(f"  {title}: {len(items)}")
+            for item in items[:max_listed]:
+                name = getattr(item, "answer_name", "")
+                where = f"{item.task_id}/{name}" if name else item.task_id
+                lines.append(f"    {where}: {item.reason}")
+            if len(items) > max_listed:
+                lines.append(f"    … and {len(items) - max_listed} more")
+    return "\n".join(lines)
+
+
+def _cell(task: TaskMetrics, run: str) -> str:
+    if run in task.scores:
+        return f"{task.scores[run]:.2f}"
+    if run in task.incomplete:
+        return "incomplete"
+    if run in task.excluded:
+        return "excluded"
+    return "-"

@@ -1,0 +1,170 @@
+"""Evaluation results on disk: one atomic JSON file per (agent, task, answer), plus score files.
+
+`results/<agent>/<task_id>/<answer>.json` holds Mind2Web 2's result fields and judgegen's
+(status, errors, usage, duration, fingerprint). Files are written through a temp file and
+`os.replace`, so a killed run leaves either the old file, the new file, or a stray temp file
+that the next run deletes — never a half-written result.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from toolkit.runner.fingerprint import Fingerprint
+
+RESULT_VERSION = 1
+SUMMARY_FILE = "summary.json"
+
+Status = Literal["complete", "incomplete", "excluded"]
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temp file and os.replace, so readers never see half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class UsageTotals(BaseModel):
+    """Work one evaluation (or a whole run) cost: backend requests, LLM calls, tokens, dollars."""
+
+    backend_calls: int = Field(default=0, description="extract + verify requests to the backend.")
+    extract_calls: int = 0
+    verify_calls: int = 0
+    llm_calls: int = Field(default=0, description="LLM requests, including cache hits.")
+    cache_hits: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def __add__(self, other: UsageTotals) -> UsageTotals:
+        data = {
+            name: getattr(self, name) + getattr(other, name) for name in type(self).model_fields
+        }
+        return UsageTotals(**data)
+
+
+class EvaluationResult(BaseModel):
+    """One answer's evaluation: a superset of Mind2Web 2's result file."""
+
+    version: int = RESULT_VERSION
+    task_id: str
+    agent_name: str
+    answer_name: str
+    status: Status = Field(
+        description="complete: scored; incomplete: an infrastructure failure, retried next run; "
+        "excluded: not judged by rule (aborted, binary, too large, malformed input)."
+    )
+    final_score: float | None = Field(
+        description="Root score; None unless complete (incomplete trees keep `partial_score`)."
+    )
+    partial_score: float | None = Field(
+        default=None, description="Root score of an incomplete evaluation's partial tree."
+    )
+    reason: str | None = Field(default=None, description="Why the answer was excluded.")
+    errors: list[dict[str, Any]] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list, description="How the input was read.")
+    judge_model: str | None = None
+    extract_model: str | None = None
+    eval_breakdown: list[dict[str, Any]] = Field(default_factory=list)
+    tree_statistics: dict[str, int] = Field(default_factory=dict)
+    verifications: list[dict[str, Any]] = Field(default_factory=list)
+    missing_sources: list[str] = Field(default_factory=list)
+    usage: UsageTotals = Field(default_factory=UsageTotals)
+    duration_s: float = 0.0
+    input_kind: Literal["answer", "trajectory"] = "answer"
+    input_path: str = ""
+    unreviewed_judge: bool = Field(
+        default=False, description="The judge ran without a current approval."
+    )
+    fingerprint: Fingerprint
+
+
+class ScoreFile(BaseModel):
+    """webeval's score file shape: the top-line score and the judge's full output as a string."""
+
+    score: float
+    gpt_response_text: str
+
+
+class ResultStore:
+    """The results directory: paths, atomic writes, tolerant reads."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+
+    def path(self, agent: str, task_id: str, answer_name: str) -> Path:
+        """Where the result of (agent, task, answer) lives."""
+        return self.root / agent / task_id / f"{answer_name}.json"
+
+    def read(self, agent: str, task_id: str, answer_name: str) -> EvaluationResult | None:
+        """The stored result, or None when missing, unreadable or of another schema."""
+        return read_result(self.path(agent, task_id, answer_name))
+
+    def write(self, result: EvaluationResult) -> Path:
+        """Write `result` atomically and return its path."""
+        path = self.path(result.agent_name, result.task_id, result.answer_name)
+        write_atomic(path, result.model_dump_json(indent=2) + "\n")
+        return path
+
+    def remove_stray_temp_files(self, agent: str) -> int:
+        """Delete temp files a killed run left behind; returns how many."""
+        count = 0
+        for path in (self.root / agent).rglob(".*.tmp"):
+            path.unlink(missing_ok=True)
+            count += 1
+        return count
+
+    def iter_agent(self, agent: str) -> Iterator[EvaluationResult]:
+        """Every readable result of `agent`, in path order."""
+        yield from iter_results(self.root / agent)
+
+
+def read_result(path: Path) -> EvaluationResult | None:
+    """Parse one result file; None when it is missing or not a valid result."""
+    try:
+        return EvaluationResult.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError, ValueError):
+        return None
+
+
+def iter_results(agent_dir: str | Path) -> Iterator[EvaluationResult]:
+    """Every readable `<task>/<answer>.json` result under one agent's directory."""
+    for path in sorted(Path(agent_dir).glob("*/*.json")):
+        result = read_result(path)
+        if result is not None:
+            yield result
+
+
+def score_file_path(traj_dir: Path, judge_name: str) -> Path:
+    """`<traj dir>/scores/judgegen_<judge>.json`."""
+    return traj_dir / "scores" / f"judgegen_{judge_name}.json"
+
+
+def write_score_file(traj_dir: Path, judge_name: str, result: EvaluationResult) -> Path:
+    """Write the webeval score file for a complete result; `gpt_response_text` is its JSON."""
+    full = result.model_dump(mode="json")
+    payload = ScoreFile(
+        score=result.final_score or 0.0,
+        gpt_response_text=json.dumps(full, ensure_ascii=False, sort_keys=True),
+    )
+    path = score_file_path(traj_dir, judge_name)
+    write_atomic(path, payload.model_dump_json(indent=2) + "\n")
+    return path
