@@ -1,0 +1,156 @@
+"""`judgegen cache-pages`: capture the pages answers cite, or import a Mind2Web 2 page cache."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from toolkit.errors import InfraError
+from toolkit.pages import (
+    DEFAULT_CHROMIUM,
+    CaptureOptions,
+    CaptureOutcome,
+    CaptureReport,
+    ImportReport,
+    PageStore,
+    answer_files,
+    capture_pages,
+    cited_urls,
+    import_m2w2,
+)
+
+DEFAULT_STORE = "pages"
+
+
+def _progress(done: int, total: int, outcome: CaptureOutcome) -> None:
+    detail = outcome.kind or outcome.error_kind or ""
+    status = f" {outcome.http_status}" if outcome.http_status else ""
+    reason = f": {outcome.error}" if outcome.error else ""
+    kept = " (kept the earlier capture)" if outcome.kept_previous else ""
+    click.echo(
+        f"[{done}/{total}] {outcome.result} {detail}{status} {outcome.url}{reason}{kept}", err=True
+    )
+
+
+def _print_import(report: ImportReport) -> None:
+    click.echo(
+        f"imported {report.imported} page(s) from {report.tasks} task folder(s) of "
+        f"{report.source}; {report.already_stored} already stored; "
+        f"{report.failures_imported} failure record(s); {len(report.problems)} problem(s)"
+    )
+    for problem in report.problems:
+        click.echo(f"  not imported: {problem.task_dir} {problem.url or ''}: {problem.reason}")
+
+
+def _print_capture(report: CaptureReport) -> None:
+    click.echo(
+        f"captured {report.captured}, failed {report.failed}, skipped {report.skipped} "
+        f"(already stored) -> {report.store}"
+    )
+    for outcome in report.outcomes:
+        if outcome.result == "failed":
+            click.echo(f"  failed ({outcome.error_kind}): {outcome.url}: {outcome.error}")
+
+
+def _capture(
+    answers: Path, store: PageStore, options: CaptureOptions, refresh: bool
+) -> CaptureReport:
+    files = answer_files(answers)
+    urls = cited_urls(files)
+    click.echo(f"{len(urls)} URL(s) cited in {len(files)} answer file(s)", err=True)
+    return asyncio.run(capture_pages(urls, store, options, refresh=refresh, progress=_progress))
+
+
+@click.command("cache-pages")
+@click.option(
+    "--answers",
+    type=click.Path(exists=True, path_type=Path),
+    help="Answers to read: answers/<agent>/<task_id>/*.md, a folder of .md files, or one file.",
+)
+@click.option(
+    "--import-m2w2",
+    "import_dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="A Mind2Web 2 page cache (<agent>/<task>/index.json + files) to import.",
+)
+@click.option(
+    "--store",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_STORE,
+    show_default=True,
+    help="Page store directory (holds pages.sqlite).",
+)
+@click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True)
+@click.option(
+    "--chromium",
+    envvar="JUDGEGEN_CHROMIUM",
+    default=DEFAULT_CHROMIUM,
+    show_default=True,
+    help="Chromium executable (env JUDGEGEN_CHROMIUM). Never downloaded.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=30.0,
+    show_default=True,
+    help="Seconds allowed per page.",
+)
+@click.option("--refresh", is_flag=True, help="Capture (or import) again URLs already stored.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
+@click.pass_context
+def cache_pages(
+    ctx: click.Context,
+    answers: Path | None,
+    import_dir: Path | None,
+    store: Path,
+    concurrency: int,
+    chromium: str,
+    timeout: float,
+    refresh: bool,
+    as_json: bool,
+) -> None:
+    """Store every page cited in a set of answers, for offline judging.
+
+    Pages are captured with the system Chromium (headless, via Playwright): text after the
+    page settles, a JPEG screenshot, PDFs as bytes plus extracted text. A 4xx/5xx, timeout or
+    network error is recorded as a failure, never as the page; failed URLs are tried again
+    on the next run, stored pages are skipped unless --refresh. With --import-m2w2 the
+    pages come from a Mind2Web 2 cache instead (both options may be given: import first).
+
+    \b
+    Example:
+      judgegen cache-pages --answers answers/ --store pages/ --concurrency 4
+
+    \b
+    Exit codes: 0 every page stored; 1 some captures failed or entries could not be
+    imported (all recorded); 2 usage error; 3 Chromium missing or failed to start.
+    """
+    if answers is None and import_dir is None:
+        raise click.UsageError("give --answers DIR, --import-m2w2 DIR, or both")
+    options = CaptureOptions(chromium=chromium, concurrency=concurrency, timeout=timeout)
+    output: dict[str, Any] = {"version": 1, "import": None, "capture": None}
+    problems = False
+    with PageStore(store) as page_store:
+        if import_dir is not None:
+            imported = import_m2w2(import_dir, page_store, refresh=refresh)
+            output["import"] = imported.model_dump(mode="json")
+            problems |= bool(imported.problems)
+            if not as_json:
+                _print_import(imported)
+        if answers is not None:
+            try:
+                captured = _capture(answers, page_store, options, refresh)
+            except InfraError as exc:
+                click.echo(f"error: {exc}", err=True)
+                ctx.exit(3)
+            output["capture"] = captured.model_dump(mode="json")
+            problems |= captured.failed > 0
+            if not as_json:
+                _print_capture(captured)
+    if as_json:
+        click.echo(json.dumps(output, indent=2))
+    ctx.exit(1 if problems else 0)

@@ -1,0 +1,135 @@
+"""Importing a Mind2Web 2 page cache: naming rule, pages, PDFs, failures, reported problems."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from generator.cli import main
+from toolkit.pages import PageStore, import_m2w2, m2w2_file_stem, m2w2_storage_key
+
+JPEG = b"\xff\xd8\xff\xe0shot"
+
+
+def md5(text: str) -> str:
+    return hashlib.md5(text.encode("utf-8")).hexdigest()
+
+
+def write_task(task_dir: Path, index: dict[str, str], files: dict[str, bytes]) -> None:
+    task_dir.mkdir(parents=True)
+    (task_dir / "index.json").write_text(json.dumps(index), encoding="utf-8")
+    for name, data in files.items():
+        (task_dir / name).write_bytes(data)
+
+
+@pytest.fixture
+def cache_tree(tmp_path: Path, make_pdf: Callable[[str], bytes]) -> Path:
+    """agent_a/task_1: a web page, a PDF, an entry without files, an unknown type, a failure."""
+    root = tmp_path / "m2w2_cache"
+    web = "https://example.com/café/menu"
+    pdf = "https://example.com/report.pdf"
+    write_task(
+        root / "agent_a" / "task_1",
+        {web: "web", pdf: "pdf", "https://example.com/lost": "web", "https://example.com/z": "zip"},
+        {
+            f"{md5(web)}.txt": b"Soup of the day",
+            f"{md5(web)}.jpg": JPEG,
+            f"{md5(pdf)}.pdf": make_pdf("Revenue grew 12 percent"),
+        },
+    )
+    (root / "agent_a" / "task_1" / "failures.json").write_text(
+        json.dumps({"https://example.com/blocked": {"reason": "403 Forbidden", "attempts": 2}}),
+        encoding="utf-8",
+    )
+    return root
+
+
+def test_storage_key_drops_fragment_decodes_and_removes_one_trailing_slash() -> None:
+    assert m2w2_storage_key("https://a.example/b%20c/#part") == "https://a.example/b c"
+    assert m2w2_storage_key("https://a.example//") == "https://a.example/"
+
+
+def test_file_stem_is_md5_of_storage_key() -> None:
+    assert m2w2_file_stem("https://a.example/x/#y") == md5("https://a.example/x")
+
+
+def test_import_stores_web_page_text_and_screenshot(cache_tree: Path, tmp_path: Path) -> None:
+    with PageStore(tmp_path / "store") as store:
+        import_m2w2(cache_tree, store)
+        record = store.lookup("https://example.com/caf%C3%A9/menu")
+    assert record is not None
+    assert (record.kind, record.text, record.screenshot, record.origin) == (
+        "web",
+        "Soup of the day",
+        JPEG,
+        "m2w2",
+    )
+
+
+def test_import_extracts_pdf_text(cache_tree: Path, tmp_path: Path) -> None:
+    with PageStore(tmp_path / "store") as store:
+        import_m2w2(cache_tree, store)
+        text = store.get("https://example.com/report.pdf")
+    assert text is not None and "Revenue grew 12 percent" in text
+
+
+def test_import_reports_entries_it_could_not_import(cache_tree: Path, tmp_path: Path) -> None:
+    with PageStore(tmp_path / "store") as store:
+        report = import_m2w2(cache_tree, store)
+        assert store.lookup("https://example.com/lost") is None
+    assert report.imported == 2
+    assert {(p.url, p.reason.split(" ")[0]) for p in report.problems} == {
+        ("https://example.com/lost", "text"),
+        ("https://example.com/z", "unknown"),
+    }
+
+
+def test_import_records_failures_as_failures(cache_tree: Path, tmp_path: Path) -> None:
+    with PageStore(tmp_path / "store") as store:
+        report = import_m2w2(cache_tree, store)
+        record = store.lookup("https://example.com/blocked")
+        text = store.get("https://example.com/blocked")
+    assert report.failures_imported == 1
+    assert record is not None and record.status == "failed" and "403" in (record.error or "")
+    assert text is None
+
+
+def test_import_reports_unreadable_index(tmp_path: Path) -> None:
+    task = tmp_path / "cache" / "agent" / "task"
+    task.mkdir(parents=True)
+    (task / "index.json").write_text("{not json", encoding="utf-8")
+    with PageStore(tmp_path / "store") as store:
+        report = import_m2w2(tmp_path / "cache", store)
+    assert report.tasks == 1
+    assert report.problems[0].url is None and "index.json" in report.problems[0].reason
+
+
+def test_import_keeps_first_copy_of_a_url_cited_by_two_tasks(tmp_path: Path) -> None:
+    url = "https://example.com/shared"
+    for agent, text in [("agent_a", b"first"), ("agent_b", b"second")]:
+        write_task(
+            tmp_path / "cache" / agent / "task",
+            {url: "web"},
+            {f"{md5(url)}.txt": text, f"{md5(url)}.jpg": JPEG},
+        )
+    with PageStore(tmp_path / "store") as store:
+        report = import_m2w2(tmp_path / "cache", store)
+        assert store.get(url) == "first"
+    assert (report.imported, report.already_stored) == (1, 1)
+
+
+def test_cli_import_prints_json_report_and_exits_1_on_problems(
+    cache_tree: Path, tmp_path: Path
+) -> None:
+    result = CliRunner().invoke(
+        main,
+        ["cache-pages", "--import-m2w2", str(cache_tree), "--store", str(tmp_path / "s"), "--json"],
+    )
+    assert result.exit_code == 1, result.output
+    report = json.loads(result.stdout)["import"]
+    assert report["imported"] == 2 and len(report["problems"]) == 2

@@ -1,0 +1,174 @@
+"""The page store: round trips, failure records, lookup by variant URLs, the PageSource seam."""
+
+from __future__ import annotations
+
+import base64
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from toolkit import Evaluator, ScriptedBackend, VerifyRequest
+from toolkit.pages import PageRecord, PageStore
+
+JPEG = b"\xff\xd8\xff\xe0fake-jpeg"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[PageStore]:
+    with PageStore(tmp_path / "pages") as page_store:
+        yield page_store
+
+
+def test_web_page_round_trips_text_screenshot_and_details(store: PageStore) -> None:
+    store.put(PageRecord.web("https://Example.com/a#x", "Hello page", JPEG, http_status=200))
+    record = store.lookup("https://example.com/a")
+    assert record is not None
+    assert (record.status, record.kind, record.http_status) == ("ok", "web", 200)
+    assert record.text == "Hello page"
+    assert record.screenshot == JPEG
+    assert record.content_hash is not None and record.content_hash.startswith("sha256:")
+    assert record.version == 1
+
+
+def test_get_returns_text_and_screenshot_returns_base64_jpeg(store: PageStore) -> None:
+    store.put(PageRecord.web("https://example.com/a", "Hello page", JPEG))
+    assert store.get("https://example.com/a") == "Hello page"
+    assert base64.b64decode(store.screenshot("https://example.com/a") or "") == JPEG
+
+
+def test_pdf_round_trips_bytes_and_text(store: PageStore, make_pdf: Callable[[str], bytes]) -> None:
+    data = make_pdf("Annual report")
+    store.put(PageRecord.pdf_document("https://example.com/r.pdf", data, "Annual report"))
+    assert store.get("https://example.com/r.pdf") == "Annual report"
+    assert store.pdf("https://example.com/r.pdf") == data
+    assert store.screenshot("https://example.com/r.pdf") is None
+
+
+def test_failure_is_not_returned_as_page_text(store: PageStore) -> None:
+    store.put(PageRecord.failure("https://example.com/gone", "http", "HTTP 404", http_status=404))
+    assert store.get("https://example.com/gone") is None
+    assert store.screenshot("https://example.com/gone") is None
+
+
+def test_failure_is_visible_through_lookup_with_its_reason(store: PageStore) -> None:
+    store.put(PageRecord.failure("https://example.com/slow", "timeout", "no page within 3s"))
+    record = store.lookup("https://example.com/slow")
+    assert record is not None
+    assert (record.status, record.error_kind, record.error) == (
+        "failed",
+        "timeout",
+        "no page within 3s",
+    )
+    assert record.text is None
+
+
+def test_missing_url_gives_none_everywhere(store: PageStore) -> None:
+    assert store.get("https://example.com/never") is None
+    assert store.lookup("https://example.com/never") is None
+
+
+def test_failure_never_overwrites_a_stored_page(store: PageStore) -> None:
+    store.put(PageRecord.web("https://example.com/a", "Good copy", JPEG))
+    written = store.put(PageRecord.failure("https://example.com/a", "timeout", "slow today"))
+    assert written is False
+    assert store.get("https://example.com/a") == "Good copy"
+
+
+def test_repeated_failures_count_attempts(store: PageStore) -> None:
+    for _ in range(3):
+        store.put(PageRecord.failure("https://example.com/x", "network", "refused"))
+    record = store.lookup("https://example.com/x")
+    assert record is not None and record.attempts == 3
+
+
+def test_page_replaces_an_earlier_failure(store: PageStore) -> None:
+    store.put(PageRecord.failure("https://example.com/x", "network", "refused"))
+    store.put(PageRecord.web("https://example.com/x", "Back online", None))
+    assert store.get("https://example.com/x") == "Back online"
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        "<https://EXAMPLE.com/caf%C3%A9/page#top>.",
+        "http://www.example.com/café/page/",
+        "https://example.com/café/page?utm_source=chatgpt.com",
+    ],
+)
+def test_lookup_finds_page_by_surface_variants(store: PageStore, variant: str) -> None:
+    store.put(PageRecord.web("https://example.com/café/page", "Menu", None))
+    assert store.get(variant) == "Menu"
+
+
+def test_pages_persist_after_reopening(tmp_path: Path) -> None:
+    with PageStore(tmp_path / "pages") as first:
+        first.put(PageRecord.web("https://example.com/a", "Kept", None))
+    with PageStore(tmp_path / "pages", readonly=True) as second:
+        assert second.get("https://example.com/a") == "Kept"
+
+
+def test_store_uses_wal_journal(store: PageStore) -> None:
+    with sqlite3.connect(store.path) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_readonly_open_of_missing_store_names_the_fix(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="cache-pages"):
+        PageStore(tmp_path / "nowhere", readonly=True)
+
+
+def test_readonly_store_refuses_writes(tmp_path: Path) -> None:
+    PageStore(tmp_path / "pages").close()
+    with (
+        PageStore(tmp_path / "pages", readonly=True) as store,
+        pytest.raises(PermissionError),
+    ):
+        store.put(PageRecord.web("https://example.com/a", "x", None))
+
+
+def test_counts_and_records_list_pages_and_failures(store: PageStore) -> None:
+    store.put(PageRecord.web("https://example.com/a", "A", JPEG))
+    store.put(PageRecord.failure("https://example.com/b", "http", "HTTP 500"))
+    assert store.counts() == {"ok": 1, "failed": 1}
+    assert [r.url for r in store.records("failed")] == ["https://example.com/b"]
+    assert store.records("ok")[0].screenshot is None
+
+
+def test_report_replaces_blobs_with_sizes(store: PageStore) -> None:
+    record = PageRecord.web("https://example.com/a", "Hello", JPEG)
+    report = record.report()
+    assert report["screenshot_bytes"] == len(JPEG)
+    assert report["text_chars"] == 5
+    assert "screenshot" not in report and "text" not in report
+
+
+async def test_evaluator_reads_stored_pages_and_treats_failures_as_missing(
+    store: PageStore,
+) -> None:
+    store.put(PageRecord.web("https://example.com/ok", "The sky is blue.", JPEG))
+    store.put(PageRecord.failure("https://example.com/dead", "http", "HTTP 404"))
+    seen: list[VerifyRequest] = []
+
+    def verify(request: VerifyRequest) -> bool:
+        seen.append(request)
+        return "blue" in (request.page_texts[0] or "")
+
+    ev = Evaluator.create(
+        task_id="t",
+        task_description="d",
+        answer="a",
+        backend=ScriptedBackend(verify=verify),
+        pages=store,
+    )
+    leaf = ev.add_leaf(id="sky", desc="sky colour", critical=False)
+    passed = await ev.verify(
+        claim="The sky is blue",
+        node=leaf,
+        sources=["https://example.com/dead", "https://example.com/ok"],
+    )
+    assert passed is True
+    assert [r.page_texts[0] for r in seen] == [None, "The sky is blue."]
+    assert seen[1].images == [base64.b64encode(JPEG).decode("ascii")]
+    assert ev.missing_sources == ["https://example.com/dead"]

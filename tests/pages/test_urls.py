@@ -1,0 +1,120 @@
+"""URL normalization and citation extraction."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from toolkit.pages import answer_files, cited_urls, extract_urls, match_key, normalize_url
+
+
+@pytest.mark.parametrize(
+    ("cited", "key"),
+    [
+        ("  https://example.com/a  ", "https://example.com/a"),
+        ("<https://example.com/a>", "https://example.com/a"),
+        ("(https://example.com/a).", "https://example.com/a"),
+        ("**https://example.com/a**,", "https://example.com/a"),
+        ("`https://example.com/a`;", "https://example.com/a"),
+        ('"https://example.com/a"', "https://example.com/a"),
+        ("[label](https://example.com/a)", "https://example.com/a"),
+        ("https://example.com/a!?", "https://example.com/a"),
+    ],
+)
+def test_normalize_strips_decorations_agents_add(cited: str, key: str) -> None:
+    assert normalize_url(cited) == key
+
+
+def test_normalize_lowercases_scheme_and_host_but_not_path() -> None:
+    assert normalize_url("HTTPS://Example.COM/Path/To") == "https://example.com/Path/To"
+
+
+def test_normalize_drops_fragment_and_keeps_query() -> None:
+    url = "https://example.com/p?b=2&a=1#:~:text=hello"
+    assert normalize_url(url) == "https://example.com/p?b=2&a=1"
+
+
+@pytest.mark.parametrize(
+    ("cited", "key"),
+    [
+        ("https://example.com:443/x", "https://example.com/x"),
+        ("http://example.com:80/x", "http://example.com/x"),
+        ("http://example.com:8080/x", "http://example.com:8080/x"),
+    ],
+)
+def test_normalize_drops_only_default_ports(cited: str, key: str) -> None:
+    assert normalize_url(cited) == key
+
+
+def test_normalize_keeps_balanced_parentheses_in_path() -> None:
+    url = "(https://en.wikipedia.org/wiki/Mercury_(planet))"
+    assert normalize_url(url) == "https://en.wikipedia.org/wiki/Mercury_(planet)"
+
+
+def test_normalize_gives_empty_path_a_slash() -> None:
+    assert normalize_url("https://example.com") == "https://example.com/"
+
+
+def test_normalize_removes_markdown_escapes() -> None:
+    assert normalize_url(r"https://example.com/some\_page") == "https://example.com/some_page"
+
+
+def test_normalize_leaves_non_web_strings_stripped_only() -> None:
+    assert normalize_url("  not a url ") == "not a url"
+
+
+def test_match_key_ignores_scheme_www_encoding_trailing_slash_and_utm() -> None:
+    variants = [
+        "https://www.example.com/caf%C3%A9/?utm_source=chatgpt.com",
+        "http://example.com/café",
+        "https://example.com/café/",
+    ]
+    assert len({match_key(v) for v in variants}) == 1
+
+
+def test_extract_finds_markdown_and_bare_urls_in_order() -> None:
+    text = (
+        "Start https://b.example/one. Then [docs](https://A.example/two#sec) and "
+        "<https://c.example/three?q=1>, then **https://d.example/four**."
+    )
+    assert extract_urls(text) == [
+        "https://b.example/one",
+        "https://a.example/two",
+        "https://c.example/three?q=1",
+        "https://d.example/four",
+    ]
+
+
+def test_extract_deduplicates_by_normalized_url() -> None:
+    text = "[https://x.example/a](https://x.example/a) and https://X.example/a#frag again"
+    assert extract_urls(text) == ["https://x.example/a"]
+
+
+def test_extract_keeps_parentheses_inside_markdown_link_targets() -> None:
+    text = "See [Mercury](https://en.wikipedia.org/wiki/Mercury_(planet))."
+    assert extract_urls(text) == ["https://en.wikipedia.org/wiki/Mercury_(planet)"]
+
+
+def test_extract_stops_at_cjk_punctuation() -> None:
+    assert extract_urls("参见https://example.cn/页面。然后") == ["https://example.cn/页面"]
+
+
+def test_extract_ignores_non_http_schemes() -> None:
+    assert extract_urls("mail me: mailto:a@b.c or ftp://files.example/x") == []
+
+
+def test_cited_urls_reads_mind2web2_answer_layout(tmp_path: Path) -> None:
+    first = tmp_path / "agent" / "task_a" / "answer_1.md"
+    second = tmp_path / "agent" / "task_b" / "answer_1.md"
+    for path, body in [
+        (first, "https://a.example/x"),
+        (second, "https://a.example/x#y and https://b.example/"),
+    ]:
+        path.parent.mkdir(parents=True)
+        path.write_text(body, encoding="utf-8")
+    citations = cited_urls(answer_files(tmp_path))
+    assert citations == {
+        "https://a.example/x": [first, second],
+        "https://b.example/": [second],
+    }

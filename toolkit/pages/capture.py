@@ -1,0 +1,324 @@
+"""Capturing cited pages with Playwright driving the system Chromium, into a `PageStore`.
+
+Never downloads a browser: Chromium is launched from `executable_path` (Debian's
+`/usr/bin/chromium` by default), headless, with background networking off. Each URL gets
+its own browser context and a per-page deadline; a 4xx/5xx, a timeout or a network error is
+stored as a failure record with its reason, never as the page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel
+
+from toolkit.errors import InfraError
+from toolkit.pages.pdf import PdfTextError, looks_like_pdf, pdf_text
+from toolkit.pages.store import FailureKind, PageKind, PageRecord, PageStore
+from toolkit.pages.urls import normalize_url
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, BrowserContext, Page, Response
+
+CAPTURE_REPORT_VERSION = 1
+DEFAULT_CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ENV = "JUDGEGEN_CHROMIUM"
+CHROMIUM_ARGS = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
+_INNER_TEXT = "() => document.body ? document.body.innerText : ''"
+_PAGE_HEIGHT = (
+    "() => Math.max(document.documentElement ? document.documentElement.scrollHeight : 0,"
+    " document.body ? document.body.scrollHeight : 0)"
+)
+
+
+def default_chromium() -> str:
+    """The Chromium to launch: `$JUDGEGEN_CHROMIUM`, else Debian's `/usr/bin/chromium`."""
+    return os.environ.get(CHROMIUM_ENV) or DEFAULT_CHROMIUM
+
+
+@dataclass(frozen=True)
+class CaptureOptions:
+    """How pages are captured; every limit is per page."""
+
+    chromium: str = DEFAULT_CHROMIUM
+    concurrency: int = 4
+    timeout: float = 30.0
+    """Seconds allowed for one URL, from navigation to screenshot."""
+    idle_wait: float = 2.0
+    """Seconds to wait for network idle after `load`, so JS-rendered text appears."""
+    viewport_width: int = 1280
+    viewport_height: int = 800
+    max_screenshot_height: int = 8000
+    jpeg_quality: int = 70
+
+
+class CaptureOutcome(BaseModel):
+    """What happened to one URL in a capture run."""
+
+    url: str
+    result: Literal["captured", "failed", "skipped"]
+    kind: PageKind | None = None
+    http_status: int | None = None
+    error_kind: FailureKind | None = None
+    error: str | None = None
+    kept_previous: bool = False
+    """A failed refresh left the earlier capture in place."""
+
+
+class CaptureReport(BaseModel):
+    """The result of `capture_pages`, as `cache-pages --json` prints it."""
+
+    version: int = CAPTURE_REPORT_VERSION
+    store: str
+    captured: int = 0
+    failed: int = 0
+    skipped: int = 0
+    outcomes: list[CaptureOutcome] = []
+
+
+ProgressFn = Callable[[int, int, CaptureOutcome], None]
+
+
+def _outcome(record: PageRecord, kept_previous: bool = False) -> CaptureOutcome:
+    return CaptureOutcome(
+        url=record.url,
+        result="captured" if record.ok else "failed",
+        kind=record.kind,
+        http_status=record.http_status,
+        error_kind=record.error_kind,
+        error=record.error,
+        kept_previous=kept_previous,
+    )
+
+
+async def capture_pages(
+    urls: Iterable[str],
+    store: PageStore,
+    options: CaptureOptions,
+    *,
+    refresh: bool = False,
+    progress: ProgressFn | None = None,
+) -> CaptureReport:
+    """Capture every URL not already stored as a page (all of them with `refresh`).
+
+    URLs are normalized and de-duplicated. Raises `InfraError` when Chromium cannot start.
+    """
+    wanted = list(dict.fromkeys(normalize_url(u) for u in urls))
+    report = CaptureReport(store=str(store.path))
+    todo = [u for u in wanted if refresh or not store.has_page(u)]
+    done = 0
+
+    def finish(outcome: CaptureOutcome) -> None:
+        nonlocal done
+        done += 1
+        report.outcomes.append(outcome)
+        if progress is not None:
+            progress(done, len(wanted), outcome)
+
+    for url in wanted:
+        if url not in todo:
+            finish(CaptureOutcome(url=url, result="skipped"))
+    if todo:
+        async with _chromium(options) as browser:
+            semaphore = asyncio.Semaphore(max(1, options.concurrency))
+
+            async def one(url: str) -> None:
+                async with semaphore:
+                    record = await capture_page(browser, url, options)
+                finish(_outcome(record, kept_previous=not store.put(record)))
+
+            await asyncio.gather(*(one(url) for url in todo))
+    order = {url: i for i, url in enumerate(wanted)}
+    report.outcomes.sort(key=lambda o: order[o.url])
+    for outcome in report.outcomes:
+        setattr(report, outcome.result, getattr(report, outcome.result) + 1)
+    return report
+
+
+def require_chromium(chromium: str) -> Path:
+    """The Chromium executable at `chromium`; `InfraError` naming the fix when it is absent."""
+    path = Path(chromium)
+    if not path.is_file():
+        raise InfraError(
+            f"Chromium not found at {path}; install Debian's `chromium` package or pass "
+            f"--chromium PATH (or set ${CHROMIUM_ENV})",
+            kind="browser",
+        )
+    return path
+
+
+@contextlib.asynccontextmanager
+async def _chromium(options: CaptureOptions) -> AsyncIterator[Browser]:
+    """Playwright plus one headless system Chromium (fresh temporary profile), closed on exit."""
+    from playwright.async_api import Error, async_playwright
+
+    path = require_chromium(options.chromium)
+    async with async_playwright() as playwright:
+        try:
+            browser = await playwright.chromium.launch(
+                executable_path=str(path), headless=True, args=list(CHROMIUM_ARGS)
+            )
+        except Error as exc:
+            raise InfraError(f"Chromium at {path} failed to start: {exc}", kind="browser") from exc
+        try:
+            yield browser
+        finally:
+            await browser.close()
+
+
+async def capture_page(browser: Browser, url: str, options: CaptureOptions) -> PageRecord:
+    """Capture one URL in a fresh context: a web page, a PDF, or a failure record."""
+    from playwright.async_api import Error
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+    context = await browser.new_context(
+        viewport={"width": options.viewport_width, "height": options.viewport_height},
+        user_agent=_user_agent(browser),
+        service_workers="block",
+    )
+    try:
+        async with asyncio.timeout(options.timeout):
+            return await _visit(context, url, options)
+    except (TimeoutError, PlaywrightTimeout):
+        return PageRecord.failure(url, "timeout", f"no complete page within {options.timeout:g}s")
+    except Error as exc:
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        kind: FailureKind = "browser" if "closed" in message.lower() else "network"
+        return PageRecord.failure(url, kind, message)
+    finally:
+        await context.close()
+
+
+def _user_agent(browser: Browser) -> str:
+    """A desktop Chrome user agent (without "HeadlessChrome", which many sites refuse)."""
+    return (
+        "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
+        f"Chrome/{browser.version} Safari/537.36"
+    )
+
+
+async def _visit(context: BrowserContext, url: str, options: CaptureOptions) -> PageRecord:
+    from playwright.async_api import Error
+
+    page = await context.new_page()
+    try:
+        response = await page.goto(url, timeout=options.timeout * 1000, wait_until="load")
+    except Error as exc:
+        if "download is starting" in str(exc).lower():
+            return await _fetch_document(context, url, options)
+        raise
+    if response is None:
+        return PageRecord.failure(url, "network", "navigation produced no response")
+    content_type = await response.header_value("content-type")
+    if looks_like_pdf(content_type):
+        return await _fetch_document(context, url, options)
+    if response.status >= 400:
+        return _http_failure(url, response.status, response.status_text, content_type)
+    if not (content_type or "").lower().startswith(("text/html", "application/xhtml")):
+        body = await _body_or_empty(response)
+        if looks_like_pdf(None, body[:1024]):
+            return _pdf_record(url, body, response.status, content_type, page.url)
+    return await _web_record(page, response, url, content_type, options)
+
+
+async def _body_or_empty(response: Response) -> bytes:
+    from playwright.async_api import Error
+
+    try:
+        return await response.body()
+    except Error:
+        return b""
+
+
+async def _web_record(
+    page: Page, response: Response, url: str, content_type: str | None, options: CaptureOptions
+) -> PageRecord:
+    from playwright.async_api import Error
+
+    with contextlib.suppress(Error):  # a page that keeps polling still has its text by now
+        await page.wait_for_load_state("networkidle", timeout=options.idle_wait * 1000)
+    text = await page.evaluate(_INNER_TEXT)
+    return PageRecord.web(
+        url,
+        text,
+        await _screenshot(page, options),
+        http_status=response.status,
+        content_type=content_type,
+        final_url=page.url,
+    )
+
+
+async def _screenshot(page: Page, options: CaptureOptions) -> bytes | None:
+    """A full-page JPEG, cut at `max_screenshot_height`; None if the page cannot be drawn."""
+    from playwright.async_api import Error
+
+    try:
+        height = int(await page.evaluate(_PAGE_HEIGHT) or 0)
+        clip_height = min(max(height, options.viewport_height), options.max_screenshot_height)
+        return await page.screenshot(
+            type="jpeg",
+            quality=options.jpeg_quality,
+            full_page=True,
+            clip={"x": 0, "y": 0, "width": options.viewport_width, "height": clip_height},
+        )
+    except Error:
+        return None
+
+
+async def _fetch_document(context: BrowserContext, url: str, options: CaptureOptions) -> PageRecord:
+    """Fetch a document the browser would download or show in its viewer (PDFs) as bytes."""
+    response = await context.request.get(
+        url, timeout=options.timeout * 1000, fail_on_status_code=False
+    )
+    content_type = response.headers.get("content-type")
+    if response.status >= 400:
+        return _http_failure(url, response.status, response.status_text, content_type)
+    body = await response.body()
+    if not looks_like_pdf(content_type, body[:1024]):
+        return PageRecord.failure(
+            url,
+            "unsupported",
+            f"a download that is not a PDF (content-type {content_type or 'unknown'})",
+            http_status=response.status,
+            content_type=content_type,
+        )
+    return _pdf_record(url, body, response.status, content_type, response.url)
+
+
+def _pdf_record(
+    url: str, body: bytes, status: int, content_type: str | None, final_url: str
+) -> PageRecord:
+    extra: dict[str, Any] = {
+        "http_status": status,
+        "content_type": content_type,
+        "final_url": final_url,
+    }
+    try:
+        text = pdf_text(body)
+    except PdfTextError as exc:
+        return PageRecord.failure(url, "pdf", str(exc), **extra)
+    return PageRecord.pdf_document(url, body, text, **extra)
+
+
+def _http_failure(url: str, status: int, reason: str, content_type: str | None) -> PageRecord:
+    return PageRecord.failure(
+        url,
+        "http",
+        f"HTTP {status} {reason}".strip(),
+        http_status=status,
+        content_type=content_type,
+    )

@@ -1,0 +1,175 @@
+"""Importing a Mind2Web 2 page cache (`<root>/<agent>/<task>/index.json` + files) into a store.
+
+Their layout: `index.json` maps each URL to "web" or "pdf"; a page's files are named by the
+hex MD5 of the URL's storage key (fragment dropped, percent-decoded, one trailing slash
+removed): `<md5>.txt` + `<md5>.jpg` for a web page, `<md5>.pdf` for a PDF. A newer
+`failures.json` (URL -> {"reason", ...}) lists failed captures; they become failure records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urldefrag
+
+from pydantic import BaseModel
+
+from toolkit.pages.pdf import PdfTextError, pdf_text
+from toolkit.pages.store import PageRecord, PageStore
+from toolkit.pages.urls import is_web_url
+
+IMPORT_REPORT_VERSION = 1
+
+
+def m2w2_storage_key(url: str) -> str:
+    """The key Mind2Web 2 stores `url` under: no fragment, percent-decoded, one `/` less."""
+    decoded = unquote(urldefrag(url)[0])
+    if decoded.endswith("/") and len(decoded) > 1 and not decoded.endswith("://"):
+        decoded = decoded[:-1]
+    return decoded
+
+
+def m2w2_file_stem(url: str) -> str:
+    """The file name (without extension) of `url`'s cached files: MD5 hex of its storage key."""
+    return hashlib.md5(m2w2_storage_key(url).encode("utf-8")).hexdigest()
+
+
+class ImportProblem(BaseModel):
+    """An index entry (or a whole index) that could not be imported, and why."""
+
+    task_dir: str
+    url: str | None = None
+    reason: str
+
+
+class ImportReport(BaseModel):
+    """The result of `import_m2w2`, as `cache-pages --import-m2w2 --json` prints it."""
+
+    version: int = IMPORT_REPORT_VERSION
+    source: str
+    store: str
+    tasks: int = 0
+    imported: int = 0
+    """Pages (web or PDF) written to the store."""
+    already_stored: int = 0
+    """Entries whose URL already had a stored page (another agent or task cited it too)."""
+    failures_imported: int = 0
+    """Failure records taken from `failures.json` (never over a stored page)."""
+    problems: list[ImportProblem] = []
+
+
+def _stems(key: str) -> list[str]:
+    """Candidate stems: MD5 of the key as written, then of its storage key (older writers)."""
+    direct = hashlib.md5(key.encode("utf-8")).hexdigest()
+    return list(dict.fromkeys([direct, m2w2_file_stem(key)]))
+
+
+def _fetched_at(path: Path) -> datetime:
+    return datetime.fromtimestamp(path.stat().st_mtime, UTC)
+
+
+def _find(task_dir: Path, key: str, extension: str) -> Path | None:
+    for stem in _stems(key):
+        candidate = task_dir / f"{stem}{extension}"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    return data
+
+
+def _page_record(task_dir: Path, key: str, content_type: Any) -> PageRecord:
+    """The record for one index entry; raises ValueError saying why it cannot be imported."""
+    if not is_web_url(key):
+        raise ValueError("not an http(s) URL")
+    if content_type == "web":
+        text_file = _find(task_dir, key, ".txt")
+        if text_file is None:
+            raise ValueError(f"text file {m2w2_file_stem(key)}.txt is missing")
+        shot = text_file.with_suffix(".jpg")
+        return PageRecord.web(
+            key,
+            text_file.read_text(encoding="utf-8", errors="replace"),
+            shot.read_bytes() if shot.is_file() else None,
+            origin="m2w2",
+            fetched_at=_fetched_at(text_file),
+        )
+    if content_type == "pdf":
+        pdf_file = _find(task_dir, key, ".pdf")
+        if pdf_file is None:
+            raise ValueError(f"PDF file {m2w2_file_stem(key)}.pdf is missing")
+        data = pdf_file.read_bytes()
+        try:
+            text = pdf_text(data)
+        except PdfTextError as exc:
+            raise ValueError(str(exc)) from exc
+        return PageRecord.pdf_document(
+            key, data, text, origin="m2w2", fetched_at=_fetched_at(pdf_file)
+        )
+    raise ValueError(f"unknown content type {content_type!r} (expected 'web' or 'pdf')")
+
+
+def _import_task(task_dir: Path, store: PageStore, report: ImportReport, refresh: bool) -> None:
+    where = str(task_dir)
+    try:
+        index = _read_json(task_dir / "index.json")
+    except (OSError, ValueError) as exc:
+        report.problems.append(ImportProblem(task_dir=where, reason=f"index.json: {exc}"))
+        return
+    for key, content_type in index.items():
+        if not refresh and store.has_page(key):
+            report.already_stored += 1
+            continue
+        try:
+            record = _page_record(task_dir, key, content_type)
+        except (OSError, ValueError) as exc:
+            report.problems.append(ImportProblem(task_dir=where, url=key, reason=str(exc)))
+            continue
+        store.put(record)
+        report.imported += 1
+    _import_failures(task_dir, store, report)
+
+
+def _import_failures(task_dir: Path, store: PageStore, report: ImportReport) -> None:
+    path = task_dir / "failures.json"
+    if not path.is_file():
+        return
+    try:
+        failures = _read_json(path)
+    except (OSError, ValueError) as exc:
+        report.problems.append(ImportProblem(task_dir=str(task_dir), reason=f"{path.name}: {exc}"))
+        return
+    for key, entry in failures.items():
+        if not is_web_url(key):
+            continue
+        reason = entry.get("reason") if isinstance(entry, dict) else None
+        record = PageRecord.failure(
+            key,
+            "import",
+            f"Mind2Web 2 capture failed: {reason or 'no reason given'}",
+            origin="m2w2",
+        )
+        if store.put(record):
+            report.failures_imported += 1
+
+
+def import_m2w2(root: str | Path, store: PageStore, *, refresh: bool = False) -> ImportReport:
+    """Import every task folder (one with an `index.json`) under `root` into `store`.
+
+    A URL that already has a stored page is left alone unless `refresh`. Entries that
+    cannot be imported (missing or unreadable files, unknown type) are listed in `problems`.
+    """
+    root = Path(root)
+    report = ImportReport(source=str(root), store=str(store.path))
+    for index in sorted(root.rglob("index.json")):
+        report.tasks += 1
+        _import_task(index.parent, store, report, refresh)
+    return report

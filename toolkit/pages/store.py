@@ -1,0 +1,311 @@
+"""The page store: one SQLite file (WAL) mapping a normalized URL to its captured page.
+
+Invariant: a failed capture is kept as a failure record (`status="failed"`, with the reason)
+and is never served as page text; `get` and `screenshot` answer None for it, exactly as for
+a page never captured. A failure never overwrites a page that was captured successfully.
+Reads are local and offline, so a rerun sees exactly the pages the first run saw.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import sqlite3
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal, Self
+
+from pydantic import BaseModel, Field
+
+from toolkit.pages.urls import match_key, normalize_url
+
+PAGE_RECORD_VERSION = 1
+STORE_FILENAME = "pages.sqlite"
+SCHEMA_VERSION = 1
+
+PageKind = Literal["web", "pdf"]
+FailureKind = Literal["http", "timeout", "network", "unsupported", "pdf", "browser", "import"]
+
+_COLUMNS = (
+    "url",
+    "match_key",
+    "version",
+    "requested_url",
+    "final_url",
+    "status",
+    "kind",
+    "http_status",
+    "content_type",
+    "text",
+    "screenshot",
+    "pdf",
+    "content_hash",
+    "fetched_at",
+    "error_kind",
+    "error",
+    "attempts",
+    "origin",
+)
+_BLOBS = ("screenshot", "pdf")
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS pages (
+    url TEXT PRIMARY KEY,
+    match_key TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    requested_url TEXT NOT NULL,
+    final_url TEXT,
+    status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+    kind TEXT,
+    http_status INTEGER,
+    content_type TEXT,
+    text TEXT,
+    screenshot BLOB,
+    pdf BLOB,
+    content_hash TEXT,
+    fetched_at TEXT NOT NULL,
+    error_kind TEXT,
+    error TEXT,
+    attempts INTEGER NOT NULL DEFAULT 1,
+    origin TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS pages_match_key ON pages (match_key);
+PRAGMA user_version = {SCHEMA_VERSION};
+"""
+
+
+def content_hash(data: str | bytes) -> str:
+    """`sha256:<hex>` of a page's text (web) or bytes (PDF); the prefix names the algorithm."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    return "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class PageRecord(BaseModel):
+    """One URL's row in the page store: a captured page, or the reason its capture failed."""
+
+    version: int = PAGE_RECORD_VERSION
+    """Format version of this record."""
+    url: str
+    """The normalized URL (`normalize_url`): the store key."""
+    requested_url: str
+    """The URL as it was asked for (cited form, or the Mind2Web 2 index key on import)."""
+    final_url: str | None = None
+    """Where the browser ended up after redirects, when known."""
+    status: Literal["ok", "failed"]
+    """`ok`: the page is stored; `failed`: only the failure is recorded."""
+    kind: PageKind | None = None
+    """`web` (text + screenshot) or `pdf` (bytes + extracted text); None for failures."""
+    http_status: int | None = None
+    """The HTTP status of the final response, when there was one."""
+    content_type: str | None = None
+    """The response's Content-Type header, when known."""
+    text: str | None = None
+    """The page's visible text (`document.body.innerText`) or the PDF's extracted text."""
+    screenshot: bytes | None = Field(default=None, repr=False)
+    """JPEG bytes of the rendered page (web pages only)."""
+    pdf: bytes | None = Field(default=None, repr=False)
+    """The PDF file as served (PDFs only)."""
+    content_hash: str | None = None
+    """`sha256:<hex>` of the text (web) or the PDF bytes."""
+    fetched_at: datetime = Field(default_factory=_now)
+    """When the capture (or the import's source file) was made, UTC."""
+    error_kind: FailureKind | None = None
+    """Why it failed: http (4xx/5xx), timeout, network, unsupported (a download that is
+    not a PDF), pdf (unreadable), browser (crashed), import (Mind2Web 2 failure record)."""
+    error: str | None = None
+    """A one-line reason for the failure."""
+    attempts: int = 1
+    """How many captures of this URL failed in a row (1 for a stored page)."""
+    origin: Literal["capture", "m2w2"] = "capture"
+    """Captured by `cache-pages`, or imported from a Mind2Web 2 page cache."""
+
+    @classmethod
+    def web(cls, requested_url: str, text: str, screenshot: bytes | None, **extra: Any) -> Self:
+        """A captured web page (text and JPEG screenshot)."""
+        return cls(
+            url=normalize_url(requested_url),
+            requested_url=requested_url,
+            status="ok",
+            kind="web",
+            text=text,
+            screenshot=screenshot,
+            content_hash=content_hash(text),
+            **extra,
+        )
+
+    @classmethod
+    def pdf_document(cls, requested_url: str, pdf: bytes, text: str, **extra: Any) -> Self:
+        """A captured PDF with the text extracted from it."""
+        return cls(
+            url=normalize_url(requested_url),
+            requested_url=requested_url,
+            status="ok",
+            kind="pdf",
+            text=text,
+            pdf=pdf,
+            content_hash=content_hash(pdf),
+            **extra,
+        )
+
+    @classmethod
+    def failure(cls, requested_url: str, error_kind: FailureKind, error: str, **extra: Any) -> Self:
+        """A capture that failed; it holds the reason and never any page content."""
+        return cls(
+            url=normalize_url(requested_url),
+            requested_url=requested_url,
+            status="failed",
+            error_kind=error_kind,
+            error=error,
+            **extra,
+        )
+
+    @property
+    def ok(self) -> bool:
+        """Whether a page is stored (not a failure)."""
+        return self.status == "ok"
+
+    def report(self) -> dict[str, Any]:
+        """The record for reports and `--json`: blobs replaced by their sizes."""
+        data = self.model_dump(mode="json", exclude=set(_BLOBS))
+        data["text_chars"] = len(self.text) if self.text is not None else None
+        data.pop("text")
+        data["screenshot_bytes"] = len(self.screenshot) if self.screenshot else None
+        data["pdf_bytes"] = len(self.pdf) if self.pdf else None
+        return data
+
+
+class PageStore:
+    """Captured pages by normalized URL in `<directory>/pages.sqlite`; a `PageSource`.
+
+    `get(url)` gives the page text, `screenshot(url)` a base64 JPEG, `lookup(url)` the whole
+    record (failures included). Lookups try the normalized URL, then its `match_key`.
+    """
+
+    def __init__(self, directory: str | Path, *, readonly: bool = False) -> None:
+        self.directory = Path(directory)
+        self.path = self.directory / STORE_FILENAME
+        self.readonly = readonly
+        self._lock = threading.Lock()
+        if readonly:
+            if not self.path.is_file():
+                raise FileNotFoundError(
+                    f"no page store at {self.path}; capture pages first with "
+                    "`judgegen cache-pages --answers DIR --store DIR`"
+                )
+            uri = f"{self.path.resolve().as_uri()}?mode=ro"
+            self._db = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        else:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+        self._db.execute("PRAGMA busy_timeout=5000")
+
+    def close(self) -> None:
+        """Close the database connection."""
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def _row(self, url: str, columns: tuple[str, ...]) -> dict[str, Any] | None:
+        key = normalize_url(url)
+        select = ", ".join(columns)
+        with self._lock:
+            row = self._db.execute(f"SELECT {select} FROM pages WHERE url = ?", (key,)).fetchone()
+            if row is None:
+                row = self._db.execute(
+                    f"SELECT {select} FROM pages WHERE match_key = ? "
+                    "ORDER BY status = 'ok' DESC, rowid LIMIT 1",
+                    (match_key(key),),
+                ).fetchone()
+        return dict(zip(columns, row, strict=True)) if row else None
+
+    def lookup(self, url: str) -> PageRecord | None:
+        """The full record for `url` (a page or a failure), or None if it was never captured."""
+        row = self._row(url, _COLUMNS)
+        return PageRecord.model_validate(row) if row else None
+
+    def get(self, url: str) -> str | None:
+        """The page's text; None when it was never captured or its capture failed."""
+        row = self._row(url, ("status", "text"))
+        return row["text"] if row and row["status"] == "ok" else None
+
+    def screenshot(self, url: str) -> str | None:
+        """The page's screenshot as base64 JPEG; None for PDFs, failures and missing pages."""
+        row = self._row(url, ("status", "screenshot"))
+        if not row or row["status"] != "ok" or not row["screenshot"]:
+            return None
+        return base64.b64encode(row["screenshot"]).decode("ascii")
+
+    def pdf(self, url: str) -> bytes | None:
+        """The PDF bytes as served; None when the URL is not a stored PDF."""
+        row = self._row(url, ("status", "pdf"))
+        return row["pdf"] if row and row["status"] == "ok" else None
+
+    def has_page(self, url: str) -> bool:
+        """Whether a page (not a failure) is stored for exactly this normalized URL."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT 1 FROM pages WHERE url = ? AND status = 'ok'", (normalize_url(url),)
+            ).fetchone()
+        return row is not None
+
+    def records(self, status: Literal["ok", "failed"] | None = None) -> list[PageRecord]:
+        """Every record (without screenshot and PDF bytes), oldest row first."""
+        columns = tuple(c for c in _COLUMNS if c not in _BLOBS)
+        query = f"SELECT {', '.join(columns)} FROM pages"
+        params: tuple[str, ...] = ()
+        if status is not None:
+            query, params = query + " WHERE status = ?", (status,)
+        with self._lock:
+            rows = self._db.execute(query + " ORDER BY rowid", params).fetchall()
+        return [PageRecord.model_validate(dict(zip(columns, r, strict=True))) for r in rows]
+
+    def counts(self) -> dict[str, int]:
+        """How many pages (`ok`) and failures (`failed`) the store holds."""
+        with self._lock:
+            rows = self._db.execute("SELECT status, COUNT(*) FROM pages GROUP BY status")
+            found = dict(rows.fetchall())
+        return {"ok": found.get("ok", 0), "failed": found.get("failed", 0)}
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def put(self, record: PageRecord) -> bool:
+        """Store `record`; returns False when it is a failure and a page is already stored.
+
+        A page replaces whatever was there. A failure replaces an earlier failure (counting
+        the attempt) but never a stored page, which stays what readers see.
+        """
+        if self.readonly:
+            raise PermissionError(f"page store {self.path} was opened read-only")
+        values = record.model_dump()
+        values["url"] = normalize_url(record.url)
+        values["match_key"] = match_key(values["url"])
+        values["fetched_at"] = record.fetched_at.isoformat()
+        with self._lock, self._db:
+            previous = self._db.execute(
+                "SELECT status, attempts FROM pages WHERE url = ?", (values["url"],)
+            ).fetchone()
+            if previous and record.status == "failed":
+                if previous[0] == "ok":
+                    return False
+                values["attempts"] = previous[1] + 1
+            placeholders = ", ".join("?" for _ in _COLUMNS)
+            self._db.execute(
+                f"INSERT OR REPLACE INTO pages ({', '.join(_COLUMNS)}) VALUES ({placeholders})",
+                tuple(values[c] for c in _COLUMNS),
+            )
+        return True
