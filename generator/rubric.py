@@ -24,6 +24,7 @@ class RubricNode(BaseModel):
     parent: str | None
     depth: int
     leaf: bool
+    status: str = "initialized"
 
 
 class NodeChange(BaseModel):
@@ -81,6 +82,7 @@ def flatten(tree: dict[str, Any]) -> list[RubricNode]:
                 parent=parent,
                 depth=depth,
                 leaf=not children,
+                status=str(node.get("status", "initialized")),
             )
         )
         stack.extend((child, node["id"], depth + 1) for child in reversed(children))
