@@ -1,0 +1,107 @@
+"""`mind2web2.evaluator` for imported judges: judgegen's Evaluator under Mind2Web 2's spellings.
+
+The subclass only adds what older and newer published judges call that the core Evaluator
+does not spell the same way (`id_=` for node ids, `close`, `add_existence_node`, id helpers);
+it never changes how a tree is built or scored, so an imported judge scores exactly as its
+native rewrite does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolkit.backends import DEFAULT_JUDGE_MODEL
+from toolkit.evaluator import Evaluator as CoreEvaluator
+from toolkit.tree import AggregationStrategy, VerificationNode
+
+__all__ = ["DEFAULT_JUDGE_MODEL", "AggregationStrategy", "Evaluator", "VerificationNode"]
+
+
+def _node_args(id: str | None, desc: str | None, kwargs: dict[str, Any]) -> tuple[str, str]:
+    """The node id (given as `id` or as older judges' `id_`) and description, both required."""
+    alias = kwargs.pop("id_", None)
+    node_id = id if id is not None else alias
+    if node_id is None:
+        raise TypeError("a node needs an id (`id=` or `id_=`)")
+    if desc is None:
+        raise TypeError(f"node '{node_id}' needs a description (`desc=`)")
+    return node_id, desc
+
+
+class Evaluator(CoreEvaluator):
+    """judgegen's Evaluator, accepting Mind2Web 2's historical keyword spellings."""
+
+    def add_parallel(
+        self,
+        id: str | None = None,
+        desc: str | None = None,
+        parent: VerificationNode | None = None,
+        **kwargs: Any,
+    ) -> VerificationNode:
+        """Add a parallel parent; `id_=` is accepted for `id=`."""
+        node_id, node_desc = _node_args(id, desc, kwargs)
+        return super().add_parallel(node_id, node_desc, parent, **kwargs)
+
+    def add_sequential(
+        self,
+        id: str | None = None,
+        desc: str | None = None,
+        parent: VerificationNode | None = None,
+        **kwargs: Any,
+    ) -> VerificationNode:
+        """Add a sequential parent; `id_=` is accepted for `id=`."""
+        node_id, node_desc = _node_args(id, desc, kwargs)
+        return super().add_sequential(node_id, node_desc, parent, **kwargs)
+
+    def add_leaf(
+        self,
+        id: str | None = None,
+        desc: str | None = None,
+        parent: VerificationNode | None = None,
+        critical: bool = False,
+        score: float = 0.0,
+        status: str = "initialized",
+        **kwargs: Any,
+    ) -> VerificationNode:
+        """Add a leaf to be decided by `verify`; `id_=` is accepted for `id=`."""
+        node_id, node_desc = _node_args(id, desc, kwargs)
+        return super().add_leaf(node_id, node_desc, parent, critical, score, status, **kwargs)
+
+    def add_custom_node(
+        self,
+        result: bool,
+        id: str | None = None,
+        desc: str | None = None,
+        parent: VerificationNode | None = None,
+        critical: bool = True,
+        **kwargs: Any,
+    ) -> VerificationNode:
+        """Add a leaf decided by a Python check; `id_=` is accepted for `id=`."""
+        node_id, node_desc = _node_args(id, desc, kwargs)
+        if kwargs:
+            raise TypeError(f"add_custom_node got unexpected arguments: {sorted(kwargs)}")
+        return super().add_custom_node(result, node_id, node_desc, parent, critical)
+
+    def add_existence_node(
+        self, result: bool, id: str, desc: str, **kwargs: Any
+    ) -> VerificationNode:
+        """Mind2Web 2's older name for `add_custom_node`."""
+        return self.add_custom_node(result, id, desc, **kwargs)
+
+    async def close(self) -> None:
+        """Nothing to release: pages and browsers belong to the runner."""
+
+    def get_all_node_ids(self) -> list[str]:
+        """Every node id in the tree, sorted."""
+        return sorted(node.id for node in self._nodes())
+
+    def check_id_available(self, node_id: str) -> bool:
+        """True when no node has this id yet."""
+        return all(node.id != node_id for node in self._nodes())
+
+    def get_node_count(self) -> int:
+        """How many nodes the tree has, root included."""
+        return sum(1 for _ in self._nodes())
+
+    def _nodes(self) -> list[VerificationNode]:
+        return [] if self.root is None else list(self.root.iter_nodes())
