@@ -1,0 +1,82 @@
+"""The parent side of the judge channel: answers a sandboxed judge's calls with real services.
+
+The broker owns the judging backend (and so the keys, cache, rate limits and budget), the page
+source and the tool providers. A judge's process only ever sees the results, or an error
+reduced to its type, kind and message, which the worker re-raises as `InfraError`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from toolkit.backends import ExtractRequest, JudgingBackend, Verdict, VerifyRequest
+from toolkit.errors import InfraError
+from toolkit.evaluator import PageSource
+from toolkit.runner.protocol import Call, Reply
+
+ToolProvider = Callable[..., Awaitable[Any] | Any]
+
+
+async def _resolve(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    return value
+
+
+class Broker:
+    """Dispatches `Call` messages to the backend, the page source and the tool providers."""
+
+    def __init__(
+        self,
+        backend: JudgingBackend,
+        pages: PageSource | None = None,
+        tools: Mapping[str, ToolProvider] | None = None,
+    ) -> None:
+        self.backend = backend
+        self.pages = pages
+        self.tools = dict(tools or {})
+
+    async def handle(self, call: Call) -> Reply:
+        """Answer one call; every exception becomes an error reply, never a crash."""
+        try:
+            result = await self._dispatch(call.method, call.payload)
+        except Exception as exc:
+            error = {
+                "type": type(exc).__name__,
+                "kind": getattr(exc, "kind", None) or "backend",
+                "message": str(exc)[:2000],
+            }
+            return Reply(job_id=call.job_id, call_id=call.call_id, error=error)
+        return Reply(job_id=call.job_id, call_id=call.call_id, result=_jsonable(result))
+
+    async def _dispatch(self, method: str, payload: dict[str, Any]) -> Any:
+        if method == "extract":
+            raw = await self.backend.extract(ExtractRequest.model_validate(payload))
+            return raw.model_dump(mode="json") if isinstance(raw, BaseModel) else dict(raw or {})
+        if method == "verify":
+            verdict = await self.backend.verify(VerifyRequest.model_validate(payload))
+            return Verdict.model_validate(_jsonable(verdict)).model_dump(mode="json")
+        if method == "page_get":
+            if self.pages is None:
+                return None
+            return await _resolve(self.pages.get(str(payload["url"])))
+        if method == "page_screenshot":
+            shot = getattr(self.pages, "screenshot", None)
+            return await _resolve(shot(str(payload["url"]))) if shot else None
+        if method == "tool":
+            return await self._tool(str(payload["name"]), dict(payload.get("args") or {}))
+        raise InfraError(f"unknown broker method '{method}'", kind="protocol")
+
+    async def _tool(self, name: str, args: dict[str, Any]) -> Any:
+        provider = self.tools.get(name)
+        if provider is None:
+            raise InfraError(f"tool '{name}' is not available: no provider for it", kind="tool")
+        return _jsonable(await _resolve(provider(**args)))

@@ -1,0 +1,415 @@
+"""Parent side of the sandbox: starting worker processes, isolating them, and a pool of them.
+
+A worker is started as `unshare -rn --pid --fork --kill-child --mount-proc python -m
+toolkit.runner.worker` (no network, its own PID namespace and /proc) where the OS allows it,
+with a scrubbed environment, a private temporary cwd/HOME, its own session and an inherited
+socket to the broker. Whatever a judge does, `WorkerPool.evaluate` returns an `EvalOutcome`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+import re
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import toolkit
+from toolkit.backends import JudgingBackend
+from toolkit.evaluator import PageSource
+from toolkit.runner.broker import Broker, ToolProvider
+from toolkit.runner.protocol import (
+    Call,
+    EvalJob,
+    EvalOutcome,
+    JobEnd,
+    JobStart,
+    Outcome,
+    ProtocolError,
+    Ready,
+    Reply,
+    SandboxLimits,
+    Shutdown,
+    encode,
+    error_dict,
+    read_message,
+)
+
+STARTUP_TIMEOUT_S = 60.0
+KILL_GRACE_S = 5.0
+_KEPT_VARS = ("PATH", "LANG", "LANGUAGE", "TZ")
+_SECRET_NAME = re.compile(
+    r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|^ANTHROPIC_|^OPENAI_|PROXY",
+    re.IGNORECASE,
+)
+_SIGNAL_KINDS = {signal.SIGXCPU: "cpu_limit", signal.SIGKILL: "killed"}
+
+
+def scrubbed_environment(base: Mapping[str, str], home: str) -> dict[str, str]:
+    """The worker's environment: a few harmless variables from `base`, never a secret.
+
+    Only PATH, LANG, LANGUAGE, TZ and LC_* are copied, and any of them whose name looks like a
+    secret or a proxy is dropped anyway; HOME and TMPDIR point at the worker's temp dir.
+    """
+    env = {
+        name: value
+        for name, value in base.items()
+        if (name in _KEPT_VARS or name.startswith("LC_")) and not _SECRET_NAME.search(name)
+    }
+    package_root = str(Path(toolkit.__file__).resolve().parent.parent)
+    extra = [p for p in base.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env.update(
+        HOME=home,
+        TMPDIR=home,
+        PYTHONPATH=os.pathsep.join([package_root, *extra]),
+        PYTHONHASHSEED="0",
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTHONUNBUFFERED="1",
+        PYTHONSAFEPATH="1",
+    )
+    return env
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """How workers are wrapped: the command prefix and what it achieves on this machine."""
+
+    prefix: tuple[str, ...] = ()
+    network_isolated: bool = False
+    pid_isolated: bool = False
+    warning: str | None = None
+
+
+async def _command_works(prefix: list[str]) -> tuple[bool, str]:
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *prefix,
+            sys.executable,
+            "-c",
+            "pass",
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        _, err = await asyncio.wait_for(process.communicate(), timeout=20)
+    except (OSError, TimeoutError) as exc:
+        return False, str(exc)
+    return process.returncode == 0, err.decode(errors="replace").strip()[-300:]
+
+
+async def probe_isolation(network: bool = False) -> Isolation:
+    """Find the strongest `unshare` wrapper that works here; warn (stderr) when none does."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return Isolation(
+            warning="`unshare` (util-linux) not found: judge workers run without network and "
+            "PID isolation; only the in-process guards block sockets and processes"
+        )
+    net = [] if network else ["-n"]
+    full = [unshare, "-r", *net, "--pid", "--fork", "--kill-child", "--mount-proc", "--"]
+    ok, why = await _command_works(full)
+    if ok:
+        return Isolation(tuple(full), network_isolated=not network, pid_isolated=True)
+    basic = [unshare, "-r", *net, "--"]
+    ok_basic, why_basic = await _command_works(basic)
+    if ok_basic:
+        return Isolation(
+            tuple(basic),
+            network_isolated=not network,
+            warning=f"no PID namespace for judge workers ({why or 'unshare failed'})",
+        )
+    return Isolation(
+        warning=f"`unshare -r{'n' if not network else ''}` failed ({why_basic or why}): judge "
+        "workers run without namespace isolation; only the in-process guards block sockets "
+        "and processes"
+    )
+
+
+class _Tail:
+    def __init__(self, limit: int) -> None:
+        self.limit, self.data = limit, bytearray()
+
+    def add(self, chunk: bytes) -> None:
+        self.data += chunk
+        if len(self.data) > self.limit:
+            del self.data[: len(self.data) - self.limit]
+
+
+class WorkerProcess:
+    """One long-lived worker seen from the parent; runs one job at a time."""
+
+    def __init__(
+        self,
+        process: asyncio.subprocess.Process,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        home: str,
+        output_limit: int,
+    ) -> None:
+        self.process, self.reader, self.writer, self.home = process, reader, writer, home
+        self.alive = True
+        self.tails = {"stdout": _Tail(output_limit), "stderr": _Tail(output_limit)}
+        self._write_lock = asyncio.Lock()
+        self._pumps = [
+            asyncio.ensure_future(self._pump(process.stdout, self.tails["stdout"])),
+            asyncio.ensure_future(self._pump(process.stderr, self.tails["stderr"])),
+        ]
+
+    @classmethod
+    async def start(cls, isolation: Isolation, limits: SandboxLimits) -> WorkerProcess:
+        """Spawn a worker and wait for it to say it is ready; InfraError-free: raises OSError."""
+        home = tempfile.mkdtemp(prefix="judgegen-worker-")
+        parent_sock, child_sock = socket.socketpair()
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *isolation.prefix,
+                sys.executable,
+                "-m",
+                "toolkit.runner.worker",
+                "--fd",
+                str(child_sock.fileno()),
+                pass_fds=(child_sock.fileno(),),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=scrubbed_environment(os.environ, home),
+                cwd=home,
+                start_new_session=True,
+            )
+        except BaseException:
+            parent_sock.close()
+            shutil.rmtree(home, ignore_errors=True)
+            raise
+        finally:
+            child_sock.close()
+        reader, writer = await asyncio.open_unix_connection(sock=parent_sock)
+        worker = cls(process, reader, writer, home, limits.max_output_bytes)
+        try:
+            async with asyncio.timeout(STARTUP_TIMEOUT_S):
+                message = await read_message(reader)
+        except (TimeoutError, ProtocolError, OSError) as exc:
+            message = exc
+        if not isinstance(message, Ready):
+            await worker.close()
+            detail = worker.tails["stderr"].data.decode(errors="replace")[-1000:]
+            raise OSError(f"the judge worker did not start ({message!r}); stderr: {detail}")
+        return worker
+
+    async def _pump(self, stream: asyncio.StreamReader | None, tail: _Tail) -> None:
+        if stream is None:
+            return
+        with contextlib.suppress(OSError):
+            while chunk := await stream.read(1 << 16):
+                tail.add(chunk)
+
+    async def send(self, message: Any) -> None:
+        """Write one frame to the worker."""
+        frame = encode(message)
+        async with self._write_lock:
+            self.writer.write(frame)
+            await self.writer.drain()
+
+    async def run(self, start: JobStart, broker: Broker) -> EvalOutcome:
+        """Run one job; every failure mode ends in an outcome, and a broken worker in `alive=False`."""
+        begin = time.monotonic()
+        calls: set[asyncio.Task[None]] = set()
+        try:
+            async with asyncio.timeout(start.limits.timeout_s + KILL_GRACE_S):
+                await self.send(start)
+                outcome, end = await self._converse(start, broker, calls)
+        except TimeoutError:
+            await self.kill()
+            outcome, end = None, JobEnd(job_id=start.job_id, timed_out=True)
+        except (ProtocolError, OSError) as exc:
+            await self.kill()
+            outcome, end = None, JobEnd(job_id=start.job_id, protocol_error=str(exc))
+        except BaseException:
+            await self.kill()
+            raise
+        finally:
+            for task in calls:
+                task.cancel()
+        return _finish(start, outcome, end, time.monotonic() - begin)
+
+    async def _converse(
+        self, start: JobStart, broker: Broker, calls: set[asyncio.Task[None]]
+    ) -> tuple[EvalOutcome | None, JobEnd]:
+        outcome: EvalOutcome | None = None
+        while True:
+            message = await read_message(self.reader)
+            if message is None:
+                await self.kill()
+                return outcome, JobEnd(
+                    job_id=start.job_id,
+                    protocol_error="the worker process ended unexpectedly",
+                    stderr_tail=self.tails["stderr"].data.decode(errors="replace"),
+                )
+            if isinstance(message, Call) and message.job_id == start.job_id:
+                task = asyncio.ensure_future(self._answer(message, broker))
+                calls.add(task)
+                task.add_done_callback(calls.discard)
+            elif isinstance(message, Outcome) and message.job_id == start.job_id:
+                outcome = outcome or message.outcome
+            elif isinstance(message, JobEnd) and message.job_id == start.job_id:
+                return outcome, message
+            else:
+                raise ProtocolError(f"unexpected '{message.type}' message from the worker")
+
+    async def _answer(self, call: Call, broker: Broker) -> None:
+        reply = await broker.handle(call)
+        try:
+            frame_message: Reply = reply
+            encode(frame_message)
+        except (ProtocolError, ValueError, TypeError) as exc:
+            error = {"type": type(exc).__name__, "kind": "protocol", "message": str(exc)[:500]}
+            frame_message = Reply(job_id=call.job_id, call_id=call.call_id, error=error)
+        with contextlib.suppress(OSError, ConnectionError):
+            await self.send(frame_message)
+
+    async def kill(self) -> None:
+        """Kill the worker's whole process group and mark it dead."""
+        self.alive = False
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            self.process.kill()
+
+    async def close(self) -> None:
+        """Ask the worker to stop, then make sure it is gone and its temp dir removed."""
+        if self.alive and self.process.returncode is None:
+            with contextlib.suppress(OSError, ConnectionError, ProtocolError):
+                await self.send(Shutdown())
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.process.wait(), timeout=2)
+        await self.kill()
+        await self.process.wait()
+        for pump in self._pumps:
+            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+                await asyncio.wait_for(pump, timeout=1)
+        self.writer.close()
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+def _end_error(start: JobStart, end: JobEnd) -> dict[str, Any]:
+    limits = start.limits
+    last_line = next((ln for ln in reversed(end.stderr_tail.splitlines()) if ln.strip()), "")
+    hint = f"; last stderr line: {last_line.strip()[:300]}" if last_line else ""
+    if end.timed_out:
+        message = f"the judge did not finish within {limits.timeout_s:g} s and was killed"
+        return error_dict("Timeout", "timeout", message)
+    if end.protocol_error:
+        return error_dict("SandboxError", "protocol", f"{end.protocol_error}{hint}")
+    if end.signal is not None:
+        kind = _SIGNAL_KINDS.get(signal.Signals(end.signal), "crash")
+        name = signal.Signals(end.signal).name
+        if kind == "cpu_limit":
+            message = f"the judge exceeded its CPU limit of {limits.cpu_s} s ({name})"
+        else:
+            message = f"the judge process was killed by {name} without reporting an outcome{hint}"
+        return error_dict("SandboxError", kind, message)
+    message = f"the judge process exited with code {end.exit_code} without reporting an outcome"
+    return error_dict("SandboxError", "crash", f"{message}{hint}")
+
+
+def _finish(
+    start: JobStart, outcome: EvalOutcome | None, end: JobEnd, duration: float
+) -> EvalOutcome:
+    tails = {"stdout_tail": end.stdout_tail, "stderr_tail": end.stderr_tail}
+    if outcome is None:
+        outcome = EvalOutcome.failure(start.job, "crash", "")
+        outcome.errors = [_end_error(start, end)]
+    return outcome.model_copy(update={"duration_s": round(duration, 6), **tails})
+
+
+class WorkerPool:
+    """`size` sandboxed workers sharing one broker; `evaluate` runs a job on a free one.
+
+    Use as `async with WorkerPool(4, limits, backend, pages, tools) as pool:`. A worker that
+    crashed, timed out or broke the protocol is replaced on the next job.
+    """
+
+    def __init__(
+        self,
+        size: int = 1,
+        limits: SandboxLimits | None = None,
+        backend: JudgingBackend | None = None,
+        pages: PageSource | None = None,
+        tools: Mapping[str, ToolProvider] | None = None,
+    ) -> None:
+        if size < 1:
+            raise ValueError("a worker pool needs at least one worker")
+        if backend is None:
+            raise ValueError("a worker pool needs a judging backend")
+        self.size = size
+        self.limits = limits or SandboxLimits()
+        self.broker = Broker(backend, pages, tools)
+        self.isolation = Isolation()
+        self._idle: list[WorkerProcess] = []
+        self._busy: set[WorkerProcess] = set()
+        self._slots = asyncio.Semaphore(size)
+        self._job_ids = itertools.count(1)
+
+    async def __aenter__(self) -> WorkerPool:
+        self.isolation = await probe_isolation(self.limits.network)
+        if self.isolation.warning:
+            print(f"judgegen: warning: {self.isolation.warning}", file=sys.stderr)
+        started = await asyncio.gather(
+            *(WorkerProcess.start(self.isolation, self.limits) for _ in range(self.size)),
+            return_exceptions=True,
+        )
+        self._idle = [w for w in started if isinstance(w, WorkerProcess)]
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Stop every worker."""
+        workers = [*self._idle, *self._busy]
+        self._idle, self._busy = [], set()
+        await asyncio.gather(*(w.close() for w in workers), return_exceptions=True)
+
+    def _job_start(self, job: EvalJob) -> JobStart:
+        backend = self.broker.backend
+        pages = self.broker.pages
+        job = job.model_copy(update={"judge_path": str(Path(job.judge_path).resolve())})
+        return JobStart(
+            job_id=next(self._job_ids),
+            job=job,
+            limits=self.limits,
+            backend_model=getattr(backend, "model", None),
+            backend_extract_model=getattr(backend, "extract_model", None),
+            pages=pages is not None,
+            screenshots=callable(getattr(pages, "screenshot", None)),
+        )
+
+    async def evaluate(self, job: EvalJob) -> EvalOutcome:
+        """Run `job` in a sandboxed worker; never raises for anything the judge does."""
+        start = self._job_start(job)
+        async with self._slots:
+            try:
+                worker = self._idle.pop() if self._idle else None
+                if worker is None or not worker.alive:
+                    worker = await WorkerProcess.start(self.isolation, self.limits)
+            except OSError as exc:
+                return EvalOutcome.failure(job, "sandbox", f"cannot start a judge worker: {exc}")
+            self._busy.add(worker)
+            try:
+                outcome = await worker.run(start, self.broker)
+            finally:
+                self._busy.discard(worker)
+                if worker.alive:
+                    self._idle.append(worker)
+                else:
+                    await worker.close()
+        return outcome

@@ -1,0 +1,257 @@
+"""What crosses the boundary between the runner (parent) and a sandboxed worker process.
+
+Every frame is a 4-byte big-endian length followed by one UTF-8 JSON message; every message is
+a pydantic model with a `type` discriminator and a `version`. The parent never trusts a frame:
+anything malformed, oversized or out of place ends the worker, never the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import struct
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+PROTOCOL_VERSION = 1
+OUTCOME_VERSION = 1
+MAX_FRAME_BYTES = 64 * 1024 * 1024
+_HEADER = struct.Struct(">I")
+
+CallMethod = Literal["extract", "verify", "page_get", "page_screenshot", "tool"]
+
+
+class ProtocolError(Exception):
+    """A frame that is malformed, oversized, of the wrong version or unexpected here."""
+
+
+class SandboxLimits(BaseModel):
+    """Resource limits for one evaluation in a worker process."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    timeout_s: float = Field(default=600.0, gt=0, description="Wall-clock seconds per evaluation.")
+    cpu_s: int = Field(default=300, ge=1, description="CPU seconds per evaluation.")
+    memory_mb: int = Field(
+        default=2048, ge=64, description="Address space allowed on top of the interpreter's own."
+    )
+    max_output_bytes: int = Field(
+        default=64 * 1024, ge=1024, description="Tail of stdout/stderr kept per evaluation."
+    )
+    max_file_mb: int = Field(default=64, ge=1, description="Largest file a judge may write.")
+    max_open_files: int = Field(default=256, ge=32, description="Open file descriptors.")
+    network: bool = Field(default=False, description="Allow network access (never by default).")
+
+
+class EvalJob(BaseModel):
+    """One evaluation: which judge to run on which answer."""
+
+    version: int = OUTCOME_VERSION
+    judge_path: str = Field(description="Path of the judge module (made absolute by the pool).")
+    answer: str
+    agent_name: str = "unknown_agent"
+    answer_name: str = "unknown_answer"
+    task_id: str | None = None
+
+
+class EvalOutcome(BaseModel):
+    """What an evaluation produced; `incomplete` whenever anything but the verdicts went wrong.
+
+    `summary` is the judge's summary (Evaluator.get_summary shape); for a judge that raised it
+    is the partial tree, or None when none exists. `errors` holds dicts with `type`, `kind`,
+    `message` and optionally `traceback`.
+    """
+
+    version: int = OUTCOME_VERSION
+    status: Literal["complete", "incomplete"]
+    task_id: str | None = None
+    agent_name: str = "unknown_agent"
+    answer_name: str = "unknown_answer"
+    summary: dict[str, Any] | None = None
+    errors: list[dict[str, Any]] = Field(default_factory=list)
+    duration_s: float = 0.0
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+
+    @classmethod
+    def failure(
+        cls,
+        job: EvalJob,
+        kind: str,
+        message: str,
+        *,
+        error_type: str = "SandboxError",
+        **extra: Any,
+    ) -> EvalOutcome:
+        """An incomplete outcome with a single error and no summary."""
+        return cls(
+            status="incomplete",
+            task_id=job.task_id,
+            agent_name=job.agent_name,
+            answer_name=job.answer_name,
+            errors=[error_dict(error_type, kind, message)],
+            **extra,
+        )
+
+
+def error_dict(
+    error_type: str, kind: str, message: str, traceback: str | None = None
+) -> dict[str, Any]:
+    """The one shape of an error entry in `EvalOutcome.errors`."""
+    entry: dict[str, Any] = {"type": error_type, "kind": kind, "message": message}
+    if traceback:
+        entry["traceback"] = traceback
+    return entry
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = PROTOCOL_VERSION
+
+
+class Ready(_Message):
+    """Worker → parent: the worker imported the toolkit and waits for jobs."""
+
+    type: Literal["ready"] = "ready"
+    pid: int
+    guards: list[str] = Field(default_factory=list, description="Guards the child will install.")
+
+
+class JobStart(_Message):
+    """Parent → worker: run this job under these limits."""
+
+    type: Literal["job"] = "job"
+    job_id: int
+    job: EvalJob
+    limits: SandboxLimits
+    backend_model: str | None = Field(default=None, description="The parent backend's `model`.")
+    backend_extract_model: str | None = None
+    pages: bool = Field(default=False, description="The parent has a page source.")
+    screenshots: bool = Field(default=False, description="The page source offers screenshots.")
+
+
+class Call(_Message):
+    """Job → parent: a judge's backend, page or tool request; answered by a `Reply`."""
+
+    type: Literal["call"] = "call"
+    job_id: int
+    call_id: int
+    method: CallMethod
+    payload: dict[str, Any] = Field(default_factory=dict)
+
+
+class Reply(_Message):
+    """Parent → job: the result of a `Call`, or the error it raised (type, kind, message)."""
+
+    type: Literal["reply"] = "reply"
+    job_id: int
+    call_id: int
+    result: Any = None
+    error: dict[str, Any] | None = None
+
+
+class Outcome(_Message):
+    """Job → parent: the evaluation's outcome, sent once."""
+
+    type: Literal["outcome"] = "outcome"
+    job_id: int
+    outcome: EvalOutcome
+
+
+class JobEnd(_Message):
+    """Worker → parent: the job process is gone; how it ended and what it printed."""
+
+    type: Literal["job_end"] = "job_end"
+    job_id: int
+    exit_code: int | None = None
+    signal: int | None = None
+    timed_out: bool = False
+    protocol_error: str | None = None
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+
+
+class Shutdown(_Message):
+    """Parent → worker: exit after the current job."""
+
+    type: Literal["shutdown"] = "shutdown"
+
+
+Message = Annotated[
+    Ready | JobStart | Call | Reply | Outcome | JobEnd | Shutdown, Field(discriminator="type")
+]
+_ADAPTER: TypeAdapter[Any] = TypeAdapter(Message)
+
+
+def encode(message: _Message) -> bytes:
+    """One frame: length prefix plus the message's JSON."""
+    body = message.model_dump_json().encode()
+    if len(body) > MAX_FRAME_BYTES:
+        raise ProtocolError(f"frame of {len(body)} bytes exceeds {MAX_FRAME_BYTES}")
+    return _HEADER.pack(len(body)) + body
+
+
+def decode(body: bytes) -> Any:
+    """Parse one frame body into its message model; ProtocolError when it is not one."""
+    try:
+        data = json.loads(body)
+    except ValueError as exc:
+        raise ProtocolError(f"frame is not JSON: {exc}") from None
+    if not isinstance(data, dict) or data.get("version") != PROTOCOL_VERSION:
+        raise ProtocolError(f"frame has no or a wrong protocol version (want {PROTOCOL_VERSION})")
+    try:
+        return _ADAPTER.validate_python(data)
+    except ValueError as exc:
+        raise ProtocolError(f"invalid message: {str(exc)[:500]}") from None
+
+
+def frame_length(header: bytes) -> int:
+    """The body length a header announces; ProtocolError when it exceeds the cap."""
+    (length,) = _HEADER.unpack(header)
+    if length > MAX_FRAME_BYTES:
+        raise ProtocolError(f"announced frame of {length} bytes exceeds {MAX_FRAME_BYTES}")
+    return length
+
+
+HEADER_SIZE = _HEADER.size
+
+
+async def read_message(reader: asyncio.StreamReader) -> Any:
+    """Read one frame; None at a clean end of stream."""
+    try:
+        header = await reader.readexactly(HEADER_SIZE)
+    except asyncio.IncompleteReadError as exc:
+        if exc.partial:
+            raise ProtocolError("stream ended inside a frame header") from None
+        return None
+    try:
+        body = await reader.readexactly(frame_length(header))
+    except asyncio.IncompleteReadError:
+        raise ProtocolError("stream ended inside a frame") from None
+    return decode(body)
+
+
+class FrameBuffer:
+    """Splits a byte stream into complete frame bodies (for the worker's synchronous relay)."""
+
+    def __init__(self) -> None:
+        self._data = bytearray()
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """Add bytes; return every frame body completed by them."""
+        self._data += chunk
+        bodies: list[bytes] = []
+        while len(self._data) >= HEADER_SIZE:
+            length = frame_length(bytes(self._data[:HEADER_SIZE]))
+            if len(self._data) < HEADER_SIZE + length:
+                break
+            bodies.append(bytes(self._data[HEADER_SIZE : HEADER_SIZE + length]))
+            del self._data[: HEADER_SIZE + length]
+        return bodies
+
+    @property
+    def pending(self) -> bool:
+        """True when a partial frame is buffered."""
+        return bool(self._data)

@@ -1,0 +1,770 @@
+"""The sandboxed worker: `python -m toolkit.runner.worker --fd N`, started by `WorkerPool`.
+
+The worker is a small fork server. Its long-lived process imports the toolkit once, then for
+each job forks a fresh job process that applies the per-job rlimits and guards, loads the judge
+and runs it; judge code never runs in the long-lived process, so one judge cannot tamper with
+the next. The long-lived process relays whole frames between the job and the parent, enforces
+the wall-clock timeout, captures the job's stdout/stderr tails and reports how it ended.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import ctypes
+import errno
+import faulthandler
+import itertools
+import json
+import os
+import platform
+import resource
+import selectors
+import signal
+import socket
+import sys
+import time
+import traceback
+from collections import deque
+from types import MappingProxyType
+from typing import Any
+
+import toolkit  # noqa: F401  (imported once here so every job process starts warm)
+from toolkit.backends import ExtractRequest, Verdict, VerifyRequest
+from toolkit.errors import BudgetExceeded, InfraError
+from toolkit.runner.loader import load_judge
+from toolkit.runner.protocol import (
+    Call,
+    EvalOutcome,
+    FrameBuffer,
+    JobEnd,
+    JobStart,
+    Outcome,
+    ProtocolError,
+    Ready,
+    Reply,
+    Shutdown,
+    decode,
+    encode,
+    error_dict,
+    read_message,
+)
+
+_READ_CHUNK = 1 << 16
+_TRACEBACK_CHARS = 8000
+
+_BLOCKED_EVENTS = MappingProxyType(
+    {
+        "subprocess.Popen": "starting a process",
+        "os.system": "starting a process",
+        "os.exec": "starting a process",
+        "os.posix_spawn": "starting a process",
+        "os.spawn": "starting a process",
+        "os.fork": "starting a process",
+        "os.forkpty": "starting a process",
+        "socket.connect": "network access",
+        "socket.bind": "network access",
+        "socket.sendto": "network access",
+        "socket.getaddrinfo": "network access",
+        "socket.gethostbyname": "network access",
+        "socket.gethostbyaddr": "network access",
+        "resource.setrlimit": "changing resource limits",
+        "resource.prlimit": "changing resource limits",
+        "os.kill": "signalling other processes",
+        "os.killpg": "signalling other processes",
+        "signal.pthread_kill": "signalling other processes",
+        "ctypes.dlopen": "loading native code with ctypes",
+    }
+)
+
+
+class SandboxViolation(PermissionError):
+    """A judge tried something the sandbox forbids (process, network, limits, native code)."""
+
+
+class Guard:
+    """The in-process audit-hook guard of one job process; remembers every violation."""
+
+    def __init__(self) -> None:
+        self.violations: list[str] = []
+        self.active = False
+
+    def hook(self, event: str, args: tuple[Any, ...]) -> None:
+        """`sys.addaudithook` callback: raise `SandboxViolation` on a forbidden event."""
+        if not self.active:
+            return
+        what = _BLOCKED_EVENTS.get(event)
+        if what is None and event == "socket.__new__" and args and args[1] != socket.AF_UNIX:
+            what = "network access"
+        if what is None:
+            return
+        message = f"sandbox: {what} is not allowed in a judge (audit event '{event}')"
+        if len(self.violations) < 20:
+            self.violations.append(message)
+        raise SandboxViolation(message)
+
+
+# -- the job process: channel and the proxies the judge talks to ----------------------------
+
+
+def _reply_error(error: dict[str, Any]) -> InfraError:
+    kind = str(error.get("kind") or "backend")
+    message = f"{error.get('type', 'Error')}: {error.get('message', '')}"
+    if kind == "budget":
+        return BudgetExceeded(message)
+    return InfraError(message, kind=kind)
+
+
+class Channel:
+    """The job's side of the broker channel: concurrent calls multiplexed by call id."""
+
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, job_id: int
+    ) -> None:
+        self._reader, self._writer, self.job_id = reader, writer, job_id
+        self._pending: dict[int, asyncio.Future[Any]] = {}
+        self._ids = itertools.count(1)
+        self._lock = asyncio.Lock()
+        self._reader_task: asyncio.Task[None] | None = None
+        self._closed: str | None = None
+
+    def start(self) -> None:
+        """Start reading replies in the background."""
+        self._reader_task = asyncio.get_running_loop().create_task(self._read_replies())
+
+    async def call(self, method: str, payload: dict[str, Any]) -> Any:
+        """Send one call and wait for its reply; an error reply raises `InfraError`."""
+        if self._closed:
+            raise InfraError(f"broker channel closed: {self._closed}", kind="channel")
+        call_id = next(self._ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[call_id] = future
+        try:
+            message = Call(job_id=self.job_id, call_id=call_id, method=method, payload=payload)
+            await self.send(message)
+            return await future
+        finally:
+            self._pending.pop(call_id, None)
+
+    async def send(self, message: Call | Outcome) -> None:
+        """Write one frame (frames never interleave)."""
+        frame = encode(message)
+        async with self._lock:
+            self._writer.write(frame)
+            await self._writer.drain()
+
+    async def _read_replies(self) -> None:
+        reason = "the parent closed the channel"
+        try:
+            while (message := await read_message(self._reader)) is not None:
+                if isinstance(message, Reply):
+                    self._resolve(message)
+        except (ProtocolError, OSError) as exc:
+            reason = str(exc)
+        self._closed = reason
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(InfraError(f"broker channel closed: {reason}", kind="channel"))
+
+    def _resolve(self, reply: Reply) -> None:
+        future = self._pending.get(reply.call_id)
+        if future is None or future.done():
+            return
+        if reply.error is not None:
+            future.set_exception(_reply_error(reply.error))
+        else:
+            future.set_result(reply.result)
+
+    async def close(self) -> None:
+        """Flush and close the channel."""
+        if self._reader_task is not None:
+            self._reader_task.cancel()
+        with contextlib.suppress(OSError):
+            self._writer.close()
+            await self._writer.wait_closed()
+
+
+class BrokerBackend:
+    """A `JudgingBackend` whose requests travel to the parent's real backend."""
+
+    def __init__(
+        self, channel: Channel, model: str | None = None, extract_model: str | None = None
+    ) -> None:
+        self._channel = channel
+        self.model = model
+        self.extract_model = extract_model
+
+    async def extract(self, request: ExtractRequest) -> dict[str, Any]:
+        """Send the request without its template class; the Evaluator validates the dict."""
+        payload = request.model_dump(mode="json", exclude={"template_class"})
+        result = await self._channel.call("extract", payload)
+        return result if isinstance(result, dict) else {}
+
+    async def verify(self, request: VerifyRequest) -> Verdict:
+        """Send the verification; the parent answers with a `Verdict`."""
+        result = await self._channel.call("verify", request.model_dump(mode="json"))
+        return Verdict.model_validate(result)
+
+
+class BrokerPages:
+    """A page source answered by the parent's page store (`screenshot` only when it has one)."""
+
+    def __init__(self, channel: Channel, screenshots: bool) -> None:
+        self._channel = channel
+        if screenshots:
+            self.screenshot = self._screenshot
+
+    async def get(self, url: str) -> str | None:
+        """The page text, or None when the page is missing."""
+        return await self._channel.call("page_get", {"url": url})
+
+    async def _screenshot(self, url: str) -> str | None:
+        return await self._channel.call("page_screenshot", {"url": url})
+
+
+class BrokerTools:
+    """A `ToolCaller` answered by the parent's tool providers."""
+
+    def __init__(self, channel: Channel) -> None:
+        self._channel = channel
+
+    async def call(self, name: str, args: dict[str, Any]) -> Any:
+        """Call tool `name` in the parent with JSON arguments."""
+        return await self._channel.call("tool", {"name": name, "args": args})
+
+
+# -- the job process: running the judge ----------------------------------------------------
+
+
+def _exception_kind(exc: BaseException) -> str:
+    if isinstance(exc, InfraError):
+        return exc.kind
+    if isinstance(exc, SandboxViolation):
+        return "sandbox_violation"
+    if isinstance(exc, MemoryError):
+        return "memory_limit"
+    if isinstance(exc, SystemExit):
+        return "judge_exit"
+    return "judge_exception"
+
+
+def _exception_error(exc: BaseException, stage: str) -> dict[str, Any]:
+    if isinstance(exc, MemoryError) and exc.__traceback__ is not None:
+        traceback.clear_frames(exc.__traceback__)
+    try:
+        text = "".join(traceback.format_exception(exc))[-_TRACEBACK_CHARS:]
+    except MemoryError:
+        text = None
+    message = str(exc) or type(exc).__name__
+    if isinstance(exc, MemoryError):
+        message = "the judge ran out of memory (address-space limit reached)"
+    return error_dict(type(exc).__name__, _exception_kind(exc), f"{stage}: {message}", text)
+
+
+def _first_unserializable(value: Any, path: str = "summary") -> str | None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"{path} has a non-string key {key!r}"
+            found = _first_unserializable(item, f"{path}[{key!r}]")
+            if found:
+                return found
+        return None
+    if isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            found = _first_unserializable(item, f"{path}[{index}]")
+            if found:
+                return found
+        return None
+    if isinstance(value, float) and value != value:
+        return f"{path} is NaN"
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return None
+    return f"{path} is a {type(value).__name__}"
+
+
+def _check_summary(summary: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    if summary is None:
+        return None, None
+    if not isinstance(summary, dict):
+        problem = f"the judge returned a {type(summary).__name__}, not a summary dict"
+        return None, error_dict("TypeError", "summary_not_serializable", problem)
+    try:
+        json.dumps(summary, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        where = _first_unserializable(summary) or str(exc)
+        problem = f"the summary does not serialize to JSON: {where}"
+        return None, error_dict(type(exc).__name__, "summary_not_serializable", problem)
+    return summary, None
+
+
+async def _evaluate(channel: Channel, start: JobStart, guard: Guard) -> EvalOutcome:
+    job = start.job
+    errors: list[dict[str, Any]] = []
+    summary: Any = None
+    task_id = job.task_id
+    try:
+        judge = load_judge(job.judge_path)
+        task_id = task_id or judge.task_id
+    except BaseException as exc:
+        errors.append(_exception_error(exc, "loading the judge failed"))
+        judge = None
+    if judge is not None:
+        try:
+            summary, _ = await judge.run(
+                backend=BrokerBackend(channel, start.backend_model, start.backend_extract_model),
+                answer=job.answer,
+                pages=BrokerPages(channel, start.screenshots) if start.pages else None,
+                agent_name=job.agent_name,
+                answer_name=job.answer_name,
+                tools=BrokerTools(channel),
+            )
+        except BaseException as exc:
+            errors.append(_exception_error(exc, "the judge raised"))
+            summary = _partial_summary(exc, errors)
+    summary, problem = _check_summary(summary)
+    if problem:
+        errors.append(problem)
+    reported = " ".join(str(entry.get("message")) for entry in errors)
+    errors.extend(
+        error_dict("SandboxViolation", "sandbox_violation", violation)
+        for violation in guard.violations
+        if violation not in reported
+    )
+    if summary is not None and summary.get("status") == "incomplete":
+        errors.extend(_summary_errors(summary))
+    status = "complete" if summary is not None and not errors else "incomplete"
+    if summary is not None and status == "incomplete":
+        summary["status"] = "incomplete"
+    return EvalOutcome(
+        status=status,
+        task_id=task_id,
+        agent_name=job.agent_name,
+        answer_name=job.answer_name,
+        summary=summary,
+        errors=_dedupe(errors),
+    )
+
+
+def _partial_summary(exc: BaseException, errors: list[dict[str, Any]]) -> dict[str, Any] | None:
+    evaluator = getattr(exc, "__evaluator__", None)
+    if evaluator is None:
+        return None
+    try:
+        return evaluator.get_summary()
+    except BaseException as inner:
+        errors.append(_exception_error(inner, "building the partial summary failed"))
+        return None
+
+
+def _summary_errors(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    found = []
+    for entry in summary.get("errors") or []:
+        if isinstance(entry, dict):
+            target = f" ({entry.get('operation')} '{entry.get('target')}')"
+            message = f"{entry.get('message', '')}{target if entry.get('operation') else ''}"
+            found.append(
+                error_dict(str(entry.get("type")), str(entry.get("kind") or "infra"), message)
+            )
+    if not found:
+        found.append(error_dict("InfraError", "infra", "the evaluator reported incomplete"))
+    return found
+
+
+def _dedupe(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen: set[str] = set()
+    unique = []
+    for entry in errors:
+        key = json.dumps(entry, sort_keys=True, default=str)
+        if key not in seen:
+            seen.add(key)
+            unique.append(entry)
+    return unique
+
+
+async def _job_main(sock: socket.socket, start: JobStart) -> None:
+    guard = Guard()
+    reader, writer = await asyncio.open_unix_connection(sock=sock)
+    channel = Channel(reader, writer, start.job_id)
+    channel.start()
+    sys.addaudithook(guard.hook)
+    guard.active = True
+    outcome = await _evaluate(channel, start, guard)
+    guard.active = False
+    try:
+        await channel.send(Outcome(job_id=start.job_id, outcome=outcome))
+    except ProtocolError as exc:
+        fallback = EvalOutcome.failure(start.job, "protocol", f"the outcome cannot be sent: {exc}")
+        await channel.send(Outcome(job_id=start.job_id, outcome=fallback))
+    await channel.close()
+
+
+def _vm_size_bytes() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _apply_job_limits(start: JobStart, baseline: int) -> list[str]:
+    limits = start.limits
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 1))
+    file_bytes = limits.max_file_mb * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limits.max_open_files, limits.max_open_files))
+    address_space = baseline + limits.memory_mb * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+    applied = ["rlimits"]
+    if install_seccomp(allow_network=limits.network):
+        applied.append("seccomp")
+    return applied
+
+
+def _job_process(sock: socket.socket, start: JobStart, baseline: int) -> int:
+    _apply_job_limits(start, baseline)
+    asyncio.run(_job_main(sock, start))
+    return 0
+
+
+# -- seccomp: the kernel-level guard (x86_64 only; the audit hook covers the rest) ----------
+
+_AUDIT_ARCH_X86_64 = 0xC000003E
+_X32_SYSCALL_BIT = 0x40000000
+_CLONE_THREAD = 0x00010000
+_RET_ALLOW = 0x7FFF0000
+_LD_ABS = 0x20
+_JEQ = 0x15
+_JGE = 0x35
+_JSET = 0x45
+_RET = 0x06
+_NR_SOCKET, _NR_CLONE, _NR_FORK, _NR_VFORK, _NR_EXECVE = 41, 56, 57, 58, 59
+_NR_PTRACE, _NR_SETRLIMIT, _NR_MOUNT, _NR_UNSHARE, _NR_SETNS = 101, 160, 165, 272, 308
+_NR_PRLIMIT64, _NR_PROCESS_VM_READV, _NR_PROCESS_VM_WRITEV = 302, 310, 311
+_NR_EXECVEAT, _NR_CLONE3 = 322, 435
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = (
+        ("code", ctypes.c_ushort),
+        ("jt", ctypes.c_ubyte),
+        ("jf", ctypes.c_ubyte),
+        ("k", ctypes.c_uint),
+    )
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter)))
+
+
+def _errno_ret(code: int) -> int:
+    return 0x00050000 | code
+
+
+def _seccomp_program(allow_network: bool) -> list[tuple[int, int, int, int]]:
+    """BPF denying process creation, exec, tracing, limit changes and (optionally) sockets."""
+    eperm = _errno_ret(errno.EPERM)
+    prog = [
+        (_LD_ABS, 0, 0, 4),
+        (_JEQ, 1, 0, _AUDIT_ARCH_X86_64),
+        (_RET, 0, 0, eperm),
+        (_LD_ABS, 0, 0, 0),
+        (_JGE, 0, 1, _X32_SYSCALL_BIT),
+        (_RET, 0, 0, eperm),
+    ]
+    denied = [_NR_FORK, _NR_VFORK, _NR_EXECVE, _NR_EXECVEAT, _NR_PTRACE, _NR_SETRLIMIT]
+    denied += [_NR_MOUNT, _NR_UNSHARE, _NR_SETNS, _NR_PROCESS_VM_READV, _NR_PROCESS_VM_WRITEV]
+    if not allow_network:
+        denied.append(_NR_SOCKET)
+    for number in denied:
+        prog += [(_JEQ, 0, 1, number), (_RET, 0, 0, eperm)]
+    prog += [(_JEQ, 0, 1, _NR_CLONE3), (_RET, 0, 0, _errno_ret(errno.ENOSYS))]
+    prog += [
+        (_JEQ, 0, 4, _NR_CLONE),
+        (_LD_ABS, 0, 0, 16),
+        (_JSET, 0, 1, _CLONE_THREAD),
+        (_RET, 0, 0, _RET_ALLOW),
+        (_RET, 0, 0, eperm),
+    ]
+    prog += [
+        (_JEQ, 0, 6, _NR_PRLIMIT64),
+        (_LD_ABS, 0, 0, 32),
+        (_JEQ, 0, 3, 0),
+        (_LD_ABS, 0, 0, 36),
+        (_JEQ, 0, 1, 0),
+        (_RET, 0, 0, _RET_ALLOW),
+        (_RET, 0, 0, eperm),
+    ]
+    prog.append((_RET, 0, 0, _RET_ALLOW))
+    return prog
+
+
+def install_seccomp(allow_network: bool) -> bool:
+    """Install the seccomp filter in this process; False where unsupported (not x86_64 Linux)."""
+    if sys.platform != "linux" or platform.machine() != "x86_64":
+        return False
+    program = _seccomp_program(allow_network)
+    filters = (_SockFilter * len(program))(*(_SockFilter(*ins) for ins in program))
+    fprog = _SockFprog(len(program), filters)
+    libc = ctypes.CDLL(None, use_errno=True)
+    pr_set_no_new_privs, pr_set_seccomp, seccomp_mode_filter = 38, 22, 2
+    if libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0) != 0:
+        return False
+    return libc.prctl(pr_set_seccomp, seccomp_mode_filter, ctypes.byref(fprog), 0, 0) == 0
+
+
+# -- the long-lived process: fork, relay, watch ---------------------------------------------
+
+
+class _Tail:
+    """Keeps the last `limit` bytes written to it."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.data = bytearray()
+
+    def add(self, chunk: bytes) -> None:
+        self.data += chunk
+        if len(self.data) > self.limit:
+            del self.data[: len(self.data) - self.limit]
+
+    def text(self) -> str:
+        return self.data.decode(errors="replace")
+
+
+class Worker:
+    """The long-lived side of the worker: one socket to the parent, one job at a time."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.frames = FrameBuffer()
+        self.inbox: deque[Any] = deque()
+        self.shutdown = False
+        self.baseline = _vm_size_bytes()
+
+    def serve(self) -> int:
+        """Announce readiness, then run jobs until the parent says stop or goes away."""
+        self.sock.sendall(encode(Ready(pid=os.getpid(), guards=["rlimits", "audit", "seccomp"])))
+        while not self.shutdown:
+            message = self._next_message()
+            if message is None or isinstance(message, Shutdown):
+                return 0
+            if isinstance(message, JobStart):
+                self._run_job(message)
+        return 0
+
+    def _next_message(self) -> Any:
+        while not self.inbox:
+            chunk = self.sock.recv(_READ_CHUNK)
+            if not chunk:
+                return None
+            self.inbox.extend(decode(body) for body in self.frames.feed(chunk))
+        return self.inbox.popleft()
+
+    def _run_job(self, start: JobStart) -> None:
+        parent_end, job_end = socket.socketpair()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            code = 70
+            try:
+                self.sock.close()
+                parent_end.close()
+                os.close(out_r)
+                os.close(err_r)
+                os.dup2(out_w, 1)
+                os.dup2(err_w, 2)
+                os.close(out_w)
+                os.close(err_w)
+                code = _job_process(job_end, start, self.baseline)
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                with contextlib.suppress(BaseException):
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                os._exit(code)
+        job_end.close()
+        os.close(out_w)
+        os.close(err_w)
+        relay = _Relay(self, start, pid, parent_end, out_r, err_r)
+        self.sock.sendall(encode(relay.run()))
+
+
+class _Relay:
+    """Moves frames between the parent and one job process until the job process is gone."""
+
+    def __init__(
+        self,
+        worker: Worker,
+        start: JobStart,
+        pid: int,
+        job: socket.socket,
+        out_fd: int,
+        err_fd: int,
+    ) -> None:
+        self.worker, self.start, self.pid, self.job = worker, start, pid, job
+        self.job.setblocking(False)
+        self.job_frames = FrameBuffer()
+        self.to_job = bytearray()
+        self.outcome_sent = False
+        self.protocol_error: str | None = None
+        limit = start.limits.max_output_bytes
+        self.tails = {out_fd: _Tail(limit), err_fd: _Tail(limit)}
+        self.pidfd = os.pidfd_open(pid)
+        self.selector = selectors.DefaultSelector()
+
+    def run(self) -> JobEnd:
+        deadline = time.monotonic() + self.start.limits.timeout_s
+        timed_out = False
+        sel = self.selector
+        sel.register(self.worker.sock, selectors.EVENT_READ, "parent")
+        sel.register(self.job, selectors.EVENT_READ, "job")
+        sel.register(self.pidfd, selectors.EVENT_READ, "exit")
+        for fd in self.tails:
+            sel.register(fd, selectors.EVENT_READ, "output")
+        exited = False
+        for message in list(self.worker.inbox):
+            self._from_parent(message)
+        self.worker.inbox.clear()
+        while not exited:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                self._kill()
+                break
+            for key, events in sel.select(timeout=remaining):
+                exited |= self._handle(key, events)
+            self._update_job_interest()
+        status = self._reap()
+        self._drain()
+        sel.close()
+        os.close(self.pidfd)
+        for fd in self.tails:
+            os.close(fd)
+        self.job.close()
+        tails = list(self.tails.values())
+        return JobEnd(
+            job_id=self.start.job_id,
+            exit_code=os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+            signal=os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+            timed_out=timed_out,
+            protocol_error=self.protocol_error,
+            stdout_tail=tails[0].text(),
+            stderr_tail=tails[1].text(),
+        )
+
+    def _handle(self, key: selectors.SelectorKey, events: int) -> bool:
+        if key.data == "exit":
+            return True
+        if key.data == "parent":
+            chunk = self.worker.sock.recv(_READ_CHUNK)
+            if not chunk:
+                self.worker.shutdown = True
+                self._kill()
+                return True
+            for body in self.worker.frames.feed(chunk):
+                self._from_parent(decode(body))
+        elif key.data == "output":
+            chunk = os.read(key.fd, _READ_CHUNK)
+            if chunk:
+                self.tails[key.fd].add(chunk)
+            else:
+                self.selector.unregister(key.fd)
+        elif key.data == "job":
+            if events & selectors.EVENT_WRITE and self.to_job:
+                with contextlib.suppress(BlockingIOError, InterruptedError):
+                    sent = self.job.send(self.to_job)
+                    del self.to_job[:sent]
+            if events & selectors.EVENT_READ:
+                self._read_job()
+        return False
+
+    def _from_parent(self, message: Any) -> None:
+        if isinstance(message, Reply) and message.job_id == self.start.job_id:
+            self.to_job += encode(message)
+        elif isinstance(message, Shutdown):
+            self.worker.shutdown = True
+
+    def _read_job(self) -> None:
+        try:
+            chunk = self.job.recv(_READ_CHUNK)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            with contextlib.suppress(KeyError, ValueError):
+                self.selector.unregister(self.job)
+            return
+        try:
+            for body in self.job_frames.feed(chunk):
+                self._from_job(decode(body))
+        except ProtocolError as exc:
+            self.protocol_error = str(exc)
+            self._kill()
+
+    def _from_job(self, message: Any) -> None:
+        if isinstance(message, Call) and message.job_id == self.start.job_id:
+            self.worker.sock.sendall(encode(message))
+        elif isinstance(message, Outcome) and not self.outcome_sent:
+            message.job_id = self.start.job_id
+            self.outcome_sent = True
+            self.worker.sock.sendall(encode(message))
+        else:
+            raise ProtocolError(f"unexpected '{message.type}' message from the job process")
+
+    def _update_job_interest(self) -> None:
+        try:
+            key = self.selector.get_key(self.job)
+        except (KeyError, ValueError):
+            return
+        wanted = selectors.EVENT_READ | (selectors.EVENT_WRITE if self.to_job else 0)
+        if key.events != wanted:
+            self.selector.modify(self.job, wanted, "job")
+
+    def _kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+
+    def _reap(self) -> int:
+        _, status = os.waitpid(self.pid, 0)
+        return status
+
+    def _drain(self) -> None:
+        """Read what the job wrote before it ended (its last frames and output)."""
+        for fd, tail in self.tails.items():
+            os.set_blocking(fd, False)
+            with contextlib.suppress(BlockingIOError, OSError):
+                while chunk := os.read(fd, _READ_CHUNK):
+                    tail.add(chunk)
+        if self.protocol_error is None:
+            with contextlib.suppress(BlockingIOError, OSError, ProtocolError):
+                while chunk := self.job.recv(_READ_CHUNK):
+                    for body in self.job_frames.feed(chunk):
+                        self._from_job(decode(body))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the worker process."""
+    parser = argparse.ArgumentParser(prog="python -m toolkit.runner.worker")
+    parser.add_argument("--fd", type=int, required=True, help="inherited socket to the parent")
+    args = parser.parse_args(argv)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    faulthandler.enable()
+    sock = socket.socket(fileno=args.fd)
+    sock.setblocking(True)
+    try:
+        return Worker(sock).serve()
+    except (ProtocolError, OSError) as exc:
+        print(f"judgegen worker: stopping: {exc}", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())
