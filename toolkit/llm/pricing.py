@@ -43,6 +43,9 @@ def _p(inp: float, out: float, read: float, write: float | None = None) -> Model
 
 
 DEFAULT_PRICES: dict[str, ModelPrice] = {
+    "claude-sonnet": _p(3.0, 15.0, 0.30, 3.75),
+    "claude-opus": _p(5.0, 25.0, 0.50, 6.25),
+    "claude-haiku": _p(1.0, 5.0, 0.10, 1.25),
     "claude-opus-4": _p(15.0, 75.0, 1.50, 18.75),
     "claude-opus-4-5": _p(5.0, 25.0, 0.50, 6.25),
     "claude-sonnet-4": _p(3.0, 15.0, 0.30, 3.75),
@@ -57,7 +60,9 @@ DEFAULT_PRICES: dict[str, ModelPrice] = {
     "gpt-5": _p(1.25, 10.0, 0.125),
     "gpt-5-mini": _p(0.25, 2.0, 0.025),
 }
-"""Published list prices (per million tokens) at the time of writing; override in config."""
+"""List prices (per million tokens) as last published for each family; bare family keys
+("claude-sonnet") cover newer models of the family at the family's last known price. Check
+and override them in judgegen.toml (`[llm.prices."model"]`) before relying on budget caps."""
 
 
 class PriceTable(BaseModel):

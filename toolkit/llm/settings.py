@@ -21,7 +21,7 @@ from toolkit.llm.pricing import ModelPrice
 
 SETTINGS_VERSION = 1
 DEFAULT_JUDGE_MODEL = "o4-mini"
-DEFAULT_GENERATION_MODEL = "claude-sonnet-4-5"
+DEFAULT_GENERATION_MODEL = "claude-sonnet-5-5"
 DEFAULT_CACHE_PATH = Path(".judgegen/llm-cache.sqlite")
 DEFAULT_LEDGER_PATH = Path(".judgegen/llm-ledger.jsonl")
 
