@@ -1,0 +1,219 @@
+"""`cache-pages` against a loopback server, with the system Chromium (one capture run, shared)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from generator.cli import main
+from tests.pages.pdfs import build_pdf
+from toolkit.pages import PageStore, default_chromium
+
+pytestmark = pytest.mark.timeout(120)
+
+STATIC_HTML = b"<html><body><h1>Static facts</h1><p>The capital is Paris.</p></body></html>"
+JS_HTML = b"""<html><body><p>Loading</p><div id="out"></div><script>
+setTimeout(function () {
+  fetch('/data.json').then(function (r) { return r.json(); }).then(function (d) {
+    document.getElementById('out').innerText = d.message;
+  });
+}, 200);
+</script></body></html>"""
+CAPTURE_TIMEOUT_S = 4
+
+
+def make_handler(pdf: bytes, release: threading.Event) -> type[BaseHTTPRequestHandler]:
+    routes: dict[str, tuple[int, str, bytes]] = {
+        "/static": (200, "text/html; charset=utf-8", STATIC_HTML),
+        "/js": (200, "text/html; charset=utf-8", JS_HTML),
+        "/data.json": (200, "application/json", b'{"message": "Rendered by script 42"}'),
+        "/paper.pdf": (200, "application/pdf", pdf),
+        "/download": (200, "application/octet-stream", pdf),
+        "/missing": (404, "text/html", b"<html><body>Not Found page text</body></html>"),
+    }
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path == "/hang":
+                release.wait(30)
+                return
+            status, content_type, body = routes.get(self.path, (404, "text/plain", b"no"))
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    return Handler
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    release = threading.Event()
+    httpd = ThreadingHTTPServer(
+        ("127.0.0.1", 0), make_handler(build_pdf("Quarterly revenue was 7 million"), release)
+    )
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    release.set()
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@dataclass
+class CaptureRun:
+    base: str
+    store_dir: Path
+    exit_code: int
+    report: dict[str, Any]
+    stderr: str
+
+    def url(self, path: str) -> str:
+        return self.base + path
+
+    def outcome(self, path: str) -> dict[str, Any]:
+        return next(o for o in self.report["outcomes"] if o["url"] == self.url(path))
+
+
+def write_answers(root: Path, base: str) -> Path:
+    answers = root / "answers"
+    first = answers / "agent_a" / "task_1" / "answer_1.md"
+    second = answers / "agent_a" / "task_2" / "answer_1.md"
+    first.parent.mkdir(parents=True)
+    second.parent.mkdir(parents=True)
+    first.write_text(
+        f"Paris is the capital ([source]({base}/static#capital)). The script says so: "
+        f"<{base}/js>. Revenue: {base}/paper.pdf.",
+        encoding="utf-8",
+    )
+    second.write_text(
+        f"See {base}/missing and **{base}/hang**, also {base}/download and {base}/static.",
+        encoding="utf-8",
+    )
+    return answers
+
+
+def invoke(args: list[str]) -> Any:
+    return CliRunner().invoke(main, ["cache-pages", *args], catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def run(server: str, tmp_path_factory: pytest.TempPathFactory) -> CaptureRun:
+    root = tmp_path_factory.mktemp("capture")
+    answers = write_answers(root, server)
+    store_dir = root / "store"
+    result = invoke(
+        [
+            "--answers",
+            str(answers),
+            "--store",
+            str(store_dir),
+            "--timeout",
+            str(CAPTURE_TIMEOUT_S),
+            "--concurrency",
+            "6",
+            "--chromium",
+            default_chromium(),
+            "--json",
+        ]
+    )
+    report = json.loads(result.stdout)["capture"]
+    return CaptureRun(server, store_dir, result.exit_code, report, result.stderr)
+
+
+def read(run: CaptureRun, fn: Callable[[PageStore], Any]) -> Any:
+    with PageStore(run.store_dir, readonly=True) as store:
+        return fn(store)
+
+
+def test_static_page_text_is_stored(run: CaptureRun) -> None:
+    text = read(run, lambda s: s.get(run.url("/static")))
+    assert "The capital is Paris." in text
+
+
+def test_static_page_screenshot_is_a_jpeg(run: CaptureRun) -> None:
+    shot = read(run, lambda s: s.screenshot(run.url("/static")))
+    assert base64.b64decode(shot)[:3] == b"\xff\xd8\xff"
+
+
+def test_javascript_rendered_text_is_stored(run: CaptureRun) -> None:
+    text = read(run, lambda s: s.get(run.url("/js")))
+    assert "Rendered by script 42" in text
+
+
+def test_pdf_is_stored_as_bytes_with_extracted_text(run: CaptureRun) -> None:
+    record = read(run, lambda s: s.lookup(run.url("/paper.pdf")))
+    assert (record.kind, record.http_status) == ("pdf", 200)
+    assert record.pdf.startswith(b"%PDF-")
+    assert "Quarterly revenue was 7 million" in record.text
+
+
+def test_pdf_served_as_download_is_recognized_by_magic_bytes(run: CaptureRun) -> None:
+    record = read(run, lambda s: s.lookup(run.url("/download")))
+    assert record.kind == "pdf" and "Quarterly revenue" in record.text
+
+
+def test_http_404_is_recorded_as_failure_not_page(run: CaptureRun) -> None:
+    record = read(run, lambda s: s.lookup(run.url("/missing")))
+    assert (record.status, record.error_kind, record.http_status) == ("failed", "http", 404)
+    assert read(run, lambda s: s.get(run.url("/missing"))) is None
+
+
+def test_hanging_page_is_recorded_as_timeout(run: CaptureRun) -> None:
+    record = read(run, lambda s: s.lookup(run.url("/hang")))
+    assert (record.status, record.error_kind) == ("failed", "timeout")
+    assert read(run, lambda s: s.get(run.url("/hang"))) is None
+
+
+def test_each_cited_url_is_captured_once(run: CaptureRun) -> None:
+    urls = [o["url"] for o in run.report["outcomes"]]
+    assert len(urls) == len(set(urls)) == 6
+
+
+def test_report_counts_and_exit_code_show_the_failures(run: CaptureRun) -> None:
+    counts = (run.report["captured"], run.report["failed"], run.report["skipped"])
+    assert counts == (4, 2, 0)
+    assert run.exit_code == 1
+
+
+def test_progress_goes_to_stderr(run: CaptureRun) -> None:
+    assert "[6/6]" in run.stderr
+
+
+def test_rerun_skips_stored_pages_without_a_browser(run: CaptureRun, tmp_path: Path) -> None:
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    (answers / "a.md").write_text(f"{run.base}/static and {run.base}/paper.pdf", encoding="utf-8")
+    result = invoke(
+        ["--answers", str(answers), "--store", str(run.store_dir), "--chromium", "/nonexistent"]
+    )
+    assert result.exit_code == 0
+    assert "captured 0, failed 0, skipped 2" in result.stdout
+
+
+def test_missing_chromium_is_an_infrastructure_failure(run: CaptureRun, tmp_path: Path) -> None:
+    answers = tmp_path / "a.md"
+    answers.write_text(f"{run.base}/static", encoding="utf-8")
+    result = invoke(
+        ["--answers", str(answers), "--store", str(tmp_path / "s"), "--chromium", "/nonexistent"]
+    )
+    assert result.exit_code == 3
+    assert "Chromium not found" in result.stderr
+
+
+def test_no_input_option_is_a_usage_error() -> None:
+    assert invoke([]).exit_code == 2
