@@ -16,7 +16,15 @@ from decimal import Decimal, InvalidOperation
 from numbers import Real
 from types import MappingProxyType
 from typing import Any
-from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import (
+    SplitResult,
+    parse_qsl,
+    quote,
+    unquote,
+    urlencode,
+    urlsplit,
+    urlunsplit,
+)
 
 __all__ = [
     "contains_all",
@@ -152,7 +160,7 @@ def _numeric_date(match: re.Match[str], dayfirst: bool) -> date | None:
     return _make_date(*preferred) or _make_date(*fallback)
 
 
-def parse_date(text: Any, *, dayfirst: bool = False) -> date | None:
+def parse_date(text: str | date | None, *, dayfirst: bool = False) -> date | None:
     """The first full calendar date (year, month and day) written in `text`, or None.
 
     Reads month-name forms ("Dec 7, 2023", "December 7th, 2023", "Dec. 7 2023", "7 Dec 2023",
@@ -191,7 +199,7 @@ def parse_date(text: Any, *, dayfirst: bool = False) -> date | None:
     return min(found)[2] if found else None
 
 
-def same_date(a: Any, b: Any, *, dayfirst: bool = False) -> bool:
+def same_date(a: str | date | None, b: str | date | None, *, dayfirst: bool = False) -> bool:
     """True when `a` and `b` name the same calendar day, whatever their formats.
 
     Each side is read with `parse_date` (strings, `date` or `datetime`), so
@@ -249,7 +257,7 @@ def _decimal_of(token: str) -> Decimal | None:
         return None
 
 
-def parse_number(text: Any) -> float | None:
+def parse_number(text: str | float | None) -> float | None:
     """The first number written in `text` as a float, or None when there is none.
 
     Understands thousands commas ("1,234,567.89" → 1234567.89), currency symbols and codes
@@ -289,7 +297,9 @@ def parse_number(text: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def same_number(a: Any, b: Any, *, abs_tol: float = 0.0, rel_tol: float = 0.0) -> bool:
+def same_number(
+    a: str | float | None, b: str | float | None, *, abs_tol: float = 0.0, rel_tol: float = 0.0
+) -> bool:
     """True when `a` and `b` are the same number, within the given tolerances.
 
     Each side is read with `parse_number`, so "$1,200", "1.2k", "1200 USD" and 1200 all
@@ -310,7 +320,9 @@ def same_number(a: Any, b: Any, *, abs_tol: float = 0.0, rel_tol: float = 0.0) -
         return False
 
 
-def number_in_range(value: Any, low: Any = None, high: Any = None) -> bool:
+def number_in_range(
+    value: str | float | None, low: str | float | None = None, high: str | float | None = None
+) -> bool:
     """True when the number in `value` lies between `low` and `high`, both ends included.
 
     `value` is read with `parse_number` ("$1.2 million" → 1200000); so are the bounds, which
@@ -389,7 +401,7 @@ def _given_names_match(a: list[str], b: list[str]) -> bool:
     return len(long[0]) == 1 and _aligns(short, long[1:]) and _compatible(short[0], long[1])
 
 
-def same_name(a: Any, b: Any) -> bool:
+def same_name(a: str | None, b: str | None) -> bool:
     """True when `a` and `b` can name the same person.
 
     Ignores case, accents ("José" = "Jose"), punctuation, titles ("Dr."), honorifics
@@ -450,7 +462,7 @@ _SHARED_HOSTS = frozenset(
 _DEFAULT_PORTS = MappingProxyType({"http": 80, "https": 443})
 
 
-def _split_url(url: Any) -> Any:
+def _split_url(url: Any) -> SplitResult | None:
     """`urlsplit` of a trimmed URL (scheme added when missing), or None when it has no host."""
     if not isinstance(url, str):
         return None
@@ -484,7 +496,7 @@ def _clean_host(host: str) -> str:
     return host
 
 
-def normalize_url(url: Any) -> str:
+def normalize_url(url: str | None) -> str:
     """A comparison key for `url`: two URLs with the same key show the same page.
 
     Lower-cases scheme and host, treats http as https, drops "www." and "m." prefixes,
@@ -516,7 +528,7 @@ def normalize_url(url: Any) -> str:
     return urlunsplit(("https", netloc, path, urlencode(query, quote_via=quote), ""))
 
 
-def same_url(a: Any, b: Any) -> bool:
+def same_url(a: str | None, b: str | None) -> bool:
     """True when `a` and `b` have the same `normalize_url` key (and both are URLs).
 
     "http://www.example.com/a/" = "https://example.com/a" = "example.com/a#intro";
@@ -526,7 +538,7 @@ def same_url(a: Any, b: Any) -> bool:
     return bool(left) and left == normalize_url(b)
 
 
-def url_domain(url: Any) -> str | None:
+def url_domain(url: str | None) -> str | None:
     """The site a URL belongs to: its registrable domain, lower-case, without "www.".
 
     "https://www.nytimes.com/2023/x" → "nytimes.com"; "https://docs.github.com/en" →
@@ -549,7 +561,7 @@ def url_domain(url: Any) -> str | None:
     return ".".join(labels[-2:])
 
 
-def url_in_domain(url: Any, domain: Any) -> bool:
+def url_in_domain(url: str | None, domain: str | None) -> bool:
     """True when `url` is on `domain` or on one of its subdomains.
 
     "https://docs.github.com/x" is in "github.com"; "https://github.com" is in
@@ -574,7 +586,11 @@ def _normalized(text: str, fuzzy_whitespace: bool) -> str:
 
 
 def page_contains(
-    page_text: Any, value: Any, *, fuzzy_whitespace: bool = True, whole_word: bool = False
+    page_text: str | None,
+    value: str | float | None,
+    *,
+    fuzzy_whitespace: bool = True,
+    whole_word: bool = False,
 ) -> bool:
     """True when `value` occurs in `page_text`, ignoring case and accents.
 
@@ -600,7 +616,11 @@ def page_contains(
 
 
 def contains_any(
-    text: Any, values: Any, *, fuzzy_whitespace: bool = True, whole_word: bool = False
+    text: str | None,
+    values: Iterable[str] | str | None,
+    *,
+    fuzzy_whitespace: bool = True,
+    whole_word: bool = False,
 ) -> bool:
     """True when at least one of `values` occurs in `text`, matched as `page_contains` does.
 
@@ -614,7 +634,11 @@ def contains_any(
 
 
 def contains_all(
-    text: Any, values: Any, *, fuzzy_whitespace: bool = True, whole_word: bool = False
+    text: str | None,
+    values: Iterable[str] | str | None,
+    *,
+    fuzzy_whitespace: bool = True,
+    whole_word: bool = False,
 ) -> bool:
     """True when every one of `values` occurs in `text`, matched as `page_contains` does.
 

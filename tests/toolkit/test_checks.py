@@ -1,0 +1,653 @@
+"""toolkit.checks: each helper on the forms it promises, tricky negatives, and garbage input."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+import pytest
+
+from toolkit import checks
+
+DEC_7 = date(2023, 12, 7)
+
+GARBAGE = [
+    pytest.param(None, id="none"),
+    pytest.param("", id="empty"),
+    pytest.param("   ", id="blank"),
+    pytest.param(42, id="int"),
+    pytest.param(3.5, id="float"),
+    pytest.param(True, id="bool"),
+    pytest.param(object(), id="object"),
+    pytest.param(["Dec 7, 2023"], id="list"),
+    pytest.param({"a": 1}, id="dict"),
+    pytest.param(b"2023-12-07", id="bytes"),
+    pytest.param("\x00\ufffd??", id="control-chars"),
+]
+
+# Values no check may accept, even compared with themselves (numbers and text are legitimate).
+NOT_VALUES = [
+    pytest.param(None, id="none"),
+    pytest.param("", id="empty"),
+    pytest.param("   ", id="blank"),
+    pytest.param(True, id="bool"),
+    pytest.param(object(), id="object"),
+    pytest.param({"a": 1}, id="dict"),
+    pytest.param(b"2023-12-07", id="bytes"),
+]
+
+# -- dates ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("Dec 7, 2023", id="abbrev-month"),
+        pytest.param("December 7, 2023", id="full-month"),
+        pytest.param("2023-12-07", id="iso"),
+        pytest.param("2023/12/07", id="iso-slashes"),
+        pytest.param("2023.12.07", id="iso-dots"),
+        pytest.param("2023-12-07T10:30:00Z", id="iso-datetime"),
+        pytest.param("7 Dec 2023", id="day-month-year"),
+        pytest.param("7 December, 2023", id="day-month-comma-year"),
+        pytest.param("Dec. 7th, 2023", id="abbrev-dot-ordinal"),
+        pytest.param("Dec 7 2023", id="no-comma"),
+        pytest.param("December 07, 2023", id="zero-padded-day"),
+        pytest.param("7th of December 2023", id="of-form"),
+        pytest.param("07-Dec-2023", id="dashed-month-name"),
+        pytest.param("2023 Dec 7", id="year-first-month-name"),
+        pytest.param("Thursday, December 7, 2023", id="weekday-prefix"),
+        pytest.param("DECEMBER 7, 2023", id="upper-case"),
+        pytest.param("dec 7, 2023", id="lower-case"),
+        pytest.param("12/07/2023", id="us-numeric"),
+        pytest.param("12-07-2023", id="us-numeric-dashes"),
+        pytest.param("12/07/23", id="us-two-digit-year"),
+        pytest.param("The model was released on Dec 7, 2023 by the lab.", id="in-sentence"),
+        pytest.param("(released 2023-12-07)", id="in-parentheses"),
+        pytest.param("Ｄｅｃ ７, ２０２３", id="full-width"),
+    ],
+)
+def test_parse_date_reads_every_documented_form(text: str) -> None:
+    assert checks.parse_date(text) == DEC_7
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("Sept 5, 2023", date(2023, 9, 5), id="sept"),
+        pytest.param("May 1st, 2020", date(2020, 5, 1), id="may-1st"),
+        pytest.param("March 22nd 1999", date(1999, 3, 22), id="nd-suffix"),
+        pytest.param("Feb 29, 2024", date(2024, 2, 29), id="leap-day"),
+        pytest.param("1/2/99", date(1999, 1, 2), id="two-digit-year-1900s"),
+    ],
+)
+def test_parse_date_reads_other_months_and_years(text: str, expected: date) -> None:
+    assert checks.parse_date(text) == expected
+
+
+def test_parse_date_numeric_is_month_first_by_default() -> None:
+    assert checks.parse_date("07/12/2023") == date(2023, 7, 12)
+
+
+def test_parse_date_numeric_is_day_first_with_dayfirst() -> None:
+    assert checks.parse_date("07/12/2023", dayfirst=True) == DEC_7
+
+
+def test_parse_date_dayfirst_does_not_change_unambiguous_forms() -> None:
+    assert checks.parse_date("Dec 7, 2023", dayfirst=True) == DEC_7
+    assert checks.parse_date("2023-12-07", dayfirst=True) == DEC_7
+
+
+@pytest.mark.parametrize(
+    ("text", "dayfirst"),
+    [
+        pytest.param("25/12/2023", False, id="day-over-12-us-default"),
+        pytest.param("12/25/2023", True, id="day-over-12-dayfirst"),
+    ],
+)
+def test_parse_date_numeric_uses_the_only_valid_reading(text: str, dayfirst: bool) -> None:
+    assert checks.parse_date(text, dayfirst=dayfirst) == date(2023, 12, 25)
+
+
+def test_parse_date_returns_the_earliest_date_in_the_text() -> None:
+    assert checks.parse_date("From 2023-01-05 to Dec 7, 2023") == date(2023, 1, 5)
+
+
+def test_parse_date_skips_an_impossible_date_for_a_later_valid_one() -> None:
+    assert checks.parse_date("Feb 30, 2023 or rather Dec 7, 2023") == DEC_7
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("December 2023", id="month-year-only"),
+        pytest.param("Dec 7", id="no-year"),
+        pytest.param("2023", id="year-only"),
+        pytest.param("2023-12", id="iso-year-month"),
+        pytest.param("Feb 30, 2023", id="impossible-day"),
+        pytest.param("2023-13-01", id="impossible-month"),
+        pytest.param("13/13/2023", id="no-valid-numeric-reading"),
+        pytest.param("version 1.2.23", id="version-number"),
+        pytest.param("build 10.4.2023.7", id="dotted-build-number"),
+        pytest.param("The decade 7, 2023 items", id="month-prefix-of-word"),
+        pytest.param("1.12.23", id="two-digit-year-with-dots"),
+        pytest.param("no date here", id="plain-text"),
+    ],
+)
+def test_parse_date_returns_none_without_a_full_date(text: str) -> None:
+    assert checks.parse_date(text) is None
+
+
+@pytest.mark.parametrize("value", GARBAGE)
+def test_parse_date_returns_none_on_garbage(value: object) -> None:
+    assert checks.parse_date(value) is None  # type: ignore[arg-type]
+
+
+def test_parse_date_passes_date_objects_through() -> None:
+    assert checks.parse_date(DEC_7) == DEC_7
+    assert checks.parse_date(datetime(2023, 12, 7, 23, 59)) == DEC_7
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        pytest.param("Dec 7, 2023", "2023-12-07", id="abbrev-vs-iso"),
+        pytest.param("December 7th, 2023", "7 Dec 2023", id="ordinal-vs-day-first"),
+        pytest.param("12/07/2023", "December 7, 2023", id="us-numeric-vs-name"),
+        pytest.param("On Dec. 7, 2023 it shipped", "2023-12-07T08:00:00Z", id="sentence-vs-iso"),
+        pytest.param(DEC_7, "Dec 7, 2023", id="date-object-vs-text"),
+        pytest.param(datetime(2023, 12, 7, 5), DEC_7, id="datetime-vs-date"),
+    ],
+)
+def test_same_date_matches_across_formats(a: object, b: object) -> None:
+    assert checks.same_date(a, b)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        pytest.param("Dec 7, 2023", "Dec 8, 2023", id="next-day"),
+        pytest.param("Dec 7, 2023", "Dec 7, 2022", id="other-year"),
+        pytest.param("07/12/2023", "Dec 7, 2023", id="numeric-read-us-first"),
+        pytest.param("December 2023", "December 2023", id="both-partial"),
+        pytest.param("Dec 7, 2023", None, id="one-none"),
+        pytest.param(None, None, id="both-none"),
+        pytest.param("", "", id="both-empty"),
+        pytest.param("garbage", "garbage", id="both-garbage"),
+    ],
+)
+def test_same_date_rejects_different_or_missing_dates(a: object, b: object) -> None:
+    assert checks.same_date(a, b) is False  # type: ignore[arg-type]
+
+
+def test_same_date_dayfirst_reads_numeric_forms_day_first() -> None:
+    assert checks.same_date("07/12/2023", "Dec 7, 2023", dayfirst=True)
+
+
+# -- numbers ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("42", 42.0, id="integer"),
+        pytest.param("3.14", 3.14, id="decimal"),
+        pytest.param(".5", 0.5, id="leading-dot"),
+        pytest.param("1,234", 1234.0, id="thousands-comma"),
+        pytest.param("1,234,567.89", 1234567.89, id="thousands-and-decimals"),
+        pytest.param("$1,200", 1200.0, id="dollar"),
+        pytest.param("€ 3.50", 3.5, id="euro-space"),
+        pytest.param("£99", 99.0, id="pound"),
+        pytest.param("US$5", 5.0, id="us-dollar"),
+        pytest.param("USD 1,500", 1500.0, id="currency-code"),
+        pytest.param("3.50€", 3.5, id="trailing-currency"),
+        pytest.param("-42", -42.0, id="negative"),
+        pytest.param("\u221242", -42.0, id="unicode-minus"),
+        pytest.param("-$5", -5.0, id="minus-before-currency"),
+        pytest.param("$-5", -5.0, id="minus-after-currency"),
+        pytest.param("+7", 7.0, id="plus-sign"),
+        pytest.param("45%", 45.0, id="percent"),
+        pytest.param("12.5 km", 12.5, id="unit-km"),
+        pytest.param("300 MB", 300.0, id="unit-megabytes"),
+        pytest.param("300MB", 300.0, id="unit-glued-megabytes"),
+        pytest.param("5m", 5.0, id="lowercase-m-is-metres"),
+        pytest.param("1.2k", 1200.0, id="k-multiplier"),
+        pytest.param("1.1K", 1100.0, id="k-multiplier-exact"),
+        pytest.param("5M", 5_000_000.0, id="M-multiplier"),
+        pytest.param("$2B", 2_000_000_000.0, id="B-multiplier"),
+        pytest.param("3.4 million", 3_400_000.0, id="million-word"),
+        pytest.param("2 thousand", 2000.0, id="thousand-word"),
+        pytest.param("1.5 billion", 1_500_000_000.0, id="billion-word"),
+        pytest.param("2 bn", 2_000_000_000.0, id="bn"),
+        pytest.param("1 trillion", 1e12, id="trillion"),
+        pytest.param("1.5e6", 1_500_000.0, id="scientific"),
+        pytest.param("1.234,56", 1234.56, id="european-decimal-comma"),
+        pytest.param("3,5 kg", 3.5, id="short-decimal-comma"),
+        pytest.param("About 1,200 people came", 1200.0, id="in-sentence"),
+        pytest.param("COVID-19", 19.0, id="hyphen-after-letter-not-minus"),
+        pytest.param("2020-2021", 2020.0, id="range-takes-first"),
+        pytest.param("- 5 apples", 5.0, id="bullet-dash-not-minus"),
+        pytest.param("1,2,3", 1.0, id="comma-list"),
+        pytest.param("５００", 500.0, id="full-width-digits"),
+    ],
+)
+def test_parse_number_reads_documented_forms(text: str, expected: float) -> None:
+    assert checks.parse_number(text) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("five", id="number-word"),
+        pytest.param("no digits", id="plain-text"),
+        pytest.param("v1x", id="digit-glued-after-letter"),
+        pytest.param("-", id="lone-minus"),
+        pytest.param("$", id="lone-currency"),
+    ],
+)
+def test_parse_number_returns_none_without_a_number(text: str) -> None:
+    assert checks.parse_number(text) is None
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param(None, id="none"),
+        pytest.param(True, id="bool"),
+        pytest.param(float("nan"), id="nan"),
+        pytest.param(float("inf"), id="inf"),
+        pytest.param(object(), id="object"),
+        pytest.param([1], id="list"),
+        pytest.param("", id="empty"),
+    ],
+)
+def test_parse_number_returns_none_on_garbage(value: object) -> None:
+    assert checks.parse_number(value) is None  # type: ignore[arg-type]
+
+
+def test_parse_number_passes_numbers_through() -> None:
+    assert checks.parse_number(7) == 7.0
+    assert checks.parse_number(-2.5) == -2.5
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "tolerances"),
+    [
+        pytest.param("$1,200", 1200, {}, id="currency-vs-int"),
+        pytest.param("1.2k", "1200 USD", {}, id="multiplier-vs-code"),
+        pytest.param("1.1k", 1100, {}, id="no-float-noise"),
+        pytest.param("3.4 million", "3,400,000", {}, id="word-vs-commas"),
+        pytest.param("10.4 million", 10_000_000, {"rel_tol": 0.05}, id="within-rel-tol"),
+        pytest.param("99.6", 100, {"abs_tol": 0.5}, id="within-abs-tol"),
+        pytest.param("100", 100.5, {"abs_tol": 0.5}, id="abs-tol-inclusive"),
+        pytest.param("0", 0.0, {}, id="zeros"),
+        pytest.param("-5", "−5", {}, id="minus-forms"),
+    ],
+)
+def test_same_number_matches(a: object, b: object, tolerances: dict[str, float]) -> None:
+    assert checks.same_number(a, b, **tolerances)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "tolerances"),
+    [
+        pytest.param("1200", "1201", {}, id="off-by-one-exact"),
+        pytest.param("11 million", 10_000_000, {"rel_tol": 0.05}, id="outside-rel-tol"),
+        pytest.param("98", 100, {"abs_tol": 0.5}, id="outside-abs-tol"),
+        pytest.param("-5", "5", {}, id="sign-matters"),
+        pytest.param("5 million", "5", {}, id="multiplier-matters"),
+        pytest.param("five", 5, {}, id="word-not-read"),
+        pytest.param(None, 0, {}, id="none-vs-zero"),
+        pytest.param(None, None, {}, id="both-none"),
+        pytest.param("1", "1", {"rel_tol": "x"}, id="garbage-tolerance"),
+    ],
+)
+def test_same_number_rejects(a: object, b: object, tolerances: dict[str, object]) -> None:
+    assert checks.same_number(a, b, **tolerances) is False  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("value", "low", "high", "expected"),
+    [
+        pytest.param("50%", 0, 100, True, id="inside"),
+        pytest.param(0, 0, 100, True, id="low-inclusive"),
+        pytest.param(100, 0, 100, True, id="high-inclusive"),
+        pytest.param("100.01", 0, 100, False, id="just-above"),
+        pytest.param("-1", 0, 100, False, id="below"),
+        pytest.param("$1.2 million", "1M", "2M", True, id="text-bounds"),
+        pytest.param("7", 5, None, True, id="open-high"),
+        pytest.param("3", None, 5, True, id="open-low"),
+        pytest.param("3", 5, 1, False, id="inverted-range"),
+        pytest.param(None, 0, 100, False, id="none-value"),
+        pytest.param("abc", 0, 100, False, id="garbage-value"),
+        pytest.param("5", "abc", 10, False, id="garbage-bound"),
+    ],
+)
+def test_number_in_range(value: object, low: object, high: object, expected: bool) -> None:
+    assert checks.number_in_range(value, low, high) is expected  # type: ignore[arg-type]
+
+
+# -- names ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        pytest.param("John F. Kennedy", "John Kennedy", id="middle-initial-absent"),
+        pytest.param("John F. Kennedy", "Kennedy, John F.", id="last-comma-first"),
+        pytest.param("John F. Kennedy", "JOHN FITZGERALD KENNEDY", id="upper-full-middle"),
+        pytest.param("Kennedy, John", "JOHN FITZGERALD KENNEDY", id="comma-vs-full"),
+        pytest.param("J. Kennedy", "John Kennedy", id="first-initial"),
+        pytest.param("J. F. Kennedy", "John Fitzgerald Kennedy", id="both-initials"),
+        pytest.param("J.F. Kennedy", "John F. Kennedy", id="glued-initials"),
+        pytest.param("john kennedy", "John Kennedy", id="case"),
+        pytest.param("José Núñez", "Jose Nunez", id="accents"),
+        pytest.param("Gabriel García Márquez", "Gabriel Garcia Marquez", id="accented-compound"),
+        pytest.param("Gabriel García Márquez", "Gabriel Márquez", id="compound-part-absent"),
+        pytest.param("Jean-Paul Sartre", "Jean Paul Sartre", id="hyphen-vs-space"),
+        pytest.param("Jean-Paul Sartre", "J.-P. Sartre", id="hyphenated-initials"),
+        pytest.param("Mary Smith-Jones", "Mary Smith Jones", id="hyphenated-surname"),
+        pytest.param("Conan O'Brien", "Conan OBrien", id="apostrophe"),
+        pytest.param("Conan O’Brien", "conan o'brien", id="curly-apostrophe"),
+        pytest.param("F. Scott Fitzgerald", "Scott Fitzgerald", id="leading-initial-dropped"),
+        pytest.param("Dr. Jane Goodall", "Jane Goodall", id="title"),
+        pytest.param("Jane Goodall, PhD", "Jane Goodall", id="honorific-suffix"),
+        pytest.param("Beethoven, Ludwig van", "Ludwig van Beethoven", id="particle-comma"),
+        pytest.param("Martin Luther King Jr.", "Martin Luther King", id="generation-one-side"),
+        pytest.param("King, Martin Luther, Jr.", "Martin L. King Jr.", id="comma-generation"),
+        pytest.param("Madonna", "MADONNA", id="mononym"),
+        pytest.param("  John   Kennedy ", "John Kennedy", id="extra-spaces"),
+    ],
+)
+def test_same_name_matches(a: str, b: str) -> None:
+    assert checks.same_name(a, b)
+    assert checks.same_name(b, a)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        pytest.param("Jane Kennedy", "John Kennedy", id="different-first-name"),
+        pytest.param("J. Kennedy", "R. Kennedy", id="different-initials"),
+        pytest.param("John A. Kennedy", "John F. Kennedy", id="conflicting-middle-initial"),
+        pytest.param("John Kennedy", "John Kennedys", id="different-surname"),
+        pytest.param("John Kennedy", "Kennedy John", id="reordered-without-comma"),
+        pytest.param("Kennedy", "John Kennedy", id="surname-alone"),
+        pytest.param("Dr. Kennedy", "John Kennedy", id="title-and-surname"),
+        pytest.param("John Kennedy Jr.", "John Kennedy Sr.", id="generation-conflict"),
+        pytest.param("Bill Clinton", "William Clinton", id="nickname"),
+        pytest.param("Mary Smith-Jones", "Mary Smith", id="first-part-of-double-surname"),
+        pytest.param("John Kennedy", "", id="empty"),
+        pytest.param("John Kennedy", None, id="none"),
+        pytest.param("...", "...", id="punctuation-only"),
+        pytest.param(42, 42, id="numbers"),
+    ],
+)
+def test_same_name_rejects(a: object, b: object) -> None:
+    assert checks.same_name(a, b) is False  # type: ignore[arg-type]
+    assert checks.same_name(b, a) is False  # type: ignore[arg-type]
+
+
+# -- URLs -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        pytest.param(
+            "HTTP://www.Example.com:80/a/b/?utm_source=x&z=1&a=2#top",
+            "https://example.com/a/b?a=2&z=1",
+            id="docstring-example",
+        ),
+        pytest.param("example.com/a", "https://example.com/a", id="no-scheme"),
+        pytest.param("//example.com/a", "https://example.com/a", id="scheme-relative"),
+        pytest.param("https://example.com/", "https://example.com", id="root-slash"),
+        pytest.param("https://example.com:8443/x", "https://example.com:8443/x", id="custom-port"),
+        pytest.param("https://user:pw@example.com/x", "https://example.com/x", id="user-info"),
+        pytest.param("https://m.example.com/x", "https://example.com/x", id="mobile-prefix"),
+        pytest.param("https://example.com/Caf%C3%A9", "https://example.com/Caf%C3%A9", id="pct"),
+        pytest.param("https://example.com/Café", "https://example.com/Caf%C3%A9", id="unicode"),
+        pytest.param("https://example.com/a//b", "https://example.com/a/b", id="double-slash"),
+        pytest.param("<https://example.com/a>", "https://example.com/a", id="angle-brackets"),
+        pytest.param("https://example.com/a.", "https://example.com/a", id="trailing-period"),
+        pytest.param(
+            "https://en.wikipedia.org/wiki/Mercury_(planet)",
+            "https://en.wikipedia.org/wiki/Mercury_(planet)",
+            id="balanced-parentheses-kept",
+        ),
+        pytest.param("https://x.com/a)", "https://x.com/a", id="unbalanced-parenthesis"),
+        pytest.param("https://x.com/s?q=a+b", "https://x.com/s?q=a%20b", id="plus-in-query"),
+        pytest.param("https://x.com/p?fbclid=1&id=3", "https://x.com/p?id=3", id="fbclid"),
+        pytest.param("http://[::1]:8000/", "https://[::1]:8000", id="ipv6"),
+        pytest.param("localhost:3000/x", "https://localhost:3000/x", id="localhost-port"),
+    ],
+)
+def test_normalize_url(url: str, expected: str) -> None:
+    assert checks.normalize_url(url) == expected
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        pytest.param(None, id="none"),
+        pytest.param("", id="empty"),
+        pytest.param("hello", id="bare-word"),
+        pytest.param("not a url", id="sentence"),
+        pytest.param("mailto:a@example.com", id="mailto"),
+        pytest.param("ftp://example.com/file", id="ftp"),
+        pytest.param("javascript:alert(1)", id="javascript"),
+        pytest.param("https://", id="no-host"),
+        pytest.param("https://example.com:99999/", id="bad-port"),
+        pytest.param(123, id="int"),
+    ],
+)
+def test_normalize_url_returns_empty_for_non_urls(url: object) -> None:
+    assert checks.normalize_url(url) == ""  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        pytest.param("http://www.example.com/a/", "https://example.com/a", True, id="scheme-www"),
+        pytest.param("example.com/a#intro", "https://example.com/a", True, id="fragment"),
+        pytest.param("https://x.com/?b=2&a=1", "https://x.com?a=1&b=2", True, id="query-order"),
+        pytest.param(
+            "https://x.com/a?utm_medium=e", "https://x.com/a", True, id="tracking-dropped"
+        ),
+        pytest.param("https://example.com/a", "https://example.com/b", False, id="other-path"),
+        pytest.param("https://example.com/a", "https://other.com/a", False, id="other-host"),
+        pytest.param("https://example.com/Page", "https://example.com/page", False, id="case"),
+        pytest.param("https://x.com/p?id=1", "https://x.com/p?id=2", False, id="other-query"),
+        pytest.param(None, None, False, id="both-none"),
+        pytest.param("", "", False, id="both-empty"),
+        pytest.param("garbage", "garbage", False, id="both-garbage"),
+    ],
+)
+def test_same_url(a: object, b: object, expected: bool) -> None:
+    assert checks.same_url(a, b) is expected  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        pytest.param("https://www.nytimes.com/2023/x", "nytimes.com", id="www"),
+        pytest.param("https://docs.github.com/en", "github.com", id="subdomain"),
+        pytest.param("https://news.bbc.co.uk/a", "bbc.co.uk", id="co-uk"),
+        pytest.param("https://www.abc.net.au/news", "abc.net.au", id="net-au"),
+        pytest.param("https://alice.github.io/x", "alice.github.io", id="shared-host"),
+        pytest.param("HTTPS://EXAMPLE.COM", "example.com", id="upper-case"),
+        pytest.param("example.com/path", "example.com", id="no-scheme"),
+        pytest.param("http://192.168.1.1/x", "192.168.1.1", id="ipv4"),
+        pytest.param("http://localhost:8000/", "localhost", id="localhost"),
+        pytest.param("https://example.com.", "example.com", id="trailing-dot-host"),
+    ],
+)
+def test_url_domain(url: str, expected: str) -> None:
+    assert checks.url_domain(url) == expected
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        pytest.param(None, id="none"),
+        pytest.param("mailto:a@example.com", id="mailto"),
+        pytest.param("nothing", id="word"),
+    ],
+)
+def test_url_domain_returns_none_for_non_urls(url: object) -> None:
+    assert checks.url_domain(url) is None  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("url", "domain", "expected"),
+    [
+        pytest.param("https://github.com/x", "github.com", True, id="same-host"),
+        pytest.param("https://docs.github.com/x", "github.com", True, id="subdomain"),
+        pytest.param("https://a.b.github.com", "github.com", True, id="deep-subdomain"),
+        pytest.param("https://github.com", "www.github.com", True, id="www-on-domain"),
+        pytest.param("https://www.github.com", "github.com", True, id="www-on-url"),
+        pytest.param("https://GitHub.com", "github.COM", True, id="case"),
+        pytest.param("https://github.com/x", "https://github.com/", True, id="domain-as-url"),
+        pytest.param("https://evilgithub.com", "github.com", False, id="suffix-not-subdomain"),
+        pytest.param("https://github.com.evil.net", "github.com", False, id="prefix-attack"),
+        pytest.param("https://github.com", "docs.github.com", False, id="parent-not-in-child"),
+        pytest.param("https://gitlab.com", "github.com", False, id="other-site"),
+        pytest.param(None, "github.com", False, id="none-url"),
+        pytest.param("https://github.com", None, False, id="none-domain"),
+        pytest.param("https://github.com", "", False, id="empty-domain"),
+    ],
+)
+def test_url_in_domain(url: object, domain: object, expected: bool) -> None:
+    assert checks.url_in_domain(url, domain) is expected  # type: ignore[arg-type]
+
+
+# -- page text --------------------------------------------------------------------------
+
+PAGE = "The  Eiffel Tower\nwas completed in 1889 in PARIS.\tIt’s 330\u00a0m tall — Zürich is elsewhere."
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param("Eiffel Tower", id="collapsed-double-space"),
+        pytest.param("tower was completed", id="newline-as-space"),
+        pytest.param("paris", id="case"),
+        pytest.param("zurich", id="accent"),
+        pytest.param("it's", id="curly-apostrophe"),
+        pytest.param("330 m", id="non-breaking-space"),
+        pytest.param("tall - zurich", id="em-dash"),
+        pytest.param(1889, id="number-value"),
+        pytest.param("  Paris  ", id="padded-value"),
+    ],
+)
+def test_page_contains_folds_case_accents_and_whitespace(value: object) -> None:
+    assert checks.page_contains(PAGE, value)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param("Eiffel Towers", id="longer-word"),
+        pytest.param("London", id="absent"),
+        pytest.param("1,889", id="formatted-number"),
+        pytest.param("", id="empty"),
+        pytest.param("   ", id="blank"),
+        pytest.param(None, id="none"),
+    ],
+)
+def test_page_contains_rejects(value: object) -> None:
+    assert checks.page_contains(PAGE, value) is False  # type: ignore[arg-type]
+
+
+def test_page_contains_strict_whitespace_requires_exact_spacing() -> None:
+    assert checks.page_contains(PAGE, "The  Eiffel", fuzzy_whitespace=False)
+    assert checks.page_contains(PAGE, "The Eiffel", fuzzy_whitespace=False) is False
+
+
+@pytest.mark.parametrize(
+    ("page", "value", "expected"),
+    [
+        pytest.param("in 2012 we", "12", False, id="digits-inside-number"),
+        pytest.param("concatenate", "cat", False, id="letters-inside-word"),
+        pytest.param("a cat sat", "cat", True, id="standalone-word"),
+        pytest.param("(cat)", "cat", True, id="punctuation-boundary"),
+        pytest.param("cost $5.", "$5", True, id="value-starting-with-symbol"),
+    ],
+)
+def test_page_contains_whole_word(page: str, value: str, expected: bool) -> None:
+    assert checks.page_contains(page, value, whole_word=True) is expected
+
+
+def test_page_contains_substring_without_whole_word() -> None:
+    assert checks.page_contains("concatenate", "cat")
+
+
+@pytest.mark.parametrize("page", [None, 42.0, object()])
+def test_page_contains_never_raises_on_odd_pages(page: object) -> None:
+    assert checks.page_contains(page, "x") is False  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        pytest.param(["London", "Paris"], True, id="one-present"),
+        pytest.param(("London", "Berlin"), False, id="none-present"),
+        pytest.param("PARIS", True, id="single-string"),
+        pytest.param([], False, id="empty-list"),
+        pytest.param(None, False, id="none"),
+        pytest.param([None, "", "paris"], True, id="skips-empty-items"),
+    ],
+)
+def test_contains_any(values: object, expected: bool) -> None:
+    assert checks.contains_any(PAGE, values) is expected  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        pytest.param(["Paris", "1889"], True, id="all-present"),
+        pytest.param(["Paris", "London"], False, id="one-missing"),
+        pytest.param("paris", True, id="single-string"),
+        pytest.param([], False, id="empty-list"),
+        pytest.param(None, False, id="none"),
+    ],
+)
+def test_contains_all(values: object, expected: bool) -> None:
+    assert checks.contains_all(PAGE, values) is expected  # type: ignore[arg-type]
+
+
+def test_contains_any_passes_whole_word_through() -> None:
+    assert checks.contains_any("in 2012", ["12", "201"], whole_word=True) is False
+
+
+# -- the contract shared by every check -------------------------------------------------
+
+BOOL_CHECKS = [
+    pytest.param(checks.same_date, 2, id="same_date"),
+    pytest.param(checks.same_number, 2, id="same_number"),
+    pytest.param(checks.number_in_range, 3, id="number_in_range"),
+    pytest.param(checks.same_name, 2, id="same_name"),
+    pytest.param(checks.same_url, 2, id="same_url"),
+    pytest.param(checks.url_in_domain, 2, id="url_in_domain"),
+    pytest.param(checks.page_contains, 2, id="page_contains"),
+    pytest.param(checks.contains_any, 2, id="contains_any"),
+    pytest.param(checks.contains_all, 2, id="contains_all"),
+]
+
+
+@pytest.mark.parametrize(("check", "arity"), BOOL_CHECKS)
+@pytest.mark.parametrize("value", NOT_VALUES)
+def test_bool_checks_return_false_on_garbage(check, arity: int, value: object) -> None:
+    result = check(*([value] * arity))
+    assert result is False
+
+
+def test_every_public_check_is_exported_and_documented() -> None:
+    public = sorted(
+        name
+        for name, value in vars(checks).items()
+        if callable(value)
+        and getattr(value, "__module__", None) == checks.__name__
+        and not name.startswith("_")
+    )
+    assert public == sorted(checks.__all__)
+    assert all(len((getattr(checks, name).__doc__ or "").splitlines()) >= 3 for name in public)
