@@ -1,0 +1,48 @@
+"""`judgegen approve`: bind a reviewer to the exact judge bytes they reviewed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from toolkit.errors import SpecError
+from toolkit.runner.approval import approval_path
+from toolkit.runner.approval import approve as record_approval
+
+
+@click.command()
+@click.argument("task_id")
+@click.option("--reviewer", required=True, help="Name of the person who reviewed the judge.")
+@click.option(
+    "--judges",
+    default="generated_judges",
+    show_default=True,
+    type=click.Path(file_okay=False, path_type=Path),
+)
+@click.option("--reviews", default="reviews", show_default=True, type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the approval record as JSON.")
+def approve(task_id: str, reviewer: str, judges: Path, reviews: Path, as_json: bool) -> None:
+    """Approve JUDGES/TASK_ID.py: `judgegen run` then executes it until its bytes change.
+
+    Writes REVIEWS/TASK_ID.approval.json (reviewer, date, judge sha256).
+
+    \b
+    Example:
+      judgegen approve llava_commit --reviewer "Ada Lovelace"
+
+    \b
+    Exit codes: 0 approved; 2 no such judge or empty reviewer.
+    """
+    try:
+        record = record_approval(task_id, reviewer=reviewer, judges_dir=judges, reviews_dir=reviews)
+    except SpecError as exc:
+        raise click.UsageError(str(exc)) from exc
+    if as_json:
+        click.echo(json.dumps(record.model_dump(mode="json"), indent=2, sort_keys=True))
+        return
+    click.echo(
+        f"approved {task_id} ({record.judge_sha256}) by {record.reviewer} "
+        f"-> {approval_path(reviews, task_id)}"
+    )

@@ -1,0 +1,333 @@
+"""`judgegen run`: score answers or webeval trajectories with the reviewed judges."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from toolkit.backends import JudgingBackend
+from toolkit.errors import InfraError, JudgegenError, SpecError
+from toolkit.runner.inputs import (
+    DEFAULT_MAX_ANSWER_BYTES,
+    AnswerInput,
+    discover_answers,
+    discover_trajectories,
+)
+from toolkit.runner.metrics import format_table
+from toolkit.runner.results import EvaluationResult
+from toolkit.runner.run import (
+    InProcessExecutor,
+    MeteredBackend,
+    MeteredClient,
+    Runner,
+    RunOptions,
+    RunReport,
+)
+
+
+def _llm_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The shared LLM flags (provider, model, cache, budget, …) from `generator.cli.llm_options`."""
+    try:
+        from generator.cli.llm_options import llm_options
+    except ImportError:
+        for flag in ("--provider", "--model", "--budget", "--cache-mode"):
+            command = click.option(flag, default=None)(command)
+        return command
+    return llm_options(command)
+
+
+def _settings(llm: dict[str, Any]) -> Any:
+    try:
+        from generator.cli.llm_options import settings_from
+    except ImportError:
+        from toolkit.llm import LLMSettings
+
+        return LLMSettings.from_env_and_file(
+            provider=llm.get("provider"),
+            model=llm.get("model"),
+            budget_usd=llm.get("budget"),
+            cache_mode=llm.get("cache_mode"),
+        )
+    return settings_from(llm)
+
+
+def load_backend_factory(spec: str) -> JudgingBackend:
+    """Call the `package.module:factory` named by `spec` and check it returns a backend."""
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise click.BadParameter("expected package.module:factory", param_hint="--backend")
+    if "" not in sys.path and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))  # like `python -m`: modules of the working dir
+    try:
+        factory = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise click.BadParameter(f"cannot load {spec}: {exc}", param_hint="--backend") from exc
+    backend = factory()
+    if not isinstance(backend, JudgingBackend):
+        raise click.BadParameter(
+            f"{spec}() returned {type(backend).__name__}, which has no extract/verify",
+            param_hint="--backend",
+        )
+    return backend
+
+
+def _discover(
+    answers: Path | None, trajectories: Path | None, tasks: set[str] | None, max_bytes: int
+) -> list[AnswerInput]:
+    if (answers is None) == (trajectories is None):
+        raise click.UsageError("give exactly one of --answers DIR or --trajectories DIR")
+    if answers is not None:
+        return discover_answers(answers, tasks=tasks, max_bytes=max_bytes)
+    assert trajectories is not None
+    return discover_trajectories(trajectories, tasks=tasks, max_bytes=max_bytes)
+
+
+def _progress(total: int) -> Callable[[str, EvaluationResult | None], None]:
+    done = 0
+
+    def report(event: str, result: EvaluationResult | None) -> None:
+        nonlocal done
+        done += 1
+        if result is None:
+            return
+        where = f"{result.agent_name}/{result.task_id}/{result.answer_name}"
+        if result.status == "complete":
+            detail = f"score {result.final_score:.2f}"
+        elif result.status == "excluded":
+            detail = result.reason or ""
+        else:
+            first = result.errors[0] if result.errors else {}
+            detail = f"{first.get('type', 'error')}: {first.get('message', '')}"[:200]
+        verb = "reused" if event == "reused" else result.status
+        click.echo(
+            f"[{done}/{total}] {where}: {verb} {detail} ({result.duration_s:.1f}s)", err=True
+        )
+
+    return report
+
+
+async def _execute(
+    inputs: list[AnswerInput],
+    *,
+    backend: JudgingBackend,
+    options: RunOptions,
+    pages: Any,
+    timeout_s: float,
+    sandbox: bool,
+    client: Any,
+) -> RunReport:
+    try:
+        return await _run_with(inputs, backend, options, pages, timeout_s, sandbox)
+    finally:
+        if client is not None:
+            await client.aclose()
+
+
+async def _run_with(
+    inputs: list[AnswerInput],
+    backend: JudgingBackend,
+    options: RunOptions,
+    pages: Any,
+    timeout_s: float,
+    sandbox: bool,
+) -> RunReport:
+    progress = _progress(len(inputs))
+    if sandbox:
+        try:
+            from toolkit.runner.pool import WorkerPool
+        except ImportError:
+            click.echo("warning: sandbox not available; running judges in-process", err=True)
+            sandbox = False
+    if not sandbox:
+        executor = InProcessExecutor(backend, pages=pages, timeout_s=timeout_s)
+        runner = Runner(backend=backend, executor=executor, options=options, progress=progress)
+        return await runner.run(inputs)
+    from toolkit.runner.protocol import SandboxLimits
+
+    limits = SandboxLimits(timeout_s=timeout_s)
+    async with WorkerPool(max(1, options.jobs), limits, backend, pages=pages) as pool:
+        runner = Runner(backend=backend, executor=pool, options=options, progress=progress)
+        return await runner.run(inputs)
+
+
+def _build_backend(backend_spec: str | None, llm: dict[str, Any]) -> tuple[Any, Any]:
+    """(metered judging backend, LLM client or None)."""
+    if backend_spec:
+        return MeteredBackend(load_backend_factory(backend_spec)), None
+    from toolkit.backends import LLMBackend
+    from toolkit.llm import build_client
+
+    settings = _settings(llm)
+    client = MeteredClient(build_client(settings, "judge"))
+    model = client.model or settings.judge_model
+    return MeteredBackend(LLMBackend(client, model=model, provider=settings.provider)), client
+
+
+def _json_report(report: RunReport) -> dict[str, Any]:
+    return {
+        "version": 1,
+        "exit_code": report.exit_code,
+        "evaluated": report.evaluated,
+        "reused": report.reused,
+        "not_started": report.not_started,
+        "skipped_answers": report.skipped_answers,
+        "stopped": report.stopped,
+        "skipped_judges": [s.model_dump() for s in report.skipped_judges],
+        "incomplete": [
+            {"agent": r.agent_name, "task_id": r.task_id, "answer_name": r.answer_name}
+            for r in report.incomplete
+        ],
+        "input_errors": [
+            {"agent": r.agent_name, "task_id": r.task_id, "reason": r.reason}
+            for r in report.input_errors
+        ],
+        "usage": report.usage.model_dump(),
+        "summaries": {a: s.model_dump(mode="json") for a, s in report.summaries.items()},
+    }
+
+
+@click.command()
+@click.option("--answers", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--trajectories", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--task", "tasks", multiple=True, help="Only these task ids (repeatable).")
+@click.option("--jobs", default=4, show_default=True, type=click.IntRange(1, 256))
+@click.option(
+    "--judges",
+    default="generated_judges",
+    show_default=True,
+    type=click.Path(file_okay=False, path_type=Path),
+)
+@click.option("--results", default="results", show_default=True, type=click.Path(path_type=Path))
+@click.option(
+    "--reviews",
+    default="reviews",
+    show_default=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where `judgegen approve` records approvals.",
+)
+@click.option("--backend", "backend_spec", help="package.module:factory → a JudgingBackend.")
+@click.option(
+    "--pages",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Offline page store (from `judgegen cache-pages`).",
+)
+@click.option("--include-unreviewed", is_flag=True, help="Also run judges without approval.")
+@click.option("--overwrite", is_flag=True, help="Redo every result, fresh or not.")
+@click.option("--timeout", "timeout_s", default=600.0, show_default=True, type=float)
+@click.option("--max-answer-bytes", default=DEFAULT_MAX_ANSWER_BYTES, show_default=True, type=int)
+@click.option("--no-sandbox", is_flag=True, help="Run judges in this process (debugging only).")
+@click.option("--json", "as_json", is_flag=True, help="Print the run report as JSON.")
+@_llm_options
+def run(
+    answers: Path | None,
+    trajectories: Path | None,
+    tasks: tuple[str, ...],
+    jobs: int,
+    judges: Path,
+    results: Path,
+    reviews: Path,
+    backend_spec: str | None,
+    pages: Path | None,
+    include_unreviewed: bool,
+    overwrite: bool,
+    timeout_s: float,
+    max_answer_bytes: int,
+    no_sandbox: bool,
+    as_json: bool,
+    **llm: Any,
+) -> None:
+    """Score every answer with its task's reviewed judge; write results and metrics.
+
+    Results go to RESULTS/<agent>/<task_id>/<answer>.json (for trajectories also
+    <traj dir>/scores/judgegen_<task_id>.json) and RESULTS/<agent>/summary.json. A rerun
+    redoes only missing, incomplete or stale results (--overwrite: all).
+
+    \b
+    Example:
+      judgegen run --answers answers/ --pages pages/ --jobs 8
+      judgegen run --trajectories runs/fara-7b --backend mypkg.backends:scripted
+
+    \b
+    Exit codes: 0 every evaluation complete; 1 some incomplete (or malformed inputs);
+    2 usage or input error; 3 an infrastructure failure (e.g. budget) stopped the run.
+    """
+    if not judges.is_dir():
+        raise click.UsageError(f"no judges directory {judges} (use --judges DIR)")
+    try:
+        inputs = _discover(answers, trajectories, set(tasks) or None, max_answer_bytes)
+    except OSError as exc:
+        raise click.UsageError(f"cannot read inputs: {exc}") from exc
+    if not inputs:
+        raise click.UsageError("no answers found (check --answers/--trajectories and --task)")
+    try:
+        backend, client = _build_backend(backend_spec, llm)
+        page_store = _open_pages(pages)
+    except SpecError as exc:
+        raise click.UsageError(str(exc)) from exc
+    options = RunOptions(
+        judges_dir=judges,
+        results_dir=results,
+        reviews_dir=reviews,
+        include_unreviewed=include_unreviewed,
+        overwrite=overwrite,
+        jobs=jobs,
+        backend_spec=backend_spec,
+    )
+    try:
+        report = asyncio.run(
+            _execute(
+                inputs,
+                backend=backend,
+                options=options,
+                pages=page_store,
+                timeout_s=timeout_s,
+                sandbox=not no_sandbox,
+                client=client,
+            )
+        )
+    except (InfraError, OSError) as exc:
+        click.echo(f"error: infrastructure failure stopped the run: {exc}", err=True)
+        sys.exit(3)
+    except JudgegenError as exc:
+        raise click.UsageError(str(exc)) from exc
+    _print(report, as_json, client)
+    sys.exit(report.exit_code)
+
+
+def _open_pages(pages: Path | None) -> Any:
+    if pages is None:
+        return None
+    from toolkit.pages import PageStore
+
+    return PageStore(pages, readonly=True)
+
+
+def _print(report: RunReport, as_json: bool, client: Any) -> None:
+    for skipped in report.skipped_judges:
+        click.echo(f"skipped judge {skipped.task_id}: {skipped.reason}", err=True)
+    if report.stopped:
+        click.echo(
+            f"stopped: {report.stopped}; {report.not_started} evaluation(s) not started "
+            "(rerun to continue)",
+            err=True,
+        )
+    click.echo(
+        f"{report.evaluated} evaluated, {report.reused} up to date, "
+        f"{len(report.incomplete)} incomplete, {report.usage.backend_calls} backend calls",
+        err=True,
+    )
+    if client is not None:
+        click.echo(client.summary_line(), err=True)
+    if as_json:
+        click.echo(json.dumps(_json_report(report), indent=2, sort_keys=True))
+        return
+    for summary in report.summaries.values():
+        click.echo(format_table(summary))
+        click.echo("")
