@@ -121,9 +121,7 @@ def test_webeval_trajectories_produce_exactly_the_expected_score_files(work: Pat
         "louvre_hours/scores/judgegen_louvre_hours.json",
         "python_match/scores/judgegen_python_match.json",
     ]
-    scores = {
-        p.parent.parent.name: json.loads(p.read_text()) for p in traj.glob("*/scores/*.json")
-    }
+    scores = {p.parent.parent.name: json.loads(p.read_text()) for p in traj.glob("*/scores/*.json")}
     assert {task: s["score"] for task, s in scores.items()} == {
         "le_guin_novels": 0.0,
         "louvre_hours": 1.0,
@@ -198,7 +196,7 @@ def test_judge_exception_gives_incomplete_result_with_partial_tree(work: Path) -
     judge = work / "judges/louvre_hours.py"
     judge.write_text(
         judge.read_text().replace(
-            '    ev.add_custom_node(\n        result=checks.url_in_domain',
+            "    ev.add_custom_node(\n        result=checks.url_in_domain",
             '    raise RuntimeError("judge bug")\n    ev.add_custom_node(\n'
             "        result=checks.url_in_domain",
         )
@@ -263,9 +261,7 @@ def test_in_process_executor_is_usable_directly(work: Path) -> None:
     executor = InProcessExecutor(make_backend(), pages=DictPages())
     answer = (work / "answers/alpha/python_match/answer_1.md").read_text()
     outcome = asyncio.run(
-        executor.evaluate(
-            EvalJob(judge_path=str(work / "judges/python_match.py"), answer=answer)
-        )
+        executor.evaluate(EvalJob(judge_path=str(work / "judges/python_match.py"), answer=answer))
     )
     assert outcome.status == "complete" and outcome.summary["final_score"] == 1.0
 
