@@ -227,7 +227,7 @@ def public_check_names() -> list[str]:
 
 
 def render_api_reference() -> str:
-    """The whole reference as Markdown: contract, Evaluator, VerificationNode, strategies, checks."""
+    """The whole reference as Markdown: contract, Evaluator, node fields, strategies, checks."""
     sections = [
         "# judgegen toolkit API reference\n\n"
         "Everything a judge may use. Signatures and descriptions are taken from the toolkit's "

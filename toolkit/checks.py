@@ -242,7 +242,8 @@ _NUMBER = re.compile(
     r"|\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"  # 1234.5, 1.5e6
     r"|\.\d+"  # .5
     r")"
-    r"(?:(?P<letter>[kKMBT])(?![A-Za-z])|\s?(?P<word>thousand|million|mln|billion|bn|trillion|tn)\b)?",
+    r"(?:(?P<letter>[kKMBT])(?![A-Za-z])"
+    r"|\s?(?P<word>(?i:thousand|million|mln|billion|bn|trillion|tn))\b)?",
 )
 
 
@@ -289,7 +290,7 @@ def parse_number(text: str | float | None) -> float | None:
     if match["letter"]:
         value_dec *= _SCALE_LETTERS[match["letter"]]
     elif match["word"]:
-        value_dec *= _SCALE_WORDS[match["word"]]
+        value_dec *= _SCALE_WORDS[match["word"].lower()]
     signs = (match["sign"] or "") + (match["sign2"] or "")
     if signs.count("-") % 2 == 1:
         value_dec = -value_dec
@@ -352,7 +353,7 @@ _HONORIFIC_SUFFIXES = frozenset({"phd", "md", "esq", "obe", "mbe", "cbe", "kbe",
 
 def _name_tokens(text: str) -> tuple[list[str], str | None]:
     """Given names plus surname as tokens (surname last), and a generation suffix if any."""
-    folded = _fold(text).replace("'", "").replace("`", "")
+    folded = re.sub(r"\([^)]*\)|\"[^\"]*\"", " ", _fold(text)).replace("'", "").replace("`", "")
     parts = [p for p in folded.split(",") if p.strip()]
     generation: str | None = None
     kept: list[list[str]] = []
@@ -405,7 +406,8 @@ def same_name(a: str | None, b: str | None) -> bool:
     """True when `a` and `b` can name the same person.
 
     Ignores case, accents ("José" = "Jose"), punctuation, titles ("Dr."), honorifics
-    ("PhD") and the "Last, First" order. The surnames (last word) must be equal; the first
+    ("PhD"), parenthesised or quoted asides ("John Kennedy (politician)", 'William "Bill"
+    Clinton') and the "Last, First" order. The surnames (last word) must be equal; the first
     given names must agree, either in full or by initial; middle names may be present on
     one side and absent on the other, or given as initials. Hyphens split words, so
     "Jean-Paul Sartre" = "Jean Paul Sartre" = "J.-P. Sartre".

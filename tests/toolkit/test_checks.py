@@ -219,6 +219,7 @@ def test_same_date_dayfirst_reads_numeric_forms_day_first() -> None:
         pytest.param("1.5 billion", 1_500_000_000.0, id="billion-word"),
         pytest.param("2 bn", 2_000_000_000.0, id="bn"),
         pytest.param("1 trillion", 1e12, id="trillion"),
+        pytest.param("3.4 Million", 3_400_000.0, id="capitalised-multiplier-word"),
         pytest.param("1.5e6", 1_500_000.0, id="scientific"),
         pytest.param("1.234,56", 1234.56, id="european-decimal-comma"),
         pytest.param("3,5 kg", 3.5, id="short-decimal-comma"),
@@ -356,6 +357,8 @@ def test_number_in_range(value: object, low: object, high: object, expected: boo
         pytest.param("King, Martin Luther, Jr.", "Martin L. King Jr.", id="comma-generation"),
         pytest.param("Madonna", "MADONNA", id="mononym"),
         pytest.param("  John   Kennedy ", "John Kennedy", id="extra-spaces"),
+        pytest.param("John Kennedy (politician)", "John F. Kennedy", id="parenthesised-aside"),
+        pytest.param('William "Bill" Clinton', "William J. Clinton", id="quoted-nickname"),
     ],
 )
 def test_same_name_matches(a: str, b: str) -> None:
@@ -522,7 +525,10 @@ def test_url_in_domain(url: object, domain: object, expected: bool) -> None:
 
 # -- page text --------------------------------------------------------------------------
 
-PAGE = "The  Eiffel Tower\nwas completed in 1889 in PARIS.\tIt’s 330\u00a0m tall — Zürich is elsewhere."
+PAGE = (
+    "The  Eiffel Tower\nwas completed in 1889 in PARIS.\tIt’s 330\u00a0m tall"
+    " — Zürich is elsewhere."
+)
 
 
 @pytest.mark.parametrize(
