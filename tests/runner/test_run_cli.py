@@ -1,0 +1,204 @@
+"""`judgegen run` and `judgegen report` from the command line, including a SIGKILLed run."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from generator.cli import main
+from tests.fixtures.runner.helpers import (
+    build_page_store,
+    copy_fixtures,
+    result_files,
+    without_timing,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+BACKEND = "tests.fixtures.runner.scripted:factory"
+EXPECTED = {
+    "alpha/le_guin_novels/answer_1.json",
+    "alpha/le_guin_novels/answer_2.json",
+    "alpha/louvre_hours/answer_1.json",
+    "alpha/louvre_hours/answer_2.json",
+    "alpha/python_match/answer_1.json",
+    "alpha/python_match/answer_2.json",
+    "beta/le_guin_novels/answer_1.json",
+    "beta/louvre_hours/answer_1.json",
+    "beta/louvre_hours/answer_2.json",
+    "beta/python_match/answer_1.json",
+    "beta/python_match/answer_2.json",
+}
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    copy_fixtures(tmp_path)
+    build_page_store(tmp_path / "pages")
+    return tmp_path
+
+
+def run_args(work: Path, *extra: str, backend: str = BACKEND) -> list[str]:
+    return [
+        "run",
+        "--answers",
+        str(work / "answers"),
+        "--judges",
+        str(work / "judges"),
+        "--results",
+        str(work / "results"),
+        "--reviews",
+        str(work / "reviews"),
+        "--pages",
+        str(work / "pages"),
+        "--backend",
+        backend,
+        *extra,
+    ]
+
+
+def invoke(args: list[str]) -> object:
+    return CliRunner().invoke(main, args, catch_exceptions=False)
+
+
+def test_run_prints_metrics_on_stdout_and_progress_on_stderr(work: Path) -> None:
+    result = invoke(run_args(work, "--include-unreviewed", "--no-sandbox"))
+    assert result.exit_code == 0, result.output
+    assert "Partial Completion  0.6944 ± 0.3056" in result.stdout
+    assert "Pass@2              0.3333" in result.stdout
+    assert "[11/11]" in result.stderr and "[11/11]" not in result.stdout
+    assert set(result_files(work / "results")) == EXPECTED
+    assert (work / "results/alpha/summary.json").is_file()
+
+
+def test_run_skips_unreviewed_judges_and_lists_them(work: Path) -> None:
+    judges, reviews = str(work / "judges"), str(work / "reviews")
+    approve = invoke(
+        ["approve", "louvre_hours", "--reviewer", "Ada", "--judges", judges, "--reviews", reviews]
+    )
+    assert approve.exit_code == 0
+    result = invoke(run_args(work, "--no-sandbox", "--json"))
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert sorted(s["task_id"] for s in report["skipped_judges"]) == [
+        "le_guin_novels",
+        "python_match",
+    ]
+    assert "skipped judge python_match: not reviewed" in result.stderr
+    judged = {k for k in result_files(work / "results") if "louvre_hours" in k}
+    assert judged == {k for k in EXPECTED if "louvre_hours" in k}
+    assert report["summaries"]["alpha"]["skipped_judges"][0]["task_id"] == "le_guin_novels"
+
+
+def test_run_exits_1_when_evaluations_are_incomplete(work: Path) -> None:
+    backend = "tests.fixtures.runner.scripted:failing_factory"
+    result = invoke(run_args(work, "--include-unreviewed", "--no-sandbox", backend=backend))
+    assert result.exit_code == 1
+    assert "incomplete" in result.stderr
+    assert "Incomplete (excluded from metrics; rerun to retry): 6" in result.stdout
+
+
+def test_run_exits_3_when_the_budget_stops_it(work: Path) -> None:
+    backend = "tests.fixtures.runner.scripted:broke_factory"
+    result = invoke(
+        run_args(work, "--include-unreviewed", "--no-sandbox", "--jobs", "1", backend=backend)
+    )
+    assert result.exit_code == 3
+    assert "stopped: BudgetExceeded" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "--judges", "."],
+        ["run", "--answers", ".", "--trajectories", ".", "--judges", "."],
+    ],
+)
+def test_run_needs_exactly_one_input_kind(args: list[str], tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+
+
+def test_run_rejects_a_backend_that_cannot_be_loaded(work: Path) -> None:
+    result = CliRunner().invoke(main, run_args(work, backend="no_such_module:factory"))
+    assert result.exit_code == 2
+    assert "--backend" in result.output
+
+
+def test_trajectories_cli_writes_score_files(work: Path) -> None:
+    args = run_args(work, "--include-unreviewed", "--no-sandbox", "--json")
+    args[1:3] = ["--trajectories", str(work / "webeval/fara-run")]
+    result = invoke(args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)["summaries"]["fara-run"]
+    assert summary["counts"] == {"complete": 3, "excluded": 1, "incomplete": 0}
+    score = work / "webeval/fara-run/traj/python_match/scores/judgegen_python_match.json"
+    assert json.loads(score.read_text())["score"] == 0.5
+
+
+def test_sandboxed_run_gives_the_same_results_as_in_process(
+    work: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    other = tmp_path_factory.mktemp("inproc")
+    copy_fixtures(other)
+    build_page_store(other / "pages")
+    sandboxed = invoke(run_args(work, "--include-unreviewed", "--jobs", "2"))
+    assert sandboxed.exit_code == 0, sandboxed.output
+    in_process = invoke(run_args(other, "--include-unreviewed", "--no-sandbox"))
+    assert in_process.exit_code == 0
+    a, b = result_files(work / "results"), result_files(other / "results")
+    assert {k: without_timing(v) for k, v in a.items()} == {
+        k: without_timing(v) for k, v in b.items()
+    }
+
+
+def test_report_recomputes_the_table_from_result_files(work: Path) -> None:
+    invoke(run_args(work, "--include-unreviewed", "--no-sandbox"))
+    (work / "results/beta/summary.json").unlink()
+    table = invoke(["report", str(work / "results/beta")])
+    assert table.exit_code == 0
+    assert "Partial Completion  0.4444 ± 0.0556" in table.stdout
+    data = json.loads(invoke(["report", str(work / "results/beta"), "--json"]).stdout)
+    assert data["pass_at_k"]["value"] == pytest.approx(1 / 3)
+
+
+def test_report_without_results_is_a_usage_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["report", str(tmp_path)])
+    assert result.exit_code == 2
+
+
+def test_run_killed_with_sigkill_then_rerun_leaves_every_result_once(work: Path) -> None:
+    cmd = [sys.executable, "-c", "from generator.cli import main; main()"]
+    args = run_args(work, "--include-unreviewed", "--no-sandbox", "--jobs", "2")
+    env = {**os.environ, "RUNNER_TEST_LATENCY_S": "0.08", "PYTHONPATH": str(REPO)}
+    process = subprocess.Popen(
+        cmd + args,
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    results = work / "results"
+    deadline = time.monotonic() + 60
+    while len(list(results.glob("*/*/*.json"))) < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    written = set(result_files(results))
+    assert 3 <= len(written) < len(EXPECTED)
+    env["RUNNER_TEST_LATENCY_S"] = "0"
+    rerun = subprocess.run(cmd + args, cwd=REPO, env=env, capture_output=True, text=True)
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"{len(written)} up to date" in rerun.stderr
+    files = sorted(p.relative_to(results).as_posix() for p in results.rglob("*") if p.is_file())
+    assert files == sorted(EXPECTED | {"alpha/summary.json", "beta/summary.json"})
+    for name in files:
+        json.loads((results / name).read_text())
