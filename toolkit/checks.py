@@ -75,7 +75,10 @@ _WHITESPACE = re.compile(r"\s+")
 
 def _fold(text: str) -> str:
     """Case-fold, strip accents (NFKD) and unify quotes, dashes and odd spaces."""
-    decomposed = unicodedata.normalize("NFKD", text.translate(_PUNCT_TABLE))
+    text = text.translate(_PUNCT_TABLE)
+    if text.isascii():
+        return text.casefold()
+    decomposed = unicodedata.normalize("NFKD", text)
     stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return stripped.casefold()
 
@@ -185,17 +188,16 @@ def parse_date(text: str | date | None, *, dayfirst: bool = False) -> date | Non
         return None
     folded = _fold(text)
     found: list[tuple[int, int, date]] = []
-    for pattern in _DATE_PATTERNS:
+    for pattern in (*_DATE_PATTERNS, _NUMERIC_DATE):
         for match in pattern.finditer(folded):
-            parsed = _make_date(
-                int(match["year"]), _month_number(match["month"]), int(match["day"])
-            )
+            if pattern is _NUMERIC_DATE:
+                parsed = _numeric_date(match, dayfirst)
+            else:
+                month = _month_number(match["month"])
+                parsed = _make_date(int(match["year"]), month, int(match["day"]))
             if parsed is not None:
                 found.append((match.start(), -len(match[0]), parsed))
-    for match in _NUMERIC_DATE.finditer(folded):
-        parsed = _numeric_date(match, dayfirst)
-        if parsed is not None:
-            found.append((match.start(), -len(match[0]), parsed))
+                break
     return min(found)[2] if found else None
 
 
@@ -604,10 +606,17 @@ def page_contains(
     "concatenate". A number `value` is searched as written (1200 does not find "1,200";
     use `parse_number` for that). False for None, empty or whitespace-only `value`.
     """
-    page, needle = _as_text(page_text), _as_text(value)
-    if page is None or needle is None:
+    page = _as_text(page_text)
+    if page is None:
         return False
-    haystack = _normalized(page, fuzzy_whitespace)
+    return _found(_normalized(page, fuzzy_whitespace), value, fuzzy_whitespace, whole_word)
+
+
+def _found(haystack: str, value: Any, fuzzy_whitespace: bool, whole_word: bool) -> bool:
+    """`page_contains` on an already normalised page."""
+    needle = _as_text(value)
+    if needle is None:
+        return False
     target = _normalized(needle, fuzzy_whitespace)
     if not target.strip():
         return False
@@ -629,10 +638,11 @@ def contains_any(
     `contains_any(page, ["Dec 7, 2023", "December 7, 2023"])` accepts either spelling.
     False when `values` is empty or None; a single string counts as one value.
     """
-    return any(
-        page_contains(text, value, fuzzy_whitespace=fuzzy_whitespace, whole_word=whole_word)
-        for value in _values(values)
-    )
+    page, items = _as_text(text), _values(values)
+    if page is None:
+        return False
+    haystack = _normalized(page, fuzzy_whitespace)
+    return any(_found(haystack, value, fuzzy_whitespace, whole_word) for value in items)
 
 
 def contains_all(
@@ -647,11 +657,11 @@ def contains_all(
     `contains_all(page, ["Paris", "1889"])` needs both. False when `values` is empty or
     None; a single string counts as one value.
     """
-    items = _values(values)
-    return bool(items) and all(
-        page_contains(text, value, fuzzy_whitespace=fuzzy_whitespace, whole_word=whole_word)
-        for value in items
-    )
+    page, items = _as_text(text), _values(values)
+    if page is None or not items:
+        return False
+    haystack = _normalized(page, fuzzy_whitespace)
+    return all(_found(haystack, value, fuzzy_whitespace, whole_word) for value in items)
 
 
 def _values(values: Any) -> list[Any]:

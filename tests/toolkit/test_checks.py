@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from datetime import date, datetime
 
 import pytest
@@ -647,6 +648,27 @@ def test_bool_checks_return_false_on_garbage(check, arity: int, value: object) -
     assert result is False
 
 
+ARITIES = {
+    "parse_date": 1,
+    "same_date": 2,
+    "parse_number": 1,
+    "same_number": 2,
+    "number_in_range": 3,
+    "same_name": 2,
+    "normalize_url": 1,
+    "same_url": 2,
+    "url_domain": 1,
+    "url_in_domain": 2,
+    "page_contains": 2,
+    "contains_any": 2,
+    "contains_all": 2,
+}
+
+
+def test_fuzz_covers_every_public_check() -> None:
+    assert sorted(ARITIES) == sorted(checks.__all__)
+
+
 def test_every_public_check_is_exported_and_documented() -> None:
     public = sorted(
         name
@@ -657,3 +679,13 @@ def test_every_public_check_is_exported_and_documented() -> None:
     )
     assert public == sorted(checks.__all__)
     assert all(len((getattr(checks, name).__doc__ or "").splitlines()) >= 3 for name in public)
+
+
+def test_checks_never_raise_on_seeded_random_text() -> None:
+    rng = random.Random(20231207)
+    alphabet = "0123456789 ,./-:$€%kKMBm()\"'’–\u00a0\u200bABCdecmayJohnñé\n\tT@#?=&_"
+    functions = [(getattr(checks, name), arity) for name, arity in ARITIES.items()]
+    for _ in range(1500):
+        args = ["".join(rng.choices(alphabet, k=rng.randint(0, 30))) for _ in range(3)]
+        for function, arity in functions:
+            function(*args[:arity])
