@@ -316,7 +316,7 @@ class Runner:
         for item in inputs:
             judge = judges.get(item.task_id)
             needs_judge = item.excluded is None and not item.empty
-            if needs_judge and (judge is None or judge.problem):
+            if not item.input_error and (judge is None or judge.problem):
                 self.report.skipped_answers += 1
                 continue
             fp = self.fingerprint(item, judge)

@@ -1,0 +1,102 @@
+"""Metrics over results: Mind2Web 2's definitions, with incomplete/excluded left out and listed."""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from toolkit.runner.fingerprint import Fingerprint
+from toolkit.runner.metrics import compute_summary, format_table, run_order
+from toolkit.runner.results import EvaluationResult
+
+FP = Fingerprint(prompts_sha256="p", toolkit_version="0", backend="b", answer_sha256="a")
+
+
+def res(task: str, answer: str, score: float | None, status: str = "complete") -> EvaluationResult:
+    return EvaluationResult(
+        task_id=task,
+        agent_name="agent",
+        answer_name=answer,
+        status=status,
+        final_score=score if status == "complete" else None,
+        reason="aborted" if status == "excluded" else None,
+        errors=[{"type": "LLMError", "message": "529"}] if status == "incomplete" else [],
+        judge_model="m",
+        fingerprint=FP,
+    )
+
+
+def test_partial_completion_and_success_rate_are_means_over_runs_with_population_std() -> None:
+    results = [
+        res("a", "answer_1", 1.0),
+        res("b", "answer_1", 0.5),
+        res("a", "answer_2", 0.25),
+        res("b", "answer_2", 1.0),
+        res("a", "answer_3", 0.0),
+        res("b", "answer_3", 0.0),
+    ]
+    summary = compute_summary("agent", results)
+    pc = [0.75, 0.625, 0.0]
+    sr = [0.5, 0.5, 0.0]
+    assert summary.runs == ["answer_1", "answer_2", "answer_3"]
+    assert summary.partial_completion.mean == pytest.approx(statistics.fmean(pc))
+    assert summary.partial_completion.std == pytest.approx(statistics.pstdev(pc))
+    assert summary.success_rate.mean == pytest.approx(statistics.fmean(sr))
+    assert summary.success_rate.std == pytest.approx(statistics.pstdev(sr))
+    assert summary.pass_at_k.k == 3 and summary.pass_at_k.value == 1.0
+
+
+def test_pass_at_k_counts_a_task_once_when_any_run_scores_one() -> None:
+    results = [res("a", "answer_1", 0.9), res("a", "answer_2", 1.0), res("b", "answer_1", 0.9)]
+    assert compute_summary("agent", results).pass_at_k.value == pytest.approx(0.5)
+
+
+def test_incomplete_and_excluded_results_are_left_out_and_listed() -> None:
+    results = [
+        res("a", "answer_1", 1.0),
+        res("b", "answer_1", None, "incomplete"),
+        res("c", "answer_1", None, "excluded"),
+    ]
+    summary = compute_summary("agent", results)
+    assert summary.partial_completion.mean == 1.0 and summary.num_tasks == 1
+    assert summary.counts.model_dump() == {"complete": 1, "incomplete": 1, "excluded": 1}
+    assert [(i.task_id, i.reason) for i in summary.incomplete] == [("b", "LLMError: 529")]
+    assert [(e.task_id, e.reason) for e in summary.excluded] == [("c", "aborted")]
+
+
+def test_per_task_best_and_average_cover_complete_runs() -> None:
+    results = [
+        res("a", "answer_1", 0.5),
+        res("a", "answer_2", 1.0),
+        res("a", "answer_3", None, "incomplete"),
+    ]
+    task = compute_summary("agent", results).per_task["a"]
+    assert (task.best, task.average, task.passed) == (1.0, 0.75, True)
+    assert task.incomplete == ["answer_3"]
+
+
+def test_single_run_has_zero_std() -> None:
+    summary = compute_summary("agent", [res("a", "answer_1", 0.5)])
+    assert summary.partial_completion.std == 0.0 and summary.pass_at_k.k == 1
+
+
+def test_no_complete_results_give_empty_metrics() -> None:
+    summary = compute_summary("agent", [res("a", "answer_1", None, "incomplete")])
+    assert summary.partial_completion.mean is None and summary.pass_at_k.value is None
+    assert "Partial Completion  - ± -" in format_table(summary)
+
+
+def test_runs_are_ordered_naturally() -> None:
+    assert sorted(["answer_10", "answer_2", "answer_1"], key=run_order) == [
+        "answer_1",
+        "answer_2",
+        "answer_10",
+    ]
+
+
+def test_table_shows_scores_and_what_was_left_out() -> None:
+    results = [res("a", "answer_1", 1.0), res("b", "answer_1", None, "incomplete")]
+    table = format_table(compute_summary("agent", results))
+    assert "Pass@1              1.0000" in table
+    assert "incomplete" in table and "b/answer_1: LLMError: 529" in table

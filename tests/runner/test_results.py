@@ -1,0 +1,91 @@
+"""Result files: atomic writes, tolerant reads, webeval score files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from toolkit.runner.fingerprint import Fingerprint, make_fingerprint
+from toolkit.runner.results import (
+    EvaluationResult,
+    ResultStore,
+    UsageTotals,
+    write_atomic,
+    write_score_file,
+)
+
+
+def fingerprint() -> Fingerprint:
+    return Fingerprint(
+        prompts_sha256="sha256:p", toolkit_version="0", backend="b", answer_sha256="sha256:a"
+    )
+
+
+def result(**overrides: object) -> EvaluationResult:
+    values: dict[str, object] = {
+        "task_id": "t",
+        "agent_name": "agent",
+        "answer_name": "answer_1",
+        "status": "complete",
+        "final_score": 0.75,
+        "fingerprint": fingerprint(),
+    }
+    values.update(overrides)
+    return EvaluationResult(**values)
+
+
+def test_result_round_trips_through_the_store(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path)
+    path = store.write(result())
+    assert path == tmp_path / "agent" / "t" / "answer_1.json"
+    assert store.read("agent", "t", "answer_1") == result()
+    assert json.loads(path.read_text())["version"] == 1
+
+
+def test_atomic_write_leaves_no_temp_file(tmp_path: Path) -> None:
+    target = tmp_path / "a" / "b.json"
+    write_atomic(target, "{}")
+    write_atomic(target, '{"x": 1}')
+    assert [p.name for p in target.parent.iterdir()] == ["b.json"]
+    assert json.loads(target.read_text()) == {"x": 1}
+
+
+def test_unreadable_result_reads_as_missing(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path)
+    path = store.path("agent", "t", "answer_1")
+    path.parent.mkdir(parents=True)
+    path.write_text('{"task_id": "t", "status": "compl')
+    assert store.read("agent", "t", "answer_1") is None
+    assert list(store.iter_agent("agent")) == []
+
+
+def test_stray_temp_files_of_a_killed_run_are_removed(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path)
+    store.write(result())
+    stray = tmp_path / "agent" / "t" / ".answer_2.json.abc.tmp"
+    stray.write_text('{"half')
+    assert store.remove_stray_temp_files("agent") == 1
+    assert not stray.exists() and store.read("agent", "t", "answer_1") is not None
+
+
+def test_score_file_holds_score_and_full_result_as_json_text(tmp_path: Path) -> None:
+    path = write_score_file(tmp_path, "t", result())
+    assert path == tmp_path / "scores" / "judgegen_t.json"
+    data = json.loads(path.read_text())
+    assert set(data) == {"score", "gpt_response_text"}
+    assert data["score"] == 0.75
+    assert json.loads(data["gpt_response_text"])["final_score"] == 0.75
+
+
+def test_usage_totals_add_field_by_field() -> None:
+    total = UsageTotals(backend_calls=2, cost_usd=0.5) + UsageTotals(backend_calls=1, llm_calls=4)
+    assert (total.backend_calls, total.llm_calls, total.cost_usd) == (3, 4, 0.5)
+
+
+def test_fingerprint_names_backend_class_and_model_without_a_spec() -> None:
+    class Backend:
+        model = "m1"
+
+    fp = make_fingerprint(judge_sha256="sha256:j", answer_sha256="sha256:a", backend=Backend())
+    assert fp.backend.endswith("Backend model=m1") and fp.judge_model == "m1"
+    assert fp.prompts_sha256.startswith("sha256:")
