@@ -81,7 +81,12 @@ def _normalize_sources(sources: str | Sequence[str] | None) -> list[str]:
 
 
 class Evaluator:
-    """Builds one answer's rubric tree and scores it. See `create` for the ready-made path."""
+    """The `ev` a judge's `evaluate(ev)` receives: its root node already exists.
+
+    Build the rubric under `ev.root` with `add_parallel` / `add_sequential` / `add_leaf` /
+    `add_custom_node`, read the answer with `extract`, decide each leaf exactly once with
+    `verify` (or `add_custom_node` for a Python check). The runner scores the tree.
+    """
 
     def __init__(self) -> None:
         self.root: VerificationNode | None = None
@@ -193,20 +198,47 @@ class Evaluator:
         return node
 
     def add_parallel(
-        self, id: str, desc: str, parent: VerificationNode | None = None, **kwargs: Any
+        self,
+        id: str,
+        desc: str,
+        parent: VerificationNode | None = None,
+        critical: bool = False,
+        **kwargs: Any,
     ) -> VerificationNode:
-        """Add a parent whose score averages its non-critical children (after critical gates)."""
+        """Add a group scored as the mean of its non-critical children.
+
+        Any critical child below 1 scores the group 0; all-critical children give 1.
+        `critical=True` makes this group gate its own parent (and forces its children to be
+        critical). `parent=None` attaches it to the root. A repeated id gets `_1`, `_2`, ….
+        """
         node = VerificationNode(
-            id=self._unique_id(id), desc=desc, strategy=AggregationStrategy.PARALLEL, **kwargs
+            id=self._unique_id(id),
+            desc=desc,
+            critical=critical,
+            strategy=AggregationStrategy.PARALLEL,
+            **kwargs,
         )
         return self._attach(node, parent)
 
     def add_sequential(
-        self, id: str, desc: str, parent: VerificationNode | None = None, **kwargs: Any
+        self,
+        id: str,
+        desc: str,
+        parent: VerificationNode | None = None,
+        critical: bool = False,
+        **kwargs: Any,
     ) -> VerificationNode:
-        """Add a parent whose children after the first one scoring below 1 are skipped."""
+        """Add a group whose children are checked in order: after the first child scoring
+        below 1, every later child is skipped (score 0). Use it when later checks only make
+        sense if earlier ones hold (e.g. "the item exists" before "its price is right").
+        Scoring after the cut is as in `add_parallel`.
+        """
         node = VerificationNode(
-            id=self._unique_id(id), desc=desc, strategy=AggregationStrategy.SEQUENTIAL, **kwargs
+            id=self._unique_id(id),
+            desc=desc,
+            critical=critical,
+            strategy=AggregationStrategy.SEQUENTIAL,
+            **kwargs,
         )
         return self._attach(node, parent)
 
@@ -220,7 +252,11 @@ class Evaluator:
         status: str = "initialized",
         **kwargs: Any,
     ) -> VerificationNode:
-        """Add a leaf to be decided by `verify` (score 0 or 1)."""
+        """Add a leaf that a later `verify(claim=..., node=leaf)` decides, exactly once.
+
+        `critical=True` means the parent scores 0 unless this leaf passes. `score` and
+        `status` are for porting old judges only; a new judge leaves them alone.
+        """
         if score not in (0.0, 1.0):
             raise TreeError(f"Leaf nodes must have binary scores (0.0 or 1.0), got {score}")
         if status not in {"passed", "failed", "skipped", "initialized"}:
@@ -243,7 +279,12 @@ class Evaluator:
         parent: VerificationNode | None = None,
         critical: bool = True,
     ) -> VerificationNode:
-        """Add a leaf decided at once by a Python check; critical by default, never skipped."""
+        """Add a leaf decided at once by a Python check (`result` is its verdict).
+
+        Critical by default, so a failure scores the parent 0 — the usual existence gate
+        ("the answer names a commit"). Pass `critical=False` for partial credit. Never
+        skipped, costs no LLM call; prefer `toolkit.checks` helpers for `result`.
+        """
         passed = bool(result)
         node = VerificationNode(
             id=self._unique_id(id),
@@ -293,9 +334,11 @@ class Evaluator:
     ) -> BaseModel:
         """Extract `template_class` from the answer (`source=None`) or from the cited page.
 
-        Missing fields are null. A missing page yields an all-null result (no model call).
-        An infrastructure failure is raised as `InfraError` and makes the evaluation
-        incomplete; the judge should let it propagate.
+        Give every template field a default (`str | None = None`, `list[X] = []`): a value
+        the text does not state comes back null. Use `list[...]` fields for repeated items.
+        A missing page yields an all-null result (no model call). The result is recorded in
+        the summary under `extraction_name`. An infrastructure failure raises `InfraError`;
+        let it propagate (the evaluation is reported incomplete, never scored 0).
         """
         if self.root is None:
             raise TreeError("Evaluator not initialized: call initialize() or Evaluator.create().")
@@ -370,7 +413,9 @@ class Evaluator:
         """Decide `node` by checking `claim`; returns whether it passed.
 
         No sources: a plain check. One URL: is the claim supported by that page. Several:
-        supported by any, tried in order, stopping at the first yes. The leaf is `skipped`
+        supported by any, tried in order, stopping at the first yes. `sources` are URLs the
+        answer cites for the claim (from an extraction); `additional_instruction` tells the
+        verifier what variation to accept or what to focus on (e.g. "dates in any format"). The leaf is `skipped`
         without any backend call when a prerequisite leaf (critical siblings at every level,
         sequential predecessors, `extra_prerequisites`) is failed or skipped.
         """
@@ -431,7 +476,11 @@ class Evaluator:
         claims_and_sources: Sequence[tuple[str, Any, VerificationNode, str | None]],
         **kwargs: Any,
     ) -> list[bool | BaseException]:
-        """Run several `(claim, sources, node, additional_instruction)` verifications at once."""
+        """Run several `(claim, sources, node, additional_instruction)` verifications at once.
+
+        Returns one entry per tuple, in order: the verdict, or the exception it raised
+        (exceptions are returned in the list, not raised).
+        """
         return await asyncio.gather(
             *(
                 self.verify(claim=c, node=n, sources=s, additional_instruction=a, **kwargs)

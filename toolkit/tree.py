@@ -32,12 +32,14 @@ class VerificationNode(BaseModel):
 
     model_config = ConfigDict(validate_assignment=False, use_enum_values=False)
 
-    id: str
-    desc: str
-    critical: bool = False
-    score: float = 0.0
-    status: NodeStatus = "initialized"
-    strategy: AggregationStrategy = AggregationStrategy.PARALLEL
+    id: str = Field(description="Unique within one evaluation; `root` is reserved.")
+    desc: str = Field(description="What this node requires, in words a reviewer reads.")
+    critical: bool = Field(default=False, description="Below 1, it scores its parent 0.")
+    score: float = Field(default=0.0, description="0 or 1 for a leaf; in [0, 1] for a parent.")
+    status: NodeStatus = Field(default="initialized", description="Outcome; set by scoring.")
+    strategy: AggregationStrategy = Field(
+        default=AggregationStrategy.PARALLEL, description="How a parent combines its children."
+    )
     children: list[VerificationNode] = Field(default_factory=list)
     error: str | None = Field(default=None, description="Why the node is in `error` state.")
 
