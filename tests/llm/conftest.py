@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -21,8 +22,8 @@ VERDICT_SCHEMA = {
 
 
 @pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No proxies, canary keys only, no user config file."""
+def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """No proxies, canary keys only, no user config file (cwd is an empty directory)."""
     for name in (
         "HTTP_PROXY",
         "HTTPS_PROXY",
@@ -38,7 +39,11 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    monkeypatch.setenv("JUDGEGEN_CONFIG", "/nonexistent/judgegen.toml")
+    monkeypatch.delenv("JUDGEGEN_CONFIG", raising=False)
+    for name in list(os.environ):
+        if name.startswith("JUDGEGEN_"):
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
 
 
 @pytest.fixture

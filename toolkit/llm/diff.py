@@ -16,6 +16,7 @@ from toolkit.llm.models import ImagePart, LLMRequest
 
 MAX_DIFF_LINES = 80
 MAX_CANDIDATES = 500
+MAX_CHARS_COMPARED = 20_000
 
 
 def render_lines(request: LLMRequest) -> list[str]:
@@ -54,11 +55,22 @@ def nearest(request: LLMRequest, recorded: Iterable[LLMRequest]) -> LLMRequest |
     if not best_pool:
         return None
     target = render_lines(request)
-    return max(best_pool, key=lambda r: _similarity(target, render_lines(r)))
+    scored = [(_similarity(target, render_lines(r)), r) for r in best_pool]
+    top = max(score for score, _ in scored)
+    tied = [r for score, r in scored if score == top]
+    if len(tied) == 1:
+        return tied[0]
+    text = "\n".join(target)[:MAX_CHARS_COMPARED]
+    return max(tied, key=lambda r: _char_similarity(text, r))
 
 
 def _similarity(a: list[str], b: list[str]) -> float:
     return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
+def _char_similarity(text: str, recorded: LLMRequest) -> float:
+    other = "\n".join(render_lines(recorded))[:MAX_CHARS_COMPARED]
+    return difflib.SequenceMatcher(None, text, other).ratio()
 
 
 def unified_diff(recorded: LLMRequest, request: LLMRequest) -> str:

@@ -1,0 +1,13 @@
+"""Scripted policies used by the LLM layer tests (loaded by `scripted:tests.llm.policies:...`)."""
+
+from __future__ import annotations
+
+import hashlib
+
+from toolkit.llm.models import LLMRequest
+
+
+def verdict(request: LLMRequest) -> dict:
+    """A deterministic verdict derived from the request text and sample index."""
+    digest = hashlib.sha256(f"{request.prompt_text()}|{request.sample_index}".encode()).digest()
+    return {"reasoning": f"digest {digest[:4].hex()}", "result": digest[0] % 2 == 0}

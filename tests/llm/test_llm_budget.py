@@ -1,0 +1,61 @@
+"""The dollar cap stops new calls cleanly; in-flight calls finish; the run says what was skipped."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests.llm.conftest import verify_request
+from toolkit.errors import BudgetExceeded
+from toolkit.llm.client import LLMClient
+from toolkit.llm.models import LLMRequest, LLMResponse, Usage
+from toolkit.llm.pricing import ModelPrice, PriceTable
+from toolkit.llm.scripted import ScriptedProvider
+
+ONE_DOLLAR_PER_CALL = PriceTable(prices={"m": ModelPrice(input=1_000_000.0, output=0.0)})
+
+
+def priced(request: LLMRequest) -> LLMResponse:
+    return LLMResponse(text="{}", parsed={}, model=request.model, usage=Usage(input_tokens=1))
+
+
+async def test_calls_stop_once_the_budget_is_spent() -> None:
+    provider = ScriptedProvider(priced)
+    client = LLMClient(provider, budget_usd=2.0, prices=ONE_DOLLAR_PER_CALL, concurrency=1)
+    for index in range(2):
+        await client.complete(verify_request(f"c{index}", model="m"))
+    with pytest.raises(BudgetExceeded):
+        await client.complete(verify_request("c2", model="m"))
+    assert len(provider.calls) == 2
+    assert client.budget.spent_usd == pytest.approx(2.0)
+    assert [s.purpose for s in client.budget.not_done] == ["verify"]
+    assert "1 requests not made" in client.summary_line()
+
+
+async def test_in_flight_calls_finish_and_queued_ones_are_refused() -> None:
+    async def slow(request: LLMRequest) -> LLMResponse:
+        await asyncio.sleep(0.02)
+        return priced(request)
+
+    provider = ScriptedProvider(slow)
+    client = LLMClient(provider, budget_usd=1.5, prices=ONE_DOLLAR_PER_CALL, concurrency=2)
+    calls = [client.complete(verify_request(f"c{i}", model="m")) for i in range(6)]
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    done = [r for r in results if isinstance(r, LLMResponse)]
+    refused = [r for r in results if isinstance(r, BudgetExceeded)]
+    assert (len(done), len(refused)) == (2, 4)
+    assert len(provider.calls) == 2
+    assert len(client.budget.not_done) == 4
+
+
+async def test_cache_hits_are_served_after_the_budget_is_spent(tmp_path) -> None:
+    from toolkit.llm.cache import CacheMode, ResponseCache
+
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    client = LLMClient(
+        ScriptedProvider(priced), cache=cache, cache_mode=CacheMode.RW,
+        budget_usd=1.0, prices=ONE_DOLLAR_PER_CALL,
+    )
+    await client.complete(verify_request("a", model="m"))
+    assert (await client.complete(verify_request("a", model="m"))).cache_hit

@@ -1,0 +1,200 @@
+"""The response cache: hits, modes, in-flight sharing, concurrent writers, export and import."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.llm.conftest import verify_request
+from tests.llm.policies import verdict
+from toolkit.errors import LLMError, ReplayMiss
+from toolkit.llm.cache import CacheMode, CacheRecord, ResponseCache
+from toolkit.llm.client import LLMClient
+from toolkit.llm.models import LLMRequest, LLMResponse
+from toolkit.llm.scripted import ScriptedProvider
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def client_on(path: Path, mode: CacheMode, policy=verdict) -> tuple[LLMClient, ScriptedProvider]:
+    provider = ScriptedProvider(policy)
+    return LLMClient(provider, cache=ResponseCache(path), cache_mode=mode), provider
+
+
+def requests(count: int) -> list[LLMRequest]:
+    return [verify_request(f"claim number {i}", index=i % 3) for i in range(count)]
+
+
+async def test_repeating_200_requests_makes_no_provider_call(tmp_path: Path) -> None:
+    first, first_provider = client_on(tmp_path / "c.sqlite", CacheMode.RW)
+    before = await asyncio.gather(*(first.complete(r) for r in requests(200)))
+    second, second_provider = client_on(tmp_path / "c.sqlite", CacheMode.RW)
+    after = await asyncio.gather(*(second.complete(r) for r in requests(200)))
+    assert len(first_provider.calls) == 200
+    assert second_provider.calls == []
+    assert [r.parsed for r in after] == [r.parsed for r in before]
+    assert [r.text for r in after] == [r.text for r in before]
+    assert all(r.cache_hit for r in after)
+    assert second.summary().cached == 200
+
+
+async def test_cache_hit_records_saved_cost_and_no_spend(tmp_path: Path) -> None:
+    first, _ = client_on(tmp_path / "c.sqlite", CacheMode.RW)
+    paid = await first.complete(verify_request())
+    second, _ = client_on(tmp_path / "c.sqlite", CacheMode.RW)
+    await second.complete(verify_request())
+    row = second.ledger.rows[0]
+    assert paid.cost_usd > 0
+    assert (row.cache_hit, row.cost_usd) == (True, 0.0)
+    assert row.saved_usd == pytest.approx(paid.cost_usd)
+
+
+async def test_strict_miss_on_changed_request_names_purpose_key_and_diff(tmp_path: Path) -> None:
+    recorder, _ = client_on(tmp_path / "c.sqlite", CacheMode.RW)
+    await recorder.complete(verify_request("The capital of France is Paris."))
+    strict, provider = client_on(tmp_path / "c.sqlite", CacheMode.STRICT)
+    changed = verify_request("The capital of France is Lyon.")
+    with pytest.raises(ReplayMiss) as caught:
+        await strict.complete(changed)
+    message = str(caught.value)
+    assert "verify request" in message
+    assert changed.model_copy(update={"provider": "scripted"}).cache_key() in message
+    assert "-The capital of France is Paris." in message
+    assert "+The capital of France is Lyon." in message
+    assert provider.calls == []
+
+
+async def test_strict_hit_is_served(tmp_path: Path) -> None:
+    recorder, _ = client_on(tmp_path / "c.sqlite", CacheMode.RW)
+    recorded = await recorder.complete(verify_request())
+    strict, _ = client_on(tmp_path / "c.sqlite", CacheMode.STRICT)
+    assert (await strict.complete(verify_request())).parsed == recorded.parsed
+
+
+async def test_metadata_does_not_change_the_key(tmp_path: Path) -> None:
+    client, provider = client_on(tmp_path / "c.sqlite", CacheMode.RW)
+    await client.complete(verify_request())
+    relabelled = verify_request()
+    relabelled.metadata.task_id = "another-task"
+    await client.complete(relabelled)
+    assert len(provider.calls) == 1
+
+
+async def test_errors_are_not_cached(tmp_path: Path) -> None:
+    def failing(request: LLMRequest) -> LLMResponse:
+        raise LLMError("boom", kind="server")
+
+    client, _ = client_on(tmp_path / "c.sqlite", CacheMode.RW, failing)
+    with pytest.raises(LLMError):
+        await client.complete(verify_request())
+    assert ResponseCache(tmp_path / "c.sqlite").stats().entries == 0
+    assert client.ledger.rows[0].error == "server"
+
+
+async def test_truncated_outputs_are_not_cached(tmp_path: Path) -> None:
+    def truncated(request: LLMRequest) -> LLMResponse:
+        return LLMResponse(text='{"a', model=request.model, stop_reason="max_tokens")
+
+    client, provider = client_on(tmp_path / "c.sqlite", CacheMode.RW, truncated)
+    await client.complete(verify_request())
+    await client.complete(verify_request())
+    assert len(provider.calls) == 2
+    assert ResponseCache(tmp_path / "c.sqlite").stats().entries == 0
+
+
+async def test_identical_in_flight_requests_share_one_call(tmp_path: Path) -> None:
+    async def slow(request: LLMRequest) -> dict:
+        await asyncio.sleep(0.05)
+        return verdict(request)
+
+    client, provider = client_on(tmp_path / "c.sqlite", CacheMode.RW, slow)
+    results = await asyncio.gather(*(client.complete(verify_request()) for _ in range(10)))
+    assert len(provider.calls) == 1
+    assert len({json.dumps(r.parsed, sort_keys=True) for r in results}) == 1
+    assert client.summary().cached == 9
+
+
+async def test_read_only_mode_serves_hits_and_stores_nothing(tmp_path: Path) -> None:
+    recorder, _ = client_on(tmp_path / "c.sqlite", CacheMode.RW)
+    await recorder.complete(verify_request("a"))
+    reader, provider = client_on(tmp_path / "c.sqlite", CacheMode.RO)
+    await reader.complete(verify_request("a"))
+    await reader.complete(verify_request("b"))
+    assert len(provider.calls) == 1
+    assert ResponseCache(tmp_path / "c.sqlite").stats().entries == 1
+
+
+async def test_refresh_mode_calls_again_and_overwrites(tmp_path: Path) -> None:
+    recorder, _ = client_on(tmp_path / "c.sqlite", CacheMode.RW, lambda r: {"v": 1})
+    await recorder.complete(verify_request())
+    refresher, provider = client_on(tmp_path / "c.sqlite", CacheMode.REFRESH, lambda r: {"v": 2})
+    await refresher.complete(verify_request())
+    reader, _ = client_on(tmp_path / "c.sqlite", CacheMode.STRICT)
+    assert len(provider.calls) == 1
+    assert (await reader.complete(verify_request())).parsed == {"v": 2}
+
+
+async def test_off_mode_always_calls_the_provider(tmp_path: Path) -> None:
+    client, provider = client_on(tmp_path / "c.sqlite", CacheMode.OFF)
+    await client.complete(verify_request())
+    await client.complete(verify_request())
+    assert len(provider.calls) == 2
+
+
+def test_two_processes_writing_one_cache_lose_nothing(tmp_path: Path) -> None:
+    path = str(tmp_path / "shared.sqlite")
+    ResponseCache(path).close()
+    writer = [sys.executable, str(REPO / "tests/llm/cache_writer.py"), path]
+    children = [
+        subprocess.Popen([*writer, name, "300", "50"], cwd=REPO, env=_child_env())
+        for name in ("alpha", "beta")
+    ]
+    assert [child.wait(timeout=120) for child in children] == [0, 0]
+    cache = ResponseCache(path)
+    texts = {record.response.text for record in cache.records()}
+    assert cache.stats().entries == 650
+    assert {f"alpha-{i}" for i in range(300)} <= texts
+    assert {f"beta-{i}" for i in range(300)} <= texts
+
+
+def _child_env() -> dict[str, str]:
+    import os
+
+    return {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+async def test_export_writes_stable_sorted_indented_files(tmp_path: Path) -> None:
+    client, _ = client_on(tmp_path / "c.sqlite", CacheMode.RW)
+    await client.complete(verify_request())
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    assert cache.export_dir(tmp_path / "out") == 1
+    (path,) = (tmp_path / "out").iterdir()
+    text = path.read_text()
+    data = json.loads(text)
+    assert path.name.startswith("verify-o4-mini-") and path.name.endswith(".json")
+    assert text == json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    assert data["request"]["metadata"]["purpose"] == "verify"
+    cache.export_dir(tmp_path / "again")
+    assert (tmp_path / "again" / path.name).read_text() == text
+
+
+async def test_import_then_strict_serves_the_recording(tmp_path: Path) -> None:
+    client, _ = client_on(tmp_path / "a.sqlite", CacheMode.RW)
+    recorded = await client.complete(verify_request())
+    ResponseCache(tmp_path / "a.sqlite").export_dir(tmp_path / "fixtures")
+    assert ResponseCache(tmp_path / "b.sqlite").import_dir(tmp_path / "fixtures") == 1
+    strict, provider = client_on(tmp_path / "b.sqlite", CacheMode.STRICT)
+    assert (await strict.complete(verify_request())).parsed == recorded.parsed
+    assert provider.calls == []
+
+
+def test_record_key_is_the_request_cache_key() -> None:
+    request = verify_request().model_copy(update={"provider": "openai"})
+    record = CacheRecord.of(request, LLMResponse(text="x", cache_hit=True))
+    assert record.key == request.cache_key()
+    assert record.response.cache_hit is False

@@ -1,0 +1,55 @@
+"""The replay provider answers only from recordings; a miss names purpose, key and diff."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.llm.conftest import verify_request
+from tests.llm.policies import verdict
+from toolkit.errors import ReplayMiss
+from toolkit.llm.cache import CacheMode, ResponseCache
+from toolkit.llm.client import LLMClient, build_client
+from toolkit.llm.replay import ReplayProvider
+from toolkit.llm.scripted import ScriptedProvider
+from toolkit.llm.settings import LLMSettings
+
+
+async def record(tmp_path: Path, *texts: str) -> Path:
+    client = LLMClient(
+        ScriptedProvider(verdict), cache=ResponseCache(tmp_path / "rec.sqlite"), cache_mode=CacheMode.RW
+    )
+    for text in texts:
+        await client.complete(verify_request(text))
+    ResponseCache(tmp_path / "rec.sqlite").export_dir(tmp_path / "recordings")
+    return tmp_path / "recordings"
+
+
+async def test_replay_serves_recordings_whatever_provider_recorded_them(tmp_path: Path) -> None:
+    directory = await record(tmp_path, "one", "two")
+    replay = ReplayProvider.from_path(directory)
+    response = await LLMClient(replay).complete(verify_request("two"))
+    assert response.parsed == verdict(verify_request("two"))
+    assert len(replay) == 2
+
+
+async def test_replay_reads_a_cache_file_too(tmp_path: Path) -> None:
+    await record(tmp_path, "one")
+    replay = ReplayProvider.from_path(tmp_path / "rec.sqlite")
+    assert (await replay.complete(verify_request("one"))).parsed == verdict(verify_request("one"))
+
+
+async def test_replay_miss_names_purpose_key_and_nearest_diff(tmp_path: Path) -> None:
+    directory = await record(tmp_path, "Paris is in France.", "Unrelated text entirely.")
+    client = build_client(
+        LLMSettings(provider=f"replay:{directory}", model="o4-mini", cache_mode="off", ledger_path=None)
+    )
+    changed = verify_request("Paris is in Germany.")
+    with pytest.raises(ReplayMiss) as caught:
+        await client.complete(changed)
+    message = str(caught.value)
+    assert message.startswith("replay miss: no recorded response for verify request sha256-v1:")
+    assert "-Paris is in France." in message and "+Paris is in Germany." in message
+    assert "Unrelated" not in message
+    assert client.ledger.rows == []
