@@ -54,8 +54,11 @@ async def test_cache_hits_are_served_after_the_budget_is_spent(tmp_path) -> None
 
     cache = ResponseCache(tmp_path / "c.sqlite")
     client = LLMClient(
-        ScriptedProvider(priced), cache=cache, cache_mode=CacheMode.RW,
-        budget_usd=1.0, prices=ONE_DOLLAR_PER_CALL,
+        ScriptedProvider(priced),
+        cache=cache,
+        cache_mode=CacheMode.RW,
+        budget_usd=1.0,
+        prices=ONE_DOLLAR_PER_CALL,
     )
     await client.complete(verify_request("a", model="m"))
     assert (await client.complete(verify_request("a", model="m"))).cache_hit

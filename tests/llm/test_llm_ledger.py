@@ -32,10 +32,16 @@ async def test_each_request_appends_one_json_line(tmp_path: Path) -> None:
 
 def test_summary_line_has_the_documented_shape() -> None:
     summary = UsageSummary(
-        calls=412, cached=388, input_tokens=1_200_000, output_tokens=80_000,
-        cost_usd=0.94, saved_usd=6.10,
+        calls=412,
+        cached=388,
+        input_tokens=1_200_000,
+        output_tokens=80_000,
+        cost_usd=0.94,
+        saved_usd=6.10,
     )
-    assert summary.line() == "LLM: 412 calls, 388 cached, 1.2M in / 80k out tokens, $0.94; saved $6.10"
+    assert (
+        summary.line() == "LLM: 412 calls, 388 cached, 1.2M in / 80k out tokens, $0.94; saved $6.10"
+    )
 
 
 async def test_unpriced_models_are_named_in_the_summary() -> None:

@@ -18,7 +18,9 @@ from toolkit.llm.settings import LLMSettings
 
 async def record(tmp_path: Path, *texts: str) -> Path:
     client = LLMClient(
-        ScriptedProvider(verdict), cache=ResponseCache(tmp_path / "rec.sqlite"), cache_mode=CacheMode.RW
+        ScriptedProvider(verdict),
+        cache=ResponseCache(tmp_path / "rec.sqlite"),
+        cache_mode=CacheMode.RW,
     )
     for text in texts:
         await client.complete(verify_request(text))
@@ -43,7 +45,9 @@ async def test_replay_reads_a_cache_file_too(tmp_path: Path) -> None:
 async def test_replay_miss_names_purpose_key_and_nearest_diff(tmp_path: Path) -> None:
     directory = await record(tmp_path, "Paris is in France.", "Unrelated text entirely.")
     client = build_client(
-        LLMSettings(provider=f"replay:{directory}", model="o4-mini", cache_mode="off", ledger_path=None)
+        LLMSettings(
+            provider=f"replay:{directory}", model="o4-mini", cache_mode="off", ledger_path=None
+        )
     )
     changed = verify_request("Paris is in Germany.")
     with pytest.raises(ReplayMiss) as caught:

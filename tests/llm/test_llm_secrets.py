@@ -7,8 +7,15 @@ from pathlib import Path
 import pytest
 
 from tests.llm.conftest import CANARY_ANTHROPIC, CANARY_OPENAI, verify_request
-from tests.llm.stub_api import ANTHROPIC_PATH, OPENAI_PATH, Reply, StubAPI, anthropic_message
-from tests.llm.stub_api import error_body, openai_completion
+from tests.llm.stub_api import (
+    ANTHROPIC_PATH,
+    OPENAI_PATH,
+    Reply,
+    StubAPI,
+    anthropic_message,
+    error_body,
+    openai_completion,
+)
 from toolkit.errors import LLMError
 from toolkit.llm.cache import ResponseCache
 from toolkit.llm.client import build_client
@@ -29,7 +36,9 @@ def settings(stub: StubAPI, tmp_path: Path, provider: str, base: str) -> LLMSett
 
 
 def written_text(root: Path) -> str:
-    return "".join(p.read_bytes().decode("utf-8", "replace") for p in root.rglob("*") if p.is_file())
+    return "".join(
+        p.read_bytes().decode("utf-8", "replace") for p in root.rglob("*") if p.is_file()
+    )
 
 
 @pytest.mark.parametrize(
@@ -42,7 +51,9 @@ def written_text(root: Path) -> str:
 async def test_canary_key_is_never_written_or_raised(
     stub: StubAPI, tmp_path: Path, provider: str, base: str, path: str, ok_body: dict
 ) -> None:
-    echo = error_body("authentication_error", f"invalid x-api-key {CANARY_ANTHROPIC} {CANARY_OPENAI}")
+    echo = error_body(
+        "authentication_error", f"invalid x-api-key {CANARY_ANTHROPIC} {CANARY_OPENAI}"
+    )
     stub.queue(path, Reply(body=ok_body), Reply(401, echo))
     client = build_client(settings(stub, tmp_path, provider, base))
     await client.complete(verify_request("first", model=client.model or ""))
