@@ -1,0 +1,359 @@
+"""The generation pipeline: spec → context → draft → lint/debug/repair → reflect → publish.
+
+Each stage is a function that appends `StageRecord`s to the run's history; the history, the
+debug results and the reflection findings become the review record. The pipeline never
+"repairs" an infrastructure failure: those propagate as `InfraError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from generator.context import GenerationContext, build_context
+from generator.debug import DEFAULT_LIMITS, DebugReport, Runner, SharedExtractor, debug_stage
+from generator.draft import (
+    NoCodeBlock,
+    Problem,
+    draft_request,
+    extract_code,
+    offending_lines,
+    repair_request,
+)
+from generator.publish import PublishResult, publish
+from generator.reflect import load_checklist, parse_reflection, reflect_request
+from generator.review import ReflectionPass, ReviewRecord, StageRecord
+from generator.rubric import outline
+from generator.spec import LoadedSpec
+from generator.tape import CallTape
+from toolkit.backends import LLMBackend, LLMClientLike
+from toolkit.errors import JudgegenError
+from toolkit.llm.models import LLMRequest
+from toolkit.runner.protocol import SandboxLimits
+
+Progress = Callable[[str], None]
+
+
+class GenerationFailed(JudgegenError):
+    """The judge still failed lint or debug after the allowed repairs; nothing was published."""
+
+    def __init__(self, message: str, stages: list[StageRecord]) -> None:
+        self.stages = stages
+        super().__init__(message)
+
+
+@dataclass
+class PipelineOptions:
+    """How one generation runs and where it publishes."""
+
+    model: str
+    extract_model: str
+    repo: Path = Path(".")
+    judges_dir: Path = Path("generated_judges")
+    reviews_dir: Path = Path("reviews")
+    commit: bool = True
+    max_repairs: int = 3
+    max_reflections: int = 2
+    max_examples: int = 2
+    fixtures_dir: Path | None = None
+    limits: SandboxLimits = field(default_factory=lambda: DEFAULT_LIMITS.model_copy())
+    runner: Runner | None = None
+
+
+class GenerationResult(BaseModel):
+    """What `generate` produced for one task."""
+
+    version: int = 1
+    task_id: str
+    record: ReviewRecord
+    publish: PublishResult
+
+
+@dataclass
+class _Run:
+    loaded: LoadedSpec
+    options: PipelineOptions
+    tape: CallTape
+    extractor: SharedExtractor
+    progress: Progress
+    context: GenerationContext | None = None
+    stages: list[StageRecord] = field(default_factory=list)
+
+    def record(self, stage: StageRecord) -> None:
+        self.stages.append(stage)
+        self.progress(f"[{self.loaded.task_id}] {stage.stage}: {stage.status}: {stage.summary}")
+
+
+def _lint_source() -> Callable[[str, str], Any]:
+    try:
+        from generator.lint import lint_source
+    except ImportError:
+        from generator.lint_fallback import lint_source
+    return lint_source
+
+
+def _lint(source: str, task_id: str) -> tuple[str, Problem | None, list[str]]:
+    report = _lint_source()(source, f"{task_id}.py")
+    formatted = getattr(report, "formatted", None) or report.source
+    if report.ok:
+        return formatted, None, []
+    details = [f"line {f.line}: {f.rule} {f.message}" for f in report.findings]
+    problem = Problem(
+        stage="lint",
+        signature="lint:" + ",".join(sorted({f.rule for f in report.findings})),
+        summary=f"The linter found {len(report.findings)} problem(s):\n" + "\n".join(details),
+        details=report.render(guidance=True),
+        lines=offending_lines(formatted, [f.line for f in report.findings], context=0),
+    )
+    return formatted, problem, details
+
+
+async def _check(
+    run: _Run, source: str, round_number: int, label: str
+) -> tuple[str, Problem | None, DebugReport | None]:
+    """Lint, then (when clean) debug `source`; record both stages."""
+    source, problem, details = _lint(source, run.loaded.task_id)
+    if problem is not None:
+        run.record(
+            StageRecord(
+                stage="lint",
+                round=round_number,
+                status="failed",
+                summary=f"{label}: {len(details)} finding(s)",
+                details=details,
+            )
+        )
+        return source, problem, None
+    run.record(
+        StageRecord(stage="lint", round=round_number, status="ok", summary=f"{label}: clean")
+    )
+    report = await debug_stage(
+        source, run.loaded, run.extractor, limits=run.options.limits, runner=run.options.runner
+    )
+    runs = len(report.runs)
+    if report.ok:
+        run.record(
+            StageRecord(
+                stage="debug",
+                round=round_number,
+                status="ok",
+                summary=f"{label}: {runs} runs, no issue",
+            )
+        )
+        return source, None, report
+    details = [f"{i.kind} on {i.answer}/{i.pattern}: {i.message}" for i in report.issues]
+    run.record(
+        StageRecord(
+            stage="debug",
+            round=round_number,
+            status="failed",
+            summary=f"{label}: {len(report.issues)} issue(s) in {runs} runs",
+            details=details,
+        )
+    )
+    return source, report.problem(source), report
+
+
+async def _ask_for_code(run: _Run, request_kind: str, request: LLMRequest) -> str:
+    response = await run.tape.complete(request)
+    try:
+        return extract_code(response.text)
+    except NoCodeBlock as exc:
+        raise GenerationFailed(f"{request_kind}: {exc}", run.stages) from None
+
+
+async def draft_stage(run: _Run) -> str:
+    """Ask for the first draft."""
+    assert run.context is not None
+    source = await _ask_for_code(run, "draft", draft_request(run.context, run.options.model))
+    run.record(StageRecord(stage="draft", status="ok", summary=f"{len(source.splitlines())} lines"))
+    return source
+
+
+async def repair_loop(run: _Run, source: str) -> tuple[str, DebugReport]:
+    """Lint and debug; on a problem ask for a repair, at most `max_repairs` times.
+
+    Stops early when a repair brings back the same error signature.
+    """
+    assert run.context is not None
+    previous: str | None = None
+    for round_number in range(run.options.max_repairs + 1):
+        label = "draft" if round_number == 0 else f"repair {round_number}"
+        source, problem, report = await _check(run, source, round_number, label)
+        if problem is None and report is not None:
+            return source, report
+        assert problem is not None
+        if problem.signature == previous:
+            run.record(
+                StageRecord(
+                    stage="repair",
+                    round=round_number,
+                    status="stopped",
+                    summary=f"the same error came back: {problem.signature}",
+                )
+            )
+            raise GenerationFailed(
+                f"repair stopped: the same error repeated ({problem.signature})", run.stages
+            )
+        if round_number == run.options.max_repairs:
+            raise GenerationFailed(
+                f"still failing after {round_number} repair rounds: {problem.signature}", run.stages
+            )
+        previous = problem.signature
+        request = repair_request(run.context, run.options.model, source, problem, round_number + 1)
+        source = await _ask_for_code(run, "repair", request)
+        run.record(
+            StageRecord(
+                stage="repair",
+                round=round_number + 1,
+                status="ok",
+                summary=f"asked to fix {problem.stage}: {problem.signature}",
+            )
+        )
+    raise AssertionError("unreachable")
+
+
+def results_text(report: DebugReport) -> str:
+    """The debug results as a small text table (for the reflect prompt)."""
+    lines = []
+    for answer, row in report.scores().items():
+        cells = ", ".join(f"{p}={'error' if s is None else round(s, 3)}" for p, s in row.items())
+        lines.append(f"{answer}: {cells}")
+    return "\n".join(lines)
+
+
+async def reflect_stage(
+    run: _Run, source: str, report: DebugReport
+) -> tuple[str, DebugReport, list[ReflectionPass]]:
+    """Checklist passes; a revision is kept only if it passes lint and debug again."""
+    assert run.context is not None
+    checklist = load_checklist()
+    passes: list[ReflectionPass] = []
+    for number in range(1, run.options.max_reflections + 1):
+        request = reflect_request(
+            run.context,
+            run.options.model,
+            source=source,
+            skeleton=outline(report.skeleton_tree) if report.skeleton_tree else "(no tree)",
+            results=results_text(report),
+            checklist=checklist,
+            pass_number=number,
+            max_passes=run.options.max_reflections,
+        )
+        reflection = parse_reflection(await run.tape.complete(request))
+        problems = [f"{f.item}: {f.evidence} -> {f.fix}" for f in reflection.problems()]
+        revised = reflection.revised_source()
+        if not problems or revised is None or revised == source:
+            passes.append(
+                ReflectionPass(
+                    pass_number=number, findings=reflection.findings, outcome="no_change"
+                )
+            )
+            run.record(
+                StageRecord(
+                    stage="reflect",
+                    round=number,
+                    status="unchanged",
+                    summary=f"{len(problems)} problem(s), no revision",
+                    details=problems,
+                )
+            )
+            break
+        candidate, problem, candidate_report = await _check(
+            run, revised, number, f"reflection {number}"
+        )
+        if problem is not None or candidate_report is None:
+            reason = f"revision reverted: {problem.signature if problem else 'debug failed'}"
+            passes.append(
+                ReflectionPass(
+                    pass_number=number,
+                    findings=reflection.findings,
+                    outcome="reverted",
+                    reason=reason,
+                )
+            )
+            run.record(
+                StageRecord(
+                    stage="reflect",
+                    round=number,
+                    status="reverted",
+                    summary=reason,
+                    details=problems,
+                )
+            )
+            break
+        source, report = candidate, candidate_report
+        passes.append(
+            ReflectionPass(
+                pass_number=number,
+                findings=reflection.findings,
+                outcome="kept",
+                reason="the revision passed lint and debug",
+            )
+        )
+        run.record(
+            StageRecord(
+                stage="reflect",
+                round=number,
+                status="kept",
+                summary=f"{len(problems)} problem(s) fixed",
+                details=problems,
+            )
+        )
+    return source, report, passes
+
+
+async def generate(
+    loaded: LoadedSpec,
+    generation: LLMClientLike,
+    extraction: LLMClientLike | None,
+    options: PipelineOptions,
+    progress: Progress = lambda message: None,
+) -> GenerationResult:
+    """Generate, check, reflect on and publish the judge of one task."""
+    tape = CallTape(generation)
+    extract_tape = (
+        tape
+        if extraction is None or extraction is generation
+        else CallTape(extraction, shared=tape)
+    )
+    backend = LLMBackend(extract_tape, model=options.extract_model)
+    run = _Run(loaded, options, tape, SharedExtractor(backend), progress)
+    run.record(
+        StageRecord(
+            stage="spec",
+            status="ok",
+            summary=f"{len(loaded.answers)} sample answers, spec {loaded.sha256()[:19]}",
+        )
+    )
+    run.context = build_context(
+        loaded,
+        judges_dir=options.repo / options.judges_dir,
+        reviews_dir=options.repo / options.reviews_dir,
+        max_examples=options.max_examples,
+    )
+    names = [f"{e.task_id} ({e.origin})" for e in run.context.examples]
+    run.record(
+        StageRecord(
+            stage="context", status="ok", summary="examples: " + (", ".join(names) or "none")
+        )
+    )
+    source = await draft_stage(run)
+    source, report = await repair_loop(run, source)
+    source, report, passes = await reflect_stage(run, source, report)
+    result = publish(
+        run_source=source,
+        loaded=loaded,
+        options=options,
+        report=report,
+        passes=passes,
+        stages=run.stages,
+        tape=tape,
+        examples=names,
+        progress=progress,
+    )
+    return GenerationResult(task_id=loaded.task_id, record=result.record, publish=result)

@@ -1,0 +1,176 @@
+"""The review record: what a reviewer reads in the pull request, and its JSON sidecar.
+
+`reviews/<task_id>.md` is rendered from the same `ReviewRecord` that is saved as
+`reviews/<task_id>.json`, so the two never disagree. Nothing in a record depends on the clock
+or the machine, so regenerating with the same recordings reproduces it byte for byte.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from generator.provenance import Provenance
+from generator.reflect import ChecklistFinding
+from generator.rubric import outline
+
+REVIEW_VERSION = 1
+
+
+class StageRecord(BaseModel):
+    """One step of the pipeline, in order: what ran, how it ended, and what it found."""
+
+    stage: Literal["spec", "context", "draft", "lint", "debug", "repair", "reflect", "publish"]
+    round: int = Field(default=0, description="Repair round or reflection pass (0 = first).")
+    status: Literal["ok", "failed", "kept", "reverted", "unchanged", "stopped"]
+    summary: str
+    details: list[str] = Field(default_factory=list, description="Findings or issues, one each.")
+
+
+class ReflectionPass(BaseModel):
+    """One checklist pass: the findings and what became of the revision."""
+
+    pass_number: int
+    findings: list[ChecklistFinding]
+    outcome: Literal["no_change", "kept", "reverted"]
+    reason: str = ""
+
+
+class UsageRow(BaseModel):
+    """LLM usage of one purpose (draft, repair, reflect, extract)."""
+
+    purpose: str
+    calls: int
+    cached: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+
+
+class ReviewRecord(BaseModel):
+    """Everything the generation found out about one judge revision."""
+
+    version: int = REVIEW_VERSION
+    task_id: str
+    status: Literal["published", "failed"]
+    provenance: Provenance
+    judge_sha256: str | None = Field(description="sha256 of the published judge file's bytes.")
+    skeleton_tree: dict[str, Any] | None = Field(description="Tree of an all-pass debug run.")
+    results: dict[str, dict[str, float | None]] = Field(
+        description="Sample answer -> verdict pattern -> root score (None: the run failed)."
+    )
+    reflections: list[ReflectionPass] = Field(default_factory=list)
+    stages: list[StageRecord]
+    usage: list[UsageRow] = Field(default_factory=list)
+    usage_line: str = ""
+    examples: list[str] = Field(default_factory=list, description="Example judges shown.")
+    fixtures: list[str] = Field(
+        default_factory=list, description="Recorded responses replayed (file names), if any."
+    )
+
+
+def _fmt(score: float | None) -> str:
+    return "error" if score is None else f"{score:.3f}".rstrip("0").rstrip(".") or "0"
+
+
+def _results_table(results: dict[str, dict[str, float | None]]) -> list[str]:
+    patterns = sorted({p for row in results.values() for p in row}, key=_pattern_order)
+    lines = ["| answer | " + " | ".join(patterns) + " |", "|---" * (len(patterns) + 1) + "|"]
+    for answer, row in results.items():
+        lines.append(f"| {answer} | " + " | ".join(_fmt(row.get(p)) for p in patterns) + " |")
+    return lines
+
+
+def _pattern_order(pattern: str) -> tuple[int, str]:
+    order = {"all_pass": 0, "all_fail": 1}
+    return order.get(pattern, 2), pattern
+
+
+def _reflection_lines(passes: list[ReflectionPass]) -> list[str]:
+    if not passes:
+        return ["No reflection pass ran."]
+    lines = []
+    for item in passes:
+        lines.append(f"### Pass {item.pass_number}: {item.outcome.replace('_', ' ')}")
+        if item.reason:
+            lines.append(item.reason)
+        lines.append("")
+        lines.append("| item | status | evidence | fix |")
+        lines.append("|---|---|---|---|")
+        for f in item.findings:
+            cells = [f.item, f.status, f.evidence, f.fix or "-"]
+            lines.append(
+                "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
+            )
+        lines.append("")
+    return lines
+
+
+def _stage_lines(stages: list[StageRecord]) -> list[str]:
+    lines = []
+    for index, stage in enumerate(stages, 1):
+        lines.append(f"{index}. **{stage.stage}** ({stage.status}): {stage.summary}")
+        lines.extend(f"   - {detail}" for detail in stage.details)
+    return lines
+
+
+def _usage_lines(record: ReviewRecord) -> list[str]:
+    lines = ["| purpose | calls | cached | input tokens | output tokens | cost (USD) |"]
+    lines.append("|---|---|---|---|---|---|")
+    for row in record.usage:
+        lines.append(
+            f"| {row.purpose} | {row.calls} | {row.cached} | {row.input_tokens} | "
+            f"{row.output_tokens} | {row.cost_usd:.4f} |"
+        )
+    if record.usage_line:
+        lines += ["", record.usage_line]
+    return lines
+
+
+def render_markdown(record: ReviewRecord) -> str:
+    """The review record as Markdown for the pull request."""
+    p = record.provenance
+    skeleton = (
+        outline(record.skeleton_tree, style="markdown") if record.skeleton_tree else "(none)\n"
+    )
+    lines = [
+        f"# Review record: `{record.task_id}`",
+        "",
+        f"Status: **{record.status}**. Judge: `generated_judges/{record.task_id}.py`"
+        + (f" (`{record.judge_sha256}`)" if record.judge_sha256 else ""),
+        "",
+        f"- Spec: `{p.spec_sha256}`",
+        f"- Prompts: `{p.prompts_sha256}`",
+        f"- Generation model: `{p.model}`; toolkit {p.toolkit_version}",
+        f"- Example judges shown: {', '.join(record.examples) or 'none'}",
+        "",
+        "## Rubric skeleton (all-pass run)",
+        "",
+        skeleton.rstrip(),
+        "",
+        "## Checklist reflection",
+        "",
+        *_reflection_lines(record.reflections),
+        "## Sample answers (root score per verdict pattern)",
+        "",
+        *_results_table(record.results),
+        "",
+        "## Lint and debug history",
+        "",
+        *_stage_lines(record.stages),
+        "",
+        "## LLM usage",
+        "",
+        *_usage_lines(record),
+        "",
+        "## Recorded fixtures used",
+        "",
+        *([f"- `{name}`" for name in record.fixtures] or ["none (live or cached calls)"]),
+    ]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def render_json(record: ReviewRecord) -> str:
+    """The sidecar JSON (sorted keys, two-space indent, final newline)."""
+    return record.model_dump_json(indent=2) + "\n"

@@ -1,0 +1,85 @@
+"""A record of every LLM exchange one generation made: for usage tables and fixture names.
+
+The client's own ledger stays the authority on spending; the tape only keeps what this
+generation asked, so its review record can show usage per purpose and name the recorded
+fixtures that answered (when replaying).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from generator.review import UsageRow
+from toolkit.backends import LLMClientLike
+from toolkit.llm.ledger import UsageSummary
+from toolkit.llm.models import LLMRequest, LLMResponse
+
+
+class CallTape:
+    """Wraps a client; `entries` holds (request, response) pairs in call order."""
+
+    def __init__(self, client: LLMClientLike, shared: CallTape | None = None) -> None:
+        self.client = client
+        self.entries: list[tuple[LLMRequest, LLMResponse]] = shared.entries if shared else []
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        """Forward `request` and keep the exchange."""
+        response = await self.client.complete(request)
+        self.entries.append((request, response))
+        return response
+
+    def usage_rows(self) -> list[UsageRow]:
+        """Usage per purpose, in a fixed order."""
+        rows: dict[str, UsageRow] = {}
+        for request, response in self.entries:
+            purpose = request.metadata.purpose
+            row = rows.setdefault(
+                purpose,
+                UsageRow(
+                    purpose=purpose,
+                    calls=0,
+                    cached=0,
+                    input_tokens=0,
+                    output_tokens=0,
+                    cost_usd=0.0,
+                ),
+            )
+            row.calls += 1
+            row.cached += int(response.cache_hit)
+            if not response.cache_hit:
+                usage = response.usage
+                row.input_tokens += (
+                    usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+                )
+                row.output_tokens += usage.output_tokens
+                row.cost_usd = round(row.cost_usd + response.cost_usd, 6)
+        order = ["draft", "repair", "reflect", "extract", "verify"]
+        return sorted(
+            rows.values(),
+            key=lambda r: (order.index(r.purpose) if r.purpose in order else 99, r.purpose),
+        )
+
+    def summary_line(self) -> str:
+        """The ledger's summary line over this generation's calls."""
+        rows = self.usage_rows()
+        return UsageSummary(
+            calls=sum(r.calls for r in rows),
+            cached=sum(r.cached for r in rows),
+            input_tokens=sum(r.input_tokens for r in rows),
+            output_tokens=sum(r.output_tokens for r in rows),
+            cost_usd=sum(r.cost_usd for r in rows),
+        ).line()
+
+    def fixture_names(self, directory: Path | None) -> list[str]:
+        """Names of the recording files in `directory` that answered this generation's calls."""
+        if directory is None or not directory.is_dir():
+            return []
+        from toolkit.llm.cache import CacheRecord
+        from toolkit.llm.replay import replay_key
+
+        by_key = {}
+        for path in sorted(directory.glob("*.json")):
+            record = CacheRecord.model_validate_json(path.read_text("utf-8"))
+            by_key[replay_key(record.request)] = path.name
+        used = {by_key.get(replay_key(request)) for request, _ in self.entries}
+        return sorted(name for name in used if name)

@@ -1,0 +1,48 @@
+"""A scripted generation model for tests: replies come from files in a fixture folder.
+
+`replies/<label>.md` answers the draft and repair requests (labels `draft`, `repair_1`, …),
+`replies/<label>.json` the reflections, and `replies/extract.json` maps each sample answer's
+name to what extraction returns for it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from generator.spec import load_spec
+from toolkit.llm.models import LLMRequest, LLMResponse, Usage
+from toolkit.llm.scripted import response_from
+
+FIXED_USAGE = {
+    "draft": Usage(input_tokens=4000, output_tokens=600),
+    "repair": Usage(input_tokens=4500, output_tokens=600),
+    "reflect": Usage(input_tokens=5000, output_tokens=900, cache_read_tokens=3000),
+    "extract": Usage(input_tokens=400, output_tokens=40),
+}
+
+
+class FixturePolicy:
+    """Answers generation and extraction requests from a task's fixture replies."""
+
+    def __init__(self, task_dir: Path) -> None:
+        self.replies = task_dir / "replies"
+        self.answers = {a.name: a.text for a in load_spec(task_dir).answers}
+        self.extractions = json.loads((self.replies / "extract.json").read_text())
+
+    def __call__(self, request: LLMRequest) -> LLMResponse:
+        """The reply, with fixed token counts per purpose so costs are reproducible."""
+        response = response_from(self.reply(request), request)
+        usage = FIXED_USAGE.get(request.metadata.purpose, response.usage)
+        return response.model_copy(update={"usage": usage})
+
+    def reply(self, request: LLMRequest) -> str | dict:
+        """The fixture reply for `request`."""
+        label = request.metadata.label or ""
+        if request.metadata.purpose == "extract":
+            prompt = request.prompt_text()
+            name = next(n for n, text in self.answers.items() if text.strip() in prompt)
+            return self.extractions[name]
+        if request.metadata.purpose == "reflect":
+            return json.loads((self.replies / f"{label}.json").read_text())
+        return (self.replies / f"{label}.md").read_text()
