@@ -126,14 +126,15 @@ def cache_pages(
       judgegen cache-pages --answers answers/ --store pages/ --concurrency 4
 
     \b
-    Exit codes: 0 every page stored; 1 some captures failed or entries could not be
-    imported (all recorded); 2 usage error; 3 Chromium missing or failed to start.
+    Exit codes: 0 every page stored; 1 some pages failed to load or entries could not
+    be imported (all recorded); 2 usage error; 3 Chromium missing, failed to start or
+    crashed (those URLs are recorded as `browser` failures: judging them is incomplete).
     """
     if answers is None and import_dir is None:
         raise click.UsageError("give --answers DIR, --import-m2w2 DIR, or both")
     options = CaptureOptions(chromium=chromium, concurrency=concurrency, timeout=timeout)
     output: dict[str, Any] = {"version": 1, "import": None, "capture": None}
-    problems = False
+    problems = browser_failed = False
     with PageStore(store) as page_store:
         if import_dir is not None:
             imported = import_m2w2(import_dir, page_store, refresh=refresh)
@@ -149,8 +150,9 @@ def cache_pages(
                 ctx.exit(3)
             output["capture"] = captured.model_dump(mode="json")
             problems |= captured.failed > 0
+            browser_failed = any(o.error_kind == "browser" for o in captured.outcomes)
             if not as_json:
                 _print_capture(captured)
     if as_json:
         click.echo(json.dumps(output, indent=2))
-    ctx.exit(1 if problems else 0)
+    ctx.exit(3 if browser_failed else 1 if problems else 0)

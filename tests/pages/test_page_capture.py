@@ -28,7 +28,7 @@ setTimeout(function () {
   });
 }, 200);
 </script></body></html>"""
-CAPTURE_TIMEOUT_S = 4
+CAPTURE_TIMEOUT_S = 15
 
 
 def make_handler(pdf: bytes, release: threading.Event) -> type[BaseHTTPRequestHandler]:
@@ -125,7 +125,7 @@ def run(server: str, tmp_path_factory: pytest.TempPathFactory) -> CaptureRun:
             "--timeout",
             str(CAPTURE_TIMEOUT_S),
             "--concurrency",
-            "6",
+            "3",
             "--chromium",
             default_chromium(),
             "--json",

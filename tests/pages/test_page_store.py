@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from toolkit import Evaluator, ScriptedBackend, VerifyRequest
+from toolkit import Evaluator, InfraError, ScriptedBackend, VerifyRequest
 from toolkit.pages import PageRecord, PageStore
 
 JPEG = b"\xff\xd8\xff\xe0fake-jpeg"
@@ -172,3 +172,22 @@ async def test_evaluator_reads_stored_pages_and_treats_failures_as_missing(
     assert [r.page_texts[0] for r in seen] == [None, "The sky is blue."]
     assert seen[1].images == [base64.b64encode(JPEG).decode("ascii")]
     assert ev.missing_sources == ["https://example.com/dead"]
+
+
+def test_browser_failure_is_an_infra_error_not_a_missing_page(store: PageStore) -> None:
+    store.put(PageRecord.failure("https://example.com/a", "browser", "Chromium failed: crashed"))
+    with pytest.raises(InfraError, match="cache-pages"):
+        store.get("https://example.com/a")
+
+
+async def test_evaluator_marks_node_error_when_capture_failed_on_our_side(
+    store: PageStore,
+) -> None:
+    store.put(PageRecord.failure("https://example.com/a", "browser", "Chromium failed: crashed"))
+    ev = Evaluator.create(
+        task_id="t", task_description="d", answer="a", backend=ScriptedBackend(), pages=store
+    )
+    leaf = ev.add_leaf(id="claim", desc="claim", critical=False)
+    await ev.verify(claim="c", node=leaf, sources="https://example.com/a")
+    assert leaf.status == "error"
+    assert ev.errors and ev.errors[0]["kind"] == "page_capture"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,6 +121,7 @@ async def capture_pages(
     wanted = list(dict.fromkeys(normalize_url(u) for u in urls))
     report = CaptureReport(store=str(store.path))
     todo = [u for u in wanted if refresh or not store.has_page(u)]
+    pending = set(todo)
     done = 0
 
     def finish(outcome: CaptureOutcome) -> None:
@@ -130,7 +132,7 @@ async def capture_pages(
             progress(done, len(wanted), outcome)
 
     for url in wanted:
-        if url not in todo:
+        if url not in pending:
             finish(CaptureOutcome(url=url, result="skipped"))
     if todo:
         async with _chromium(options) as browser:
@@ -180,27 +182,52 @@ async def _chromium(options: CaptureOptions) -> AsyncIterator[Browser]:
             await browser.close()
 
 
+class _Deadline:
+    """The time left for one URL; later steps keep a reserve so the page is not lost at the end."""
+
+    def __init__(self, seconds: float) -> None:
+        self.end = time.monotonic() + seconds
+        self.reserve = min(5.0, seconds / 4)
+
+    def ms(self, cap: float | None = None, *, keep_reserve: bool = True) -> float:
+        """Milliseconds for the next step (never 0, which Playwright reads as "no limit")."""
+        left = self.end - time.monotonic() - (self.reserve if keep_reserve else 0.0)
+        if cap is not None:
+            left = min(left, cap)
+        return max(left, 0.001) * 1000
+
+
 async def capture_page(browser: Browser, url: str, options: CaptureOptions) -> PageRecord:
-    """Capture one URL in a fresh context: a web page, a PDF, or a failure record."""
+    """Capture one URL in a fresh context: a web page, a PDF, or a failure record.
+
+    A failure is `browser` (ours: Chromium or its renderer died) or the page's own
+    (`http`, `timeout`, `network`, `unsupported`, `pdf`).
+    """
     from playwright.async_api import Error
     from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-    context = await browser.new_context(
-        viewport={"width": options.viewport_width, "height": options.viewport_height},
-        user_agent=_user_agent(browser),
-        service_workers="block",
-    )
+    context: BrowserContext | None = None
     try:
-        async with asyncio.timeout(options.timeout):
-            return await _visit(context, url, options)
+        context = await browser.new_context(
+            viewport={"width": options.viewport_width, "height": options.viewport_height},
+            user_agent=_user_agent(browser),
+            service_workers="block",
+        )
+        deadline = _Deadline(options.timeout)
+        # Playwright's own limits (from `deadline`) fire first; this net catches anything else.
+        async with asyncio.timeout(options.timeout + deadline.reserve):
+            return await _visit(context, url, options, deadline)
     except (TimeoutError, PlaywrightTimeout):
         return PageRecord.failure(url, "timeout", f"no complete page within {options.timeout:g}s")
     except Error as exc:
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        kind: FailureKind = "browser" if "closed" in message.lower() else "network"
-        return PageRecord.failure(url, kind, message)
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if not browser.is_connected() or "crash" in message.lower():
+            return PageRecord.failure(url, "browser", f"Chromium failed: {message}")
+        return PageRecord.failure(url, "network", message)
     finally:
-        await context.close()
+        if context is not None:
+            with contextlib.suppress(Error):
+                await context.close()
 
 
 def _user_agent(browser: Browser) -> str:
@@ -211,28 +238,32 @@ def _user_agent(browser: Browser) -> str:
     )
 
 
-async def _visit(context: BrowserContext, url: str, options: CaptureOptions) -> PageRecord:
+async def _visit(
+    context: BrowserContext, url: str, options: CaptureOptions, deadline: _Deadline
+) -> PageRecord:
     from playwright.async_api import Error
 
     page = await context.new_page()
     try:
-        response = await page.goto(url, timeout=options.timeout * 1000, wait_until="load")
+        response = await page.goto(
+            url, timeout=deadline.ms(keep_reserve=False), wait_until="domcontentloaded"
+        )
     except Error as exc:
         if "download is starting" in str(exc).lower():
-            return await _fetch_document(context, url, options)
+            return await _fetch_document(context, url, deadline)
         raise
     if response is None:
         return PageRecord.failure(url, "network", "navigation produced no response")
     content_type = await response.header_value("content-type")
     if looks_like_pdf(content_type):
-        return await _fetch_document(context, url, options)
+        return await _fetch_document(context, url, deadline)
     if response.status >= 400:
         return _http_failure(url, response.status, response.status_text, content_type)
     if not (content_type or "").lower().startswith(("text/html", "application/xhtml")):
         body = await _body_or_empty(response)
         if looks_like_pdf(None, body[:1024]):
             return _pdf_record(url, body, response.status, content_type, page.url)
-    return await _web_record(page, response, url, content_type, options)
+    return await _web_record(page, response, url, content_type, options, deadline)
 
 
 async def _body_or_empty(response: Response) -> bytes:
@@ -245,24 +276,32 @@ async def _body_or_empty(response: Response) -> bytes:
 
 
 async def _web_record(
-    page: Page, response: Response, url: str, content_type: str | None, options: CaptureOptions
+    page: Page,
+    response: Response,
+    url: str,
+    content_type: str | None,
+    options: CaptureOptions,
+    deadline: _Deadline,
 ) -> PageRecord:
     from playwright.async_api import Error
 
-    with contextlib.suppress(Error):  # a page that keeps polling still has its text by now
-        await page.wait_for_load_state("networkidle", timeout=options.idle_wait * 1000)
+    # A slow image or a page that keeps polling still has its text by the end of these waits.
+    with contextlib.suppress(Error):
+        await page.wait_for_load_state("load", timeout=deadline.ms())
+    with contextlib.suppress(Error):
+        await page.wait_for_load_state("networkidle", timeout=deadline.ms(options.idle_wait))
     text = await page.evaluate(_INNER_TEXT)
     return PageRecord.web(
         url,
         text,
-        await _screenshot(page, options),
+        await _screenshot(page, options, deadline),
         http_status=response.status,
         content_type=content_type,
         final_url=page.url,
     )
 
 
-async def _screenshot(page: Page, options: CaptureOptions) -> bytes | None:
+async def _screenshot(page: Page, options: CaptureOptions, deadline: _Deadline) -> bytes | None:
     """A full-page JPEG, cut at `max_screenshot_height`; None if the page cannot be drawn."""
     from playwright.async_api import Error
 
@@ -274,15 +313,16 @@ async def _screenshot(page: Page, options: CaptureOptions) -> bytes | None:
             quality=options.jpeg_quality,
             full_page=True,
             clip={"x": 0, "y": 0, "width": options.viewport_width, "height": clip_height},
+            timeout=deadline.ms(keep_reserve=False),
         )
     except Error:
         return None
 
 
-async def _fetch_document(context: BrowserContext, url: str, options: CaptureOptions) -> PageRecord:
+async def _fetch_document(context: BrowserContext, url: str, deadline: _Deadline) -> PageRecord:
     """Fetch a document the browser would download or show in its viewer (PDFs) as bytes."""
     response = await context.request.get(
-        url, timeout=options.timeout * 1000, fail_on_status_code=False
+        url, timeout=deadline.ms(keep_reserve=False), fail_on_status_code=False
     )
     content_type = response.headers.get("content-type")
     if response.status >= 400:

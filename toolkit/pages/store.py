@@ -1,8 +1,11 @@
 """The page store: one SQLite file (WAL) mapping a normalized URL to its captured page.
 
 Invariant: a failed capture is kept as a failure record (`status="failed"`, with the reason)
-and is never served as page text; `get` and `screenshot` answer None for it, exactly as for
-a page never captured. A failure never overwrites a page that was captured successfully.
+and is never served as page text. When the page itself failed (4xx/5xx, timeout, network,
+not a PDF, unreadable PDF) `get` and `screenshot` answer None, exactly as for a page never
+captured: the claim is unsupported, a verdict. When our browser failed (`browser`) they
+raise `InfraError`, so the evaluation is incomplete and retried, never scored 0.
+A failure never overwrites a page that was captured successfully.
 Reads are local and offline, so a rerun sees exactly the pages the first run saw.
 """
 
@@ -18,6 +21,7 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, Field
 
+from toolkit.errors import InfraError
 from toolkit.pages.urls import match_key, normalize_url
 
 PAGE_RECORD_VERSION = 1
@@ -25,6 +29,8 @@ STORE_FILENAME = "pages.sqlite"
 SCHEMA_VERSION = 1
 
 PageKind = Literal["web", "pdf"]
+INFRA_FAILURES = frozenset({"browser"})
+"""Failure kinds caused by our side, not the page: reading them raises `InfraError`."""
 FailureKind = Literal["http", "timeout", "network", "unsupported", "pdf", "browser", "import"]
 
 _COLUMNS = (
@@ -238,22 +244,35 @@ class PageStore:
         row = self._row(url, _COLUMNS)
         return PageRecord.model_validate(row) if row else None
 
+    def _content(self, url: str, column: str) -> Any:
+        row = self._row(url, ("status", "error_kind", "error", column))
+        if row is None:
+            return None
+        if row["status"] == "ok":
+            return row[column]
+        if row["error_kind"] in INFRA_FAILURES:
+            raise InfraError(
+                f"capturing {normalize_url(url)} failed on our side ({row['error']}); "
+                "capture it again with `judgegen cache-pages`",
+                kind="page_capture",
+            )
+        return None
+
     def get(self, url: str) -> str | None:
-        """The page's text; None when it was never captured or its capture failed."""
-        row = self._row(url, ("status", "text"))
-        return row["text"] if row and row["status"] == "ok" else None
+        """The page's text; None when it was never captured or the page failed to load.
+
+        Raises `InfraError` when the capture failed because of the browser, not the page.
+        """
+        return self._content(url, "text")
 
     def screenshot(self, url: str) -> str | None:
         """The page's screenshot as base64 JPEG; None for PDFs, failures and missing pages."""
-        row = self._row(url, ("status", "screenshot"))
-        if not row or row["status"] != "ok" or not row["screenshot"]:
-            return None
-        return base64.b64encode(row["screenshot"]).decode("ascii")
+        shot = self._content(url, "screenshot")
+        return base64.b64encode(shot).decode("ascii") if shot else None
 
     def pdf(self, url: str) -> bytes | None:
         """The PDF bytes as served; None when the URL is not a stored PDF."""
-        row = self._row(url, ("status", "pdf"))
-        return row["pdf"] if row and row["status"] == "ok" else None
+        return self._content(url, "pdf")
 
     def has_page(self, url: str) -> bool:
         """Whether a page (not a failure) is stored for exactly this normalized URL."""
