@@ -1,0 +1,107 @@
+"""`judgegen cache`: inspect, export, import and clear the LLM response cache."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from toolkit.errors import SpecError
+from toolkit.llm.cache import ResponseCache
+from toolkit.llm.settings import LLMSettings
+
+cache_path_option = click.option(
+    "--cache-path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Cache file (default: JUDGEGEN_CACHE_PATH, judgegen.toml, .judgegen/llm-cache.sqlite).",
+)
+
+
+def _open(cache_path: Path | None, *, must_exist: bool = True) -> ResponseCache:
+    try:
+        path = cache_path or LLMSettings.from_env_and_file().cache_path
+    except SpecError as exc:
+        raise click.UsageError(str(exc)) from None
+    if must_exist and not path.is_file():
+        raise click.UsageError(f"no response cache at {path} (use --cache-path)")
+    return ResponseCache(path)
+
+
+def _guarded(action: Callable[[], Any]) -> Any:
+    """Run `action`; an input error exits 2, a database failure exits 3."""
+    try:
+        return action()
+    except SpecError as exc:
+        raise click.UsageError(str(exc)) from None
+    except (sqlite3.Error, OSError) as exc:
+        click.echo(f"error: response cache failed: {exc}", err=True)
+        sys.exit(3)
+
+
+@click.group()
+def cache() -> None:
+    """Inspect and move the LLM response cache (recordings for reruns, tests and demos).
+
+    \b
+    Example:
+      judgegen cache stats
+      judgegen cache export tests/fixtures/llm/demo
+      judgegen cache import tests/fixtures/llm/demo --cache-path /tmp/c.sqlite
+
+    \b
+    Exit codes: 0 ok; 2 usage or input error (missing cache, bad record file);
+    3 the cache database failed.
+    """
+
+
+@cache.command()
+@cache_path_option
+@click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
+def stats(cache_path: Path | None, as_json: bool) -> None:
+    """Entries by model and purpose, and the size on disk."""
+    figures = _guarded(lambda: _open(cache_path).stats())
+    if as_json:
+        click.echo(json.dumps(figures.model_dump(mode="json"), sort_keys=True, indent=2))
+        return
+    click.echo(f"{figures.path}: {figures.entries} entries, {figures.bytes / 1024:.0f} KiB")
+    for label, counts in (("model", figures.by_model), ("purpose", figures.by_purpose)):
+        for name, count in sorted(counts.items()):
+            click.echo(f"  {label} {name}: {count}")
+
+
+@cache.command()
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@cache_path_option
+def export(directory: Path, cache_path: Path | None) -> None:
+    """Write every entry to DIRECTORY as one reviewable JSON file per request."""
+    count = _guarded(lambda: _open(cache_path).export_dir(directory))
+    click.echo(f"exported {count} records to {directory}", err=True)
+
+
+@cache.command(name="import")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@cache_path_option
+@click.option("--replace", is_flag=True, help="Overwrite entries that already exist.")
+def import_(directory: Path, cache_path: Path | None, replace: bool) -> None:
+    """Load the JSON records in DIRECTORY (from `cache export`) into the cache."""
+    count = _guarded(
+        lambda: _open(cache_path, must_exist=False).import_dir(directory, replace=replace)
+    )
+    click.echo(f"imported {count} records from {directory}", err=True)
+
+
+@cache.command()
+@cache_path_option
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+def clear(cache_path: Path | None, yes: bool) -> None:
+    """Delete every entry of the response cache."""
+    store = _guarded(lambda: _open(cache_path))
+    if not yes:
+        click.confirm(f"Delete every entry of {store.path}?", abort=True, err=True)
+    count = _guarded(store.clear)
+    click.echo(f"cleared {count} records from {store.path}", err=True)

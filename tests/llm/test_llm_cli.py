@@ -1,0 +1,102 @@
+"""`judgegen cache` and the shared `llm_options` decorator."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from click.testing import CliRunner
+
+from generator.cli import main
+from generator.cli.llm_options import llm_options
+from tests.llm.conftest import verify_request
+from tests.llm.policies import verdict
+from toolkit.llm.cache import CacheMode, ResponseCache
+from toolkit.llm.client import LLMClient
+from toolkit.llm.scripted import ScriptedProvider
+from toolkit.llm.settings import LLMSettings
+
+
+async def filled_cache(path: Path, count: int = 3) -> None:
+    client = LLMClient(
+        ScriptedProvider(verdict), cache=ResponseCache(path), cache_mode=CacheMode.RW
+    )
+    for index in range(count):
+        await client.complete(verify_request(f"claim {index}"))
+
+
+async def test_stats_prints_counts_as_json(tmp_path: Path) -> None:
+    await filled_cache(tmp_path / "c.sqlite")
+    result = CliRunner().invoke(
+        main, ["cache", "stats", "--json", "--cache-path", str(tmp_path / "c.sqlite")]
+    )
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.stdout)
+    assert figures["entries"] == 3 and figures["by_purpose"] == {"verify": 3}
+
+
+async def test_export_import_round_trip(tmp_path: Path) -> None:
+    await filled_cache(tmp_path / "a.sqlite")
+    runner = CliRunner()
+    exported = runner.invoke(
+        main, ["cache", "export", str(tmp_path / "out"), "--cache-path", str(tmp_path / "a.sqlite")]
+    )
+    imported = runner.invoke(
+        main, ["cache", "import", str(tmp_path / "out"), "--cache-path", str(tmp_path / "b.sqlite")]
+    )
+    assert (exported.exit_code, imported.exit_code) == (0, 0)
+    assert len(list((tmp_path / "out").glob("*.json"))) == 3
+    assert ResponseCache(tmp_path / "b.sqlite").stats().entries == 3
+    assert "imported 3 records" in imported.stderr
+
+
+async def test_clear_empties_the_cache(tmp_path: Path) -> None:
+    await filled_cache(tmp_path / "c.sqlite")
+    result = CliRunner().invoke(
+        main, ["cache", "clear", "--yes", "--cache-path", str(tmp_path / "c.sqlite")]
+    )
+    assert result.exit_code == 0
+    assert ResponseCache(tmp_path / "c.sqlite").stats().entries == 0
+
+
+def test_stats_on_a_missing_cache_is_a_usage_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        main, ["cache", "stats", "--cache-path", str(tmp_path / "none.sqlite")]
+    )
+    assert result.exit_code == 2
+
+
+def test_import_of_a_malformed_record_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "bad.json").write_text("{}")
+    result = CliRunner().invoke(
+        main, ["cache", "import", str(tmp_path / "in"), "--cache-path", str(tmp_path / "c.sqlite")]
+    )
+    assert result.exit_code == 2
+    assert "bad.json" in result.output
+
+
+def _probe() -> click.Command:
+    @click.command()
+    @llm_options
+    def probe(llm_settings: LLMSettings) -> None:
+        click.echo(llm_settings.model_dump_json())
+
+    return probe
+
+
+def test_llm_options_merge_flags_over_environment() -> None:
+    result = CliRunner().invoke(
+        _probe(),
+        ["--model", "gpt-4.1", "--budget", "2.5", "--cache-mode", "ro"],
+        env={"JUDGEGEN_CONCURRENCY": "4", "JUDGEGEN_CACHE_MODE": "strict"},
+    )
+    settings = LLMSettings.model_validate_json(result.stdout)
+    assert (settings.model, settings.budget_usd, settings.concurrency) == ("gpt-4.1", 2.5, 4)
+    assert settings.cache_mode is CacheMode.RO
+
+
+def test_llm_options_reject_an_invalid_environment_value() -> None:
+    result = CliRunner().invoke(_probe(), [], env={"JUDGEGEN_CONCURRENCY": "zero"})
+    assert result.exit_code == 2
