@@ -328,6 +328,11 @@ def _finish(
     if outcome is None:
         outcome = EvalOutcome.failure(start.job, "crash", "")
         outcome.errors = [_end_error(start, end)]
+    elif end.protocol_error:
+        errors = [*outcome.errors, _end_error(start, end)]
+        summary = {**outcome.summary, "status": "incomplete"} if outcome.summary else None
+        update = {"status": "incomplete", "errors": errors, "summary": summary}
+        outcome = outcome.model_copy(update=update)
     return outcome.model_copy(update={"duration_s": round(duration, 6), **tails})
 
 

@@ -86,7 +86,8 @@ class SandboxViolation(PermissionError):
 class Guard:
     """The in-process audit-hook guard of one job process; remembers every violation."""
 
-    def __init__(self) -> None:
+    def __init__(self, allow_network: bool = False) -> None:
+        self.allow_network = allow_network
         self.violations: list[str] = []
         self.active = False
 
@@ -97,7 +98,7 @@ class Guard:
         what = _BLOCKED_EVENTS.get(event)
         if what is None and event == "socket.__new__" and args and args[1] != socket.AF_UNIX:
             what = "network access"
-        if what is None:
+        if what is None or (what == "network access" and self.allow_network):
             return
         message = f"sandbox: {what} is not allowed in a judge (audit event '{event}')"
         if len(self.violations) < 20:
@@ -249,7 +250,7 @@ def _exception_kind(exc: BaseException) -> str:
     return "judge_exception"
 
 
-def _exception_error(exc: BaseException, stage: str) -> dict[str, Any]:
+def _exception_error(exc: BaseException, stage: str, kind: str | None = None) -> dict[str, Any]:
     if isinstance(exc, MemoryError) and exc.__traceback__ is not None:
         traceback.clear_frames(exc.__traceback__)
     try:
@@ -259,7 +260,8 @@ def _exception_error(exc: BaseException, stage: str) -> dict[str, Any]:
     message = str(exc) or type(exc).__name__
     if isinstance(exc, MemoryError):
         message = "the judge ran out of memory (address-space limit reached)"
-    return error_dict(type(exc).__name__, _exception_kind(exc), f"{stage}: {message}", text)
+    kind = kind or _exception_kind(exc)
+    return error_dict(type(exc).__name__, kind, f"{stage}: {message}", text)
 
 
 def _first_unserializable(value: Any, path: str = "summary") -> str | None:
@@ -308,7 +310,7 @@ async def _evaluate(channel: Channel, start: JobStart, guard: Guard) -> EvalOutc
         judge = load_judge(job.judge_path)
         task_id = task_id or judge.task_id
     except BaseException as exc:
-        errors.append(_exception_error(exc, "loading the judge failed"))
+        errors.append(_exception_error(exc, "loading the judge failed", "judge_load"))
         judge = None
     if judge is not None:
         try:
@@ -384,7 +386,7 @@ def _dedupe(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 async def _job_main(sock: socket.socket, start: JobStart) -> None:
-    guard = Guard()
+    guard = Guard(allow_network=start.limits.network)
     reader, writer = await asyncio.open_unix_connection(sock=sock)
     channel = Channel(reader, writer, start.job_id)
     channel.start()
@@ -701,6 +703,8 @@ class _Relay:
         if not chunk:
             with contextlib.suppress(KeyError, ValueError):
                 self.selector.unregister(self.job)
+            return
+        if self.protocol_error is not None:
             return
         try:
             for body in self.job_frames.feed(chunk):

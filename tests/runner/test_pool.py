@@ -1,0 +1,179 @@
+"""A pool of sandboxed workers: bad judges end as incomplete outcomes, the others complete."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from pathlib import Path
+
+from toolkit.backends import ScriptedBackend
+from toolkit.runner.sandbox import EvalJob, EvalOutcome, SandboxLimits, WorkerPool, run_in_sandbox
+
+JUDGES = Path(__file__).resolve().parent.parent / "fixtures" / "hostile_judges"
+FAST = SandboxLimits(timeout_s=1.5, cpu_s=5, memory_mb=512, max_output_bytes=4096)
+
+
+def job(name: str, answer_name: str = "answer_1") -> EvalJob:
+    return EvalJob(
+        judge_path=str(JUDGES / f"{name}.py"),
+        answer="Paris is the capital, see https://a",
+        agent_name="agent",
+        answer_name=answer_name,
+    )
+
+
+def backend() -> ScriptedBackend:
+    return ScriptedBackend(extract=lambda request: {"city": "Paris", "url": "https://a"})
+
+
+def kinds(outcome: EvalOutcome) -> list[str]:
+    return [error["kind"] for error in outcome.errors]
+
+
+async def evaluate_one(name: str, limits: SandboxLimits = FAST) -> EvalOutcome:
+    return await run_in_sandbox(job(name), backend(), limits=limits)
+
+
+async def test_normal_judge_completes_with_its_summary() -> None:
+    outcome = await evaluate_one("normal")
+    assert outcome.status == "complete" and outcome.errors == []
+    assert outcome.summary["final_score"] == 1.0
+    assert (outcome.task_id, outcome.agent_name, outcome.answer_name) == (
+        "normal",
+        "agent",
+        "answer_1",
+    )
+
+
+async def test_judge_that_raises_keeps_its_partial_tree() -> None:
+    outcome = await evaluate_one("raises")
+    assert outcome.status == "incomplete"
+    assert kinds(outcome) == ["judge_exception"]
+    error = outcome.errors[0]
+    assert error["type"] == "ValueError" and "parse_items" in error["message"]
+    assert "raises.py" in error["traceback"]
+    tree = outcome.summary["eval_breakdown"][0]["verification_tree"]
+    assert [child["id"] for child in tree["children"]] == ["first"]
+    assert tree["children"][0]["status"] == "passed"
+    assert outcome.summary["status"] == "incomplete"
+
+
+async def test_judge_that_loops_forever_is_killed_at_the_timeout_and_the_pool_continues() -> None:
+    async with WorkerPool(2, FAST, backend()) as pool:
+        looping, *normal = await asyncio.gather(
+            pool.evaluate(job("loops")),
+            *(pool.evaluate(job("normal", f"answer_{i}")) for i in range(3)),
+        )
+        after = await pool.evaluate(job("normal", "answer_9"))
+    assert looping.status == "incomplete" and kinds(looping) == ["timeout"]
+    assert "did not finish within 1.5 s" in looping.errors[0]["message"]
+    assert [o.status for o in normal] == ["complete"] * 3
+    assert after.status == "complete"
+
+
+async def test_judge_that_awaits_forever_is_killed_at_the_timeout() -> None:
+    outcome = await evaluate_one("sleeps")
+    assert outcome.status == "incomplete" and kinds(outcome) == ["timeout"]
+
+
+async def test_judge_that_burns_cpu_hits_the_cpu_limit() -> None:
+    outcome = await evaluate_one("loops", FAST.model_copy(update={"cpu_s": 1, "timeout_s": 20}))
+    assert outcome.status == "incomplete" and kinds(outcome) == ["cpu_limit"]
+    assert "CPU limit of 1 s" in outcome.errors[0]["message"]
+
+
+async def test_judge_that_allocates_without_bound_hits_the_memory_limit() -> None:
+    outcome = await evaluate_one("memory_hog", FAST.model_copy(update={"memory_mb": 256}))
+    assert outcome.status == "incomplete" and kinds(outcome) == ["memory_limit"]
+    assert "out of memory" in outcome.errors[0]["message"]
+
+
+async def test_judge_that_exits_its_process_is_a_crash_with_its_output() -> None:
+    outcome = await evaluate_one("exits")
+    assert outcome.status == "incomplete" and kinds(outcome) == ["crash"]
+    assert "exited with code 7" in outcome.errors[0]["message"]
+    assert "about to vanish" in outcome.stdout_tail
+
+
+async def test_judge_that_writes_garbage_into_the_channel_is_a_protocol_error() -> None:
+    async with WorkerPool(1, FAST, backend()) as pool:
+        garbage = await pool.evaluate(job("channel_garbage"))
+        after = await pool.evaluate(job("normal"))
+    assert garbage.status == "incomplete" and kinds(garbage) == ["protocol"]
+    assert after.status == "complete"
+
+
+async def test_summary_that_does_not_serialize_is_incomplete_and_names_the_value() -> None:
+    outcome = await evaluate_one("bad_summary")
+    assert outcome.status == "incomplete" and kinds(outcome) == ["summary_not_serializable"]
+    assert "['tags'] is a set" in outcome.errors[0]["message"]
+
+
+async def test_judge_that_does_not_parse_is_a_load_error() -> None:
+    outcome = await evaluate_one("syntax_error")
+    assert outcome.status == "incomplete" and kinds(outcome) == ["judge_load"]
+    assert outcome.errors[0]["type"] == "SyntaxError"
+
+
+async def test_missing_judge_file_is_a_load_error() -> None:
+    outcome = await evaluate_one("no_such_judge")
+    assert outcome.status == "incomplete" and kinds(outcome) == ["judge_load"]
+
+
+async def test_output_is_capped_to_its_tail() -> None:
+    outcome = await evaluate_one("chatty")
+    assert outcome.status == "complete"
+    assert len(outcome.stdout_tail.encode()) <= FAST.max_output_bytes
+    assert outcome.stdout_tail.rstrip().endswith("line 19999 " + "x" * 60)
+    assert "last words" in outcome.stderr_tail
+
+
+async def test_hostile_judges_end_incomplete_while_others_in_the_same_pool_complete() -> None:
+    hostile = ["raises", "loops", "memory_hog", "opens_socket", "spawns_process", "exits"]
+    limits = FAST.model_copy(update={"memory_mb": 256})
+    async with WorkerPool(3, limits, backend()) as pool:
+        outcomes = await asyncio.gather(
+            *(pool.evaluate(job(name)) for name in hostile),
+            *(pool.evaluate(job("normal", f"answer_{i}")) for i in range(6)),
+        )
+    assert [o.status for o in outcomes[: len(hostile)]] == ["incomplete"] * len(hostile)
+    assert [o.status for o in outcomes[len(hostile) :]] == ["complete"] * 6
+    assert all(o.errors for o in outcomes[: len(hostile)])
+
+
+async def test_a_worker_killed_from_outside_is_reported_and_replaced() -> None:
+    async with WorkerPool(1, SandboxLimits(timeout_s=3), backend()) as pool:
+        running = asyncio.ensure_future(pool.evaluate(job("sleeps")))
+        await asyncio.sleep(0.3)
+        for worker in list(pool._busy):
+            os.killpg(worker.process.pid, signal.SIGKILL)
+        killed = await running
+        after = await pool.evaluate(job("normal"))
+    assert killed.status == "incomplete" and kinds(killed) == ["protocol"]
+    assert "worker process ended unexpectedly" in killed.errors[0]["message"]
+    assert after.status == "complete"
+
+
+async def test_pool_size_many_runs_evaluations_in_parallel() -> None:
+    in_flight = {"now": 0, "max": 0}
+    everyone = asyncio.Event()
+
+    async def verify(request):
+        in_flight["now"] += 1
+        in_flight["max"] = max(in_flight["max"], in_flight["now"])
+        if in_flight["now"] == 15:
+            everyone.set()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(everyone.wait(), timeout=2)
+        in_flight["now"] -= 1
+        return True
+
+    limits = SandboxLimits(timeout_s=10)
+    async with WorkerPool(3, limits, ScriptedBackend(verify=verify)) as pool:
+        outcomes = await asyncio.gather(
+            *(pool.evaluate(job("concurrent", f"answer_{i}")) for i in range(3))
+        )
+    assert [o.status for o in outcomes] == ["complete"] * 3
+    assert in_flight["max"] == 15

@@ -1,0 +1,242 @@
+"""The channel between a sandboxed judge and the parent's broker: fidelity, errors, concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from toolkit.backends import ExtractRequest, ScriptedBackend, Verdict, VerifyRequest
+from toolkit.errors import BudgetExceeded, InfraError
+from toolkit.runner.broker import Broker
+from toolkit.runner.loader import load_judge
+from toolkit.runner.protocol import (
+    MAX_FRAME_BYTES,
+    Call,
+    FrameBuffer,
+    ProtocolError,
+    Reply,
+    decode,
+    encode,
+)
+from toolkit.runner.sandbox import EvalJob, EvalOutcome, SandboxLimits, run_in_sandbox
+
+JUDGES = Path(__file__).resolve().parent.parent / "fixtures" / "hostile_judges"
+LIMITS = SandboxLimits(timeout_s=5)
+ANSWER = "The capital is Paris (https://a)."
+
+
+class Pages:
+    """A page source with screenshots: one known page, everything else missing."""
+
+    def get(self, url: str) -> str | None:
+        return "Paris is the capital of France." if url == "https://a" else None
+
+    async def screenshot(self, url: str) -> str | None:
+        return "aGVsbG8=" if url == "https://a" else None
+
+
+def extract(request: ExtractRequest) -> dict:
+    return {"city": "Paris", "url": "https://a"}
+
+
+def job(name: str) -> EvalJob:
+    return EvalJob(
+        judge_path=str(JUDGES / f"{name}.py"),
+        answer=ANSWER,
+        agent_name="agent",
+        answer_name="answer_1",
+    )
+
+
+async def sandboxed(name: str, backend, pages=None, tools=None) -> EvalOutcome:
+    return await run_in_sandbox(job(name), backend, pages=pages, limits=LIMITS, tools=tools)
+
+
+def kinds(outcome: EvalOutcome) -> list[str]:
+    return [error["kind"] for error in outcome.errors]
+
+
+def leaf(outcome: EvalOutcome, node_id: str) -> dict:
+    tree = outcome.summary["eval_breakdown"][0]["verification_tree"]
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if node["id"] == node_id:
+            return node
+        stack.extend(node["children"])
+    raise AssertionError(f"no node {node_id}")
+
+
+async def test_summary_equals_the_in_process_run_with_the_same_backend() -> None:
+    def verify(request: VerifyRequest) -> bool:
+        return bool(request.sources) or "Paris" in request.claim
+
+    local_backend = ScriptedBackend(extract=extract, verify=verify)
+    judge = load_judge(JUDGES / "normal.py")
+    expected, _ = await judge.run(
+        backend=local_backend,
+        answer=ANSWER,
+        pages=Pages(),
+        agent_name="agent",
+        answer_name="answer_1",
+    )
+    remote_backend = ScriptedBackend(extract=extract, verify=verify)
+    outcome = await sandboxed("normal", remote_backend, Pages())
+    assert outcome.status == "complete"
+    assert outcome.summary == expected
+    local_calls = [c.model_dump(exclude={"template_class"}) for c in local_backend.calls]
+    assert [c.model_dump(exclude={"template_class"}) for c in remote_backend.calls] == local_calls
+
+
+async def test_extract_request_crosses_without_its_template_class() -> None:
+    backend = ScriptedBackend(extract=extract)
+    outcome = await sandboxed("normal", backend, Pages())
+    request = backend.calls[0]
+    assert outcome.status == "complete"
+    assert isinstance(request, ExtractRequest) and request.template_class is None
+    assert request.schema_name == "Capital" and "city" in request.output_schema["properties"]
+    assert request.source_text == ANSWER
+
+
+async def test_parent_backend_returning_a_model_reaches_the_judge_as_its_template() -> None:
+    class Whatever(BaseModel):
+        city: str
+        url: str
+
+    backend = ScriptedBackend(extract=lambda r: Whatever(city="Paris", url="https://a"))
+    outcome = await sandboxed("normal", backend, Pages())
+    assert outcome.status == "complete"
+    assert outcome.summary["eval_breakdown"][0]["info"][0] == {
+        "capital": {"city": "Paris", "url": "https://a"}
+    }
+
+
+async def test_page_text_and_screenshot_come_from_the_parents_page_source() -> None:
+    backend = ScriptedBackend(extract=extract)
+    await sandboxed("normal", backend, Pages())
+    cited = [c for c in backend.calls if isinstance(c, VerifyRequest) and c.sources]
+    assert cited[0].page_texts == ["Paris is the capital of France."]
+    assert cited[0].images == ["aGVsbG8="]
+
+
+async def test_infra_error_in_the_parent_backend_marks_the_node_error_and_the_outcome_incomplete() -> (
+    None
+):
+    def verify(request: VerifyRequest) -> Verdict:
+        if request.sources:
+            raise InfraError("provider overloaded after 3 retries", kind="llm")
+        return Verdict(passed=True)
+
+    outcome = await sandboxed("normal", ScriptedBackend(extract=extract, verify=verify), Pages())
+    assert outcome.status == "incomplete"
+    assert leaf(outcome, "cited")["status"] == "error"
+    assert "provider overloaded" in leaf(outcome, "cited")["error"]
+    assert leaf(outcome, "plain")["status"] == "passed"
+    assert kinds(outcome) == ["llm"]
+    assert outcome.summary["status"] == "incomplete"
+
+
+async def test_budget_exceeded_in_the_parent_reaches_the_judge_as_budget_exceeded() -> None:
+    def broke(request: ExtractRequest) -> dict:
+        raise BudgetExceeded("budget of $1.00 reached")
+
+    outcome = await sandboxed("normal", ScriptedBackend(extract=broke), Pages())
+    assert outcome.status == "incomplete"
+    assert outcome.errors[0]["type"] == "BudgetExceeded"
+    assert outcome.errors[0]["kind"] == "budget"
+    assert "budget of $1.00 reached" in outcome.errors[0]["message"]
+
+
+async def test_any_backend_exception_becomes_an_infra_error_in_the_judge() -> None:
+    def crash(request: VerifyRequest) -> Verdict:
+        raise RuntimeError("connection reset")
+
+    outcome = await sandboxed("normal", ScriptedBackend(extract=extract, verify=crash), Pages())
+    assert outcome.status == "incomplete"
+    assert leaf(outcome, "plain")["status"] == "error"
+    assert "RuntimeError: connection reset" in leaf(outcome, "plain")["error"]
+    assert set(kinds(outcome)) == {"backend"}
+
+
+async def test_concurrent_verifications_in_one_judge_run_concurrently_over_the_channel() -> None:
+    in_flight = {"now": 0, "max": 0}
+    all_five = asyncio.Event()
+
+    async def verify(request: VerifyRequest) -> bool:
+        in_flight["now"] += 1
+        in_flight["max"] = max(in_flight["max"], in_flight["now"])
+        if in_flight["now"] == 5:
+            all_five.set()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(all_five.wait(), timeout=2)
+        in_flight["now"] -= 1
+        return True
+
+    outcome = await sandboxed("concurrent", ScriptedBackend(verify=verify))
+    assert outcome.status == "complete"
+    assert in_flight["max"] == 5
+    assert outcome.summary["final_score"] == 1.0
+
+
+async def test_tool_calls_reach_the_parents_tool_providers() -> None:
+    received = []
+
+    async def distance(**args) -> int:
+        received.append(args)
+        return 42
+
+    outcome = await sandboxed(
+        "uses_tool", ScriptedBackend(), tools={"maps.calculate_distance": distance}
+    )
+    assert outcome.status == "complete"
+    assert received == [{"address1": "A", "address2": "B"}]
+    assert outcome.summary["final_score"] == 1.0
+
+
+async def test_a_tool_without_a_provider_is_an_infra_error() -> None:
+    outcome = await sandboxed("uses_tool", ScriptedBackend())
+    assert outcome.status == "incomplete"
+    assert kinds(outcome) == ["tool"]
+    assert "maps.calculate_distance" in outcome.errors[0]["message"]
+
+
+async def test_broker_turns_exceptions_into_error_replies() -> None:
+    def verify(request: VerifyRequest) -> Verdict:
+        raise InfraError("rate limited", kind="llm")
+
+    broker = Broker(ScriptedBackend(verify=verify))
+    call = Call(job_id=1, call_id=7, method="verify", payload={"claim": "x"})
+    reply = await broker.handle(call)
+    assert reply.call_id == 7 and reply.result is None
+    assert reply.error == {"type": "InfraError", "kind": "llm", "message": "rate limited"}
+
+
+async def test_broker_answers_page_calls_without_a_page_source_as_missing() -> None:
+    broker = Broker(ScriptedBackend())
+    reply = await broker.handle(Call(job_id=1, call_id=1, method="page_get", payload={"url": "u"}))
+    assert reply.error is None and reply.result is None
+
+
+def test_frames_round_trip_and_split_on_boundaries() -> None:
+    frames = encode(Reply(job_id=1, call_id=1, result={"a": 1})) + encode(
+        Reply(job_id=1, call_id=2, result=[1, 2])
+    )
+    buffer = FrameBuffer()
+    bodies = buffer.feed(frames[:7]) + buffer.feed(frames[7:])
+    assert [decode(body).call_id for body in bodies] == [1, 2]
+    assert not buffer.pending
+
+
+def test_a_frame_with_another_protocol_version_is_rejected() -> None:
+    with pytest.raises(ProtocolError, match="protocol version"):
+        decode(b'{"type": "reply", "version": 99, "job_id": 1, "call_id": 1}')
+
+
+def test_an_oversized_frame_header_is_rejected() -> None:
+    header = (MAX_FRAME_BYTES + 1).to_bytes(4, "big")
+    with pytest.raises(ProtocolError, match="exceeds"):
+        FrameBuffer().feed(header)

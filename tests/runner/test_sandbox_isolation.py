@@ -1,0 +1,155 @@
+"""What a sandboxed judge cannot do: read keys, reach the network, start processes."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from toolkit.backends import ScriptedBackend
+from toolkit.runner import pool as pool_module
+from toolkit.runner.sandbox import (
+    EvalJob,
+    EvalOutcome,
+    Isolation,
+    SandboxLimits,
+    WorkerPool,
+    probe_isolation,
+    run_in_sandbox,
+    scrubbed_environment,
+)
+
+JUDGES = Path(__file__).resolve().parent.parent / "fixtures" / "hostile_judges"
+CANARY = "sk-ant-canary-9f3b1c"
+LIMITS = SandboxLimits(timeout_s=3, cpu_s=3, memory_mb=512)
+
+
+def job(name: str) -> EvalJob:
+    return EvalJob(judge_path=str(JUDGES / f"{name}.py"), answer="Paris, see https://a")
+
+
+async def sandboxed(name: str, limits: SandboxLimits = LIMITS) -> EvalOutcome:
+    return await run_in_sandbox(job(name), ScriptedBackend(), limits=limits)
+
+
+def kinds(outcome: EvalOutcome) -> list[str]:
+    return [error["kind"] for error in outcome.errors]
+
+
+def test_scrubbed_environment_drops_keys_tokens_and_proxies() -> None:
+    base = {
+        "PATH": "/usr/bin",
+        "LANG": "C.UTF-8",
+        "ANTHROPIC_API_KEY": CANARY,
+        "OPENAI_BASE_URL": "http://x",
+        "GITHUB_TOKEN": "t",
+        "HTTPS_PROXY": "http://proxy",
+        "DB_PASSWORD": "p",
+        "HOME": "/root",
+    }
+    env = scrubbed_environment(base, "/tmp/worker-home")
+    assert env["PATH"] == "/usr/bin" and env["LANG"] == "C.UTF-8"
+    assert env["HOME"] == "/tmp/worker-home"
+    assert not {"ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "GITHUB_TOKEN", "HTTPS_PROXY"} & set(env)
+    assert "DB_PASSWORD" not in env
+    assert CANARY not in repr(env)
+
+
+def test_scrubbed_environment_lets_the_worker_import_the_toolkit() -> None:
+    env = scrubbed_environment({}, "/tmp/h")
+    import toolkit
+
+    assert str(Path(toolkit.__file__).resolve().parent.parent) in env["PYTHONPATH"].split(":")
+
+
+async def test_probe_isolation_finds_unshare_network_and_pid_namespaces() -> None:
+    isolation = await probe_isolation()
+    if isolation.warning:
+        pytest.fail(f"unshare does not work on this machine: {isolation.warning}")
+    assert isolation.network_isolated and isolation.pid_isolated
+    assert "-n" in isolation.prefix
+
+
+async def test_probe_isolation_keeps_network_when_limits_allow_it() -> None:
+    isolation = await probe_isolation(network=True)
+    assert "-n" not in isolation.prefix and not isolation.network_isolated
+
+
+async def test_probe_isolation_warns_when_unshare_is_missing(monkeypatch) -> None:
+    monkeypatch.setattr(pool_module.shutil, "which", lambda name: None)
+    isolation = await probe_isolation()
+    assert isolation.prefix == () and "unshare" in (isolation.warning or "")
+
+
+async def test_api_key_is_absent_in_the_judge_even_when_the_parent_has_it(monkeypatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", CANARY)
+    monkeypatch.setenv("OPENAI_API_KEY", CANARY)
+    outcome = await sandboxed("reads_secret")
+    assert outcome.status == "incomplete"
+    assert kinds(outcome) == ["judge_exception"]
+    assert "ANTHROPIC_API_KEY" in outcome.errors[0]["message"]
+    assert CANARY not in outcome.model_dump_json()
+
+
+async def test_judge_cannot_see_the_parents_process_environment(monkeypatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", CANARY)
+    outcome = await sandboxed("reads_secret")
+    loot = outcome.summary["eval_breakdown"][0]["info"][0]["loot"]
+    assert loot["proc"], "the judge should see at least its own /proc entry"
+    assert not any(CANARY in environ for environ in loot["proc"])
+
+
+async def test_opening_a_socket_is_an_incomplete_outcome_with_a_sandbox_error() -> None:
+    outcome = await sandboxed("opens_socket")
+    assert outcome.status == "incomplete"
+    assert kinds(outcome) == ["sandbox_violation"]
+    assert "network access is not allowed" in outcome.errors[0]["message"]
+
+
+async def test_binding_a_socket_is_refused_by_default() -> None:
+    outcome = await sandboxed("binds_loopback")
+    assert outcome.status == "incomplete" and "sandbox_violation" in kinds(outcome)
+
+
+async def test_network_true_lets_a_judge_open_a_socket() -> None:
+    outcome = await sandboxed("binds_loopback", LIMITS.model_copy(update={"network": True}))
+    assert outcome.status == "complete", outcome.errors
+
+
+async def test_starting_a_process_is_an_incomplete_outcome_with_a_sandbox_error() -> None:
+    outcome = await sandboxed("spawns_process")
+    assert outcome.status == "incomplete"
+    assert kinds(outcome) == ["sandbox_violation"]
+    assert "starting a process is not allowed" in outcome.errors[0]["message"]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="seccomp is Linux-only")
+async def test_seccomp_blocks_a_fork_that_bypasses_the_audit_hook() -> None:
+    outcome = await sandboxed("forks_raw")
+    assert outcome.status == "incomplete"
+    assert "Operation not permitted" in outcome.errors[0]["message"]
+    assert "escaped" not in outcome.stdout_tail
+
+
+async def test_judge_state_does_not_leak_into_the_next_evaluation() -> None:
+    async with WorkerPool(1, LIMITS, ScriptedBackend()) as pool:
+        tampered = await pool.evaluate(job("tampers"))
+        honest = await pool.evaluate(job("fails_check"))
+    assert tampered.summary["final_score"] == 1.0
+    assert honest.status == "complete" and honest.summary["final_score"] == 0.0
+
+
+async def test_without_unshare_a_warning_is_printed_and_guards_still_hold(
+    monkeypatch, capsys
+) -> None:
+    async def no_isolation(network: bool = False) -> Isolation:
+        return Isolation(warning="unshare -rn failed (test)")
+
+    monkeypatch.setattr(pool_module, "probe_isolation", no_isolation)
+    async with WorkerPool(1, LIMITS, ScriptedBackend()) as pool:
+        blocked = await pool.evaluate(job("opens_socket"))
+        normal = await pool.evaluate(job("fails_check"))
+    assert "judgegen: warning: unshare -rn failed (test)" in capsys.readouterr().err
+    assert blocked.status == "incomplete" and kinds(blocked) == ["sandbox_violation"]
+    assert normal.status == "complete"
