@@ -150,3 +150,7 @@ def test_import_lines_seen_in_published_judges_all_map_and_run(header):
     result = rewrite(header)
     assert result.problems == []
     exec(result.code.decode().split("\n\n")[0], {})
+
+
+def test_bare_package_import_binds_the_compat_root():
+    assert rewritten_head("import mind2web2") == "import toolkit.compat as mind2web2"

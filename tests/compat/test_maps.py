@@ -193,3 +193,12 @@ async def test_unreachable_service_is_an_infra_error(monkeypatch):
     with pytest.raises(InfraError, match="transport error") as info:
         await provider.geocode("x")
     assert KEY not in str(info.value)
+
+
+async def test_google_rate_limit_status_is_retried(httpserver, google):
+    httpserver.expect_oneshot_request("/maps/api/geocode/json").respond_with_json(
+        {"status": "OVER_QUERY_LIMIT", "results": []}
+    )
+    httpserver.expect_request("/maps/api/geocode/json").respond_with_json(geocode_body("Bend"))
+    city = await maps_tools(google)["maps.get_city_name"](address="x")
+    assert city == "Bend"
