@@ -28,13 +28,16 @@ setTimeout(function () {
   });
 }, 200);
 </script></body></html>"""
+TALL_HTML = b'<html><body><p>Tall top</p><div style="height:20000px"></div></body></html>'
 CAPTURE_TIMEOUT_S = 15
+MAX_SCREENSHOT_HEIGHT = 8000  # CaptureOptions' default cap
 
 
 def make_handler(pdf: bytes, release: threading.Event) -> type[BaseHTTPRequestHandler]:
     routes: dict[str, tuple[int, str, bytes]] = {
         "/static": (200, "text/html; charset=utf-8", STATIC_HTML),
         "/js": (200, "text/html; charset=utf-8", JS_HTML),
+        "/tall": (200, "text/html; charset=utf-8", TALL_HTML),
         "/data.json": (200, "application/json", b'{"message": "Rendered by script 42"}'),
         "/paper.pdf": (200, "application/pdf", pdf),
         "/download": (200, "application/octet-stream", pdf),
@@ -101,7 +104,8 @@ def write_answers(root: Path, base: str) -> Path:
         encoding="utf-8",
     )
     second.write_text(
-        f"See {base}/missing and **{base}/hang**, also {base}/download and {base}/static.",
+        f"See {base}/missing and **{base}/hang**, also {base}/download and {base}/static. "
+        f"Long read: {base}/tall",
         encoding="utf-8",
     )
     return answers
@@ -150,6 +154,24 @@ def test_static_page_screenshot_is_a_jpeg(run: CaptureRun) -> None:
     assert base64.b64decode(shot)[:3] == b"\xff\xd8\xff"
 
 
+def jpeg_size(data: bytes) -> tuple[int, int]:
+    """(width, height) from a JPEG's start-of-frame segment."""
+    at = 2
+    while at < len(data):
+        marker, length = data[at + 1], int.from_bytes(data[at + 2 : at + 4], "big")
+        if marker in (0xC0, 0xC1, 0xC2):
+            height = int.from_bytes(data[at + 5 : at + 7], "big")
+            return int.from_bytes(data[at + 7 : at + 9], "big"), height
+        at += 2 + length
+    raise ValueError("no start-of-frame segment")
+
+
+def test_tall_page_screenshot_is_cut_at_the_height_cap(run: CaptureRun) -> None:
+    record = read(run, lambda s: s.lookup(run.url("/tall")))
+    assert jpeg_size(record.screenshot) == (1280, MAX_SCREENSHOT_HEIGHT)
+    assert "Tall top" in record.text
+
+
 def test_javascript_rendered_text_is_stored(run: CaptureRun) -> None:
     text = read(run, lambda s: s.get(run.url("/js")))
     assert "Rendered by script 42" in text
@@ -181,17 +203,17 @@ def test_hanging_page_is_recorded_as_timeout(run: CaptureRun) -> None:
 
 def test_each_cited_url_is_captured_once(run: CaptureRun) -> None:
     urls = [o["url"] for o in run.report["outcomes"]]
-    assert len(urls) == len(set(urls)) == 6
+    assert len(urls) == len(set(urls)) == 7
 
 
 def test_report_counts_and_exit_code_show_the_failures(run: CaptureRun) -> None:
     counts = (run.report["captured"], run.report["failed"], run.report["skipped"])
-    assert counts == (4, 2, 0)
+    assert counts == (5, 2, 0)
     assert run.exit_code == 1
 
 
 def test_progress_goes_to_stderr(run: CaptureRun) -> None:
-    assert "[6/6]" in run.stderr
+    assert "[7/7]" in run.stderr
 
 
 def test_rerun_skips_stored_pages_without_a_browser(run: CaptureRun, tmp_path: Path) -> None:

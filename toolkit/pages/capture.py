@@ -196,6 +196,10 @@ class _Deadline:
             left = min(left, cap)
         return max(left, 0.001) * 1000
 
+    def final_ms(self) -> float:
+        """Milliseconds for the last step once the page has loaded: what is left, or the reserve."""
+        return max(self.end - time.monotonic(), self.reserve) * 1000
+
 
 async def capture_page(browser: Browser, url: str, options: CaptureOptions) -> PageRecord:
     """Capture one URL in a fresh context: a web page, a PDF, or a failure record.
@@ -215,7 +219,7 @@ async def capture_page(browser: Browser, url: str, options: CaptureOptions) -> P
         )
         deadline = _Deadline(options.timeout)
         # Playwright's own limits (from `deadline`) fire first; this net catches anything else.
-        async with asyncio.timeout(options.timeout + deadline.reserve):
+        async with asyncio.timeout(options.timeout + 2 * deadline.reserve):
             return await _visit(context, url, options, deadline)
     except (TimeoutError, PlaywrightTimeout):
         return PageRecord.failure(url, "timeout", f"no complete page within {options.timeout:g}s")
@@ -313,7 +317,7 @@ async def _screenshot(page: Page, options: CaptureOptions, deadline: _Deadline) 
             quality=options.jpeg_quality,
             full_page=True,
             clip={"x": 0, "y": 0, "width": options.viewport_width, "height": clip_height},
-            timeout=deadline.ms(keep_reserve=False),
+            timeout=deadline.final_ms(),
         )
     except Error:
         return None
