@@ -89,3 +89,11 @@ def test_root_package_mirrors_mind2web2_submodules():
     assert mind2web2.llm_client.base_client.LLMClient is LLMClient
     assert mind2web2.api_tools.tool_googlemap.GoogleMapsTool is GoogleMapsTool
     assert mind2web2.verification_tree.VerificationNode is mind2web2.VerificationNode
+
+
+def test_eval_toolkit_names_import_but_refuse_use():
+    from toolkit.compat.eval_toolkit import Extractor, Verifier, create_evaluator
+
+    for use in (lambda: create_evaluator(client=None), Extractor, Verifier):
+        with pytest.raises(InfraError, match="not available under judgegen"):
+            use()

@@ -142,6 +142,7 @@ PUBLISHED_IMPORT_HEADERS = [
     "from mind2web2.utils.cache import CacheClass",
     "from mind2web2.llm_client.base_client import LLMClient",
     "from mind2web2.api_tools import tool_googlemap",
+    "from mind2web2.eval_toolkit import create_evaluator, Extractor, Verifier",
 ]
 
 

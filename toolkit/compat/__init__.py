@@ -9,7 +9,15 @@ toolkit module stands for each mind2web2 module; `judgegen import` rewrites impo
 from __future__ import annotations
 
 from toolkit.backends import DEFAULT_JUDGE_MODEL
-from toolkit.compat import api_tools, evaluator, llm_client, utils, verification_tree
+from toolkit.compat import (
+    api_tools,
+    eval_toolkit,
+    evaluator,
+    llm_client,
+    utils,
+    verification_tree,
+)
+from toolkit.compat.eval_toolkit import EvaluatorConfig, Extractor, Verifier, create_evaluator
 from toolkit.compat.evaluator import Evaluator
 from toolkit.compat.llm_client import LLMClient
 from toolkit.compat.utils import CacheFileSys
@@ -21,10 +29,15 @@ __all__ = [
     "AggregationStrategy",
     "CacheFileSys",
     "Evaluator",
+    "EvaluatorConfig",
+    "Extractor",
     "GoogleMapsTool",
     "LLMClient",
     "VerificationNode",
+    "Verifier",
     "api_tools",
+    "create_evaluator",
+    "eval_toolkit",
     "evaluator",
     "llm_client",
     "utils",

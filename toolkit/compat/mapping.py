@@ -14,6 +14,7 @@ from types import ModuleType
 MODULES: dict[str, str] = {
     "mind2web2": "toolkit.compat",
     "mind2web2.evaluator": "toolkit.compat.evaluator",
+    "mind2web2.eval_toolkit": "toolkit.compat.eval_toolkit",
     "mind2web2.verification_tree": "toolkit.compat.verification_tree",
     "mind2web2.utils": "toolkit.compat.utils",
     "mind2web2.utils.cache_filesys": "toolkit.compat.utils.cache_filesys",
