@@ -60,8 +60,22 @@ def test_normalize_removes_markdown_escapes() -> None:
     assert normalize_url(r"https://example.com/some\_page") == "https://example.com/some_page"
 
 
-def test_normalize_leaves_non_web_strings_stripped_only() -> None:
-    assert normalize_url("  not a url ") == "not a url"
+@pytest.mark.parametrize(
+    ("cited", "key"),
+    [
+        ("www.example.com/a", "https://www.example.com/a"),
+        ("example.com/a?b=1", "https://example.com/a?b=1"),
+        ("Example.org", "https://example.org/"),
+        ("//cdn.example.com/x", "https://cdn.example.com/x"),
+    ],
+)
+def test_normalize_reads_schemeless_hosts_as_https(cited: str, key: str) -> None:
+    assert normalize_url(cited) == key
+
+
+@pytest.mark.parametrize("text", ["  not a url ", "file.txt is here", "v1.2"])
+def test_normalize_leaves_non_web_strings_stripped_only(text: str) -> None:
+    assert normalize_url(text) == text.strip()
 
 
 def test_match_key_ignores_scheme_www_encoding_trailing_slash_and_utm() -> None:

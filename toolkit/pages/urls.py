@@ -27,6 +27,8 @@ _MARKDOWN_LINK = re.compile(
     r'(?:\s+"[^"]*")?\s*\)',
     re.IGNORECASE,
 )
+# "example.com/page" or "www.example.com": a host with a dot, then a path, query or nothing.
+_SCHEMELESS_HOST = re.compile(r"^(?:[a-z0-9-]+\.)+[a-z]{2,}(?::\d+)?(?:[/?]|$)", re.IGNORECASE)
 _BARE_URL = re.compile(rf"https?://[^\s<>\"'`{_CJK_STOPS}]+", re.IGNORECASE)
 
 
@@ -53,18 +55,19 @@ def _strip_wrappers(text: str) -> str:
 def normalize_url(url: str) -> str:
     """The store key of a cited URL: decorations stripped, scheme/host lowercased, no fragment.
 
-    Also drops default ports and Markdown escapes, adds `/` for an empty path and keeps the
-    query as written. A string that is not an http(s) URL comes back only stripped.
+    Also drops default ports and Markdown escapes, adds `/` for an empty path, reads a bare
+    host (`example.com/page`) as https, and keeps the query as written. A string that is not
+    an http(s) URL comes back only stripped.
     """
     text = url.strip()
     whole = _MARKDOWN_WHOLE.match(text)
     if whole:
         text = whole.group(1)
     text = _MARKDOWN_ESCAPE.sub(r"\1", _strip_wrappers(text))
-    if text.lower().startswith("www."):
-        text = "https://" + text
-    elif text.startswith("//"):
+    if text.startswith("//"):
         text = "https:" + text
+    elif _SCHEMELESS_HOST.match(text):
+        text = "https://" + text
     try:
         parts = urlsplit(text)
         port = parts.port
