@@ -3,21 +3,28 @@
 A libcst codemod rewrites every `from mind2web2... import ...` and `import mind2web2...` to
 the toolkit module that `toolkit.compat.mapping.MODULES` names for it. Invariant: every other
 byte of the judge stays as it was, and nothing is guessed: an import of a module or name the
-table does not cover is left untouched and reported with its file and line.
+table does not cover is left untouched and reported with its file and line, and so is a use
+like `tool_googlemap.Missing` of a name bound to an imported module.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import (
+    ImportAssignment,
+    MetadataWrapper,
+    ParentNodeProvider,
+    PositionProvider,
+    ScopeProvider,
+)
 from pydantic import BaseModel, Field
 
 from toolkit.compat.mapping import MODULES, ROOT_PACKAGE, exported_names, is_mind2web2
@@ -102,6 +109,75 @@ def _unknown_module(line: int, module: str) -> ImportProblem:
     )
 
 
+@dataclass(frozen=True)
+class _ModuleBinding:
+    """A name an import binds to a mind2web2 module (`import mind2web2.x as y`, ...)."""
+
+    statement: cst.CSTNode
+    name: str
+    module: str
+
+
+def _attribute_chain(name: cst.Name, parents: Mapping[cst.CSTNode, cst.CSTNode]) -> list[str]:
+    """The attributes read off `name`: `gm.GoogleMapsTool().x` gives ["GoogleMapsTool"]."""
+    chain: list[str] = []
+    node: cst.CSTNode = name
+    parent = parents.get(node)
+    while isinstance(parent, cst.Attribute) and parent.value is node:
+        chain.append(parent.attr.value)
+        node, parent = parent, parents.get(parent)
+    return chain
+
+
+def _unknown_attribute(module: str, chain: list[str]) -> str | None:
+    """The first attribute of `chain` that mind2web2 `module` does not provide, if any."""
+    for attribute in chain:
+        submodule = f"{module}.{attribute}"
+        if submodule in MODULES:
+            module = submodule
+            continue
+        return None if attribute in exported_names(module) else f"{module}.{attribute}"
+    return None
+
+
+def _attribute_problems(
+    wrapper: MetadataWrapper, bindings: Sequence[_ModuleBinding]
+) -> list[ImportProblem]:
+    """Uses like `tool_googlemap.Missing` of names bound to mind2web2 modules, unresolvable."""
+    if not bindings:
+        return []
+    scopes = wrapper.resolve(ScopeProvider)
+    parents = wrapper.resolve(ParentNodeProvider)
+    positions = wrapper.resolve(PositionProvider)
+    problems: list[ImportProblem] = []
+    for binding in bindings:
+        scope = scopes.get(binding.statement)
+        if scope is None:
+            continue
+        for assignment in scope.assignments[binding.name]:
+            if not isinstance(assignment, ImportAssignment):
+                continue
+            if assignment.node is not binding.statement:
+                continue
+            for access in assignment.references:
+                if not isinstance(access.node, cst.Name):
+                    continue
+                missing = _unknown_attribute(binding.module, _attribute_chain(access.node, parents))
+                if missing is None:
+                    continue
+                module, _, name = missing.rpartition(".")
+                problems.append(
+                    ImportProblem(
+                        line=positions[access.node].start.line,
+                        module=module,
+                        name=name,
+                        message=f"'{module}' has no name '{name}' under judgegen; "
+                        "this use would fail when the judge runs",
+                    )
+                )
+    return problems
+
+
 class _ImportRewriter(cst.CSTTransformer):
     """Rewrites mind2web2 imports in place and records rewrites and problems."""
 
@@ -111,6 +187,7 @@ class _ImportRewriter(cst.CSTTransformer):
         super().__init__()
         self.rewrites: list[ImportRewrite] = []
         self.problems: list[ImportProblem] = []
+        self.bindings: list[_ModuleBinding] = []
 
     def _line(self, node: cst.CSTNode) -> int:
         return self.get_metadata(PositionProvider, node).start.line
@@ -147,16 +224,27 @@ class _ImportRewriter(cst.CSTTransformer):
                 )
                 return updated_node
         self.rewrites.append(ImportRewrite(line=line, module=module, target=target, names=names))
+        if not isinstance(updated_node.names, cst.ImportStar):
+            for alias in updated_node.names:
+                submodule = f"{module}.{get_full_name_for_node(alias.name)}"
+                if submodule in MODULES:
+                    self._bind(original_node, alias, submodule)
         return updated_node.with_changes(module=_dotted(target))
+
+    def _bind(self, statement: cst.CSTNode, alias: cst.ImportAlias, module: str) -> None:
+        bound = alias.evaluated_alias or alias.evaluated_name.split(".")[0]
+        self.bindings.append(_ModuleBinding(statement, bound, module))
 
     def leave_Import(self, original_node: cst.Import, updated_node: cst.Import) -> cst.Import:
         line = self._line(original_node)
-        aliases = [self._rewrite_alias(alias, line) for alias in updated_node.names]
+        aliases = [self._rewrite_alias(original_node, alias, line) for alias in updated_node.names]
         if all(new is old for new, old in zip(aliases, updated_node.names, strict=True)):
             return updated_node
         return updated_node.with_changes(names=aliases)
 
-    def _rewrite_alias(self, alias: cst.ImportAlias, line: int) -> cst.ImportAlias:
+    def _rewrite_alias(
+        self, statement: cst.Import, alias: cst.ImportAlias, line: int
+    ) -> cst.ImportAlias:
         module = get_full_name_for_node(alias.name) or ""
         if not is_mind2web2(module):
             return alias
@@ -166,10 +254,12 @@ class _ImportRewriter(cst.CSTTransformer):
             return alias
         if alias.asname is not None:
             self.rewrites.append(ImportRewrite(line=line, module=module, target=target))
+            self._bind(statement, alias, module)
             return alias.with_changes(name=_dotted(target))
         # `import mind2web2.x` binds `mind2web2`; the compat root mirrors its submodules.
         root = MODULES[ROOT_PACKAGE]
         self.rewrites.append(ImportRewrite(line=line, module=module, target=root))
+        self._bind(statement, alias, ROOT_PACKAGE)
         return alias.with_changes(
             name=_dotted(root), asname=cst.AsName(name=cst.Name(ROOT_PACKAGE))
         )
@@ -200,7 +290,7 @@ def rewrite_source(source: bytes | str, filename: str = "<judge>") -> RewriteRes
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     rewriter = _ImportRewriter()
     rewritten = wrapper.visit(rewriter)
-    problems = list(rewriter.problems)
+    problems = list(rewriter.problems) + _attribute_problems(wrapper, rewriter.bindings)
     entry = _entry_point_problem(module)
     if entry is not None:
         problems.insert(0, entry)

@@ -155,3 +155,38 @@ def test_import_lines_seen_in_published_judges_all_map_and_run(header):
 
 def test_bare_package_import_binds_the_compat_root():
     assert rewritten_head("import mind2web2") == "import toolkit.compat as mind2web2"
+
+
+def test_missing_attribute_of_an_imported_module_is_reported_at_its_use():
+    result = rewrite(
+        "import mind2web2.api_tools.tool_googlemap as gm\n\ntool = gm.DirectionsTool()"
+    )
+    assert [(p.line, p.module, p.name) for p in result.problems] == [
+        (3, "mind2web2.api_tools.tool_googlemap", "DirectionsTool")
+    ]
+
+
+def test_attributes_the_compat_modules_provide_are_accepted():
+    code = (
+        "import mind2web2.evaluator\n"
+        "from mind2web2.api_tools import tool_googlemap\n\n"
+        "ev = mind2web2.evaluator.Evaluator()\n"
+        "maps = tool_googlemap.GoogleMapsTool()\n"
+        "strategy = mind2web2.verification_tree.AggregationStrategy.PARALLEL\n"
+    )
+    assert rewrite(code).problems == []
+
+
+def test_unknown_submodule_reached_through_the_root_is_reported():
+    result = rewrite("import mind2web2\n\nurls = mind2web2.crawl.discover_task_urls")
+    assert [(p.module, p.name) for p in result.problems] == [("mind2web2", "crawl")]
+
+
+def test_local_variable_shadowing_an_imported_module_is_not_checked():
+    code = (
+        "from mind2web2 import evaluator, Evaluator\n\n"
+        "def build():\n"
+        "    evaluator = Evaluator()\n"
+        "    return evaluator.add_leaf(id='x', desc='x')\n"
+    )
+    assert rewrite(code).problems == []
