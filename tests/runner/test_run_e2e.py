@@ -23,6 +23,8 @@ from toolkit import BudgetExceeded, ScriptedBackend
 from toolkit.runner.inputs import discover_answers
 from toolkit.runner.run import RunOptions, run_evaluations
 
+# Both backends stand for the same configured one, as a `--backend` spec names it.
+SPEC = "tests.fixtures.runner.scripted:factory"
 EXPECTED_SCORES = {
     "alpha/louvre_hours/answer_1.json": 1.0,
     "alpha/louvre_hours/answer_2.json": 0.5,
@@ -173,16 +175,16 @@ def test_transient_faults_give_incomplete_results_that_reruns_complete_identical
     work: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     clean = copy_fixtures(tmp_path_factory.mktemp("clean"))
-    run_answers(clean, make_backend())
+    run_answers(clean, make_backend(), backend_spec=SPEC)
     expected = result_files(clean / "results")
     flaky = FlakyBackend(make_backend(), rate=0.25, seed=7)
-    first = run_answers(work, flaky)
+    first = run_answers(work, flaky, backend_spec=SPEC)
     assert flaky.failures > 0 and first.incomplete
     assert first.exit_code == 1
     for result in first.incomplete:
         assert result.final_score is None and result.errors
     for _ in range(4):
-        report = run_answers(work, flaky)
+        report = run_answers(work, flaky, backend_spec=SPEC)
         if not report.incomplete:
             break
     assert not report.incomplete

@@ -62,14 +62,18 @@ def make_fingerprint(
     answer_sha256: str,
     backend: Any,
     backend_spec: str | None = None,
+    prompts_digest: str | None = None,
 ) -> Fingerprint:
-    """The fingerprint the current configuration gives one (judge, answer) pair."""
+    """The fingerprint the current configuration gives one (judge, answer) pair.
+
+    `prompts_digest` saves rehashing the prompt templates for every answer of a run.
+    """
     from prompts import prompts_sha256
     from toolkit import __version__
 
     return Fingerprint(
         judge_sha256=judge_sha256,
-        prompts_sha256=prompts_sha256(),
+        prompts_sha256=prompts_digest or prompts_sha256(),
         toolkit_version=__version__,
         judge_model=getattr(backend, "model", None),
         extract_model=getattr(backend, "extract_model", None) or getattr(backend, "model", None),

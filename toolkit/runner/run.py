@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from prompts import prompts_sha256
 from toolkit.backends import ExtractRequest, JudgingBackend, Verdict, VerifyRequest
 from toolkit.evaluator import PageSource
 from toolkit.runner.approval import approval_problem
@@ -130,13 +131,14 @@ class InProcessExecutor:
         self.pages = pages
         self.tools = tools
         self.timeout_s = timeout_s
-        self._judges: dict[tuple[str, str], Judge] = {}
+        self._judges: dict[tuple[str, str], asyncio.Future[Judge]] = {}
 
-    def _judge(self, path: str) -> Judge:
+    async def _judge(self, path: str) -> Judge:
+        """Load each judge revision once, off the event loop (compiling blocks other calls)."""
         key = (path, sha256_file(path))
         if key not in self._judges:
-            self._judges[key] = load_judge(path)
-        return self._judges[key]
+            self._judges[key] = asyncio.ensure_future(asyncio.to_thread(load_judge, path))
+        return await self._judges[key]
 
     async def evaluate(self, job: EvalJob) -> EvalOutcome:
         """Load and run the judge; exceptions and timeouts become an incomplete outcome."""
@@ -148,7 +150,7 @@ class InProcessExecutor:
             answer_name=job.answer_name,
         )
         try:
-            judge = self._judge(job.judge_path)
+            judge = await self._judge(job.judge_path)
             summary, _ = await asyncio.wait_for(
                 judge.run(
                     backend=self.backend,
@@ -294,14 +296,16 @@ class Runner:
         self.store = ResultStore(options.results_dir)
         self.report = RunReport()
         self._stop = asyncio.Event()
+        self._prompts_digest = prompts_sha256()
 
     def fingerprint(self, item: AnswerInput, judge: JudgeInfo | None) -> Fingerprint:
         """The fingerprint the current judge and configuration give this answer."""
         return make_fingerprint(
             judge_sha256=judge.sha256 if judge else None,
             answer_sha256=item.answer_sha256,
-            backend=self.backend,
+            backend=getattr(self.backend, "inner", self.backend),
             backend_spec=self.options.backend_spec,
+            prompts_digest=self._prompts_digest,
         )
 
     async def run(self, inputs: list[AnswerInput]) -> RunReport:
@@ -429,7 +433,7 @@ class Runner:
                 current_meter.reset(token)
             result = self._outcome_result(item, judge, fp, outcome, meter.usage)
             self.report.evaluated += 1
-            self._record(item, result)
+            await self._record_async(item, result)
             stop = next((e for e in result.errors if e.get("kind") in STOP_KINDS), None)
             if stop is not None and not self._stop.is_set():
                 self.report.stopped = f"{stop.get('type', 'error')}: {stop.get('message', '')}"
@@ -464,13 +468,24 @@ class Runner:
             duration_s=round(outcome.duration_s, 3),
         )
 
-    def _record(self, item: AnswerInput, result: EvaluationResult) -> None:
+    def _write_files(self, item: AnswerInput, result: EvaluationResult) -> None:
         self.store.write(result)
         if item.traj_dir is not None:
             if result.status == "complete":
                 write_score_file(item.traj_dir, item.task_id, result)
             else:
                 score_file_path(item.traj_dir, item.task_id).unlink(missing_ok=True)
+
+    def _record(self, item: AnswerInput, result: EvaluationResult) -> None:
+        self._write_files(item, result)
+        self._account(item, result)
+
+    async def _record_async(self, item: AnswerInput, result: EvaluationResult) -> None:
+        """Write off the event loop (the fsync would stall every other evaluation)."""
+        await asyncio.to_thread(self._write_files, item, result)
+        self._account(item, result)
+
+    def _account(self, item: AnswerInput, result: EvaluationResult) -> None:
         if item.input_error:
             self.report.input_errors.append(result)
         self.report.results.append(result)
