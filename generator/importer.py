@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
@@ -129,15 +129,25 @@ def _attribute_chain(name: cst.Name, parents: Mapping[cst.CSTNode, cst.CSTNode])
     return chain
 
 
-def _unknown_attribute(module: str, chain: list[str]) -> str | None:
-    """The first attribute of `chain` that mind2web2 `module` does not provide, if any."""
+def _unknown_attribute(module: str, chain: list[str]) -> tuple[str, str] | None:
+    """(module, name) for the first attribute of `chain` that mind2web2 `module` lacks."""
     for attribute in chain:
         submodule = f"{module}.{attribute}"
         if submodule in MODULES:
             module = submodule
             continue
-        return None if attribute in exported_names(module) else f"{module}.{attribute}"
+        return None if attribute in exported_names(module) else (module, attribute)
     return None
+
+
+def _uses(binding: _ModuleBinding, scopes: Mapping[cst.CSTNode, Any]) -> Iterator[cst.Name]:
+    """Every read of the name `binding` made, resolved by scope (shadowing respected)."""
+    scope = scopes.get(binding.statement)
+    if scope is None:
+        return
+    for assignment in scope.assignments[binding.name]:
+        if isinstance(assignment, ImportAssignment) and assignment.node is binding.statement:
+            yield from (a.node for a in assignment.references if isinstance(a.node, cst.Name))
 
 
 def _attribute_problems(
@@ -151,30 +161,20 @@ def _attribute_problems(
     positions = wrapper.resolve(PositionProvider)
     problems: list[ImportProblem] = []
     for binding in bindings:
-        scope = scopes.get(binding.statement)
-        if scope is None:
-            continue
-        for assignment in scope.assignments[binding.name]:
-            if not isinstance(assignment, ImportAssignment):
+        for use in _uses(binding, scopes):
+            missing = _unknown_attribute(binding.module, _attribute_chain(use, parents))
+            if missing is None:
                 continue
-            if assignment.node is not binding.statement:
-                continue
-            for access in assignment.references:
-                if not isinstance(access.node, cst.Name):
-                    continue
-                missing = _unknown_attribute(binding.module, _attribute_chain(access.node, parents))
-                if missing is None:
-                    continue
-                module, _, name = missing.rpartition(".")
-                problems.append(
-                    ImportProblem(
-                        line=positions[access.node].start.line,
-                        module=module,
-                        name=name,
-                        message=f"'{module}' has no name '{name}' under judgegen; "
-                        "this use would fail when the judge runs",
-                    )
+            module, name = missing
+            problems.append(
+                ImportProblem(
+                    line=positions[use].start.line,
+                    module=module,
+                    name=name,
+                    message=f"'{module}' has no name '{name}' under judgegen; "
+                    "this use would fail when the judge runs",
                 )
+            )
     return problems
 
 
