@@ -275,13 +275,8 @@ def _extractions(
                 )
     for name, bindings in facts.bindings.items():
         for binding in bindings:
-            loop = ctx.parent(binding.name)
-            if not isinstance(loop, cst.For | cst.CompFor) or loop.target is not binding.name:
-                continue
-            source = loop.iter
-            if isinstance(source, cst.BooleanOperation):
-                source = source.left
-            field_path = dotted(source)
+            source = _loop_source(ctx, binding.name)
+            field_path = dotted(source) if source is not None else None
             if field_path is None or "." not in field_path:
                 continue
             root, field = field_path.split(".")[:2]
@@ -292,6 +287,31 @@ def _extractions(
             if item is not None:
                 found.setdefault(name, _Extraction(name, item, binding.name))
     return found
+
+
+def _loop_source(ctx: LintContext, name: cst.Name) -> cst.BaseExpression | None:
+    """What a loop variable iterates: `for x in SRC`, `for i, x in enumerate(SRC)`."""
+    parent = ctx.parent(name)
+    if isinstance(parent, cst.For | cst.CompFor) and parent.target is name:
+        source = parent.iter
+    elif isinstance(parent, cst.Element):
+        pair = ctx.parent(parent)
+        loop = ctx.parent(pair) if pair is not None else None
+        if not (
+            isinstance(pair, cst.Tuple)
+            and isinstance(loop, cst.For | cst.CompFor)
+            and loop.target is pair
+            and len(pair.elements) == 2
+            and pair.elements[1] is parent
+            and isinstance(loop.iter, cst.Call)
+            and dotted(loop.iter.func) == "enumerate"
+            and loop.iter.args
+        ):
+            return None
+        source = loop.iter.args[0].value
+    else:
+        return None
+    return source.left if isinstance(source, cst.BooleanOperation) else source
 
 
 class ExtractionUnused(Rule):

@@ -36,14 +36,18 @@ SET_WRAPPERS = frozenset({"list", "tuple", "enumerate", "reversed", "iter"})
 TREE_CALLS = EVALUATOR_BUILDERS | {"verify", "batch_verify"}
 BLOCKING_PREFIXES = (
     "requests.",
-    "httpx.",
     "urllib.request.",
     "urllib3.",
     "subprocess.",
     "socket.",
     "http.client.",
 )
-BLOCKING_CALLS = frozenset({"time.sleep", "asyncio.run", "os.system", "os.popen", "os.wait"})
+BLOCKING_CALLS = frozenset(
+    {"time.sleep", "os.system", "os.popen", "os.wait"}
+    | {f"httpx.{verb}" for verb in ("get", "post", "put", "patch", "delete", "head", "request")}
+    | {"httpx.stream", "httpx.Client"}
+)
+NESTED_LOOP_CALLS = frozenset({"asyncio.run", "asyncio.get_event_loop"})
 INFRA_SWALLOWERS = frozenset(
     {"Exception", "BaseException", "InfraError", "LLMError", "JudgegenError", "BudgetExceeded"}
 )
@@ -205,6 +209,9 @@ async def evaluate(ev: Evaluator) -> None:
             return
         qualified = self.ctx.qualify(node.func)
         if qualified is None:
+            return
+        if qualified in NESTED_LOOP_CALLS:
+            self.report(node, f"`{qualified}()` inside a running event loop fails; use `await`.")
             return
         if qualified in BLOCKING_CALLS or qualified.startswith(BLOCKING_PREFIXES):
             self.report(node, f"`{qualified}()` blocks the event loop inside async code.")

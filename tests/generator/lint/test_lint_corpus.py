@@ -1,0 +1,27 @@
+"""Every reviewed or fixture judge in the repository lints clean (no false positives)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.lint import lint_file
+
+REPO = Path(__file__).resolve().parents[3]
+CORPUS_GLOBS = (
+    "generated_judges/*.py",
+    "tests/fixtures/runner/judges/*.py",
+    "tests/fixtures/lint/corpus/*.py",
+)
+CORPUS = sorted(path for pattern in CORPUS_GLOBS for path in REPO.glob(pattern))
+
+
+def test_corpus_is_not_empty() -> None:
+    assert any(path.parent.name == "corpus" for path in CORPUS)
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=lambda path: str(path.relative_to(REPO)))
+def test_corpus_judge_has_no_finding(path: Path) -> None:
+    report = lint_file(path)
+    assert report.findings == [], report.render(guidance=True)
