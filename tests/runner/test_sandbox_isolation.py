@@ -87,7 +87,7 @@ async def test_api_key_is_absent_in_the_judge_even_when_the_parent_has_it(monkey
     monkeypatch.setenv("OPENAI_API_KEY", CANARY)
     outcome = await sandboxed("reads_secret")
     assert outcome.status == "incomplete"
-    assert kinds(outcome) == ["judge_exception"]
+    assert outcome.errors[0]["kind"] == "judge_exception"
     assert "ANTHROPIC_API_KEY" in outcome.errors[0]["message"]
     assert CANARY not in outcome.model_dump_json()
 
@@ -153,3 +153,18 @@ async def test_without_unshare_a_warning_is_printed_and_guards_still_hold(
     assert "judgegen: warning: unshare -rn failed (test)" in capsys.readouterr().err
     assert blocked.status == "incomplete" and kinds(blocked) == ["sandbox_violation"]
     assert normal.status == "complete"
+
+
+async def test_judge_can_write_its_temp_dir_but_not_the_repo() -> None:
+    outcome = await sandboxed("writes_outside")
+    assert outcome.status == "incomplete"
+    assert "Read-only file system" in outcome.errors[0]["message"]
+    tree = outcome.summary["eval_breakdown"][0]["verification_tree"]
+    assert tree["children"][0]["status"] == "passed"
+    assert not (JUDGES / "pwned.txt").exists()
+
+
+async def test_reading_another_process_proc_entry_is_a_sandbox_violation() -> None:
+    outcome = await sandboxed("reads_parent_proc")
+    assert outcome.status == "incomplete" and kinds(outcome) == ["sandbox_violation"]
+    assert "/proc entry" in outcome.errors[0]["message"]

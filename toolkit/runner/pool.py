@@ -87,6 +87,7 @@ class Isolation:
     prefix: tuple[str, ...] = ()
     network_isolated: bool = False
     pid_isolated: bool = False
+    readonly_fs: bool = False
     warning: str | None = None
 
 
@@ -119,7 +120,9 @@ async def probe_isolation(network: bool = False) -> Isolation:
     full = [unshare, "-r", *net, "--pid", "--fork", "--kill-child", "--mount-proc", "--"]
     ok, why = await _command_works(full)
     if ok:
-        return Isolation(tuple(full), network_isolated=not network, pid_isolated=True)
+        return Isolation(
+            tuple(full), network_isolated=not network, pid_isolated=True, readonly_fs=True
+        )
     basic = [unshare, "-r", *net, "--"]
     ok_basic, why_basic = await _command_works(basic)
     if ok_basic:
@@ -158,6 +161,7 @@ class WorkerProcess:
     ) -> None:
         self.process, self.reader, self.writer, self.home = process, reader, writer, home
         self.alive = True
+        self.guards: list[str] = []
         self.tails = {"stdout": _Tail(output_limit), "stderr": _Tail(output_limit)}
         self._write_lock = asyncio.Lock()
         self._pumps = [
@@ -178,6 +182,7 @@ class WorkerProcess:
                 "toolkit.runner.worker",
                 "--fd",
                 str(child_sock.fileno()),
+                *(["--readonly-fs"] if isolation.readonly_fs else []),
                 pass_fds=(child_sock.fileno(),),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
@@ -203,6 +208,7 @@ class WorkerProcess:
             await worker.close()
             detail = worker.tails["stderr"].data.decode(errors="replace")[-1000:]
             raise OSError(f"the judge worker did not start ({message!r}); stderr: {detail}")
+        worker.guards = list(message.guards)
         return worker
 
     async def _pump(self, stream: asyncio.StreamReader | None, tail: _Tail) -> None:

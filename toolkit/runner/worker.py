@@ -12,13 +12,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import ctypes
-import errno
 import faulthandler
 import itertools
 import json
 import os
-import platform
 import resource
 import selectors
 import signal
@@ -27,7 +24,6 @@ import sys
 import time
 import traceback
 from collections import deque
-from types import MappingProxyType
 from typing import Any
 
 import toolkit  # noqa: F401  (imported once here so every job process starts warm)
@@ -50,60 +46,16 @@ from toolkit.runner.protocol import (
     error_dict,
     read_message,
 )
+from toolkit.runner.sandbox import (
+    Guard,
+    SandboxViolation,
+    apply_job_limits,
+    make_filesystem_readonly,
+    vm_size_bytes,
+)
 
 _READ_CHUNK = 1 << 16
 _TRACEBACK_CHARS = 8000
-
-_BLOCKED_EVENTS = MappingProxyType(
-    {
-        "subprocess.Popen": "starting a process",
-        "os.system": "starting a process",
-        "os.exec": "starting a process",
-        "os.posix_spawn": "starting a process",
-        "os.spawn": "starting a process",
-        "os.fork": "starting a process",
-        "os.forkpty": "starting a process",
-        "socket.connect": "network access",
-        "socket.bind": "network access",
-        "socket.sendto": "network access",
-        "socket.getaddrinfo": "network access",
-        "socket.gethostbyname": "network access",
-        "socket.gethostbyaddr": "network access",
-        "resource.setrlimit": "changing resource limits",
-        "resource.prlimit": "changing resource limits",
-        "os.kill": "signalling other processes",
-        "os.killpg": "signalling other processes",
-        "signal.pthread_kill": "signalling other processes",
-        "ctypes.dlopen": "loading native code with ctypes",
-    }
-)
-
-
-class SandboxViolation(PermissionError):
-    """A judge tried something the sandbox forbids (process, network, limits, native code)."""
-
-
-class Guard:
-    """The in-process audit-hook guard of one job process; remembers every violation."""
-
-    def __init__(self, allow_network: bool = False) -> None:
-        self.allow_network = allow_network
-        self.violations: list[str] = []
-        self.active = False
-
-    def hook(self, event: str, args: tuple[Any, ...]) -> None:
-        """`sys.addaudithook` callback: raise `SandboxViolation` on a forbidden event."""
-        if not self.active:
-            return
-        what = _BLOCKED_EVENTS.get(event)
-        if what is None and event == "socket.__new__" and args and args[1] != socket.AF_UNIX:
-            what = "network access"
-        if what is None or (what == "network access" and self.allow_network):
-            return
-        message = f"sandbox: {what} is not allowed in a judge (audit event '{event}')"
-        if len(self.violations) < 20:
-            self.violations.append(message)
-        raise SandboxViolation(message)
 
 
 # -- the job process: channel and the proxies the judge talks to ----------------------------
@@ -402,119 +354,10 @@ async def _job_main(sock: socket.socket, start: JobStart) -> None:
     await channel.close()
 
 
-def _vm_size_bytes() -> int:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmSize:"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
-def _apply_job_limits(start: JobStart, baseline: int) -> list[str]:
-    limits = start.limits
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 1))
-    file_bytes = limits.max_file_mb * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (limits.max_open_files, limits.max_open_files))
-    address_space = baseline + limits.memory_mb * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
-    applied = ["rlimits"]
-    if install_seccomp(allow_network=limits.network):
-        applied.append("seccomp")
-    return applied
-
-
 def _job_process(sock: socket.socket, start: JobStart, baseline: int) -> int:
-    _apply_job_limits(start, baseline)
+    apply_job_limits(start.limits, baseline)
     asyncio.run(_job_main(sock, start))
     return 0
-
-
-# -- seccomp: the kernel-level guard (x86_64 only; the audit hook covers the rest) ----------
-
-_AUDIT_ARCH_X86_64 = 0xC000003E
-_X32_SYSCALL_BIT = 0x40000000
-_CLONE_THREAD = 0x00010000
-_RET_ALLOW = 0x7FFF0000
-_LD_ABS = 0x20
-_JEQ = 0x15
-_JGE = 0x35
-_JSET = 0x45
-_RET = 0x06
-_NR_SOCKET, _NR_CLONE, _NR_FORK, _NR_VFORK, _NR_EXECVE = 41, 56, 57, 58, 59
-_NR_PTRACE, _NR_SETRLIMIT, _NR_MOUNT, _NR_UNSHARE, _NR_SETNS = 101, 160, 165, 272, 308
-_NR_PRLIMIT64, _NR_PROCESS_VM_READV, _NR_PROCESS_VM_WRITEV = 302, 310, 311
-_NR_EXECVEAT, _NR_CLONE3 = 322, 435
-
-
-class _SockFilter(ctypes.Structure):
-    _fields_ = (
-        ("code", ctypes.c_ushort),
-        ("jt", ctypes.c_ubyte),
-        ("jf", ctypes.c_ubyte),
-        ("k", ctypes.c_uint),
-    )
-
-
-class _SockFprog(ctypes.Structure):
-    _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter)))
-
-
-def _errno_ret(code: int) -> int:
-    return 0x00050000 | code
-
-
-def _seccomp_program(allow_network: bool) -> list[tuple[int, int, int, int]]:
-    """BPF denying process creation, exec, tracing, limit changes and (optionally) sockets."""
-    eperm = _errno_ret(errno.EPERM)
-    prog = [
-        (_LD_ABS, 0, 0, 4),
-        (_JEQ, 1, 0, _AUDIT_ARCH_X86_64),
-        (_RET, 0, 0, eperm),
-        (_LD_ABS, 0, 0, 0),
-        (_JGE, 0, 1, _X32_SYSCALL_BIT),
-        (_RET, 0, 0, eperm),
-    ]
-    denied = [_NR_FORK, _NR_VFORK, _NR_EXECVE, _NR_EXECVEAT, _NR_PTRACE, _NR_SETRLIMIT]
-    denied += [_NR_MOUNT, _NR_UNSHARE, _NR_SETNS, _NR_PROCESS_VM_READV, _NR_PROCESS_VM_WRITEV]
-    if not allow_network:
-        denied.append(_NR_SOCKET)
-    for number in denied:
-        prog += [(_JEQ, 0, 1, number), (_RET, 0, 0, eperm)]
-    prog += [(_JEQ, 0, 1, _NR_CLONE3), (_RET, 0, 0, _errno_ret(errno.ENOSYS))]
-    prog += [
-        (_JEQ, 0, 4, _NR_CLONE),
-        (_LD_ABS, 0, 0, 16),
-        (_JSET, 0, 1, _CLONE_THREAD),
-        (_RET, 0, 0, _RET_ALLOW),
-        (_RET, 0, 0, eperm),
-    ]
-    prog += [
-        (_JEQ, 0, 6, _NR_PRLIMIT64),
-        (_LD_ABS, 0, 0, 32),
-        (_JEQ, 0, 3, 0),
-        (_LD_ABS, 0, 0, 36),
-        (_JEQ, 0, 1, 0),
-        (_RET, 0, 0, _RET_ALLOW),
-        (_RET, 0, 0, eperm),
-    ]
-    prog.append((_RET, 0, 0, _RET_ALLOW))
-    return prog
-
-
-def install_seccomp(allow_network: bool) -> bool:
-    """Install the seccomp filter in this process; False where unsupported (not x86_64 Linux)."""
-    if sys.platform != "linux" or platform.machine() != "x86_64":
-        return False
-    program = _seccomp_program(allow_network)
-    filters = (_SockFilter * len(program))(*(_SockFilter(*ins) for ins in program))
-    fprog = _SockFprog(len(program), filters)
-    libc = ctypes.CDLL(None, use_errno=True)
-    pr_set_no_new_privs, pr_set_seccomp, seccomp_mode_filter = 38, 22, 2
-    if libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0) != 0:
-        return False
-    return libc.prctl(pr_set_seccomp, seccomp_mode_filter, ctypes.byref(fprog), 0, 0) == 0
 
 
 # -- the long-lived process: fork, relay, watch ---------------------------------------------
@@ -544,11 +387,12 @@ class Worker:
         self.frames = FrameBuffer()
         self.inbox: deque[Any] = deque()
         self.shutdown = False
-        self.baseline = _vm_size_bytes()
+        self.baseline = vm_size_bytes()
+        self.guards = ["rlimits", "audit", "seccomp"]
 
     def serve(self) -> int:
         """Announce readiness, then run jobs until the parent says stop or goes away."""
-        self.sock.sendall(encode(Ready(pid=os.getpid(), guards=["rlimits", "audit", "seccomp"])))
+        self.sock.sendall(encode(Ready(pid=os.getpid(), guards=self.guards)))
         while not self.shutdown:
             message = self._next_message()
             if message is None or isinstance(message, Shutdown):
@@ -758,13 +602,25 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the worker process."""
     parser = argparse.ArgumentParser(prog="python -m toolkit.runner.worker")
     parser.add_argument("--fd", type=int, required=True, help="inherited socket to the parent")
+    parser.add_argument(
+        "--readonly-fs",
+        action="store_true",
+        help="remount everything but the cwd read-only (only in a private mount namespace)",
+    )
     args = parser.parse_args(argv)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     faulthandler.enable()
     sock = socket.socket(fileno=args.fd)
     sock.setblocking(True)
+    worker = Worker(sock)
+    if args.readonly_fs:
+        failed = make_filesystem_readonly(os.getcwd())
+        if failed:
+            print(f"judgegen worker: could not make read-only: {failed}", file=sys.stderr)
+        else:
+            worker.guards.append("readonly_fs")
     try:
-        return Worker(sock).serve()
+        return worker.serve()
     except (ProtocolError, OSError) as exc:
         print(f"judgegen worker: stopping: {exc}", file=sys.stderr)
         return 3
