@@ -32,7 +32,9 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return paths
 
 
-@pytest.mark.parametrize(("task", "rewritten"), [(BOOKSTORES, 5), (STOPS, 3)])
+@pytest.mark.parametrize(
+    ("task", "rewritten"), [(BOOKSTORES, 5), (STOPS, 3)], ids=[BOOKSTORES.name, STOPS.name]
+)
 def test_import_changes_only_import_lines(imported, task, rewritten):
     before = task.m2w2_judge.read_text().splitlines()
     after = imported[task.name].read_text().splitlines()
