@@ -12,8 +12,10 @@ from typing import Any
 
 import click
 
+from generator.cli.llm_options import llm_options
 from toolkit.backends import JudgingBackend
 from toolkit.errors import InfraError, JudgegenError, SpecError
+from toolkit.llm.settings import LLMSettings
 from toolkit.runner.inputs import (
     DEFAULT_MAX_ANSWER_BYTES,
     AnswerInput,
@@ -30,32 +32,6 @@ from toolkit.runner.run import (
     RunOptions,
     RunReport,
 )
-
-
-def _llm_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """The shared LLM flags (provider, model, cache, budget, …) from `generator.cli.llm_options`."""
-    try:
-        from generator.cli.llm_options import llm_options
-    except ImportError:
-        for flag in ("--provider", "--model", "--budget", "--cache-mode"):
-            command = click.option(flag, default=None)(command)
-        return command
-    return llm_options(command)
-
-
-def _settings(llm: dict[str, Any]) -> Any:
-    try:
-        from generator.cli.llm_options import settings_from
-    except ImportError:
-        from toolkit.llm import LLMSettings
-
-        return LLMSettings.from_env_and_file(
-            provider=llm.get("provider"),
-            model=llm.get("model"),
-            budget_usd=llm.get("budget"),
-            cache_mode=llm.get("cache_mode"),
-        )
-    return settings_from(llm)
 
 
 def load_backend_factory(spec: str) -> JudgingBackend:
@@ -157,17 +133,16 @@ async def _run_with(
         return await runner.run(inputs)
 
 
-def _build_backend(backend_spec: str | None, llm: dict[str, Any]) -> tuple[Any, Any]:
-    """(metered judging backend, LLM client or None)."""
+def _build_backend(backend_spec: str | None, settings: LLMSettings) -> tuple[Any, Any]:
+    """(metered judging backend, metered LLM client or None when a --backend is given)."""
     if backend_spec:
         return MeteredBackend(load_backend_factory(backend_spec)), None
     from toolkit.backends import LLMBackend
     from toolkit.llm import build_client
 
-    settings = _settings(llm)
     client = MeteredClient(build_client(settings, "judge"))
     model = client.model or settings.judge_model
-    return MeteredBackend(LLMBackend(client, model=model, provider=settings.provider)), client
+    return MeteredBackend(LLMBackend(client, model=model)), client
 
 
 def _json_report(report: RunReport) -> dict[str, Any]:
@@ -194,8 +169,16 @@ def _json_report(report: RunReport) -> dict[str, Any]:
 
 
 @click.command()
-@click.option("--answers", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--trajectories", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--answers",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Mind2Web 2 answers: DIR/<agent>/<task_id>/*.md (or one agent's folder).",
+)
+@click.option(
+    "--trajectories",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="A webeval run: DIR/traj/<task_id>/*_final_answer.json.",
+)
 @click.option("--task", "tasks", multiple=True, help="Only these task ids (repeatable).")
 @click.option("--jobs", default=4, show_default=True, type=click.IntRange(1, 256))
 @click.option(
@@ -220,11 +203,18 @@ def _json_report(report: RunReport) -> dict[str, Any]:
 )
 @click.option("--include-unreviewed", is_flag=True, help="Also run judges without approval.")
 @click.option("--overwrite", is_flag=True, help="Redo every result, fresh or not.")
-@click.option("--timeout", "timeout_s", default=600.0, show_default=True, type=float)
+@click.option(
+    "--timeout",
+    "timeout_s",
+    default=600.0,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds per evaluation; a judge still running is stopped and reported incomplete.",
+)
 @click.option("--max-answer-bytes", default=DEFAULT_MAX_ANSWER_BYTES, show_default=True, type=int)
 @click.option("--no-sandbox", is_flag=True, help="Run judges in this process (debugging only).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run report as JSON.")
-@_llm_options
+@llm_options
 def run(
     answers: Path | None,
     trajectories: Path | None,
@@ -241,13 +231,20 @@ def run(
     max_answer_bytes: int,
     no_sandbox: bool,
     as_json: bool,
-    **llm: Any,
+    llm_settings: LLMSettings,
 ) -> None:
     """Score every answer with its task's reviewed judge; write results and metrics.
 
     Results go to RESULTS/<agent>/<task_id>/<answer>.json (for trajectories also
     <traj dir>/scores/judgegen_<task_id>.json) and RESULTS/<agent>/summary.json. A rerun
     redoes only missing, incomplete or stale results (--overwrite: all).
+
+    Only judges approved for their current bytes run (`judgegen approve`), unless
+    --include-unreviewed. Inputs: an empty answer (or webeval's over-budget empty
+    final_answer) scores 0 without the judge; invalid UTF-8 is decoded with replacement
+    characters (noted in the result); binary or oversized answers, aborted trajectories and
+    malformed trajectory folders are excluded with a reason. Incomplete and excluded
+    evaluations are left out of the metrics and listed.
 
     \b
     Example:
@@ -267,7 +264,7 @@ def run(
     if not inputs:
         raise click.UsageError("no answers found (check --answers/--trajectories and --task)")
     try:
-        backend, client = _build_backend(backend_spec, llm)
+        backend, client = _build_backend(backend_spec, llm_settings)
         page_store = _open_pages(pages)
     except SpecError as exc:
         raise click.UsageError(str(exc)) from exc

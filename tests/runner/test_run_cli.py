@@ -202,3 +202,38 @@ def test_run_killed_with_sigkill_then_rerun_leaves_every_result_once(work: Path)
     assert files == sorted(EXPECTED | {"alpha/summary.json", "beta/summary.json"})
     for name in files:
         json.loads((results / name).read_text())
+
+
+def llm_env(work: Path) -> dict[str, str]:
+    return {
+        "JUDGEGEN_CACHE_PATH": str(work / "llm-cache.sqlite"),
+        "JUDGEGEN_LEDGER_PATH": str(work / "ledger.jsonl"),
+    }
+
+
+def llm_args(work: Path, *extra: str) -> list[str]:
+    args = run_args(work, "--include-unreviewed", "--no-sandbox", *extra)
+    at = args.index("--backend")
+    del args[at : at + 2]
+    return [*args, "--provider", "scripted:tests.fixtures.runner.llm_policy:policy"]
+
+
+def test_llm_backend_run_records_tokens_and_cost_per_result(work: Path) -> None:
+    result = CliRunner(env=llm_env(work)).invoke(main, llm_args(work), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "LLM: " in result.stderr and " calls, " in result.stderr
+    louvre = result_files(work / "results")["alpha/louvre_hours/answer_1.json"]
+    assert louvre["final_score"] == 1.0
+    usage = louvre["usage"]
+    assert usage["llm_calls"] >= 3 and usage["input_tokens"] > 0 and usage["cost_usd"] > 0
+    assert louvre["fingerprint"]["judge_model"] == "o4-mini"
+
+
+def test_budget_cap_stops_an_llm_run_with_exit_code_3(work: Path) -> None:
+    args = llm_args(work, "--budget-usd", "0.0001", "--jobs", "1")
+    result = CliRunner(env=llm_env(work)).invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 3, result.output
+    assert "stopped: BudgetExceeded" in result.stderr
+    rerun = CliRunner(env=llm_env(work)).invoke(main, llm_args(work), catch_exceptions=False)
+    assert rerun.exit_code == 0
+    assert len(result_files(work / "results")) == len(EXPECTED)

@@ -55,10 +55,8 @@ class UsageTotals(BaseModel):
     cost_usd: float = 0.0
 
     def __add__(self, other: UsageTotals) -> UsageTotals:
-        data = {
-            name: getattr(self, name) + getattr(other, name) for name in type(self).model_fields
-        }
-        return UsageTotals(**data)
+        mine, theirs = self.__dict__, other.__dict__
+        return UsageTotals.model_construct(**{name: mine[name] + theirs[name] for name in mine})
 
 
 class EvaluationResult(BaseModel):
