@@ -45,6 +45,9 @@ class ImportRewrite(BaseModel):
     names: list[str] = Field(
         default_factory=list, description="Names imported from it (`*` for a star import)."
     )
+    alias: str | None = Field(
+        default=None, description="For `import` statements: the name the module is bound to."
+    )
 
 
 class ImportProblem(BaseModel):
@@ -253,12 +256,17 @@ class _ImportRewriter(cst.CSTTransformer):
             self.problems.append(_unknown_module(line, module))
             return alias
         if alias.asname is not None:
-            self.rewrites.append(ImportRewrite(line=line, module=module, target=target))
+            bound = alias.evaluated_alias
+            self.rewrites.append(
+                ImportRewrite(line=line, module=module, target=target, alias=bound)
+            )
             self._bind(statement, alias, module)
             return alias.with_changes(name=_dotted(target))
         # `import mind2web2.x` binds `mind2web2`; the compat root mirrors its submodules.
         root = MODULES[ROOT_PACKAGE]
-        self.rewrites.append(ImportRewrite(line=line, module=module, target=root))
+        self.rewrites.append(
+            ImportRewrite(line=line, module=module, target=root, alias=ROOT_PACKAGE)
+        )
         self._bind(statement, alias, ROOT_PACKAGE)
         return alias.with_changes(
             name=_dotted(root), asname=cst.AsName(name=cst.Name(ROOT_PACKAGE))
@@ -369,8 +377,11 @@ def format_report(report: ImportReport) -> str:
     for judge in report.judges:
         entries: list[tuple[int, str]] = []
         for rewrite in judge.rewrites:
-            names = f" ({', '.join(rewrite.names)})" if rewrite.names else ""
-            entries.append((rewrite.line, f"{rewrite.module} -> {rewrite.target}{names}"))
+            if rewrite.alias is None:
+                text = f"{rewrite.module} -> {rewrite.target} ({', '.join(rewrite.names)})"
+            else:
+                text = f"import {rewrite.module} -> import {rewrite.target} as {rewrite.alias}"
+            entries.append((rewrite.line, text))
         entries.extend((problem.line, f"error: {problem.message}") for problem in judge.problems)
         lines.extend(f"{judge.source}:{line}: {text}" for line, text in sorted(entries))
         lines.append(f"{judge.source} -> {judge.output}: {judge.status.replace('_', ' ')}")

@@ -190,3 +190,11 @@ def test_local_variable_shadowing_an_imported_module_is_not_checked():
         "    return evaluator.add_leaf(id='x', desc='x')\n"
     )
     assert rewrite(code).problems == []
+
+
+def test_import_statement_rewrites_record_the_bound_name():
+    result = rewrite("import mind2web2.evaluator\nimport mind2web2.verification_tree as vt")
+    assert [(r.target, r.alias) for r in result.rewrites] == [
+        ("toolkit.compat", "mind2web2"),
+        ("toolkit.compat.verification_tree", "vt"),
+    ]
