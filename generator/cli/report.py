@@ -37,7 +37,9 @@ def report(agent_dir: Path, as_json: bool) -> None:
     """
     results = list(iter_results(agent_dir))
     if not results:
-        raise click.UsageError(f"no result files under {agent_dir}/<task>/<answer>.json")
+        raise click.UsageError(
+            f"no result files under {agent_dir}/<task>/<answer>.json (pass RESULTS/<agent>)"
+        )
     previous = _previous(agent_dir)
     summary = compute_summary(
         agent_dir.name,

@@ -212,7 +212,11 @@ def _json_report(report: RunReport) -> dict[str, Any]:
     help="Seconds per evaluation; a judge still running is stopped and reported incomplete.",
 )
 @click.option("--max-answer-bytes", default=DEFAULT_MAX_ANSWER_BYTES, show_default=True, type=int)
-@click.option("--no-sandbox", is_flag=True, help="Run judges in this process (debugging only).")
+@click.option(
+    "--no-sandbox",
+    is_flag=True,
+    help="Run judges in this process: no isolation, and a judge that blocks cannot be stopped.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the run report as JSON.")
 @llm_options
 def run(

@@ -79,3 +79,15 @@ def test_approve_cli_prints_the_sha_and_rejects_missing_judges(work: Path) -> No
     assert ok.exit_code == 0 and "sha256:" in ok.stdout
     missing = CliRunner().invoke(main, ["approve", "nope", "--reviewer", "Ada", *args])
     assert missing.exit_code == 2
+
+
+def test_approving_later_clears_the_unreviewed_mark_without_rerunning(work: Path) -> None:
+    backend = make_backend()
+    run_answers(work, backend, include_unreviewed=True)
+    calls = len(backend.calls)
+    for task in ("louvre_hours", "le_guin_novels", "python_match"):
+        approve(task, reviewer="Ada", judges_dir=work / "judges", reviews_dir=work / "reviews")
+    report = run_answers(work, backend, include_unreviewed=False)
+    assert len(backend.calls) == calls
+    assert report.summaries["alpha"].unreviewed_results == 0
+    assert not any(r["unreviewed_judge"] for r in result_files(work / "results").values())

@@ -237,3 +237,9 @@ def test_budget_cap_stops_an_llm_run_with_exit_code_3(work: Path) -> None:
     rerun = CliRunner(env=llm_env(work)).invoke(main, llm_args(work), catch_exceptions=False)
     assert rerun.exit_code == 0
     assert len(result_files(work / "results")) == len(EXPECTED)
+
+
+def test_task_option_limits_the_run_to_named_tasks(work: Path) -> None:
+    args = run_args(work, "--include-unreviewed", "--no-sandbox", "--task", "python_match")
+    assert invoke(args).exit_code == 0
+    assert {k.split("/")[1] for k in result_files(work / "results")} == {"python_match"}

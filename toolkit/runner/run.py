@@ -324,7 +324,7 @@ class Runner:
                 self.report.skipped_answers += 1
                 continue
             fp = self.fingerprint(item, judge)
-            if self._reuse(item, fp):
+            if self._reuse(item, judge, fp):
                 continue
             if needs_judge and judge is not None:
                 pending.append((item, judge, fp))
@@ -335,12 +335,16 @@ class Runner:
         self._write_summaries(inputs, judges)
         return self.report
 
-    def _reuse(self, item: AnswerInput, fp: Fingerprint) -> bool:
+    def _reuse(self, item: AnswerInput, judge: JudgeInfo | None, fp: Fingerprint) -> bool:
+        """Keep a fresh stored result (same fingerprint, not incomplete); False to redo it."""
         if self.options.overwrite:
             return False
         stored = self.store.read(item.agent_name, item.task_id, item.answer_name)
         if stored is None or stored.status == "incomplete" or stored.fingerprint != fp:
             return False
+        if stored.unreviewed_judge and judge is not None and not judge.unreviewed:
+            stored = stored.model_copy(update={"unreviewed_judge": False})
+            self.store.write(stored)  # the same bytes were approved since
         traj = item.traj_dir
         if (
             traj
