@@ -139,11 +139,12 @@ async def test_refresh_mode_calls_again_and_overwrites(tmp_path: Path) -> None:
     assert (await reader.complete(verify_request())).parsed == {"v": 2}
 
 
-async def test_off_mode_always_calls_the_provider(tmp_path: Path) -> None:
+async def test_off_mode_always_calls_the_provider_and_stores_nothing(tmp_path: Path) -> None:
     client, provider = client_on(tmp_path / "c.sqlite", CacheMode.OFF)
     await client.complete(verify_request())
     await client.complete(verify_request())
     assert len(provider.calls) == 2
+    assert ResponseCache(tmp_path / "c.sqlite").stats().entries == 0
 
 
 def test_two_processes_writing_one_cache_lose_nothing(tmp_path: Path) -> None:

@@ -126,6 +126,14 @@ class ResponseCache:
             response=LLMResponse.model_validate_json(row[1]),
         )
 
+    def get_response(self, key: str) -> LLMResponse | None:
+        """Only the stored response under `key` (the fast path of a cache hit)."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT response FROM responses WHERE key = ?", (key,)
+            ).fetchone()
+        return None if row is None else LLMResponse.model_validate_json(row[0])
+
     def put(self, record: CacheRecord, *, replace: bool = False) -> None:
         """Store `record`; an existing entry is kept unless `replace`."""
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
@@ -232,7 +240,10 @@ def cacheable(response: LLMResponse) -> bool:
 
 
 class CachedProvider:
-    """Wraps a provider with the response cache; identical in-flight requests share one call."""
+    """Wraps a provider with the response cache; identical in-flight requests share one call.
+
+    Mode `off` is a plain pass-through (no key is computed, nothing is shared).
+    """
 
     def __init__(self, inner: Provider, cache: ResponseCache | None, mode: CacheMode) -> None:
         if cache is None and mode is not CacheMode.OFF:
@@ -245,11 +256,13 @@ class CachedProvider:
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """A stored answer when the mode allows, else one shared provider call."""
+        if self.mode is CacheMode.OFF:
+            return await self.inner.complete(request)
         key = request.cache_key()
-        if self.cache is not None and self.mode not in {CacheMode.OFF, CacheMode.REFRESH}:
-            record = self.cache.get(key)
-            if record is not None:
-                return _as_hit(record.response)
+        if self.cache is not None and self.mode is not CacheMode.REFRESH:
+            stored = self.cache.get_response(key)
+            if stored is not None:
+                return _as_hit(stored)
             if self.mode is CacheMode.STRICT:
                 recorded = self.cache.requests(request.model)
                 raise ReplayMiss(miss_message("strict cache miss", request, recorded))
