@@ -26,6 +26,7 @@ from toolkit.runner.metrics import format_table
 from toolkit.runner.results import EvaluationResult
 from toolkit.runner.run import (
     InProcessExecutor,
+    LazyExecutor,
     MeteredBackend,
     MeteredClient,
     Runner,
@@ -115,20 +116,16 @@ async def _run_with(
     sandbox: bool,
 ) -> RunReport:
     progress = _progress(len(inputs))
-    if sandbox:
-        try:
-            from toolkit.runner.pool import WorkerPool
-        except ImportError:
-            click.echo("warning: sandbox not available; running judges in-process", err=True)
-            sandbox = False
     if not sandbox:
         executor = InProcessExecutor(backend, pages=pages, timeout_s=timeout_s)
         runner = Runner(backend=backend, executor=executor, options=options, progress=progress)
         return await runner.run(inputs)
+    from toolkit.runner.pool import WorkerPool
     from toolkit.runner.protocol import SandboxLimits
 
     limits = SandboxLimits(timeout_s=timeout_s)
-    async with WorkerPool(max(1, options.jobs), limits, backend, pages=pages) as pool:
+    jobs = max(1, options.jobs)
+    async with LazyExecutor(lambda: WorkerPool(jobs, limits, backend, pages=pages)) as pool:
         runner = Runner(backend=backend, executor=pool, options=options, progress=progress)
         return await runner.run(inputs)
 

@@ -243,3 +243,17 @@ def test_task_option_limits_the_run_to_named_tasks(work: Path) -> None:
     args = run_args(work, "--include-unreviewed", "--no-sandbox", "--task", "python_match")
     assert invoke(args).exit_code == 0
     assert {k.split("/")[1] for k in result_files(work / "results")} == {"python_match"}
+
+
+def test_sandboxed_rerun_with_nothing_to_redo_starts_no_worker(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert invoke(run_args(work, "--include-unreviewed", "--no-sandbox")).exit_code == 0
+    from toolkit.runner import pool
+
+    def no_pool(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a worker pool was started for a run with nothing to do")
+
+    monkeypatch.setattr(pool, "WorkerPool", no_pool)
+    rerun = invoke(run_args(work, "--include-unreviewed"))
+    assert rerun.exit_code == 0 and "11 up to date" in rerun.stderr

@@ -14,6 +14,7 @@ import time
 import traceback
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from contextlib import AbstractAsyncContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -182,6 +183,34 @@ class InProcessExecutor:
             outcome.status = "incomplete"
         outcome.duration_s = time.monotonic() - started
         return outcome
+
+
+class LazyExecutor:
+    """Starts an executor (the worker pool) on the first job, so a run with nothing to redo
+    starts no processes; use as `async with LazyExecutor(lambda: WorkerPool(...)) as ex:`."""
+
+    def __init__(self, factory: Callable[[], AbstractAsyncContextManager[Any]]) -> None:
+        self._factory = factory
+        self._context: AbstractAsyncContextManager[Any] | None = None
+        self._executor: Executor | None = None
+        self._lock = asyncio.Lock()
+
+    async def evaluate(self, job: EvalJob) -> EvalOutcome:
+        """Start the executor if needed, then run `job` on it."""
+        async with self._lock:
+            if self._executor is None:
+                context = self._factory()
+                self._executor = await context.__aenter__()
+                self._context = context
+        return await self._executor.evaluate(job)
+
+    async def __aenter__(self) -> LazyExecutor:
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        if self._context is not None:
+            await self._context.__aexit__(*exc_info)
+        self._context = self._executor = None
 
 
 def _partial_summary(exc: BaseException) -> dict[str, Any] | None:
