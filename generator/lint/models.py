@@ -45,8 +45,13 @@ class LintReport(BaseModel):
         return not self.findings
 
     def render(self, *, guidance: bool = False) -> str:
-        """One `path:line:col: RULE message` line per finding; with guidance, snippet and fix."""
+        """One `path:line:col: RULE message` line per finding.
+
+        With `guidance` (for the repair prompt): each finding's source lines too, then how to
+        fix each rule that fired, once per rule.
+        """
         lines: list[str] = []
+        fixes: dict[str, str] = {}
         for finding in self.findings:
             lines.append(
                 f"{self.path}:{finding.line}:{finding.column}: {finding.rule} {finding.message}"
@@ -54,7 +59,11 @@ class LintReport(BaseModel):
             if guidance:
                 lines.extend(f"    | {text}" for text in finding.snippet.splitlines())
                 if finding.guidance:
-                    lines.append(f"    fix: {finding.guidance}")
+                    fixes.setdefault(finding.rule, finding.guidance)
+        if fixes:
+            lines.append("")
+            lines.append("How to fix:")
+            lines.extend(f"- {rule}: {text}" for rule, text in sorted(fixes.items()))
         return "\n".join(lines)
 
 

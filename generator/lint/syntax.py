@@ -18,6 +18,9 @@ POSITIONS: dict[str, tuple[str, ...]] = {
     "batch_verify": ("claims_and_sources",),
 }
 
+# Older Mind2Web 2 judges spell the node id `id_`; the toolkit accepts both.
+KEYWORD_ALIASES: dict[str, tuple[str, ...]] = {"id": ("id", "id_")}
+
 
 def dotted(expr: cst.BaseExpression) -> str | None:
     """`a.b.c` for a Name/Attribute chain, None for anything else (calls, subscripts...)."""
@@ -49,8 +52,9 @@ def method_name(call: cst.Call) -> str | None:
 
 def call_arg(call: cst.Call, name: str) -> cst.BaseExpression | None:
     """The argument bound to parameter `name` of an Evaluator method, by keyword or position."""
+    spellings = KEYWORD_ALIASES.get(name, (name,))
     for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
+        if arg.keyword is not None and arg.keyword.value in spellings:
             return arg.value
     order = POSITIONS.get(method_name(call) or "", ())
     if name not in order:
@@ -62,8 +66,10 @@ def call_arg(call: cst.Call, name: str) -> cst.BaseExpression | None:
 
 def has_keyword(call: cst.Call, name: str) -> bool:
     """True when `name` is passed by keyword (or a `**kwargs` could carry it)."""
+    spellings = KEYWORD_ALIASES.get(name, (name,))
     return any(
-        (a.keyword is not None and a.keyword.value == name) or a.star == "**" for a in call.args
+        (a.keyword is not None and a.keyword.value in spellings) or a.star == "**"
+        for a in call.args
     )
 
 

@@ -25,6 +25,7 @@ ALLOWED_MODULES = frozenset(
         "html",
         "itertools",
         "json",
+        "logging",
         "math",
         "operator",
         "pydantic",
@@ -42,7 +43,7 @@ ALLOWED_MODULES = frozenset(
 )
 FORBIDDEN_TOOLKIT = ("toolkit.llm", "toolkit.runner", "toolkit.pages", "toolkit.backends")
 FORBIDDEN_BUILTINS = frozenset(
-    {"eval", "exec", "compile", "__import__", "open", "input", "breakpoint", "globals", "vars"}
+    {"eval", "exec", "compile", "__import__", "open", "input", "breakpoint"}
 )
 FORBIDDEN_CALLS = frozenset(
     {

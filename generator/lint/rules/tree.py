@@ -225,7 +225,16 @@ def _id_names(node: cst.CSTNode) -> set[str]:
 
 
 class UnstableNodeId(Rule):
-    """JG006: ids name rubric items in reviews, diffs and labels; they must be unique and stable."""
+    """JG006: ids name rubric items in reviews, diffs and labels; they must be unique and stable.
+
+    Decision: an id may be a literal, a plain variable (e.g. a helper's `node_id` parameter),
+    or an f-string/concatenation of literals, variables, attributes, constant subscripts,
+    integer arithmetic and str/int/len. Those are deterministic for a given answer. Any
+    other call is rejected: that is where uuid, hash(), id(), clocks and unbounded answer
+    text slip in. Inside a loop, an f-string id must read a variable bound in that loop.
+    Literal collisions are errors unless the two calls sit in different branches of one
+    if/elif/else or match.
+    """
 
     id = "JG006"
     name = "unstable-node-id"

@@ -1,4 +1,4 @@
-"""Every reviewed or fixture judge in the repository lints clean (no false positives)."""
+"""Every reviewed judge, fixture judge and prompt example in the repo lints clean (no false positives)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ CORPUS_GLOBS = (
     "generated_judges/*.py",
     "tests/fixtures/runner/judges/*.py",
     "tests/fixtures/lint/corpus/*.py",
+    "generator/examples/*.py.txt",
 )
 CORPUS = sorted(path for pattern in CORPUS_GLOBS for path in REPO.glob(pattern))
 

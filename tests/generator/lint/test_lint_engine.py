@@ -94,7 +94,14 @@ def test_render_lists_path_line_column_rule_and_message() -> None:
     lines = report.render().splitlines()
     assert "j.py:1:8: F401 `os` imported but unused" in lines
     assert "j.py:1:8: JG003 Import of `os` is not allowed in a judge." in lines
-    assert "fix:" in report.render(guidance=True)
+
+
+def test_guided_render_shows_snippets_and_each_rules_fix_once() -> None:
+    report = lint_source("import os\nimport socket\n" + CLEAN, "j.py")
+    text = report.render(guidance=True)
+    assert "    | import os" in text and "    | import socket" in text
+    assert text.count("- JG003: ") == 1
+    assert text.index("How to fix:") > text.index("    | import socket")
 
 
 def test_ruff_that_cannot_run_is_an_infra_error(monkeypatch: pytest.MonkeyPatch) -> None:

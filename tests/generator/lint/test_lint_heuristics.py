@@ -102,6 +102,15 @@ def test_id_passed_in_as_a_parameter_is_accepted() -> None:
     assert findings(body, "JG006") == []
 
 
+def test_mind2web2_id_underscore_spelling_counts_as_an_id() -> None:
+    body = """
+    async def evaluate(ev: Evaluator) -> None:
+        ev.add_custom_node(result=True, id_="x", desc="d")
+        ev.add_custom_node(result=True, id="x", desc="d")
+    """
+    assert findings(body, "JG006") == ['The id "x" is already used on line 20.']
+
+
 def test_reserved_root_id_is_reported() -> None:
     body = """
     async def evaluate(ev: Evaluator) -> None:
