@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 from pytest_httpserver import HTTPServer
 
@@ -202,3 +204,13 @@ async def test_google_rate_limit_status_is_retried(httpserver, google):
     httpserver.expect_request("/maps/api/geocode/json").respond_with_json(geocode_body("Bend"))
     city = await maps_tools(google)["maps.get_city_name"](address="x")
     assert city == "Bend"
+
+
+async def test_google_key_never_reaches_the_http_client_log(httpserver, google, caplog):
+    httpserver.expect_request("/maps/api/geocode/json").respond_with_json(geocode_body("Eugene"))
+    with caplog.at_level(logging.DEBUG):
+        await google.geocode("x")
+    assert httpserver.log[0][0].args["key"] == KEY
+    client_side = [r for r in caplog.records if not r.name.startswith("werkzeug")]
+    assert any(r.name == "httpx2" for r in client_side)
+    assert all(KEY not in record.getMessage() for record in client_side)

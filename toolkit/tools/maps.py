@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import urllib.request
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 import httpx2
 
@@ -112,12 +114,37 @@ _EMPTY_STATUSES = frozenset({"ZERO_RESULTS", "NOT_FOUND"})
 _RETRY_STATUSES = frozenset({"OVER_QUERY_LIMIT", "UNKNOWN_ERROR"})
 
 
+class _KeyedTransport(httpx2.AsyncBaseTransport):
+    """Adds the API key to each request's query on its way to the wire.
+
+    The key is added below the client, so the client's request log (httpx2 logs every URL
+    at INFO), its `Request` objects and its exceptions never contain it.
+    """
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport, key: str) -> None:
+        self._inner = inner
+        self._key = key
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        wire = httpx2.Request(
+            request.method,
+            request.url.copy_set_param("key", self._key),
+            headers=request.headers,
+            extensions=request.extensions,
+        )
+        return await self._inner.handle_async_request(wire)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
 class GoogleMapsProvider:
     """Google's Geocoding and Directions web services over httpx2.
 
     The key is read from the environment (`GOOGLE_MAPS_API_KEY`) at each call and never
     appears in errors or logs. Rate limits, 5xx and transport errors are retried up to
     `max_attempts` times with doubling delays; other failures raise `InfraError` at once.
+    With `trust_env`, the standard proxy variables (`https_proxy`, `no_proxy`) apply.
     """
 
     def __init__(
@@ -157,17 +184,31 @@ class GoogleMapsProvider:
             )
         return key
 
+    def _proxy(self) -> str | None:
+        if not self.trust_env:
+            return None
+        parts = urlsplit(self.base_url)
+        if urllib.request.proxy_bypass(parts.hostname or ""):
+            return None
+        return urllib.request.getproxies().get(parts.scheme)
+
+    def _client(self, key: str) -> httpx2.AsyncClient:
+        inner = httpx2.AsyncHTTPTransport(trust_env=self.trust_env, proxy=self._proxy())
+        return httpx2.AsyncClient(
+            transport=_KeyedTransport(inner, key), timeout=self.timeout, trust_env=False
+        )
+
     async def _get(self, service: str, params: dict[str, str]) -> dict[str, Any]:
         key = self._key()
         url = f"{self.base_url}/{service}/json"
         problem = "no attempt made"
         delay = self.retry_delay
-        async with httpx2.AsyncClient(timeout=self.timeout, trust_env=self.trust_env) as client:
+        async with self._client(key) as client:
             for attempt in range(1, self.max_attempts + 1):
                 if attempt > 1:
                     await asyncio.sleep(delay)
                     delay *= 2
-                body, problem, retry = await self._attempt(client, url, {**params, "key": key})
+                body, problem, retry = await self._attempt(client, url, params)
                 if body is not None:
                     return body
                 if not retry:
