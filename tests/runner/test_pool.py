@@ -101,7 +101,7 @@ async def test_judge_that_writes_garbage_into_the_channel_is_a_protocol_error() 
     async with WorkerPool(1, FAST, backend()) as pool:
         garbage = await pool.evaluate(job("channel_garbage"))
         after = await pool.evaluate(job("normal"))
-    assert garbage.status == "incomplete" and kinds(garbage) == ["protocol"]
+    assert garbage.status == "incomplete" and kinds(garbage) == ["protocol_violation"]
     assert after.status == "complete"
 
 
@@ -151,7 +151,7 @@ async def test_a_worker_killed_from_outside_is_reported_and_replaced() -> None:
             os.killpg(worker.process.pid, signal.SIGKILL)
         killed = await running
         after = await pool.evaluate(job("normal"))
-    assert killed.status == "incomplete" and kinds(killed) == ["protocol"]
+    assert killed.status == "incomplete" and kinds(killed) == ["sandbox"]
     assert "worker process ended unexpectedly" in killed.errors[0]["message"]
     assert after.status == "complete"
 

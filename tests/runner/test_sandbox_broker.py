@@ -136,7 +136,7 @@ async def test_infra_error_in_the_parent_backend_marks_the_node_error_and_the_ou
     assert leaf(outcome, "cited")["status"] == "error"
     assert "provider overloaded" in leaf(outcome, "cited")["error"]
     assert leaf(outcome, "plain")["status"] == "passed"
-    assert kinds(outcome) == ["llm"]
+    assert [e["kind"] for e in outcome.summary["errors"]] == ["llm"]
     assert outcome.summary["status"] == "incomplete"
 
 
@@ -159,7 +159,7 @@ async def test_any_backend_exception_becomes_an_infra_error_in_the_judge() -> No
     assert outcome.status == "incomplete"
     assert leaf(outcome, "plain")["status"] == "error"
     assert "RuntimeError: connection reset" in leaf(outcome, "plain")["error"]
-    assert set(kinds(outcome)) == {"backend"}
+    assert {e["kind"] for e in outcome.summary["errors"]} == {"backend"}
 
 
 async def test_concurrent_verifications_in_one_judge_run_concurrently_over_the_channel() -> None:

@@ -235,10 +235,13 @@ class WorkerProcess:
                 outcome, end = await self._converse(start, broker, calls)
         except TimeoutError:
             await self.kill()
-            outcome, end = None, JobEnd(job_id=start.job_id, timed_out=True)
+            message = f"the judge did not finish within {start.limits.timeout_s:g} s and was killed"
+            lost = EvalOutcome.failure(start.job, "timeout", message, error_type="Timeout")
+            return self._lost(lost, begin)
         except (ProtocolError, OSError) as exc:
             await self.kill()
-            outcome, end = None, JobEnd(job_id=start.job_id, protocol_error=str(exc))
+            message = f"the judge worker failed: {exc}"
+            return self._lost(EvalOutcome.failure(start.job, "sandbox", message), begin)
         except BaseException:
             await self.kill()
             raise
@@ -247,6 +250,11 @@ class WorkerProcess:
                 task.cancel()
         return _finish(start, outcome, end, time.monotonic() - begin)
 
+    def _lost(self, outcome: EvalOutcome, begin: float) -> EvalOutcome:
+        stderr = self.tails["stderr"].data.decode(errors="replace")
+        update = {"duration_s": round(time.monotonic() - begin, 6), "stderr_tail": stderr}
+        return outcome.model_copy(update=update)
+
     async def _converse(
         self, start: JobStart, broker: Broker, calls: set[asyncio.Task[None]]
     ) -> tuple[EvalOutcome | None, JobEnd]:
@@ -254,12 +262,7 @@ class WorkerProcess:
         while True:
             message = await read_message(self.reader)
             if message is None:
-                await self.kill()
-                return outcome, JobEnd(
-                    job_id=start.job_id,
-                    protocol_error="the worker process ended unexpectedly",
-                    stderr_tail=self.tails["stderr"].data.decode(errors="replace"),
-                )
+                raise ProtocolError("the worker process ended unexpectedly")
             if isinstance(message, Call) and message.job_id == start.job_id:
                 task = asyncio.ensure_future(self._answer(message, broker))
                 calls.add(task)
@@ -277,7 +280,7 @@ class WorkerProcess:
             frame_message: Reply = reply
             encode(frame_message)
         except (ProtocolError, ValueError, TypeError) as exc:
-            error = {"type": type(exc).__name__, "kind": "protocol", "message": str(exc)[:500]}
+            error = {"type": type(exc).__name__, "kind": "broker", "message": str(exc)[:500]}
             frame_message = Reply(job_id=call.job_id, call_id=call.call_id, error=error)
         with contextlib.suppress(OSError, ConnectionError):
             await self.send(frame_message)
@@ -314,7 +317,8 @@ def _end_error(start: JobStart, end: JobEnd) -> dict[str, Any]:
         message = f"the judge did not finish within {limits.timeout_s:g} s and was killed"
         return error_dict("Timeout", "timeout", message)
     if end.protocol_error:
-        return error_dict("SandboxError", "protocol", f"{end.protocol_error}{hint}")
+        message = f"the judge process broke the channel protocol: {end.protocol_error}"
+        return error_dict("ProtocolViolation", "protocol_violation", message)
     if end.signal is not None:
         kind = _SIGNAL_KINDS.get(signal.Signals(end.signal), "crash")
         name = signal.Signals(end.signal).name

@@ -59,8 +59,14 @@ class EvalOutcome(BaseModel):
     """What an evaluation produced; `incomplete` whenever anything but the verdicts went wrong.
 
     `summary` is the judge's summary (Evaluator.get_summary shape); for a judge that raised it
-    is the partial tree, or None when none exists. `errors` holds dicts with `type`, `kind`,
-    `message` and optionally `traceback`.
+    is the partial tree, or None when none exists. Node-level infrastructure errors (a failed
+    LLM call the Evaluator caught) stay in `summary["errors"]`; `errors` holds what ended the
+    evaluation itself, as dicts with `type`, `kind`, `message` and optionally `traceback`.
+    Kinds: the judge's fault: `judge_exception`, `judge_load`, `judge_exit`, `timeout`,
+    `cpu_limit`, `memory_limit`, `killed`, `crash`, `sandbox_violation`, `protocol_violation`,
+    `summary_not_serializable`; infrastructure: `sandbox` (a worker could not start or was
+    lost) and any `InfraError` kind raised through the broker (`llm`, `budget`, `tool`,
+    `backend`, `channel`, ...).
     """
 
     version: int = OUTCOME_VERSION

@@ -286,9 +286,8 @@ async def _evaluate(channel: Channel, start: JobStart, guard: Guard) -> EvalOutc
         for violation in guard.violations
         if violation not in reported
     )
-    if summary is not None and summary.get("status") == "incomplete":
-        errors.extend(_summary_errors(summary))
-    status = "complete" if summary is not None and not errors else "incomplete"
+    complete = summary is not None and not errors and summary.get("status") == "complete"
+    status = "complete" if complete else "incomplete"
     if summary is not None and status == "incomplete":
         summary["status"] = "incomplete"
     return EvalOutcome(
@@ -310,20 +309,6 @@ def _partial_summary(exc: BaseException, errors: list[dict[str, Any]]) -> dict[s
     except BaseException as inner:
         errors.append(_exception_error(inner, "building the partial summary failed"))
         return None
-
-
-def _summary_errors(summary: dict[str, Any]) -> list[dict[str, Any]]:
-    found = []
-    for entry in summary.get("errors") or []:
-        if isinstance(entry, dict):
-            target = f" ({entry.get('operation')} '{entry.get('target')}')"
-            message = f"{entry.get('message', '')}{target if entry.get('operation') else ''}"
-            found.append(
-                error_dict(str(entry.get("type")), str(entry.get("kind") or "infra"), message)
-            )
-    if not found:
-        found.append(error_dict("InfraError", "infra", "the evaluator reported incomplete"))
-    return found
 
 
 def _dedupe(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
