@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -32,6 +33,7 @@ from toolkit.runner.run import (
     Runner,
     RunOptions,
     RunReport,
+    ToolTable,
 )
 
 
@@ -116,8 +118,11 @@ async def _run_with(
     sandbox: bool,
 ) -> RunReport:
     progress = _progress(len(inputs))
+    tools = _tools()
     if not sandbox:
-        executor = InProcessExecutor(backend, pages=pages, timeout_s=timeout_s)
+        executor = InProcessExecutor(
+            backend, pages=pages, tools=ToolTable(tools), timeout_s=timeout_s
+        )
         runner = Runner(backend=backend, executor=executor, options=options, progress=progress)
         return await runner.run(inputs)
     from toolkit.runner.pool import WorkerPool
@@ -125,9 +130,18 @@ async def _run_with(
 
     limits = SandboxLimits(timeout_s=timeout_s)
     jobs = max(1, options.jobs)
-    async with LazyExecutor(lambda: WorkerPool(jobs, limits, backend, pages=pages)) as pool:
+    async with LazyExecutor(
+        lambda: WorkerPool(jobs, limits, backend, pages=pages, tools=tools)
+    ) as pool:
         runner = Runner(backend=backend, executor=pool, options=options, progress=progress)
         return await runner.run(inputs)
+
+
+def _tools() -> dict[str, Any]:
+    """Tools judges may call through the broker: maps (Google when its key is set)."""
+    from toolkit.tools.maps import API_KEY_ENV, GoogleMapsProvider, maps_tools
+
+    return maps_tools(GoogleMapsProvider() if os.environ.get(API_KEY_ENV) else None)
 
 
 def _build_backend(backend_spec: str | None, settings: LLMSettings) -> tuple[Any, Any]:

@@ -272,3 +272,47 @@ def test_run_options_defaults_point_at_repo_folders() -> None:
     defaults = RunOptions()
     assert defaults.judges_dir == Path("generated_judges")
     assert defaults.reviews_dir == Path("reviews")
+
+
+@pytest.mark.parametrize("sandbox", [False, True], ids=["in_process", "sandboxed"])
+def test_judge_calling_the_maps_tool_scores_as_when_run_directly(
+    tmp_path: Path, sandbox: bool
+) -> None:
+    from tests.fixtures.m2w2 import scenario
+    from toolkit.runner.inputs import AnswerInput
+    from toolkit.runner.pool import WorkerPool
+    from toolkit.tools.maps import maps_tools
+
+    task = scenario.TASKS["portland_bookstores"]
+    answer, data = task.answers["complete"]
+    expected = asyncio.run(scenario.run(task, task.native_judge, "complete", "all_pass"))
+    judges = tmp_path / "judges"
+    judges.mkdir()
+    (judges / "portland_bookstores.py").write_bytes(task.native_judge.read_bytes())
+    backend = ScriptedBackend(
+        extract=scenario.extractions(data), verify=scenario.verdicts("all_pass")
+    )
+    item = AnswerInput(
+        kind="answer",
+        agent_name="agent",
+        task_id="portland_bookstores",
+        answer_name="complete",
+        path=tmp_path / "answer.md",
+        answer_sha256="sha256:x",
+        text=answer,
+    )
+    tools = maps_tools(scenario.FakeMaps())
+    opts = options(tmp_path, judges_dir=judges)
+
+    async def go() -> object:
+        if not sandbox:
+            return await run_evaluations(
+                [item], backend=backend, options=opts, pages=scenario.DictPages(), tools=tools
+            )
+        async with WorkerPool(1, None, backend, pages=scenario.DictPages(), tools=tools) as pool:
+            return await run_evaluations([item], backend=backend, options=opts, executor=pool)
+
+    (result,) = asyncio.run(go()).results
+    assert result.status == "complete", result.errors
+    assert result.final_score == expected.summary["final_score"]
+    assert result.eval_breakdown[0]["verification_tree"] == expected.tree

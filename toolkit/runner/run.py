@@ -10,10 +10,11 @@ run cleanly: jobs not yet started are left for the next run.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
 import traceback
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from typing import Any, Protocol
 
 from prompts import prompts_sha256
 from toolkit.backends import ExtractRequest, JudgingBackend, Verdict, VerifyRequest
+from toolkit.errors import InfraError
 from toolkit.evaluator import PageSource
 from toolkit.runner.approval import approval_problem
 from toolkit.runner.fingerprint import Fingerprint, make_fingerprint, sha256_file
@@ -183,6 +185,22 @@ class InProcessExecutor:
             outcome.status = "incomplete"
         outcome.duration_s = time.monotonic() - started
         return outcome
+
+
+class ToolTable:
+    """A `ToolCaller` over named tool functions (e.g. `maps_tools(...)`), for in-process runs;
+    the sandbox's broker serves the same mapping to worker processes."""
+
+    def __init__(self, tools: Mapping[str, Callable[..., Any]]) -> None:
+        self.tools = dict(tools)
+
+    async def call(self, name: str, args: dict[str, Any]) -> Any:
+        """Call tool `name`; an unknown tool is an InfraError (node `error`), never a crash."""
+        function = self.tools.get(name)
+        if function is None:
+            raise InfraError(f"tool '{name}' is not available: no provider for it", kind="tool")
+        result = function(**args)
+        return await result if inspect.isawaitable(result) else result
 
 
 class LazyExecutor:
@@ -549,11 +567,15 @@ async def run_evaluations(
     options: RunOptions,
     executor: Executor | None = None,
     pages: PageSource | None = None,
+    tools: Mapping[str, Callable[..., Any]] | None = None,
     timeout_s: float = 600.0,
     progress: Progress = _noop,
 ) -> RunReport:
     """Evaluate `inputs` (in-process unless an executor is given) and write results/summaries."""
     metered = backend if isinstance(backend, MeteredBackend) else MeteredBackend(backend)
-    executor = executor or InProcessExecutor(metered, pages=pages, timeout_s=timeout_s)
+    caller = ToolTable(tools) if tools is not None else None
+    executor = executor or InProcessExecutor(
+        metered, pages=pages, tools=caller, timeout_s=timeout_s
+    )
     runner = Runner(backend=metered, executor=executor, options=options, progress=progress)
     return await runner.run(inputs)
