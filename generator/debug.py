@@ -147,6 +147,29 @@ def _judge_lines(trace: str, judge_name: str) -> list[int]:
     return [int(n) for n in pattern.findall(trace)]
 
 
+def clean_trace(trace: str, judge_name: str) -> str:
+    """The traceback with only the judge's own frames, its path shown as `judge_name`.
+
+    Toolkit and sandbox frames say nothing the repair needs, and temporary paths would make
+    identical failures look different (to the repeat check and to a response cache).
+    """
+    path = re.compile(r'"[^"]*' + re.escape(judge_name) + '"')
+    out: list[str] = []
+    keep = True
+    for line in trace.splitlines():
+        stripped = line.lstrip()
+        if stripped.startswith('File "'):
+            keep = judge_name in line
+            if keep:
+                out.append(path.sub(f'"{judge_name}"', line))
+        elif not line.startswith(" "):
+            keep = True
+            out.append(re.sub(r"\S*/" + re.escape(judge_name), judge_name, line))
+        elif keep:
+            out.append(line)
+    return "\n".join(out)
+
+
 def _tree_nodes(tree: dict[str, Any]) -> list[dict[str, Any]]:
     out, stack = [], [tree]
     while stack:
@@ -169,7 +192,7 @@ def inspect_outcome(
         kind = str(error.get("kind", "exception"))
         if kind in INFRA_KINDS or error.get("type") in INFRA_TYPES:
             raise InfraError(f"debug run {answer}/{pattern}: {error.get('message')}", kind=kind)
-        trace = str(error.get("traceback") or "")
+        trace = clean_trace(str(error.get("traceback") or ""), judge_name)
         message = f"{error.get('type', 'Error')}: {error.get('message', '')}"
         issues.append(
             _issue(

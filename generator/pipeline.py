@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
@@ -24,6 +23,7 @@ from generator.draft import (
     offending_lines,
     repair_request,
 )
+from generator.lint import lint_source
 from generator.publish import PublishResult, publish
 from generator.reflect import load_checklist, parse_reflection, reflect_request
 from generator.review import ReflectionPass, ReviewRecord, StageRecord
@@ -88,17 +88,9 @@ class _Run:
         self.progress(f"[{self.loaded.task_id}] {stage.stage}: {stage.status}: {stage.summary}")
 
 
-def _lint_source() -> Callable[[str, str], Any]:
-    try:
-        from generator.lint import lint_source
-    except ImportError:
-        from generator.lint_fallback import lint_source
-    return lint_source
-
-
 def _lint(source: str, task_id: str) -> tuple[str, Problem | None, list[str]]:
-    report = _lint_source()(source, f"{task_id}.py")
-    formatted = getattr(report, "formatted", None) or report.source
+    report = lint_source(source, f"{task_id}.py")
+    formatted = report.source
     if report.ok:
         return formatted, None, []
     details = [f"line {f.line}: {f.rule} {f.message}" for f in report.findings]
@@ -229,7 +221,11 @@ def results_text(report: DebugReport) -> str:
 async def reflect_stage(
     run: _Run, source: str, report: DebugReport
 ) -> tuple[str, DebugReport, list[ReflectionPass]]:
-    """Checklist passes; a revision is kept only if it passes lint and debug again."""
+    """Checklist passes; a revision is kept only if it passes lint and debug again.
+
+    A pass without problems (or without a revision) ends the stage; after a kept or a
+    reverted revision the next pass reviews the current judge, told what happened before.
+    """
     assert run.context is not None
     checklist = load_checklist()
     passes: list[ReflectionPass] = []
@@ -243,6 +239,9 @@ async def reflect_stage(
             checklist=checklist,
             pass_number=number,
             max_passes=run.options.max_reflections,
+            earlier=[
+                f"pass {p.pass_number}: {p.outcome.replace('_', ' ')}. {p.reason}" for p in passes
+            ],
         )
         reflection = parse_reflection(await run.tape.complete(request))
         problems = [f"{f.item}: {f.evidence} -> {f.fix}" for f in reflection.problems()]
@@ -253,12 +252,13 @@ async def reflect_stage(
                     pass_number=number, findings=reflection.findings, outcome="no_change"
                 )
             )
+            summary = f"{len(problems)} problem(s), no revision"
             run.record(
                 StageRecord(
                     stage="reflect",
                     round=number,
                     status="unchanged",
-                    summary=f"{len(problems)} problem(s), no revision",
+                    summary=summary,
                     details=problems,
                 )
             )
@@ -267,7 +267,7 @@ async def reflect_stage(
             run, revised, number, f"reflection {number}"
         )
         if problem is not None or candidate_report is None:
-            reason = f"revision reverted: {problem.signature if problem else 'debug failed'}"
+            reason = f"The revision was reverted: it failed {problem.stage if problem else 'debug'} ({problem.signature if problem else 'no report'})."
             passes.append(
                 ReflectionPass(
                     pass_number=number,
@@ -285,14 +285,12 @@ async def reflect_stage(
                     details=problems,
                 )
             )
-            break
+            continue
         source, report = candidate, candidate_report
+        reason = "The revision passed lint and debug and was kept."
         passes.append(
             ReflectionPass(
-                pass_number=number,
-                findings=reflection.findings,
-                outcome="kept",
-                reason="the revision passed lint and debug",
+                pass_number=number, findings=reflection.findings, outcome="kept", reason=reason
             )
         )
         run.record(

@@ -112,8 +112,9 @@ def reflect_request(
     checklist: Checklist,
     pass_number: int,
     max_passes: int,
+    earlier: list[str] | None = None,
 ) -> LLMRequest:
-    """The request for one checklist pass over `source`."""
+    """The request for one checklist pass over `source` (`earlier`: what past passes did)."""
     text = render(
         "generator/reflect.j2",
         spec=context.loaded.spec,
@@ -123,6 +124,7 @@ def reflect_request(
         checklist=checklist.items,
         pass_number=pass_number,
         max_passes=max_passes,
+        earlier=earlier or [],
     )
     return LLMRequest(
         model=model,

@@ -128,12 +128,20 @@ def _usage_lines(record: ReviewRecord) -> list[str]:
     return lines
 
 
+def _one_line_descs(tree: dict[str, Any]) -> dict[str, Any]:
+    children = [_one_line_descs(child) for child in tree.get("children", [])]
+    return {**tree, "desc": " ".join(str(tree.get("desc", "")).split()), "children": children}
+
+
+def skeleton_outline(tree: dict[str, Any] | None) -> str:
+    """The all-pass tree as a Markdown outline with critical/sequential marks."""
+    return outline(_one_line_descs(tree), style="markdown") if tree else "(none)\n"
+
+
 def render_markdown(record: ReviewRecord) -> str:
     """The review record as Markdown for the pull request."""
     p = record.provenance
-    skeleton = (
-        outline(record.skeleton_tree, style="markdown") if record.skeleton_tree else "(none)\n"
-    )
+    skeleton = skeleton_outline(record.skeleton_tree)
     lines = [
         f"# Review record: `{record.task_id}`",
         "",

@@ -2,7 +2,8 @@
 
 `replies/<label>.md` answers the draft and repair requests (labels `draft`, `repair_1`, …),
 `replies/<label>.json` the reflections, and `replies/extract.json` maps each sample answer's
-name to what extraction returns for it.
+name to what extraction returns for it (or to a mapping of template class name → result, for
+judges that extract more than once).
 """
 
 from __future__ import annotations
@@ -25,14 +26,19 @@ FIXED_USAGE = {
 class FixturePolicy:
     """Answers generation and extraction requests from a task's fixture replies."""
 
-    def __init__(self, task_dir: Path) -> None:
-        self.replies = task_dir / "replies"
+    def __init__(
+        self, task_dir: Path, replies: Path | None = None, fixed_usage: bool = True
+    ) -> None:
+        self.replies = replies or task_dir / "replies"
+        self.fixed_usage = fixed_usage
         self.answers = {a.name: a.text for a in load_spec(task_dir).answers}
         self.extractions = json.loads((self.replies / "extract.json").read_text())
 
     def __call__(self, request: LLMRequest) -> LLMResponse:
         """The reply, with fixed token counts per purpose so costs are reproducible."""
         response = response_from(self.reply(request), request)
+        if not self.fixed_usage:
+            return response
         usage = FIXED_USAGE.get(request.metadata.purpose, response.usage)
         return response.model_copy(update={"usage": usage})
 
@@ -42,7 +48,8 @@ class FixturePolicy:
         if request.metadata.purpose == "extract":
             prompt = request.prompt_text()
             name = next(n for n, text in self.answers.items() if text.strip() in prompt)
-            return self.extractions[name]
+            entry = self.extractions[name]
+            return entry.get(request.schema_name or "", entry)
         if request.metadata.purpose == "reflect":
             return json.loads((self.replies / f"{label}.json").read_text())
         return (self.replies / f"{label}.md").read_text()

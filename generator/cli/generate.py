@@ -1,0 +1,144 @@
+"""`judgegen generate`: draft, check, reflect on and publish the judge of one or more tasks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import click
+
+from generator.cli.llm_options import llm_options
+from generator.gitops import GitError, RefChanged
+from generator.pipeline import GenerationFailed, GenerationResult, PipelineOptions
+from generator.pipeline import generate as run_generation
+from generator.spec import LoadedSpec, load_spec
+from toolkit.errors import InfraError, SpecError
+from toolkit.llm.settings import LLMSettings
+
+
+def _fixtures_dir(provider: str) -> Path | None:
+    kind, _, rest = provider.partition(":")
+    return Path(rest) if kind == "replay" and rest and Path(rest).is_dir() else None
+
+
+async def _generate_all(
+    specs: list[LoadedSpec], settings: LLMSettings, options: PipelineOptions
+) -> tuple[list[GenerationResult], list[tuple[str, str]], str]:
+    from toolkit.llm import build_client
+
+    generation = build_client(settings, "generation")
+    extraction = build_client(settings.model_copy(update={"model": None}), "judge")
+    done: list[GenerationResult] = []
+    failed: list[tuple[str, str]] = []
+    try:
+        for loaded in specs:
+            try:
+                result = await run_generation(
+                    loaded, generation, extraction, options, lambda m: click.echo(m, err=True)
+                )
+                done.append(result)
+            except GenerationFailed as exc:
+                click.echo(f"[{loaded.task_id}] failed: {exc}", err=True)
+                failed.append((loaded.task_id, str(exc)))
+    finally:
+        lines = (
+            f"{generation.summary_line()} (generation); {extraction.summary_line()} (extraction)"
+        )
+        await generation.aclose()
+        await extraction.aclose()
+    return done, failed, lines
+
+
+@click.command()
+@click.argument("task_ids", nargs=-1, required=True)
+@click.option("--tasks-dir", default="tasks", show_default=True, type=click.Path(path_type=Path))
+@click.option(
+    "--judges", default="generated_judges", show_default=True, type=click.Path(path_type=Path)
+)
+@click.option("--reviews", default="reviews", show_default=True, type=click.Path(path_type=Path))
+@click.option("--no-commit", is_flag=True, help="Write the files but make no commit.")
+@click.option("--max-repairs", default=3, show_default=True, type=click.IntRange(0, 3))
+@click.option("--max-reflections", default=2, show_default=True, type=click.IntRange(0, 2))
+@click.option("--examples", "max_examples", default=2, show_default=True, type=click.IntRange(1, 3))
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
+@llm_options
+@click.pass_context
+def generate_cmd(
+    ctx: click.Context,
+    task_ids: tuple[str, ...],
+    tasks_dir: Path,
+    judges: Path,
+    reviews: Path,
+    no_commit: bool,
+    max_repairs: int,
+    max_reflections: int,
+    max_examples: int,
+    as_json: bool,
+    llm_settings: LLMSettings,
+) -> None:
+    """Generate the judge of each TASK_ID from tasks/<TASK_ID>/task.yaml.
+
+    Stages: spec, context, draft, lint, debug (sample answers × stubbed verdict patterns,
+    up to 3 repair rounds), checklist reflection (up to 2 passes), publish. Writes
+    generated_judges/<id>.py and reviews/<id>.md + .json, and commits them on branch
+    judge/<id> without touching your index, HEAD or other files (--no-commit: files only).
+    Progress and the LLM usage summary go to stderr; the published paths to stdout.
+
+    \b
+    Example:
+      judgegen generate river_lengths --provider replay:recordings/river_lengths
+      judgegen generate my_task --model claude-sonnet-4-5 --budget-usd 2 --no-commit
+
+    \b
+    Exit codes: 0 every judge published; 1 a judge still failed lint/debug after the
+    repairs (nothing published for it); 2 invalid spec, flags or not a git repository
+    (use --no-commit); 3 infrastructure failure (LLM, budget, replay miss, sandbox, or the
+    branch moved while publishing).
+    """
+    try:
+        specs = [load_spec(task_id, tasks_dir) for task_id in task_ids]
+        settings = llm_settings
+        options = PipelineOptions(
+            model=settings.model_for("generation"),
+            extract_model=settings.judge_model,
+            judges_dir=judges,
+            reviews_dir=reviews,
+            commit=not no_commit,
+            max_repairs=max_repairs,
+            max_reflections=max_reflections,
+            max_examples=max_examples,
+            fixtures_dir=_fixtures_dir(settings.provider),
+        )
+        done, failed, usage = asyncio.run(_generate_all(specs, settings, options))
+    except SpecError as exc:
+        raise click.UsageError(str(exc)) from exc
+    except (InfraError, RefChanged) as exc:
+        click.echo(f"error: {exc}", err=True)
+        ctx.exit(3)
+    except GitError as exc:
+        raise click.UsageError(f"{exc} (use --no-commit outside a git repository)") from exc
+    click.echo(usage, err=True)
+    _print(done, failed, as_json)
+    ctx.exit(1 if failed else 0)
+
+
+def _print(done: list[GenerationResult], failed: list[tuple[str, str]], as_json: bool) -> None:
+    if as_json:
+        payload = {
+            "version": 1,
+            "published": [
+                r.model_dump(mode="json", exclude={"record": True, "publish": {"record"}})
+                for r in done
+            ],
+            "failed": [{"task_id": t, "error": e} for t, e in failed],
+        }
+        click.echo(json.dumps(payload, indent=2))
+        return
+    for result in done:
+        commit = result.publish.commit
+        where = f" (commit {commit.commit[:12]} on {commit.branch})" if commit else ""
+        click.echo(f"{result.publish.judge_path}{where}")
+
+
+generate = generate_cmd
