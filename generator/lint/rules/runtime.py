@@ -232,10 +232,12 @@ class SwallowedInfraError(Rule):
     message = (
         "When an LLM call or page capture fails for good, the toolkit raises InfraError so the "
         "runner marks the evaluation incomplete and retries it later; a bare `except:`, "
-        "`except Exception` / `BaseException` / `InfraError` that does not re-raise turns that "
-        "into a silent wrong score, and so does `asyncio.gather(..., return_exceptions=True)`. "
-        "Catch only the specific exceptions of your own parsing (ValueError, KeyError, "
-        "TypeError), or end the handler with `raise`."
+        "`except Exception` / `BaseException` / `InfraError` around awaited calls that does "
+        "not re-raise turns that into a silent wrong score, and so does "
+        "`asyncio.gather(..., return_exceptions=True)`. Let errors from `ev.extract`/"
+        "`ev.verify` propagate; catch only the specific exceptions of your own parsing "
+        "(ValueError, KeyError, TypeError), or end the handler with `raise`. Only `try` blocks "
+        "that await something are checked: synchronous parsing cannot raise InfraError."
     )
     bad = """
 async def evaluate(ev: Evaluator) -> None:
@@ -258,6 +260,26 @@ async def evaluate(ev: Evaluator) -> None:
     def __init__(self, ctx: LintContext) -> None:
         super().__init__(ctx)
         self._handlers: list[_Handler] = []
+        self._awaiting: set[cst.CSTNode] = set()
+
+    def visit_Await(self, node: cst.Await) -> None:
+        self._mark_awaiting(node)
+
+    def visit_For(self, node: cst.For) -> None:
+        if node.asynchronous is not None:
+            self._mark_awaiting(node)
+
+    def visit_With(self, node: cst.With) -> None:
+        if node.asynchronous is not None:
+            self._mark_awaiting(node)
+
+    def _mark_awaiting(self, node: cst.CSTNode) -> None:
+        """Remember every `try` whose body (in this function) awaits at `node`."""
+        for ancestor, child in self.ctx.ancestors(node):
+            if isinstance(ancestor, cst.FunctionDef | cst.Lambda):
+                return
+            if isinstance(ancestor, cst.Try | cst.TryStar) and child is ancestor.body:
+                self._awaiting.add(ancestor)
 
     def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
         self._handlers.append(_Handler(node))
@@ -268,7 +290,7 @@ async def evaluate(ev: Evaluator) -> None:
 
     def leave_ExceptHandler(self, original_node: cst.ExceptHandler) -> None:
         handler = self._handlers.pop()
-        if handler.raises:
+        if handler.raises or self.ctx.parent(original_node) not in self._awaiting:
             return
         caught = _caught_names(original_node.type)
         if caught is None:

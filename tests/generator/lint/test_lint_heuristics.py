@@ -310,22 +310,53 @@ def test_except_that_reraises_is_accepted() -> None:
     body = """
     async def evaluate(ev: Evaluator) -> None:
         try:
-            ev.add_custom_node(result=True, id="x", desc="d")
+            await ev.extract(prompt="p", template_class=Item, extraction_name="i")
         except Exception as exc:
             raise RuntimeError("judge failed") from exc
     """
     assert findings(body, "JG013") == []
 
 
-def test_bare_except_is_reported() -> None:
+def test_bare_except_around_an_await_is_reported() -> None:
     body = """
     async def evaluate(ev: Evaluator) -> None:
+        leaf = ev.add_leaf(id="x", desc="d")
         try:
-            ev.add_custom_node(result=True, id="x", desc="d")
+            await ev.verify(claim="c", node=leaf)
         except:
             pass
     """
     assert findings(body, "JG013") == ["A bare `except:` hides infrastructure errors."]
+
+
+def test_broad_except_in_synchronous_parsing_is_accepted() -> None:
+    body = """
+    def parse(text: str) -> float | None:
+        try:
+            return float(text)
+        except Exception:
+            return None
+
+    async def evaluate(ev: Evaluator) -> None:
+        try:
+            value = parse(ev.answer)
+        except Exception:
+            value = None
+        ev.add_custom_node(result=value is not None, id="x", desc="d")
+    """
+    assert findings(body, "JG013") == []
+
+
+def test_broad_except_around_async_for_is_reported() -> None:
+    body = """
+    async def evaluate(ev: Evaluator) -> None:
+        try:
+            async for item in ev.stream():
+                pass
+        except BaseException:
+            pass
+    """
+    assert len(findings(body, "JG013")) == 1
 
 
 def test_gather_with_return_exceptions_is_reported() -> None:
