@@ -46,19 +46,28 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPat
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
 
 
-@pytest.fixture
-def stub() -> Iterator[StubAPI]:
-    """A threaded loopback server answering both APIs from queued replies."""
+@pytest.fixture(scope="session")
+def _stub_server() -> Iterator[HTTPServer]:
+    """One threaded loopback server for the session (stopping one takes half a second)."""
     server = HTTPServer(host="127.0.0.1", port=0, threaded=True)
     server.start()
-    api = StubAPI(server)
-    server.expect_request("/v1/messages", method="POST").respond_with_handler(api.handle)
-    server.expect_request("/v1/chat/completions", method="POST").respond_with_handler(api.handle)
     try:
-        yield api
+        yield server
     finally:
-        server.clear()
         server.stop()
+
+
+@pytest.fixture
+def stub(_stub_server: HTTPServer) -> Iterator[StubAPI]:
+    """The loopback server answering both APIs from this test's queued replies."""
+    api = StubAPI(_stub_server)
+    _stub_server.clear()
+    _stub_server.expect_request("/v1/messages", method="POST").respond_with_handler(api.handle)
+    _stub_server.expect_request("/v1/chat/completions", method="POST").respond_with_handler(
+        api.handle
+    )
+    yield api
+    _stub_server.clear()
 
 
 def verify_request(
