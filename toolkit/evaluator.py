@@ -102,7 +102,9 @@ class Evaluator:
         self.errors: list[dict[str, Any]] = []
         self.verifications: list[dict[str, Any]] = []
         self.missing_sources: list[str] = []
-        self._info: list[dict[str, Any]] = []
+        self._extractions: list[dict[str, Any]] = []
+        self._ground_truth: list[dict[str, Any]] = []
+        self._custom_info: list[dict[str, Any]] = []
         self._used_ids: set[str] = set()
         self._parents: dict[int, VerificationNode] = {}
 
@@ -297,13 +299,13 @@ class Evaluator:
 
     def add_ground_truth(self, gt_info: dict, gt_type: str = "ground_truth") -> None:
         """Record ground truth in the summary's info list."""
-        self._info.append({gt_type: gt_info})
+        self._ground_truth.append({gt_type: gt_info})
 
     def add_custom_info(
         self, info: dict, info_type: str = "custom", info_name: str | None = None
     ) -> None:
         """Record any extra information in the summary's info list."""
-        self._info.append({info_name or info_type: info})
+        self._custom_info.append({info_name or info_type: info})
 
     def find_node(self, node_id: str) -> VerificationNode | None:
         """The node with this id, or None."""
@@ -363,7 +365,7 @@ class Evaluator:
             self._record_error("extract", extraction_name, exc)
             raise
         result = _coerce_extraction(template_class, raw)
-        self._info.append({extraction_name: result.model_dump(mode="json")})
+        self._extractions.append({extraction_name: result.model_dump(mode="json")})
         return result
 
     async def _page(self, url: str) -> tuple[str | None, list[str]]:
@@ -537,9 +539,14 @@ class Evaluator:
         return 0.0 if self.root is None else self.root.compute_score(mutate=True)
 
     def get_summary(self) -> dict[str, Any]:
-        """Mind2Web 2's result shape plus task_id, status, errors, verifications, missing pages."""
+        """Mind2Web 2's result shape plus task_id, status, errors, verifications, missing pages.
+
+        The info list holds extractions, then ground truth, then custom info, as theirs does.
+        """
         final = self.score()
-        info = list(self._info) or [{"no_info": "No information recorded"}]
+        info = [*self._extractions, *self._ground_truth, *self._custom_info] or [
+            {"no_info": "No information recorded"}
+        ]
         return {
             "version": SUMMARY_VERSION,
             "task_id": self.task_id,

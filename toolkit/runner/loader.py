@@ -21,7 +21,7 @@ from typing import Any
 from toolkit.backends import JudgingBackend
 from toolkit.errors import SpecError
 from toolkit.evaluator import Evaluator, PageSource
-from toolkit.tools import ToolCaller, current_tools
+from toolkit.tools import ToolCaller, current_tool_errors, current_tools
 
 
 @dataclass
@@ -60,9 +60,14 @@ class Judge:
         partial tree from the evaluator attached to the exception as `__evaluator__`.
         """
         token = current_tools.set(tools)
+        tool_errors: list[dict[str, Any]] = []
+        errors_token = current_tool_errors.set(tool_errors)
         try:
             if self.style == "native":
-                return await self._run_native(backend, answer, pages, agent_name, answer_name)
+                summary, evaluator = await self._run_native(
+                    backend, answer, pages, agent_name, answer_name
+                )
+                return _with_tool_errors(summary, tool_errors), evaluator
             context = JudgeContext(backend=backend, pages=pages, model=model)
             summary = await self.module.evaluate_answer(
                 client=context,
@@ -74,8 +79,9 @@ class Judge:
                 logger=logging.getLogger(f"judgegen.judge.{self.task_id}"),
                 model=model or getattr(backend, "model", None) or "o4-mini",
             )
-            return dict(summary), None
+            return _with_tool_errors(dict(summary), tool_errors), None
         finally:
+            current_tool_errors.reset(errors_token)
             current_tools.reset(token)
 
     async def _run_native(
@@ -105,6 +111,14 @@ class Judge:
             exc.__evaluator__ = evaluator  # type: ignore[attr-defined]
             raise
         return evaluator.get_summary(), evaluator
+
+
+def _with_tool_errors(summary: dict[str, Any], errors: list[dict[str, Any]]) -> dict[str, Any]:
+    """Failed tool calls make the evaluation incomplete even if the judge swallowed them."""
+    if errors:
+        summary["errors"] = [*summary.get("errors", []), *errors]
+        summary["status"] = "incomplete"
+    return summary
 
 
 def load_judge(path: str | Path) -> Judge:

@@ -21,13 +21,32 @@ class ToolCaller(Protocol):
 
 
 current_tools: ContextVar[ToolCaller | None] = ContextVar("judgegen_tools", default=None)
+# Failed tool calls of the current evaluation, kept even when the judge swallows the error
+# (published judges wrap tool calls in `except Exception`), so the result is incomplete.
+current_tool_errors: ContextVar[list[dict[str, Any]] | None] = ContextVar(
+    "judgegen_tool_errors", default=None
+)
 
 
 async def call_tool(name: str, **args: Any) -> Any:
     """Call tool `name` through the current channel; InfraError when none is configured."""
-    caller = current_tools.get()
-    if caller is None:
-        raise InfraError(
-            f"tool '{name}' is not available: no tool provider is configured", kind="tool"
-        )
-    return await caller.call(name, args)
+    try:
+        caller = current_tools.get()
+        if caller is None:
+            raise InfraError(
+                f"tool '{name}' is not available: no tool provider is configured", kind="tool"
+            )
+        return await caller.call(name, args)
+    except Exception as exc:
+        errors = current_tool_errors.get()
+        if errors is not None:
+            errors.append(
+                {
+                    "operation": "tool",
+                    "target": name,
+                    "type": type(exc).__name__,
+                    "kind": getattr(exc, "kind", "exception"),
+                    "message": str(exc),
+                }
+            )
+        raise

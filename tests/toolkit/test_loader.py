@@ -1,0 +1,81 @@
+"""Loading and running judges: entry points, and failures a judge cannot hide."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from toolkit.backends import ScriptedBackend
+from toolkit.errors import SpecError
+from toolkit.runner.loader import load_judge
+
+SWALLOWING_JUDGE = """
+from toolkit.tools import call_tool
+
+TASK_ID = "swallow"
+TASK_DESCRIPTION = "Find the distance."
+
+
+async def evaluate(ev):
+    try:
+        await call_tool("maps.calculate_distance", origin="a", destination="b")
+    except Exception:
+        pass
+    ev.add_custom_node(result=True, id="done", desc="judge finished")
+"""
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+async def test_a_swallowed_tool_failure_still_makes_the_evaluation_incomplete(tmp_path):
+    judge = load_judge(write(tmp_path, "swallow.py", SWALLOWING_JUDGE))
+    summary, _ = await judge.run(backend=ScriptedBackend(), answer="a")
+    assert summary["status"] == "incomplete"
+    assert summary["errors"][0]["operation"] == "tool"
+    assert summary["final_score"] == 1.0
+
+
+async def test_native_judge_gets_task_constants_and_ground_truth(tmp_path):
+    source = """
+    TASK_ID = "gt"
+    TASK_DESCRIPTION = "Describe."
+    GROUND_TRUTH = {"year": 2023}
+    ROOT_STRATEGY = "sequential"
+
+    async def evaluate(ev):
+        ev.add_custom_info({"k": 1}, "custom")
+        ev.add_custom_node(result=True, id="a", desc="a")
+    """
+    judge = load_judge(write(tmp_path, "gt.py", source))
+    summary, evaluator = await judge.run(backend=ScriptedBackend(), answer="x")
+    assert judge.style == "native" and judge.task_id == "gt"
+    assert evaluator.root.strategy.value == "sequential"
+    assert summary["eval_breakdown"][0]["info"] == [
+        {"ground_truth": {"year": 2023}},
+        {"custom": {"k": 1}},
+    ]
+
+
+async def test_partial_tree_is_attached_to_a_judge_exception(tmp_path):
+    source = """
+    TASK_ID = "boom"
+    TASK_DESCRIPTION = "x"
+
+    async def evaluate(ev):
+        ev.add_custom_node(result=True, id="before", desc="built before the crash")
+        raise RuntimeError("judge bug")
+    """
+    judge = load_judge(write(tmp_path, "boom.py", source))
+    with pytest.raises(RuntimeError) as info:
+        await judge.run(backend=ScriptedBackend(), answer="x")
+    assert info.value.__evaluator__.find_node("before") is not None
+
+
+def test_a_module_without_an_entry_point_is_a_spec_error(tmp_path):
+    with pytest.raises(SpecError, match="evaluate"):
+        load_judge(write(tmp_path, "none.py", "TASK_ID = 'x'\n"))
