@@ -142,3 +142,14 @@ async def test_ledger_records_usage_and_cost_of_a_wire_call(stub: StubAPI) -> No
     assert (row.input_tokens, row.cache_read_tokens, row.output_tokens) == (600, 400, 20)
     assert row.cost_usd == pytest.approx(expected)
     assert response.cost_usd == pytest.approx(expected)
+
+
+async def test_missing_api_key_is_a_config_error_without_a_call(
+    stub: StubAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(LLMError) as caught:
+        await OpenAIProvider().complete(verify_request())
+    assert caught.value.kind == "config"
+    assert "OPENAI_API_KEY" in str(caught.value)
+    assert stub.received == []
