@@ -284,10 +284,22 @@ async def evaluate(ev: Evaluator) -> None:
     def _check_literal(self, node: cst.Call, literal: str) -> None:
         if literal in RESERVED_IDS:
             self.report(node, f'The id "{literal}" is reserved for the root.')
-        elif self.ctx.loops_around(node):
-            self.report(node, f'The literal id "{literal}" repeats on every loop iteration.')
         else:
+            loops = self.ctx.loops_around(node)
+            if loops and not self._conditional(node, loops[0]):
+                self.report(node, f'The literal id "{literal}" repeats on every loop iteration.')
             self._literals.append((literal, node))
+
+    def _conditional(self, node: cst.CSTNode, stop: cst.CSTNode) -> bool:
+        """True when `node` sits in a branch of an if/match below `stop` (e.g. `if i == 0:`)."""
+        for ancestor, child in self.ctx.ancestors(node):
+            if ancestor is stop:
+                return False
+            if isinstance(ancestor, cst.If | cst.IfExp) and child is not ancestor.test:
+                return True
+            if isinstance(ancestor, cst.Match):
+                return True
+        return False
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self._check_literal_collisions()
@@ -319,6 +331,8 @@ async def evaluate(ev: Evaluator) -> None:
             if not isinstance(scope, cst.FunctionDef) or scope.name.value not in helpers:
                 continue
             sites = uses.get(scope.name.value, [])
+            if self._conditional(call, scope) or self.ctx.loops_around(call):
+                continue
             if len(sites) > 1 or any(self.ctx.loops_around(site) for site in sites):
                 self.report(
                     call,

@@ -72,6 +72,21 @@ def test_literal_id_in_helper_called_in_a_loop_is_reported() -> None:
     assert len(findings(body, "JG006")) == 1
 
 
+def test_literal_id_under_a_condition_in_a_loop_or_helper_is_accepted() -> None:
+    body = """
+    def check(ev: Evaluator, index: int) -> None:
+        if index == 0:
+            ev.add_custom_node(result=True, id="first_only", desc="d")
+
+    async def evaluate(ev: Evaluator) -> None:
+        for index, name in enumerate(["a", "b"]):
+            if index == 0:
+                ev.add_custom_node(result=bool(name), id="first_named", desc="d")
+            check(ev, index)
+    """
+    assert findings(body, "JG006") == []
+
+
 def test_f_string_id_without_the_loop_variable_is_reported() -> None:
     body = """
     async def evaluate(ev: Evaluator) -> None:
