@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import cast
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
@@ -119,20 +120,25 @@ class LintContext:
         if stack:
             self.parents[node] = stack[-1]
         self.order[node] = len(self.order)
+        # Exact type checks: libcst nodes are ABCs, and isinstance on them is slow.
         kind = type(node)
         if kind is cst.Name:
-            self._classify_name(node)  # type: ignore[arg-type]
+            self._classify_name(cast(cst.Name, node))
         elif kind is cst.Call:
             for scope in self._scope_stack:
-                scope.calls.append(node)  # type: ignore[arg-type]
+                scope.calls.append(cast(cst.Call, node))
         elif kind is cst.Import or kind is cst.ImportFrom:
-            self._record_import(node)  # type: ignore[arg-type]
-        elif kind is cst.FunctionDef or kind is cst.Module:
-            is_async = kind is cst.FunctionDef and node.asynchronous is not None  # type: ignore[attr-defined]
-            facts = ScopeFacts(node, is_async)  # type: ignore[arg-type]
-            self.scopes[node] = facts
-            self._scope_stack.append(facts)
+            self._record_import(cast(cst.Import | cst.ImportFrom, node))
+        elif kind is cst.FunctionDef:
+            function = cast(cst.FunctionDef, node)
+            self._enter_scope(ScopeFacts(function, function.asynchronous is not None))
+        elif kind is cst.Module:
+            self._enter_scope(ScopeFacts(cast(cst.Module, node), False))
         stack.append(node)
+
+    def _enter_scope(self, facts: ScopeFacts) -> None:
+        self.scopes[facts.node] = facts
+        self._scope_stack.append(facts)
 
     def after_leave(self, node: cst.CSTNode) -> None:
         """Pop `node` after every rule has left it."""

@@ -125,10 +125,9 @@ async def evaluate(ev: Evaluator) -> None:
             self.report(node, f"`{qualified}` is random, so runs on the same answer differ.")
 
     def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        builtin = isinstance(func, cst.Name) and func.value in UNSTABLE_BUILTINS
-        if builtin and func.value not in self.ctx.imports:  # type: ignore[attr-defined]
-            self.report(node, f"`{func.value}()` changes from one process to the next.")
+        name = node.func.value if isinstance(node.func, cst.Name) else None
+        if name in UNSTABLE_BUILTINS and name not in self.ctx.imports:
+            self.report(node, f"`{name}()` changes from one process to the next.")
         if method_name(node) in TREE_CALLS:
             self._set_loops = [(loop, True) for loop, _ in self._set_loops]
 
@@ -142,9 +141,9 @@ async def evaluate(ev: Evaluator) -> None:
             if builds:
                 self.report(original_node.iter, "Nodes are built while iterating a set.")
 
-    def _leave_comprehension(self, node: cst.BaseExpression) -> None:
-        for_in = node.for_in  # type: ignore[attr-defined]
-        element = node.key if isinstance(node, cst.DictComp) else node.elt  # type: ignore[attr-defined]
+    def _leave_comprehension(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp) -> None:
+        for_in: cst.CompFor | None = node.for_in
+        element = node.elt
         builds = m.findall(
             element, m.Call(func=m.Attribute(attr=m.OneOf(*map(m.Name, TREE_CALLS))))
         )

@@ -404,10 +404,7 @@ async def evaluate(ev: Evaluator) -> None:
             name
             for name in facts.bindings
             if _bound_from(facts, name, PARENT_BUILDERS)
-            and all(
-                bool_value(call_arg(evaluator_call(v, PARENT_BUILDERS), "critical")) is True  # type: ignore[arg-type]
-                for v in facts.values_of(name)
-            )
+            and all(_critical_flag(v) is True for v in facts.values_of(name))
         }
         for call in facts.calls:
             method = method_name(call)
@@ -420,6 +417,12 @@ async def evaluate(ev: Evaluator) -> None:
             default = method == "add_custom_node" or has_keyword(call, "critical")
             if bool_value(flag) is False or (flag is None and not default):
                 self.report(call, f"`{parent.value}` is critical but this child is not.")
+
+
+def _critical_flag(value: cst.BaseExpression | None) -> bool | None:
+    """The literal `critical=` of the Evaluator builder call in `value`, if any."""
+    call = evaluator_call(value, PARENT_BUILDERS)
+    return None if call is None else bool_value(call_arg(call, "critical"))
 
 
 class VerifyNonLeaf(Rule):
