@@ -240,3 +240,14 @@ def test_an_oversized_frame_header_is_rejected() -> None:
     header = (MAX_FRAME_BYTES + 1).to_bytes(4, "big")
     with pytest.raises(ProtocolError, match="exceeds"):
         FrameBuffer().feed(header)
+
+
+async def test_mind2web2_style_judge_gives_the_same_summary_as_in_process() -> None:
+    local = ScriptedBackend(extract=extract)
+    judge = load_judge(JUDGES / "m2w2_style.py")
+    expected, _ = await judge.run(
+        backend=local, answer=ANSWER, agent_name="agent", answer_name="answer_1"
+    )
+    outcome = await sandboxed("m2w2_style", ScriptedBackend(extract=extract))
+    assert outcome.status == "complete"
+    assert outcome.summary == expected and expected["final_score"] == 1.0
