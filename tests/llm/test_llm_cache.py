@@ -199,3 +199,17 @@ def test_record_key_is_the_request_cache_key() -> None:
     record = CacheRecord.of(request, LLMResponse(text="x", cache_hit=True))
     assert record.key == request.cache_key()
     assert record.response.cache_hit is False
+
+
+async def test_a_failed_shared_call_fails_every_waiter_and_is_not_cached(tmp_path: Path) -> None:
+    async def failing(request: LLMRequest) -> LLMResponse:
+        await asyncio.sleep(0.02)
+        raise LLMError("overloaded", kind="overloaded")
+
+    client, provider = client_on(tmp_path / "c.sqlite", CacheMode.RW, failing)
+    results = await asyncio.gather(
+        *(client.complete(verify_request()) for _ in range(4)), return_exceptions=True
+    )
+    assert len(provider.calls) == 1
+    assert all(isinstance(r, LLMError) and r.kind == "overloaded" for r in results)
+    assert ResponseCache(tmp_path / "c.sqlite").stats().entries == 0

@@ -159,3 +159,14 @@ async def test_truncated_call_is_recorded_in_ledger_and_not_cached(stub: StubAPI
     assert (row.error, row.input_tokens, row.output_tokens) == ("truncated", 100, 20)
     assert row.cost_usd == pytest.approx((100 * 3.0 + 20 * 15.0) / 1_000_000)
     assert cache.stats().entries == 0
+
+
+async def test_at_most_four_cache_breakpoints_are_sent(stub: StubAPI) -> None:
+    from toolkit.llm.models import SystemBlock
+
+    stub.queue(ANTHROPIC_PATH, Reply(body=anthropic_message(GOOD)))
+    request = verify_request(model="claude-sonnet-5-5")
+    request.system = [SystemBlock(text=f"block {i}", cache=True) for i in range(6)]
+    await provider(stub).complete(request)
+    marks = ["cache_control" in block for block in stub.calls(ANTHROPIC_PATH)[0]["system"]]
+    assert marks == [False, False, True, True, True, True]

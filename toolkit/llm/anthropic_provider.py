@@ -18,6 +18,8 @@ from toolkit.llm.models import ImagePart, LLMRequest, LLMResponse, Message, Usag
 from toolkit.llm.provider import RawOutput, classify_sdk_error, complete_structured
 
 StructuredMode = Literal["auto", "native", "tool"]
+MAX_CACHE_BREAKPOINTS = 4
+"""The API accepts at most four `cache_control` marks; the last ones cover the longest prefix."""
 TOOL_DESCRIPTION = "Return the answer as this tool's input; it must match the schema."
 
 
@@ -123,7 +125,11 @@ def _base_params(request: LLMRequest) -> dict[str, Any]:
         "messages": [_message(m) for m in request.messages],
     }
     if request.system:
-        params["system"] = [_system_block(b.text, b.cache) for b in request.system]
+        marked = [i for i, block in enumerate(request.system) if block.cache]
+        breakpoints = set(marked[-MAX_CACHE_BREAKPOINTS:])
+        params["system"] = [
+            _system_block(b.text, i in breakpoints) for i, b in enumerate(request.system)
+        ]
     return params
 
 

@@ -278,8 +278,14 @@ class CachedProvider:
             return _as_hit(await asyncio.shield(task))
         task = asyncio.ensure_future(self._call_and_store(key, request))
         self._inflight[key] = task
-        task.add_done_callback(lambda _: self._inflight.pop(key, None))
+        task.add_done_callback(lambda done: self._settle(key, done))
         return await asyncio.shield(task)
+
+    def _settle(self, key: str, done: asyncio.Future[LLMResponse]) -> None:
+        """Forget the finished call; mark its error seen even if every waiter was cancelled."""
+        self._inflight.pop(key, None)
+        if not done.cancelled():
+            done.exception()
 
     async def _call_and_store(self, key: str, request: LLMRequest) -> LLMResponse:
         response = await self.inner.complete(request)

@@ -1,7 +1,7 @@
 """Dollar prices per model, used for the ledger, the budget cap and the "saved" figure.
 
-Prices are US dollars per million tokens. A model matches the longest table key it starts
-with, so dated snapshots ("claude-sonnet-4-5-20250929") use their family's price. The table is
+Prices are US dollars per million tokens. A model matches the longest table key that is
+its name or a prefix of it followed by "-", so dated snapshots ("claude-sonnet-4-5-20250929") use their family's price. The table is
 configurable (`[llm.prices]` in judgegen.toml); a model with no price costs 0 and is listed
 as unpriced in the summary, so a missing price is visible rather than silently cheap.
 """
@@ -53,8 +53,10 @@ DEFAULT_PRICES: dict[str, ModelPrice] = {
     "claude-3-5-haiku": _p(0.80, 4.0, 0.08, 1.0),
     "o4-mini": _p(1.10, 4.40, 0.275),
     "o3": _p(2.0, 8.0, 0.50),
+    "o3-mini": _p(1.10, 4.40, 0.55),
     "gpt-4.1": _p(2.0, 8.0, 0.50),
     "gpt-4.1-mini": _p(0.40, 1.60, 0.10),
+    "gpt-4.1-nano": _p(0.10, 0.40, 0.025),
     "gpt-4o": _p(2.50, 10.0, 1.25),
     "gpt-4o-mini": _p(0.15, 0.60, 0.075),
     "gpt-5": _p(1.25, 10.0, 0.125),
@@ -78,12 +80,17 @@ class PriceTable(BaseModel):
         return cls(prices={**DEFAULT_PRICES, **(overrides or {})})
 
     def price_for(self, model: str) -> ModelPrice | None:
-        """The price of `model`, or None when no table key is a prefix of it."""
+        """The price of `model`, or None when no table key is a whole-word prefix of it."""
         name = model.split("/")[-1]
-        matches = [key for key in self.prices if name.startswith(key)]
+        matches = [key for key in self.prices if _is_family(name, key)]
         return self.prices[max(matches, key=len)] if matches else None
 
     def cost(self, model: str, usage: Usage) -> float:
         """Dollar cost of `usage` on `model`; 0 for an unpriced model."""
         price = self.price_for(model)
         return price.cost(usage) if price else 0.0
+
+
+def _is_family(name: str, key: str) -> bool:
+    """`key` names `name` or its family: "gpt-5" covers "gpt-5-2025-08-07", not "gpt-5.4-mini"."""
+    return name == key or (name.startswith(key) and name[len(key)] == "-")
