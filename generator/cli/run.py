@@ -156,6 +156,17 @@ def _build_backend(backend_spec: str | None, settings: LLMSettings) -> tuple[Any
     return MeteredBackend(LLMBackend(client, model=model)), client
 
 
+def _llm_identity(backend: Any, settings: LLMSettings) -> str:
+    """The fingerprint's backend identity for the LLM backend: provider, server and models."""
+    model = backend.model
+    parts = [f"llm provider={settings.provider_for(model)}", f"model={model}"]
+    if backend.extract_model != model:
+        parts.append(f"extract_model={backend.extract_model}")
+    if settings.base_url:
+        parts.append(f"base_url={settings.base_url}")
+    return " ".join([*parts, f"trials={backend.trials}"])
+
+
 def _json_report(report: RunReport) -> dict[str, Any]:
     return {
         "version": 1,
@@ -290,7 +301,7 @@ def run(
         include_unreviewed=include_unreviewed,
         overwrite=overwrite,
         jobs=jobs,
-        backend_spec=backend_spec,
+        backend_spec=backend_spec or _llm_identity(backend, llm_settings),
     )
     try:
         report = asyncio.run(
