@@ -15,7 +15,7 @@ from tests.llm.policies import verdict
 from toolkit.errors import LLMError, ReplayMiss
 from toolkit.llm.cache import CacheMode, CacheRecord, ResponseCache
 from toolkit.llm.client import LLMClient
-from toolkit.llm.models import LLMRequest, LLMResponse
+from toolkit.llm.models import LLMRequest, LLMResponse, Usage
 from toolkit.llm.scripted import ScriptedProvider
 
 REPO = Path(__file__).resolve().parents[2]
@@ -204,12 +204,13 @@ def test_record_key_is_the_request_cache_key() -> None:
 async def test_a_failed_shared_call_fails_every_waiter_and_is_not_cached(tmp_path: Path) -> None:
     async def failing(request: LLMRequest) -> LLMResponse:
         await asyncio.sleep(0.02)
-        raise LLMError("overloaded", kind="overloaded")
+        raise LLMError("cut off", kind="truncated", usage=Usage(input_tokens=50))
 
     client, provider = client_on(tmp_path / "c.sqlite", CacheMode.RW, failing)
     results = await asyncio.gather(
         *(client.complete(verify_request()) for _ in range(4)), return_exceptions=True
     )
     assert len(provider.calls) == 1
-    assert all(isinstance(r, LLMError) and r.kind == "overloaded" for r in results)
+    assert all(isinstance(r, LLMError) and r.kind == "truncated" for r in results)
     assert ResponseCache(tmp_path / "c.sqlite").stats().entries == 0
+    assert sum(row.input_tokens for row in client.ledger.rows) == 50

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from toolkit.errors import LLMError, ReplayMiss, SpecError
 from toolkit.llm.diff import miss_message
-from toolkit.llm.models import LLMRequest, LLMResponse
+from toolkit.llm.models import LLMRequest, LLMResponse, Usage
 from toolkit.llm.provider import TRUNCATED_STOPS, Provider
 
 RECORD_VERSION = 1
@@ -275,7 +275,7 @@ class CachedProvider:
     async def _shared(self, key: str, request: LLMRequest) -> LLMResponse:
         task = self._inflight.get(key)
         if task is not None:
-            return _as_hit(await asyncio.shield(task))
+            return await _wait_as_follower(task)
         task = asyncio.ensure_future(self._call_and_store(key, request))
         self._inflight[key] = task
         task.add_done_callback(lambda done: self._settle(key, done))
@@ -295,6 +295,17 @@ class CachedProvider:
             replace = self.mode is CacheMode.REFRESH
             await asyncio.to_thread(self.cache.put, record, replace=replace)  # type: ignore[union-attr]
         return response
+
+
+async def _wait_as_follower(task: asyncio.Future[LLMResponse]) -> LLMResponse:
+    """A shared call's result for a request that did not make it: a hit, or the error
+    without its usage (the caller that made the call already accounts for it)."""
+    try:
+        return _as_hit(await asyncio.shield(task))
+    except LLMError as exc:
+        raise LLMError(
+            str(exc), kind=exc.kind, usage=Usage(), attempts=exc.attempts, body=exc.body
+        ) from exc
 
 
 def _as_hit(response: LLMResponse) -> LLMResponse:
