@@ -177,3 +177,18 @@ async def test_pool_size_many_runs_evaluations_in_parallel() -> None:
         )
     assert [o.status for o in outcomes] == ["complete"] * 3
     assert in_flight["max"] == 15
+
+
+async def test_work_a_judge_leaves_behind_does_not_hold_its_outcome_back() -> None:
+    outcome = await evaluate_one("leaves_work_behind")
+    assert outcome.status == "complete" and outcome.summary["final_score"] == 1.0
+
+
+async def test_pool_used_without_async_with_starts_itself() -> None:
+    pool = WorkerPool(1, FAST, backend())
+    try:
+        outcome = await pool.evaluate(job("normal"))
+    finally:
+        await pool.aclose()
+    assert outcome.status == "complete"
+    assert pool.isolation.network_isolated

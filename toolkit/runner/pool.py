@@ -373,17 +373,27 @@ class WorkerPool:
         self._busy: set[WorkerProcess] = set()
         self._slots = asyncio.Semaphore(size)
         self._job_ids = itertools.count(1)
+        self._started = False
+        self._start_lock = asyncio.Lock()
 
     async def __aenter__(self) -> WorkerPool:
-        self.isolation = await probe_isolation(self.limits.network)
-        if self.isolation.warning:
-            print(f"judgegen: warning: {self.isolation.warning}", file=sys.stderr)
-        started = await asyncio.gather(
-            *(WorkerProcess.start(self.isolation, self.limits) for _ in range(self.size)),
-            return_exceptions=True,
-        )
-        self._idle = [w for w in started if isinstance(w, WorkerProcess)]
+        await self.start()
         return self
+
+    async def start(self) -> None:
+        """Probe the isolation once (warning on stderr if weak) and start the workers."""
+        async with self._start_lock:
+            if self._started:
+                return
+            self.isolation = await probe_isolation(self.limits.network)
+            if self.isolation.warning:
+                print(f"judgegen: warning: {self.isolation.warning}", file=sys.stderr)
+            started = await asyncio.gather(
+                *(WorkerProcess.start(self.isolation, self.limits) for _ in range(self.size)),
+                return_exceptions=True,
+            )
+            self._idle = [w for w in started if isinstance(w, WorkerProcess)]
+            self._started = True
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
@@ -393,6 +403,7 @@ class WorkerPool:
         workers = [*self._idle, *self._busy]
         self._idle, self._busy = [], set()
         await asyncio.gather(*(w.close() for w in workers), return_exceptions=True)
+        self._started = False
 
     def _job_start(self, job: EvalJob) -> JobStart:
         backend = self.broker.backend
@@ -410,6 +421,7 @@ class WorkerPool:
 
     async def evaluate(self, job: EvalJob) -> EvalOutcome:
         """Run `job` in a sandboxed worker; never raises for anything the judge does."""
+        await self.start()
         start = self._job_start(job)
         async with self._slots:
             try:

@@ -12,7 +12,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import ctypes
 import faulthandler
+import importlib
 import itertools
 import json
 import os
@@ -26,7 +28,6 @@ import traceback
 from collections import deque
 from typing import Any
 
-import toolkit  # noqa: F401  (imported once here so every job process starts warm)
 from toolkit.backends import ExtractRequest, Verdict, VerifyRequest
 from toolkit.errors import BudgetExceeded, InfraError
 from toolkit.runner.loader import load_judge
@@ -55,6 +56,7 @@ from toolkit.runner.sandbox import (
 )
 
 _READ_CHUNK = 1 << 16
+_WARM_MODULES = ("toolkit", "toolkit.compat", "toolkit.tools.maps")
 _TRACEBACK_CHARS = 8000
 
 
@@ -323,6 +325,7 @@ def _dedupe(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 async def _job_main(sock: socket.socket, start: JobStart) -> None:
+    """Run the job, send its outcome, and leave at once (threads a judge left behind die)."""
     guard = Guard(allow_network=start.limits.network)
     reader, writer = await asyncio.open_unix_connection(sock=sock)
     channel = Channel(reader, writer, start.job_id)
@@ -334,12 +337,19 @@ async def _job_main(sock: socket.socket, start: JobStart) -> None:
     try:
         await channel.send(Outcome(job_id=start.job_id, outcome=outcome))
     except ProtocolError as exc:
-        fallback = EvalOutcome.failure(start.job, "protocol", f"the outcome cannot be sent: {exc}")
+        message = f"the outcome cannot be sent: {exc}"
+        fallback = EvalOutcome.failure(start.job, "protocol_violation", message)
         await channel.send(Outcome(job_id=start.job_id, outcome=fallback))
-    await channel.close()
+    with contextlib.suppress(BaseException):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(0)
 
 
 def _job_process(sock: socket.socket, start: JobStart, baseline: int) -> int:
+    libc = ctypes.CDLL(None, use_errno=True)
+    pr_set_pdeathsig = 1
+    libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
     apply_job_limits(start.limits, baseline)
     asyncio.run(_job_main(sock, start))
     return 0
@@ -595,6 +605,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     faulthandler.enable()
+    for name in _WARM_MODULES:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
     sock = socket.socket(fileno=args.fd)
     sock.setblocking(True)
     worker = Worker(sock)
