@@ -316,3 +316,31 @@ def test_judge_calling_the_maps_tool_scores_as_when_run_directly(
     assert result.status == "complete", result.errors
     assert result.final_score == expected.summary["final_score"]
     assert result.eval_breakdown[0]["verification_tree"] == expected.tree
+
+
+def test_jobs_bounds_the_evaluations_in_flight(work: Path) -> None:
+    from toolkit.runner.protocol import EvalJob, EvalOutcome
+    from toolkit.runner.run import InProcessExecutor
+
+    inner = InProcessExecutor(make_backend(latency_s=0.01), pages=DictPages())
+    in_flight, peak = 0, 0
+
+    class Counting:
+        async def evaluate(self, job: EvalJob) -> EvalOutcome:
+            nonlocal in_flight, peak
+            in_flight += 1
+            peak = max(peak, in_flight)
+            try:
+                return await inner.evaluate(job)
+            finally:
+                in_flight -= 1
+
+    report = asyncio.run(
+        run_evaluations(
+            discover_answers(work / "answers"),
+            backend=make_backend(),
+            options=options(work, jobs=3),
+            executor=Counting(),
+        )
+    )
+    assert peak == 3 and report.evaluated == 10
