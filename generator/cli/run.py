@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -167,29 +166,6 @@ def _llm_identity(backend: Any, settings: LLMSettings) -> str:
     return " ".join([*parts, f"trials={backend.trials}"])
 
 
-def _json_report(report: RunReport) -> dict[str, Any]:
-    return {
-        "version": 1,
-        "exit_code": report.exit_code,
-        "evaluated": report.evaluated,
-        "reused": report.reused,
-        "not_started": report.not_started,
-        "skipped_answers": report.skipped_answers,
-        "stopped": report.stopped,
-        "skipped_judges": [s.model_dump() for s in report.skipped_judges],
-        "incomplete": [
-            {"agent": r.agent_name, "task_id": r.task_id, "answer_name": r.answer_name}
-            for r in report.incomplete
-        ],
-        "input_errors": [
-            {"agent": r.agent_name, "task_id": r.task_id, "reason": r.reason}
-            for r in report.input_errors
-        ],
-        "usage": report.usage.model_dump(),
-        "summaries": {a: s.model_dump(mode="json") for a, s in report.summaries.items()},
-    }
-
-
 @click.command()
 @click.option(
     "--answers",
@@ -349,7 +325,7 @@ def _print(report: RunReport, as_json: bool, client: Any) -> None:
     if client is not None:
         click.echo(client.summary_line(), err=True)
     if as_json:
-        click.echo(json.dumps(_json_report(report), indent=2, sort_keys=True))
+        click.echo(report.to_record().model_dump_json(indent=2))
         return
     for summary in report.summaries.values():
         click.echo(format_table(summary))

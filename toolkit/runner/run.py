@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from pydantic import BaseModel, Field
+
 from prompts import prompts_sha256
 from toolkit.backends import ExtractRequest, JudgingBackend, Verdict, VerifyRequest
 from toolkit.errors import InfraError
@@ -43,6 +45,7 @@ from toolkit.runner.results import (
 from toolkit.tools import ToolCaller
 
 STOP_KINDS = frozenset({"budget"})
+RUN_RECORD_VERSION = 1
 
 
 class Executor(Protocol):
@@ -298,6 +301,57 @@ class RunReport:
         if self.stopped:
             return 3
         return 1 if self.incomplete or self.input_errors else 0
+
+    def to_record(self) -> RunRecord:
+        """The machine-readable form of this report."""
+
+        def ref(result: EvaluationResult) -> ResultRef:
+            return ResultRef(
+                agent=result.agent_name,
+                task_id=result.task_id,
+                answer_name=result.answer_name,
+                reason=result.reason,
+            )
+
+        return RunRecord(
+            exit_code=self.exit_code,
+            evaluated=self.evaluated,
+            reused=self.reused,
+            not_started=self.not_started,
+            skipped_answers=self.skipped_answers,
+            stopped=self.stopped,
+            skipped_judges=self.skipped_judges,
+            incomplete=[ref(r) for r in self.incomplete],
+            input_errors=[ref(r) for r in self.input_errors],
+            usage=self.usage,
+            summaries=self.summaries,
+        )
+
+
+class ResultRef(BaseModel):
+    """Which result, and (for malformed inputs) why."""
+
+    agent: str
+    task_id: str
+    answer_name: str
+    reason: str | None = None
+
+
+class RunRecord(BaseModel):
+    """`judgegen run --json`: what the run did, and the summary of every agent it touched."""
+
+    version: int = RUN_RECORD_VERSION
+    exit_code: int
+    evaluated: int = Field(description="Evaluations run now (judge executed).")
+    reused: int = Field(description="Fresh results kept from earlier runs.")
+    not_started: int = Field(description="Left for the next run after an infrastructure stop.")
+    skipped_answers: int = Field(description="Answers of tasks whose judge may not run.")
+    stopped: str | None = Field(default=None, description="Why the run stopped early.")
+    skipped_judges: list[SkippedJudge] = Field(default_factory=list)
+    incomplete: list[ResultRef] = Field(default_factory=list)
+    input_errors: list[ResultRef] = Field(default_factory=list)
+    usage: UsageTotals = Field(description="Usage of the evaluations run now.")
+    summaries: dict[str, Summary] = Field(default_factory=dict)
 
 
 Progress = Callable[[str, EvaluationResult | None], None]
