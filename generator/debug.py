@@ -208,7 +208,7 @@ def inspect_outcome(
     if issues or not tree:
         return issues or [_issue("empty_tree", answer, pattern, "the judge produced no tree")]
     if not tree.get("children"):
-        issues.append(_issue("empty_tree", answer, pattern, "the root has no children"))
+        return [_issue("empty_tree", answer, pattern, "the root has no children")]
     if pattern == "all_pass":
         unverified = [
             n["id"]

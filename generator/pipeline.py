@@ -96,7 +96,7 @@ def _lint(source: str, task_id: str) -> tuple[str, Problem | None, list[str]]:
     details = [f"line {f.line}: {f.rule} {f.message}" for f in report.findings]
     problem = Problem(
         stage="lint",
-        signature="lint:" + ",".join(sorted({f.rule for f in report.findings})),
+        signature="lint:" + "; ".join(sorted({f"{f.rule} {f.message}" for f in report.findings})),
         summary=f"The linter found {len(report.findings)} problem(s):\n" + "\n".join(details),
         details=report.render(guidance=True),
         lines=offending_lines(formatted, [f.line for f in report.findings], context=0),

@@ -88,7 +88,10 @@ def publish(
     )
     judge_text = with_header(run_source, provenance)
     judge_sha = "sha256:" + hashlib.sha256(judge_text.encode()).hexdigest()
-    stages = [*stages, StageRecord(stage="publish", status="ok", summary="judge and review written")]
+    stages = [
+        *stages,
+        StageRecord(stage="publish", status="ok", summary="judge and review written"),
+    ]
     record = ReviewRecord(
         task_id=task_id,
         status="published",

@@ -1,0 +1,190 @@
+"""The debug stage finds what makes a judge unfit to publish, and never "repairs" infra failures."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from generator.debug import (
+    PATTERNS,
+    SharedExtractor,
+    clean_trace,
+    debug_stage,
+    run_local,
+    stub_verdict,
+)
+from generator.spec import LoadedSpec, SampleAnswer, TaskSpec
+from toolkit.errors import InfraError
+
+HEADER = """from pydantic import BaseModel
+
+from toolkit import Evaluator
+
+TASK_ID = "demo"
+TASK_DESCRIPTION = "Name a colour."
+
+
+class Colour(BaseModel):
+    name: str | None = None
+    url: str | None = None
+
+
+"""
+GOOD = (
+    HEADER
+    + """async def evaluate(ev: Evaluator) -> None:
+    colour = await ev.extract(prompt="The colour", template_class=Colour, extraction_name="c")
+    ev.add_custom_node(result=bool(colour.name), id="named", desc="A colour is named")
+    leaf = ev.add_leaf(id="supported", desc="The page supports it")
+    await ev.verify(claim=f"The colour is {colour.name}", node=leaf, sources=colour.url)
+"""
+)
+
+
+def loaded(*answers: str) -> LoadedSpec:
+    spec = TaskSpec(id="demo", description="Name a colour.", rubric_guidance="A colour.")
+    samples = [SampleAnswer(name=f"answer_{i}", path="-", text=t) for i, t in enumerate(answers, 1)]
+    return LoadedSpec(spec=spec, task_dir="-", answers=samples)
+
+
+class FakeExtraction:
+    """Extraction backend that returns a fixed colour and counts its calls."""
+
+    def __init__(self, result: dict[str, Any] | Exception) -> None:
+        self.result = result
+        self.calls = 0
+
+    async def extract(self, request: Any) -> dict[str, Any]:
+        self.calls += 1
+        if isinstance(self.result, Exception):
+            raise self.result
+        return self.result
+
+
+async def run(source: str, *answers: str, extraction: Any = None) -> Any:
+    return await debug_stage(source, loaded(*answers), extraction, runner=run_local)
+
+
+async def test_a_sound_judge_runs_every_answer_under_every_pattern() -> None:
+    report = await run(
+        GOOD, "red", "blue", extraction=SharedExtractor(FakeExtraction({"name": "red"}))
+    )
+    assert report.ok
+    assert [(r.answer, r.pattern) for r in report.runs] == [
+        (a, p) for a in ("answer_1", "answer_2") for p in PATTERNS
+    ]
+    assert report.scores()["answer_1"] == {
+        "all_pass": 1.0,
+        "all_fail": 0.0,
+        "mix_seed_1": 0.0,
+        "mix_seed_2": 1.0,
+    }
+    assert [n["id"] for n in report.skeleton_tree["children"]] == ["named", "supported"]
+
+
+async def test_extraction_is_asked_once_per_distinct_request() -> None:
+    fake = FakeExtraction({"name": "red"})
+    await run(GOOD, "red", "blue", extraction=SharedExtractor(fake))
+    assert fake.calls == 2
+
+
+async def test_exception_reports_trace_and_judge_lines() -> None:
+    source = GOOD.replace("    leaf = ev.add_leaf", '    {}["missing"]\n    leaf = ev.add_leaf')
+    report = await run(source, "red")
+    issue = report.issues[0]
+    assert issue.kind == "exception" and "KeyError" in issue.message
+    assert issue.lines == [source.splitlines().index('    {}["missing"]') + 1]
+    problem = report.problem(source)
+    assert problem.stage == "debug" and any('{}["missing"]' in line for line in problem.lines)
+    assert 'File "demo.py"' in problem.details and "judgegen-debug-" not in problem.details
+
+
+async def test_timeout_is_reported() -> None:
+    source = GOOD.replace(
+        "    leaf = ev.add_leaf",
+        "    import asyncio\n    await asyncio.sleep(5)\n    leaf = ev.add_leaf",
+    )
+    report = await debug_stage(
+        source, loaded("red"), None, runner=run_local, limits=_limits(0.2), patterns=("all_pass",)
+    )
+    assert report.issues[0].kind == "timeout"
+
+
+async def test_empty_tree_is_reported() -> None:
+    report = await run(
+        HEADER + "async def evaluate(ev: Evaluator) -> None:\n    return None\n", "red"
+    )
+    assert {i.kind for i in report.issues} == {"empty_tree"}
+
+
+async def test_leaf_never_verified_on_all_pass_is_reported() -> None:
+    source = GOOD.replace("    await ev.verify(", "    if False:\n        await ev.verify(")
+    report = await run(source, "red")
+    assert [i.kind for i in report.issues] == ["unverified_leaf"]
+    assert "supported" in report.issues[0].message
+
+
+async def test_node_ids_that_change_between_identical_runs_are_reported() -> None:
+    source = (
+        HEADER
+        + """async def evaluate(ev: Evaluator) -> None:
+    import time
+
+    ev.add_custom_node(result=True, id=f"node_{time.perf_counter_ns()}", desc="Clock-based id")
+"""
+    )
+    report = await run(source, "red")
+    assert [i.kind for i in report.issues] == ["unstable_ids"]
+
+
+async def test_unserializable_summary_is_reported() -> None:
+    source = GOOD.replace(
+        "    leaf = ev.add_leaf", "    ev.add_custom_info({'tags': {1, 2}})\n    leaf = ev.add_leaf"
+    )
+    report = await run(source, "red")
+    assert "unserializable_summary" in {i.kind for i in report.issues}
+
+
+async def test_infrastructure_failure_is_raised_not_repaired() -> None:
+    extraction = SharedExtractor(FakeExtraction(InfraError("provider down", kind="llm")))
+    with pytest.raises(InfraError, match="provider down"):
+        await run(GOOD, "red", extraction=extraction)
+
+
+async def test_sandboxed_run_finds_the_same_exception() -> None:
+    source = GOOD.replace("    leaf = ev.add_leaf", '    {}["missing"]\n    leaf = ev.add_leaf')
+    report = await debug_stage(source, loaded("red"), None, patterns=("all_pass",))
+    assert report.issues[0].kind == "exception" and "KeyError" in report.issues[0].message
+    assert report.issues[0].lines
+
+
+def test_seeded_mixes_are_deterministic_and_differ() -> None:
+    claims = [f"claim {i}" for i in range(40)]
+    one = [stub_verdict("mix_seed_1", c) for c in claims]
+    assert one == [stub_verdict("mix_seed_1", c) for c in claims]
+    assert one != [stub_verdict("mix_seed_2", c) for c in claims]
+    assert any(one) and not all(one)
+
+
+def test_clean_trace_keeps_only_judge_frames() -> None:
+    trace = (
+        "Traceback (most recent call last):\n"
+        '  File "/x/toolkit/runner/loader.py", line 9, in run\n'
+        "    await self.module.evaluate(evaluator)\n"
+        '  File "/tmp/judgegen-debug-abc/demo.py", line 4, in evaluate\n'
+        "    boom()\n"
+        "NameError: name 'boom' is not defined\n"
+    )
+    assert clean_trace(trace, "demo.py") == (
+        "Traceback (most recent call last):\n"
+        '  File "demo.py", line 4, in evaluate\n'
+        "    boom()\n"
+        "NameError: name 'boom' is not defined"
+    )
+
+
+def _limits(timeout_s: float) -> Any:
+    from toolkit.runner.protocol import SandboxLimits
+
+    return SandboxLimits(timeout_s=timeout_s)
