@@ -266,9 +266,9 @@ def run(
     if not inputs:
         raise click.UsageError("no answers found (check --answers/--trajectories and --task)")
     try:
-        backend, client = _build_backend(backend_spec, llm_settings)
         page_store = _open_pages(pages)
-    except SpecError as exc:
+        backend, client = _build_backend(backend_spec, llm_settings)
+    except (SpecError, FileNotFoundError) as exc:
         raise click.UsageError(str(exc)) from exc
     options = RunOptions(
         judges_dir=judges,

@@ -257,3 +257,13 @@ def test_sandboxed_rerun_with_nothing_to_redo_starts_no_worker(
     monkeypatch.setattr(pool, "WorkerPool", no_pool)
     rerun = invoke(run_args(work, "--include-unreviewed"))
     assert rerun.exit_code == 0 and "11 up to date" in rerun.stderr
+
+
+def test_pages_folder_without_a_store_is_a_usage_error(work: Path) -> None:
+    empty = work / "no_store"
+    empty.mkdir()
+    args = run_args(work, "--include-unreviewed", "--no-sandbox")
+    args[args.index("--pages") + 1] = str(empty)
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    assert "cache-pages" in result.output
