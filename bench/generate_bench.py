@@ -61,6 +61,11 @@ class InstantModel:
         return f"```python\n{self.judge}```\n"
 
 
+def read_text(path: str) -> str:
+    """A file's text (sync, outside the timed sections)."""
+    return Path(path).read_text()
+
+
 def scratch_repo(base: Path, task_id: str) -> Path:
     repo = base / "repo"
     shutil.copytree(ROOT / "tasks" / task_id, repo / "tasks" / task_id)
@@ -82,7 +87,7 @@ async def one_generation(task_id: str, local: bool) -> dict[str, float]:
         started = time.perf_counter()
         result = await generate(loaded, client, None, options)
         total = time.perf_counter() - started
-        source = Path(result.publish.judge_path).read_text()
+        source = read_text(result.publish.judge_path)
         started = time.perf_counter()
         lint_source(source, f"{task_id}.py")
         lint = time.perf_counter() - started
