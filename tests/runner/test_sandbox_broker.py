@@ -251,3 +251,16 @@ async def test_mind2web2_style_judge_gives_the_same_summary_as_in_process() -> N
     outcome = await sandboxed("m2w2_style", ScriptedBackend(extract=extract))
     assert outcome.status == "complete"
     assert outcome.summary == expected and expected["final_score"] == 1.0
+
+
+async def test_backend_error_messages_reach_the_judge_without_credentials(monkeypatch) -> None:
+    canary = "sk-ant-canary-5e1d7a"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", canary)
+
+    def leaky(request: VerifyRequest) -> Verdict:
+        raise RuntimeError(f"401 unauthorized for key {canary}")
+
+    outcome = await sandboxed("normal", ScriptedBackend(extract=extract, verify=leaky), Pages())
+    assert outcome.status == "incomplete"
+    assert "[REDACTED]" in outcome.summary["errors"][0]["message"]
+    assert canary not in outcome.model_dump_json()

@@ -2,7 +2,7 @@
 
 The broker owns the judging backend (and so the keys, cache, rate limits and budget), the page
 source and the tool providers. A judge's process only ever sees the results, or an error
-reduced to its type, kind and message, which the worker re-raises as `InfraError`.
+reduced to its type, kind and (redacted) message, which the worker re-raises as `InfraError`.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from toolkit.backends import ExtractRequest, JudgingBackend, Verdict, VerifyRequest
 from toolkit.errors import InfraError
 from toolkit.evaluator import PageSource
+from toolkit.llm.secrets import redact
 from toolkit.runner.protocol import Call, Reply
 
 ToolProvider = Callable[..., Awaitable[Any] | Any]
@@ -52,7 +53,7 @@ class Broker:
             error = {
                 "type": type(exc).__name__,
                 "kind": getattr(exc, "kind", None) or "backend",
-                "message": str(exc)[:2000],
+                "message": redact(str(exc))[:2000],
             }
             return Reply(job_id=call.job_id, call_id=call.call_id, error=error)
         return Reply(job_id=call.job_id, call_id=call.call_id, result=_jsonable(result))

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import ctypes
 import faulthandler
+import gc
 import importlib
 import itertools
 import json
@@ -387,6 +388,7 @@ class Worker:
 
     def serve(self) -> int:
         """Announce readiness, then run jobs until the parent says stop or goes away."""
+        gc.freeze()
         self.sock.sendall(encode(Ready(pid=os.getpid(), guards=self.guards)))
         while not self.shutdown:
             message = self._next_message()
