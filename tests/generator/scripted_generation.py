@@ -53,3 +53,11 @@ class FixturePolicy:
         if request.metadata.purpose == "reflect":
             return json.loads((self.replies / f"{label}.json").read_text())
         return (self.replies / f"{label}.md").read_text()
+
+
+RIVER_FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "generator" / "river_lengths"
+
+
+def river_policy(request: LLMRequest) -> LLMResponse:
+    """`--provider scripted:tests.generator.scripted_generation:river_policy` for CLI tests."""
+    return FixturePolicy(RIVER_FIXTURE)(request)
