@@ -174,9 +174,10 @@ def test_report_without_results_is_a_usage_error(tmp_path: Path) -> None:
     assert result.exit_code == 2
 
 
-def test_run_killed_with_sigkill_then_rerun_leaves_every_result_once(work: Path) -> None:
+@pytest.mark.parametrize("mode", ["--no-sandbox", "--jobs=2"], ids=["in_process", "sandboxed"])
+def test_run_killed_with_sigkill_then_rerun_leaves_every_result_once(work: Path, mode: str) -> None:
     cmd = [sys.executable, "-c", "from generator.cli import main; main()"]
-    args = run_args(work, "--include-unreviewed", "--no-sandbox", "--jobs", "2")
+    args = run_args(work, "--include-unreviewed", "--jobs", "2", mode)
     env = {**os.environ, "RUNNER_TEST_LATENCY_S": "0.08", "PYTHONPATH": str(REPO)}
     process = subprocess.Popen(
         cmd + args,
