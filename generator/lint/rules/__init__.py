@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from generator.lint.rule import Rule
-from generator.lint.rules.contract import EntryPoint, ForbiddenImport, ModuleConstants
+from generator.lint.rules.contract import (
+    EntryPoint,
+    ForbiddenImport,
+    ModuleConstants,
+    RunnerOwnedSetup,
+)
 from generator.lint.rules.data import ExtractionUnused, GroundTruthUnused, UnguardedNoneInClaim
 from generator.lint.rules.runtime import (
     BlockingCall,
@@ -37,6 +42,7 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             SwallowedInfraError,
             UnawaitedCoroutine,
             VerifyNonLeaf,
+            RunnerOwnedSetup,
         ),
         key=lambda rule: rule.id,
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from generator.lint.context import LintContext
 from generator.lint.rule import Rule
 from generator.lint.syntax import dotted, string_value
 
@@ -282,3 +283,61 @@ async def check_page(ev: Evaluator, node, url: str) -> None:
         qualified = self.ctx.qualify(func)
         if qualified in FORBIDDEN_CALLS:
             self.report(node, f"`{qualified}()` opens a process or connection; not allowed.")
+
+
+RUNNER_OWNED = frozenset(
+    {
+        "toolkit.Evaluator",
+        "toolkit.evaluator.Evaluator",
+        "toolkit.Evaluator.create",
+        "toolkit.evaluator.Evaluator.create",
+        "toolkit.LLMBackend",
+        "toolkit.ScriptedBackend",
+    }
+)
+
+
+class RunnerOwnedSetup(Rule):
+    """JG016: in a native judge the runner owns the Evaluator's creation and setup."""
+
+    id = "JG016"
+    name = "runner-owned-setup"
+    title = "Native judge creates or re-initializes the Evaluator"
+    message = (
+        "For `async def evaluate(ev)` the runner creates the Evaluator with the answer, task, "
+        "judging backend, pages and limits, and scores it after `evaluate` returns. Build on "
+        "the `ev` you are given: never call `ev.initialize(...)` (it replaces the root and "
+        "drops the tree), create `Evaluator()` / `Evaluator.create(...)`, or construct "
+        "backends; read the answer as `ev.answer`."
+    )
+    bad = """
+from toolkit import Evaluator
+
+async def evaluate(ev: Evaluator) -> None:
+    ev.initialize(task_id=TASK_ID, strategy="sequential")
+    ev.add_custom_node(result=bool(ev.answer), id="answered", desc="An answer is given")
+"""
+    good = """
+from toolkit import Evaluator
+
+ROOT_STRATEGY = "sequential"
+
+async def evaluate(ev: Evaluator) -> None:
+    ev.add_custom_node(result=bool(ev.answer), id="answered", desc="An answer is given")
+"""
+
+    def __init__(self, ctx: LintContext) -> None:
+        super().__init__(ctx)
+        self._native = bool(_top_level_functions(ctx.module, "evaluate"))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self._native:
+            return
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "initialize":
+            if self.ctx.qualify(func) is None:
+                self.report(node, "`initialize` resets the Evaluator the runner prepared.")
+            return
+        qualified = self.ctx.qualify(func)
+        if qualified in RUNNER_OWNED:
+            self.report(node, f"`{dotted(func)}(...)`: the runner creates this, not the judge.")
