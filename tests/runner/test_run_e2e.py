@@ -344,3 +344,30 @@ def test_jobs_bounds_the_evaluations_in_flight(work: Path) -> None:
         )
     )
     assert peak == 3 and report.evaluated == 10
+
+
+def test_editing_an_answer_redoes_only_that_answer(work: Path) -> None:
+    backend = make_backend()
+    run_answers(work, backend)
+    answer = work / "answers/beta/louvre_hours/answer_1.md"
+    answer.write_text(answer.read_text().replace("9:00 to 18:00", "9:00 to 21:00"))
+    backend.calls.clear()
+    report = run_answers(work, backend)
+    assert report.evaluated == 1 and report.reused == len(EXPECTED_SCORES) - 1
+    redone = result_files(work / "results")["beta/louvre_hours/answer_1.json"]
+    assert redone["final_score"] == 1.0
+
+
+def test_a_trajectory_aborted_on_retry_loses_its_old_score_file(work: Path) -> None:
+    run_trajectories(work, make_backend())
+    folder = work / "webeval/fara-run/traj/louvre_hours"
+    score = folder / "scores/judgegen_louvre_hours.json"
+    assert score.is_file()
+    record_path = folder / "louvre_hours_final_answer.json"
+    record = json.loads(record_path.read_text())
+    record.update(final_answer="", is_aborted=True)
+    record_path.write_text(json.dumps(record))
+    run_trajectories(work, make_backend())
+    assert not score.exists()
+    result = result_files(work / "results")["fara-run/louvre_hours/final_answer.json"]
+    assert result["status"] == "excluded" and "aborted" in result["reason"]
