@@ -192,3 +192,10 @@ async def test_pool_used_without_async_with_starts_itself() -> None:
         await pool.aclose()
     assert outcome.status == "complete"
     assert pool.isolation.network_isolated
+
+
+async def test_per_job_limits_override_the_pools() -> None:
+    async with WorkerPool(1, SandboxLimits(timeout_s=30), backend()) as pool:
+        outcome = await pool.evaluate(job("sleeps"), limits=FAST)
+    assert outcome.status == "incomplete" and kinds(outcome) == ["timeout"]
+    assert "within 1.5 s" in outcome.errors[0]["message"]

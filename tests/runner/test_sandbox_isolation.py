@@ -168,3 +168,24 @@ async def test_reading_another_process_proc_entry_is_a_sandbox_violation() -> No
     outcome = await sandboxed("reads_parent_proc")
     assert outcome.status == "incomplete" and kinds(outcome) == ["sandbox_violation"]
     assert "/proc entry" in outcome.errors[0]["message"]
+
+
+async def test_without_a_pid_namespace_the_fallback_keeps_network_and_fs_isolation(
+    monkeypatch,
+) -> None:
+    real = pool_module._command_works
+
+    async def no_pid_namespace(prefix: list[str]) -> tuple[bool, str]:
+        if "--pid" in prefix:
+            return False, "unshare: cannot mount proc (test)"
+        return await real(prefix)
+
+    monkeypatch.setattr(pool_module, "_command_works", no_pid_namespace)
+    async with WorkerPool(1, LIMITS, ScriptedBackend()) as pool:
+        written = await pool.evaluate(job("writes_outside"))
+        proc = await pool.evaluate(job("reads_parent_proc"))
+    assert pool.isolation.network_isolated and not pool.isolation.pid_isolated
+    assert "no PID namespace" in (pool.isolation.warning or "")
+    assert "Read-only file system" in written.errors[0]["message"]
+    assert not (JUDGES / "pwned.txt").exists()
+    assert proc.status == "incomplete" and kinds(proc) == ["sandbox_violation"]

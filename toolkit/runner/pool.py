@@ -123,12 +123,13 @@ async def probe_isolation(network: bool = False) -> Isolation:
         return Isolation(
             tuple(full), network_isolated=not network, pid_isolated=True, readonly_fs=True
         )
-    basic = [unshare, "-r", *net, "--"]
+    basic = [unshare, "-r", *net, "--mount", "--"]
     ok_basic, why_basic = await _command_works(basic)
     if ok_basic:
         return Isolation(
             tuple(basic),
             network_isolated=not network,
+            readonly_fs=True,
             warning=f"no PID namespace for judge workers ({why or 'unshare failed'})",
         )
     return Isolation(
@@ -405,24 +406,28 @@ class WorkerPool:
         await asyncio.gather(*(w.close() for w in workers), return_exceptions=True)
         self._started = False
 
-    def _job_start(self, job: EvalJob) -> JobStart:
+    def _job_start(self, job: EvalJob, limits: SandboxLimits | None) -> JobStart:
         backend = self.broker.backend
         pages = self.broker.pages
         job = job.model_copy(update={"judge_path": str(Path(job.judge_path).resolve())})
         return JobStart(
             job_id=next(self._job_ids),
             job=job,
-            limits=self.limits,
+            limits=(limits or self.limits).model_copy(update={"network": self.limits.network}),
             backend_model=getattr(backend, "model", None),
             backend_extract_model=getattr(backend, "extract_model", None),
             pages=pages is not None,
             screenshots=callable(getattr(pages, "screenshot", None)),
         )
 
-    async def evaluate(self, job: EvalJob) -> EvalOutcome:
-        """Run `job` in a sandboxed worker; never raises for anything the judge does."""
+    async def evaluate(self, job: EvalJob, limits: SandboxLimits | None = None) -> EvalOutcome:
+        """Run `job` in a sandboxed worker; never raises for anything the judge does.
+
+        `limits` overrides the pool's time, CPU, memory and output limits for this job; network
+        access is fixed per pool (the workers' namespace), so `limits.network` is ignored here.
+        """
         await self.start()
-        start = self._job_start(job)
+        start = self._job_start(job, limits)
         async with self._slots:
             try:
                 worker = self._idle.pop() if self._idle else None
