@@ -170,3 +170,29 @@ async def test_at_most_four_cache_breakpoints_are_sent(stub: StubAPI) -> None:
     await provider(stub).complete(request)
     marks = ["cache_control" in block for block in stub.calls(ANTHROPIC_PATH)[0]["system"]]
     assert marks == [False, False, True, True, True, True]
+
+
+async def test_images_are_sent_as_base64_sources(stub: StubAPI) -> None:
+    from toolkit.llm.models import Message
+
+    stub.queue(ANTHROPIC_PATH, Reply(body=anthropic_message(GOOD)))
+    request = verify_request(model="claude-sonnet-5-5")
+    request.messages = [Message.user("Does the screenshot show it?", images=["aGVsbG8="])]
+    await provider(stub).complete(request)
+    content = stub.calls(ANTHROPIC_PATH)[0]["messages"][0]["content"]
+    assert content[1] == {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/jpeg", "data": "aGVsbG8="},
+    }
+
+
+async def test_configured_tool_mode_forces_the_tool_from_the_start(stub: StubAPI) -> None:
+    tool_reply = anthropic_message(
+        tool_input={"reasoning": "r", "result": True}, stop_reason="tool_use"
+    )
+    stub.queue(ANTHROPIC_PATH, Reply(body=tool_reply))
+    response = await provider(stub, structured="tool").complete(verify_request(model="claude-x"))
+    body = stub.calls(ANTHROPIC_PATH)[0]
+    assert response.parsed == {"reasoning": "r", "result": True}
+    assert body["tools"][0]["input_schema"]["required"] == ["reasoning", "result"]
+    assert "output_config" not in body

@@ -153,3 +153,17 @@ async def test_missing_api_key_is_a_config_error_without_a_call(
     assert caught.value.kind == "config"
     assert "OPENAI_API_KEY" in str(caught.value)
     assert stub.received == []
+
+
+async def test_images_are_sent_as_data_urls(stub: StubAPI) -> None:
+    from toolkit.llm.models import Message
+
+    stub.queue(OPENAI_PATH, Reply(body=openai_completion(GOOD)))
+    request = verify_request()
+    request.messages = [Message.user("Look:", images=["aGVsbG8="])]
+    await provider(stub).complete(request)
+    content = stub.calls(OPENAI_PATH)[0]["messages"][1]["content"]
+    assert content[1] == {
+        "type": "image_url",
+        "image_url": {"url": "data:image/jpeg;base64,aGVsbG8="},
+    }
