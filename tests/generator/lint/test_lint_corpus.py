@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.lint import lint_file
+from generator.lint import lint_file, run_rules
 
 REPO = Path(__file__).resolve().parents[3]
 CORPUS_GLOBS = (
@@ -26,3 +26,11 @@ def test_corpus_is_not_empty() -> None:
 def test_corpus_judge_has_no_finding(path: Path) -> None:
     report = lint_file(path)
     assert report.findings == [], report.render(guidance=True)
+
+
+def test_rules_never_crash_on_any_fixture_module() -> None:
+    paths = sorted((REPO / "tests" / "fixtures").rglob("*.py"))
+    assert len(paths) > 20
+    for path in paths:
+        findings = run_rules(path.read_text(encoding="utf-8"))
+        assert all(f.line >= 1 and f.rule.startswith("JG") for f in findings), path
