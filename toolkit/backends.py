@@ -9,7 +9,9 @@ prompts in `prompts/toolkit/` and calls an LLM client with majority voting;
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Awaitable, Callable
+from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -48,10 +50,21 @@ class ExtractRequest(BaseModel):
         """Build a request whose schema is taken from `template_class`."""
         return cls(
             template_class=template_class,
-            output_schema=template_class.model_json_schema(),
+            output_schema=_schema_of(template_class),
             schema_name=template_class.__name__,
             **fields,
         )
+
+
+@lru_cache(maxsize=512)
+def _json_schema(template_class: type[BaseModel]) -> str:
+    # Generating a schema costs milliseconds and judges extract with the same templates
+    # over and over; the JSON text is cached, each caller gets its own copy.
+    return json.dumps(template_class.model_json_schema())
+
+
+def _schema_of(template_class: type[BaseModel]) -> dict[str, Any]:
+    return json.loads(_json_schema(template_class))
 
 
 class VerifyRequest(BaseModel):
