@@ -84,3 +84,9 @@ async def test_default_backend_verifies_through_the_layer(tmp_path: Path) -> Non
     assert isinstance(verdict.passed, bool)
     assert backend.model == "o4-mini"
     assert 2 <= backend.client.summary().calls <= 3
+
+
+def test_judge_model_default_matches_the_toolkit_backend_default() -> None:
+    from toolkit.backends import DEFAULT_JUDGE_MODEL
+
+    assert LLMSettings().judge_model == DEFAULT_JUDGE_MODEL
