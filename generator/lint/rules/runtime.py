@@ -82,7 +82,7 @@ import datetime
 async def evaluate(ev: Evaluator) -> None:
     today = datetime.date.today()
     for url in set(ev.answer.split()):
-        ev.add_leaf(id=f"url_{url}", desc=f"Cited before {today}")
+        ev.add_custom_node(result=True, id=f"url_{url}", desc=f"Cited before {today}")
 """
     good = """
 import datetime
@@ -91,7 +91,7 @@ EVAL_DATE = datetime.date(2025, 7, 1)
 
 async def evaluate(ev: Evaluator) -> None:
     for index, url in enumerate(sorted(set(ev.answer.split()))):
-        ev.add_leaf(id=f"url_{index}", desc=f"Cited before {EVAL_DATE}")
+        ev.add_custom_node(result=True, id=f"url_{index}", desc=f"{url} cited before {EVAL_DATE}")
 """
 
     def __init__(self, ctx: LintContext) -> None:

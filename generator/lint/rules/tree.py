@@ -251,13 +251,13 @@ class UnstableNodeId(Rule):
 async def evaluate(ev: Evaluator) -> None:
     for index, url in enumerate(URLS):
         ev.add_custom_node(result=bool(url), id="url_given", desc="A URL is given")
-    ev.add_leaf(id=str(uuid.uuid4()), desc="Something")
+    ev.add_custom_node(result=bool(URLS), id=str(uuid.uuid4()), desc="URLs are given")
 """
     good = """
 async def evaluate(ev: Evaluator) -> None:
     for index, url in enumerate(URLS):
         ev.add_custom_node(result=bool(url), id=f"url_{index}_given", desc="A URL is given")
-    ev.add_leaf(id="something", desc="Something")
+    ev.add_custom_node(result=bool(URLS), id="urls_given", desc="URLs are given")
 """
 
     def __init__(self, ctx: LintContext) -> None:

@@ -32,8 +32,9 @@ def test_catalog_bad_snippet_triggers_its_rule(rule: type) -> None:
 
 
 @pytest.mark.parametrize("rule", ALL_RULES, ids=lambda rule: rule.id)
-def test_catalog_good_snippet_passes_its_rule(rule: type) -> None:
-    assert run_rules(rule.good, {rule.id}) == []
+def test_catalog_good_snippet_passes_every_rule(rule: type) -> None:
+    fragment_rules = {"JG001", "JG002"} - {rule.id}
+    assert [f for f in run_rules(rule.good) if f.rule not in fragment_rules] == []
 
 
 def test_catalog_names_the_ruff_selection() -> None:
