@@ -7,6 +7,7 @@ debug results and the reflection findings become the review record. The pipeline
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +28,7 @@ from generator.lint import lint_source
 from generator.publish import PublishResult, publish
 from generator.reflect import load_checklist, parse_reflection, reflect_request
 from generator.review import ReflectionPass, ReviewRecord, StageRecord
-from generator.rubric import outline
+from generator.rubric import diff_trees, outline
 from generator.spec import LoadedSpec
 from generator.tape import CallTape
 from toolkit.backends import LLMBackend, LLMClientLike
@@ -218,6 +219,19 @@ def results_text(report: DebugReport) -> str:
     return "\n".join(lines)
 
 
+def revision_changes(
+    old_source: str, new_source: str, old: DebugReport, new: DebugReport
+) -> list[str]:
+    """Rubric nodes added/removed/changed (all-pass skeletons), then a line count of the code."""
+    changes: list[str] = []
+    if old.skeleton_tree and new.skeleton_tree:
+        changes = diff_trees(old.skeleton_tree, new.skeleton_tree).to_text().splitlines()
+    diff = list(difflib.unified_diff(old_source.splitlines(), new_source.splitlines(), lineterm=""))
+    added = sum(1 for line in diff if line.startswith("+") and not line.startswith("+++"))
+    removed = sum(1 for line in diff if line.startswith("-") and not line.startswith("---"))
+    return [*changes, f"code: +{added} -{removed} lines"]
+
+
 async def reflect_stage(
     run: _Run, source: str, report: DebugReport
 ) -> tuple[str, DebugReport, list[ReflectionPass]]:
@@ -286,11 +300,16 @@ async def reflect_stage(
                 )
             )
             continue
+        changes = revision_changes(source, candidate, report, candidate_report)
         source, report = candidate, candidate_report
         reason = "The revision passed lint and debug and was kept."
         passes.append(
             ReflectionPass(
-                pass_number=number, findings=reflection.findings, outcome="kept", reason=reason
+                pass_number=number,
+                findings=reflection.findings,
+                outcome="kept",
+                reason=reason,
+                changes=changes,
             )
         )
         run.record(

@@ -35,6 +35,9 @@ class ReflectionPass(BaseModel):
     findings: list[ChecklistFinding]
     outcome: Literal["no_change", "kept", "reverted"]
     reason: str = ""
+    changes: list[str] = Field(
+        default_factory=list, description="What a kept revision changed: rubric nodes, then code."
+    )
 
 
 class UsageRow(BaseModel):
@@ -95,6 +98,8 @@ def _reflection_lines(passes: list[ReflectionPass]) -> list[str]:
         lines.append(f"### Pass {item.pass_number}: {item.outcome.replace('_', ' ')}")
         if item.reason:
             lines.append(item.reason)
+        if item.changes:
+            lines += ["", "What changed:", "", *[f"- `{change}`" for change in item.changes]]
         lines.append("")
         lines.append("| item | status | evidence | fix |")
         lines.append("|---|---|---|---|")

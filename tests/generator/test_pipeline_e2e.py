@@ -109,6 +109,11 @@ def test_reflection_adds_the_missing_citation_node(generated) -> None:
     assert "river_1_cited" in ids and "river_2_cited" in ids
     first = result.record.reflections[0]
     assert first.outcome == "kept"
+    assert [c.split(":")[0] for c in first.changes] == [
+        "+ river_1_cited",
+        "+ river_2_cited",
+        "code",
+    ]
     assert [f.item for f in first.findings if f.status == "problem"] == ["completeness"]
 
 
