@@ -264,3 +264,24 @@ async def test_backend_error_messages_reach_the_judge_without_credentials(monkey
     assert outcome.status == "incomplete"
     assert "[REDACTED]" in outcome.summary["errors"][0]["message"]
     assert canary not in outcome.model_dump_json()
+
+
+async def test_the_parent_answers_at_most_256_calls_of_one_job_at_once() -> None:
+    in_flight = {"now": 0, "max": 0}
+    cap_reached = asyncio.Event()
+
+    async def verify(request: VerifyRequest) -> bool:
+        in_flight["now"] += 1
+        in_flight["max"] = max(in_flight["max"], in_flight["now"])
+        if in_flight["now"] == 256:
+            cap_reached.set()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(cap_reached.wait(), timeout=3)
+        in_flight["now"] -= 1
+        return True
+
+    outcome = await run_in_sandbox(
+        job("floods_calls"), ScriptedBackend(verify=verify), limits=SandboxLimits(timeout_s=20)
+    )
+    assert outcome.status == "complete" and outcome.summary["final_score"] == 1.0
+    assert in_flight["max"] == 256

@@ -47,6 +47,7 @@ from toolkit.runner.protocol import (
 
 STARTUP_TIMEOUT_S = 60.0
 KILL_GRACE_S = 5.0
+MAX_CALLS_IN_FLIGHT = 256
 _KEPT_VARS = ("PATH", "LANG", "LANGUAGE", "TZ")
 _SECRET_NAME = re.compile(
     r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|^ANTHROPIC_|^OPENAI_|PROXY",
@@ -261,6 +262,8 @@ class WorkerProcess:
     ) -> tuple[EvalOutcome | None, JobEnd]:
         outcome: EvalOutcome | None = None
         while True:
+            if len(calls) >= MAX_CALLS_IN_FLIGHT:
+                await asyncio.wait(set(calls), return_when=asyncio.FIRST_COMPLETED)
             message = await read_message(self.reader)
             if message is None:
                 raise ProtocolError("the worker process ended unexpectedly")

@@ -31,7 +31,11 @@ class SandboxLimits(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    timeout_s: float = Field(default=600.0, gt=0, description="Wall-clock seconds per evaluation.")
+    timeout_s: float = Field(
+        default=600.0,
+        gt=0,
+        description="Wall-clock seconds per evaluation, time waiting for LLM/page calls included.",
+    )
     cpu_s: int = Field(default=300, ge=1, description="CPU seconds per evaluation.")
     memory_mb: int = Field(
         default=2048, ge=64, description="Address space allowed on top of the interpreter's own."
