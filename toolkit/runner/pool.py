@@ -35,6 +35,7 @@ from toolkit.runner.protocol import (
     JobEnd,
     JobStart,
     Outcome,
+    OutputTail,
     ProtocolError,
     Ready,
     Reply,
@@ -140,16 +141,6 @@ async def probe_isolation(network: bool = False) -> Isolation:
     )
 
 
-class _Tail:
-    def __init__(self, limit: int) -> None:
-        self.limit, self.data = limit, bytearray()
-
-    def add(self, chunk: bytes) -> None:
-        self.data += chunk
-        if len(self.data) > self.limit:
-            del self.data[: len(self.data) - self.limit]
-
-
 class WorkerProcess:
     """One long-lived worker seen from the parent; runs one job at a time."""
 
@@ -164,7 +155,7 @@ class WorkerProcess:
         self.process, self.reader, self.writer, self.home = process, reader, writer, home
         self.alive = True
         self.guards: list[str] = []
-        self.tails = {"stdout": _Tail(output_limit), "stderr": _Tail(output_limit)}
+        self.tails = {"stdout": OutputTail(output_limit), "stderr": OutputTail(output_limit)}
         self._write_lock = asyncio.Lock()
         self._pumps = [
             asyncio.ensure_future(self._pump(process.stdout, self.tails["stdout"])),
@@ -208,12 +199,12 @@ class WorkerProcess:
             message = exc
         if not isinstance(message, Ready):
             await worker.close()
-            detail = worker.tails["stderr"].data.decode(errors="replace")[-1000:]
+            detail = worker.tails["stderr"].text()[-1000:]
             raise OSError(f"the judge worker did not start ({message!r}); stderr: {detail}")
         worker.guards = list(message.guards)
         return worker
 
-    async def _pump(self, stream: asyncio.StreamReader | None, tail: _Tail) -> None:
+    async def _pump(self, stream: asyncio.StreamReader | None, tail: OutputTail) -> None:
         if stream is None:
             return
         with contextlib.suppress(OSError):
@@ -253,7 +244,7 @@ class WorkerProcess:
         return _finish(start, outcome, end, time.monotonic() - begin)
 
     def _lost(self, outcome: EvalOutcome, begin: float) -> EvalOutcome:
-        stderr = self.tails["stderr"].data.decode(errors="replace")
+        stderr = self.tails["stderr"].text()
         update = {"duration_s": round(time.monotonic() - begin, 6), "stderr_tail": stderr}
         return outcome.model_copy(update=update)
 

@@ -265,3 +265,21 @@ class FrameBuffer:
     def pending(self) -> bool:
         """True when a partial frame is buffered."""
         return bool(self._data)
+
+
+class OutputTail:
+    """The last `limit` bytes of a process's stdout or stderr (what `*_tail` fields carry)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.data = bytearray()
+
+    def add(self, chunk: bytes) -> None:
+        """Append `chunk`, dropping the oldest bytes beyond the limit."""
+        self.data += chunk
+        if len(self.data) > self.limit:
+            del self.data[: len(self.data) - self.limit]
+
+    def text(self) -> str:
+        """The tail decoded as UTF-8 (invalid bytes replaced)."""
+        return self.data.decode(errors="replace")

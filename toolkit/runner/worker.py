@@ -39,6 +39,7 @@ from toolkit.runner.protocol import (
     JobEnd,
     JobStart,
     Outcome,
+    OutputTail,
     ProtocolError,
     Ready,
     Reply,
@@ -256,30 +257,35 @@ def _check_summary(summary: Any) -> tuple[dict[str, Any] | None, dict[str, Any] 
     return summary, None
 
 
-async def _evaluate(channel: Channel, start: JobStart, guard: Guard) -> EvalOutcome:
+async def _run_judge(
+    channel: Channel, start: JobStart, errors: list[dict[str, Any]]
+) -> tuple[Any, str | None]:
+    """Load and run the judge; returns its summary (partial if it raised) and its task id."""
     job = start.job
-    errors: list[dict[str, Any]] = []
-    summary: Any = None
-    task_id = job.task_id
     try:
         judge = load_judge(job.judge_path)
-        task_id = task_id or judge.task_id
     except BaseException as exc:
         errors.append(_exception_error(exc, "loading the judge failed", "judge_load"))
-        judge = None
-    if judge is not None:
-        try:
-            summary, _ = await judge.run(
-                backend=BrokerBackend(channel, start.backend_model, start.backend_extract_model),
-                answer=job.answer,
-                pages=BrokerPages(channel, start.screenshots) if start.pages else None,
-                agent_name=job.agent_name,
-                answer_name=job.answer_name,
-                tools=BrokerTools(channel),
-            )
-        except BaseException as exc:
-            errors.append(_exception_error(exc, "the judge raised"))
-            summary = _partial_summary(exc, errors)
+        return None, job.task_id
+    try:
+        summary, _ = await judge.run(
+            backend=BrokerBackend(channel, start.backend_model, start.backend_extract_model),
+            answer=job.answer,
+            pages=BrokerPages(channel, start.screenshots) if start.pages else None,
+            agent_name=job.agent_name,
+            answer_name=job.answer_name,
+            tools=BrokerTools(channel),
+        )
+    except BaseException as exc:
+        errors.append(_exception_error(exc, "the judge raised"))
+        summary = _partial_summary(exc, errors)
+    return summary, job.task_id or judge.task_id
+
+
+async def _evaluate(channel: Channel, start: JobStart, guard: Guard) -> EvalOutcome:
+    """The job's outcome: `complete` only for a serializable, complete summary and no errors."""
+    errors: list[dict[str, Any]] = []
+    summary, task_id = await _run_judge(channel, start, errors)
     summary, problem = _check_summary(summary)
     if problem:
         errors.append(problem)
@@ -290,14 +296,13 @@ async def _evaluate(channel: Channel, start: JobStart, guard: Guard) -> EvalOutc
         if violation not in reported
     )
     complete = summary is not None and not errors and summary.get("status") == "complete"
-    status = "complete" if complete else "incomplete"
-    if summary is not None and status == "incomplete":
+    if summary is not None and not complete:
         summary["status"] = "incomplete"
     return EvalOutcome(
-        status=status,
+        status="complete" if complete else "incomplete",
         task_id=task_id,
-        agent_name=job.agent_name,
-        answer_name=job.answer_name,
+        agent_name=start.job.agent_name,
+        answer_name=start.job.answer_name,
         summary=summary,
         errors=_dedupe(errors),
     )
@@ -334,7 +339,6 @@ async def _job_main(sock: socket.socket, start: JobStart) -> None:
     sys.addaudithook(guard.hook)
     guard.active = True
     outcome = await _evaluate(channel, start, guard)
-    guard.active = False
     try:
         await channel.send(Outcome(job_id=start.job_id, outcome=outcome))
     except ProtocolError as exc:
@@ -357,22 +361,6 @@ def _job_process(sock: socket.socket, start: JobStart, baseline: int) -> int:
 
 
 # -- the long-lived process: fork, relay, watch ---------------------------------------------
-
-
-class _Tail:
-    """Keeps the last `limit` bytes written to it."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.data = bytearray()
-
-    def add(self, chunk: bytes) -> None:
-        self.data += chunk
-        if len(self.data) > self.limit:
-            del self.data[: len(self.data) - self.limit]
-
-    def text(self) -> str:
-        return self.data.decode(errors="replace")
 
 
 class Worker:
@@ -458,11 +446,12 @@ class _Relay:
         self.outcome_sent = False
         self.protocol_error: str | None = None
         limit = start.limits.max_output_bytes
-        self.tails = {out_fd: _Tail(limit), err_fd: _Tail(limit)}
+        self.tails = {out_fd: OutputTail(limit), err_fd: OutputTail(limit)}
         self.pidfd = os.pidfd_open(pid)
         self.selector = selectors.DefaultSelector()
 
     def run(self) -> JobEnd:
+        """Relay until the job process exits or times out; then report how it ended."""
         deadline = time.monotonic() + self.start.limits.timeout_s
         timed_out = False
         sel = self.selector
