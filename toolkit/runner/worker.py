@@ -404,6 +404,7 @@ class Worker:
         if pid == 0:
             code = 70
             try:
+                os.setpgid(0, 0)
                 self.sock.close()
                 parent_end.close()
                 os.close(out_r)
@@ -474,6 +475,8 @@ class _Relay:
                 exited |= self._handle(key, events)
             self._update_job_interest()
         status = self._reap()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)
         self._drain()
         sel.close()
         os.close(self.pidfd)
@@ -563,6 +566,9 @@ class _Relay:
             self.selector.modify(self.job, wanted, "job")
 
     def _kill(self) -> None:
+        """Kill the job's whole process group (the job process leads its own group)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGKILL)
 
