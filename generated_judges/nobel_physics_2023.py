@@ -79,27 +79,32 @@ async def evaluate(ev: Evaluator) -> None:
             id=f"laureate_{index}",
             desc=f"{truth['name']} is named, with a supported award and affiliation",
         )
+        award = ev.add_parallel(
+            id=f"laureate_{index}_award",
+            desc=f"{truth['name']} is named and a cited page supports the award",
+            parent=node,
+        )
         ev.add_custom_node(
             result=checks.same_name(person.name, truth["name"]),
             id=f"laureate_{index}_named",
             desc=f"The answer names {truth['name']} as a laureate",
-            parent=node,
+            parent=award,
         )
         ev.add_custom_node(
             result=bool(person.source_urls),
             id=f"laureate_{index}_cited",
             desc=f"The answer cites a page for {truth['name']}",
-            parent=node,
+            parent=award,
         )
-        award = ev.add_leaf(
+        award_leaf = ev.add_leaf(
             id=f"laureate_{index}_award_supported",
             desc=f"A cited page supports {truth['name']}'s 2023 Nobel Prize in Physics",
-            parent=node,
+            parent=award,
             critical=True,
         )
         await ev.verify(
             claim=f"{truth['name']} was awarded the 2023 Nobel Prize in Physics.",
-            node=award,
+            node=award_leaf,
             sources=person.source_urls,
         )
         affiliation = ev.add_parallel(
@@ -126,6 +131,7 @@ async def evaluate(ev: Evaluator) -> None:
             ),
             node=supported,
             sources=person.source_urls,
+            extra_prerequisites=[award],
             additional_instruction=(
                 f"The expected affiliation is {truth['affiliation']}; accept the same "
                 "institution under another common name, or one of several affiliations."

@@ -5,13 +5,16 @@ Each example task `tasks/<id>/` has the scripted "model" replies under
 written by hand). This runs the pipeline with that scripted model through a response cache,
 exports every exchange to `recordings/<id>/`, then runs exactly what the README runs,
 `judgegen generate <id> --provider replay:recordings/<id> --cache-mode off --no-commit`, so the
-committed judge and review record are what a replay reproduces. Run it after changing the
+committed judge and review record are what a replay reproduces. It also scores the sample
+answers with the new judge (`judgegen run`, pages imported from `tasks/<id>/pages/`, verdicts
+from `replies/verdicts.json`) so the README's `judgegen run` replays offline too. Run it after changing the
 prompts, the API reference or the mistakes catalog (the recorded requests embed them).
 """
 
 from __future__ import annotations
 
 import asyncio
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -35,8 +38,8 @@ def example_ids() -> list[str]:
     return sorted(p.name for p in REPLIES.iterdir() if (p / "replies").is_dir())
 
 
-async def record(task_id: str, cache_path: Path) -> int:
-    """Run the scripted generation through a fresh cache and export it; returns the count."""
+async def record_generation(task_id: str, cache_path: Path, scratch: Path) -> None:
+    """Run the scripted generation through the cache; the judge lands in `scratch`."""
     task_dir = ROOT / "tasks" / task_id
     cache = ResponseCache(cache_path)
     policy = FixturePolicy(task_dir, REPLIES / task_id / "replies", fixed_usage=False)
@@ -44,29 +47,64 @@ async def record(task_id: str, cache_path: Path) -> int:
         LLMClient(ScriptedProvider(policy), cache=cache, cache_mode=CacheMode.RW, model=model)
         for model in (DEFAULT_GENERATION_MODEL, DEFAULT_JUDGE_MODEL)
     ]
-    with tempfile.TemporaryDirectory() as scratch:
-        options = PipelineOptions(
-            model=DEFAULT_GENERATION_MODEL,
-            extract_model=DEFAULT_JUDGE_MODEL,
-            repo=Path(scratch),
-            commit=False,
-        )
-        await generate(load_spec(task_dir), clients[0], clients[1], options)
+    options = PipelineOptions(
+        model=DEFAULT_GENERATION_MODEL,
+        extract_model=DEFAULT_JUDGE_MODEL,
+        repo=scratch,
+        commit=False,
+    )
+    await generate(load_spec(task_dir), clients[0], clients[1], options)
+    cache.close()
+
+
+def cli(*args: str | Path) -> None:
+    """Run a `judgegen` command in the repository root."""
+    command = [sys.executable, "-c", "from generator.cli import main; main()"]
+    subprocess.run([*command, *map(str, args)], cwd=ROOT, check=True)
+
+
+def record_run(task_id: str, cache_path: Path, scratch: Path) -> None:
+    """Score the sample answers with the new judge, as the README does, through the cache."""
+    cli("cache-pages", "--import-m2w2", f"tasks/{task_id}/pages", "--store", scratch / "pages")
+    shutil.copytree(ROOT / "tasks" / task_id / "answers", scratch / "answers" / "samples" / task_id)
+    cli(
+        "run",
+        "--answers",
+        scratch / "answers",
+        "--pages",
+        scratch / "pages",
+        "--judges",
+        scratch / "generated_judges",
+        "--results",
+        scratch / "results",
+        "--reviews",
+        scratch / "reviews",
+        "--include-unreviewed",
+        "--provider",
+        "scripted:tests.generator.scripted_generation:example_run_policy",
+        "--cache-mode",
+        "rw",
+        "--cache-path",
+        cache_path,
+    )
+
+
+def export(task_id: str, cache_path: Path) -> int:
+    """Replace `recordings/<task_id>/` with every exchange in the cache."""
     target = RECORDINGS / task_id
     target.mkdir(parents=True, exist_ok=True)
     for old in target.glob("*.json"):
         old.unlink()
-    count = cache.export_dir(target)
-    cache.close()
-    return count
+    cache = ResponseCache(cache_path)
+    try:
+        return cache.export_dir(target)
+    finally:
+        cache.close()
 
 
 def replay(task_id: str) -> None:
     """Generate the committed judge and review record from the recordings, as the README does."""
-    command = [
-        sys.executable,
-        "-c",
-        "from generator.cli import main; main()",
+    cli(
         "generate",
         task_id,
         "--provider",
@@ -74,15 +112,17 @@ def replay(task_id: str) -> None:
         "--cache-mode",
         "off",
         "--no-commit",
-    ]
-    subprocess.run(command, cwd=ROOT, check=True)
+    )
 
 
 def main(task_ids: list[str]) -> None:
     """Record, then replay, each example task."""
     for task_id in task_ids or example_ids():
         with tempfile.TemporaryDirectory() as tmp:
-            count = asyncio.run(record(task_id, Path(tmp) / "cache.sqlite"))
+            scratch, cache_path = Path(tmp), Path(tmp) / "cache.sqlite"
+            asyncio.run(record_generation(task_id, cache_path, scratch))
+            record_run(task_id, cache_path, scratch)
+            count = export(task_id, cache_path)
         print(f"{task_id}: {count} recordings", file=sys.stderr)
         replay(task_id)
 

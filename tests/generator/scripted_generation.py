@@ -61,3 +61,25 @@ RIVER_FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "generator" /
 def river_policy(request: LLMRequest) -> LLMResponse:
     """`--provider scripted:tests.generator.scripted_generation:river_policy` for CLI tests."""
     return FixturePolicy(RIVER_FIXTURE)(request)
+
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE_REPLIES = ROOT / "tests" / "fixtures" / "generator" / "examples"
+
+
+def example_run_policy(request: LLMRequest) -> LLMResponse:
+    """The scripted judging model of the examples' `judgegen run` recordings.
+
+    Verifications are answered from `replies/verdicts.json` (claim + source → verdict);
+    a verification with no entry is an error, so a recording never guesses.
+    """
+    task_id = request.metadata.task_id or ""
+    replies = EXAMPLE_REPLIES / task_id / "replies"
+    if request.metadata.purpose != "verify":
+        return FixturePolicy(ROOT / "tasks" / task_id, replies, fixed_usage=False)(request)
+    prompt = request.prompt_text()
+    for entry in json.loads((replies / "verdicts.json").read_text()):
+        if entry["claim"] in prompt and entry["source"] in prompt:
+            value = {"reasoning": entry["reasoning"], "result": entry["passed"]}
+            return response_from(value, request)
+    raise KeyError(f"no scripted verdict for this verification:\n{prompt[-1500:]}")
