@@ -9,6 +9,7 @@ import signal
 from pathlib import Path
 
 from toolkit.backends import ScriptedBackend
+from toolkit.runner import pool as pool_module
 from toolkit.runner.sandbox import EvalJob, EvalOutcome, SandboxLimits, WorkerPool, run_in_sandbox
 
 JUDGES = Path(__file__).resolve().parent.parent / "fixtures" / "hostile_judges"
@@ -199,3 +200,13 @@ async def test_per_job_limits_override_the_pools() -> None:
         outcome = await pool.evaluate(job("sleeps"), limits=FAST)
     assert outcome.status == "incomplete" and kinds(outcome) == ["timeout"]
     assert "within 1.5 s" in outcome.errors[0]["message"]
+
+
+async def test_a_worker_that_cannot_start_gives_an_incomplete_outcome_not_an_exception(
+    monkeypatch,
+) -> None:
+    monkeypatch.setattr(pool_module.sys, "executable", "/nonexistent/python3")
+    async with WorkerPool(1, FAST, backend()) as pool:
+        outcome = await pool.evaluate(job("normal"))
+    assert outcome.status == "incomplete" and kinds(outcome) == ["sandbox"]
+    assert "cannot start a judge worker" in outcome.errors[0]["message"]
