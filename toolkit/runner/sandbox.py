@@ -67,6 +67,8 @@ _PROC_PID = re.compile(r"^/proc/(\d+)(?:/|$)")
 
 
 def _foreign_proc_entry(path: Any) -> bool:
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
     if isinstance(path, bytes):
         path = os.fsdecode(path)
     if not isinstance(path, str):
