@@ -1,0 +1,284 @@
+"""`judgegen mutate`: damage an answer the judge accepts, one fact at a time, and see it notice.
+
+A mutation is killed when the mutated answer scores lower than the original (which scores 1).
+`--write-review` records the outcome in the task's review record, inside its own delimited
+section of the Markdown and under its own key of the JSON sidecar, so the generator's parts
+of both files stay as they were.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any, Literal
+
+import click
+from pydantic import BaseModel, Field
+
+from generator.cli.llm_options import llm_options
+from generator.cli.tree import (
+    backend_options,
+    judge_file,
+    load_task,
+    location_options,
+    open_backend,
+    open_pages,
+    pick_answer,
+    run_review,
+    sandbox_options,
+)
+from generator.mutate import MutationResult, mutate_all
+from generator.review_runs import JudgeRunError, ReviewRuns
+from generator.spec import LoadedSpec, SampleAnswer
+from toolkit.llm.settings import LLMSettings
+
+MUTATION_REPORT_VERSION = 1
+SECTION_START = "<!-- judgegen:mutation:start -->"
+SECTION_END = "<!-- judgegen:mutation:end -->"
+SIDECAR_KEY = "mutation_testing"
+
+
+class MutationRow(BaseModel):
+    """One mutation and how the judge scored it."""
+
+    name: str
+    description: str
+    score: float | None = Field(description="Root score of the mutated answer; None on error.")
+    outcome: Literal["killed", "survived", "error"]
+    error: str | None = None
+
+
+class MutationReport(BaseModel):
+    """Every mutation of one sample answer, and the share the judge killed."""
+
+    version: int = MUTATION_REPORT_VERSION
+    task_id: str
+    answer: str
+    original_score: float
+    mutations: list[MutationRow] = Field(default_factory=list)
+
+    @property
+    def killed(self) -> int:
+        """Mutations that lowered the score."""
+        return sum(row.outcome == "killed" for row in self.mutations)
+
+    @property
+    def kill_rate(self) -> float | None:
+        """Killed mutations over all mutations (None when no mutation applied)."""
+        return self.killed / len(self.mutations) if self.mutations else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report with its computed counts, as written to JSON."""
+        return {**self.model_dump(mode="json"), "killed": self.killed, "kill_rate": self.kill_rate}
+
+
+class NotAccepted(click.ClickException):
+    """The answer to mutate does not score 1, so a lower score would prove nothing."""
+
+    exit_code = 1
+
+
+def _row(result: MutationResult, error: str | None) -> MutationRow:
+    outcome = "error" if error else ("killed" if result.killed else "survived")
+    return MutationRow(
+        name=result.mutation.name,
+        description=result.mutation.description,
+        score=None if error else result.score,
+        outcome=outcome,
+        error=error,
+    )
+
+
+async def _score(runs: ReviewRuns, judge: Path, task_id: str, name: str, text: str) -> float:
+    summary = await runs.summary(judge, text, task_id=task_id, answer_name=name)
+    return float(summary.get("final_score") or 0.0)
+
+
+async def _accepted(
+    runs: ReviewRuns, judge: Path, loaded: LoadedSpec, chosen: SampleAnswer | None
+) -> tuple[SampleAnswer, float]:
+    candidates = [chosen] if chosen else loaded.answers
+    scores = []
+    for answer in candidates:
+        score = await _score(runs, judge, loaded.task_id, answer.name, answer.text)
+        if score >= 1.0:
+            return answer, score
+        scores.append(f"{answer.name}={score:g}")
+    raise NotAccepted(
+        f"no sample answer of {loaded.task_id} scores 1 ({', '.join(scores)}); "
+        "mutation testing needs an answer the judge accepts"
+    )
+
+
+async def _mutate(
+    loaded: LoadedSpec,
+    judge: Path,
+    chosen: SampleAnswer | None,
+    setup: tuple[Any, Any, Any],
+    sandbox: bool,
+    timeout_s: float,
+) -> MutationReport:
+    backend, client, pages = setup
+    try:
+        async with ReviewRuns(backend, pages=pages, sandbox=sandbox, timeout_s=timeout_s) as runs:
+            answer, original = await _accepted(runs, judge, loaded, chosen)
+            report = MutationReport(
+                task_id=loaded.task_id, answer=answer.name, original_score=original
+            )
+            for mutation in mutate_all(answer.text):
+                click.echo(f"[{loaded.task_id}] {mutation.name}: {mutation.description}", err=True)
+                error, score, status = None, 0.0, "complete"
+                try:
+                    score = await _score(
+                        runs, judge, loaded.task_id, f"{answer.name}~{mutation.name}", mutation.text
+                    )
+                except JudgeRunError as exc:
+                    error, status = str(exc), "error"
+                result = MutationResult(
+                    mutation=mutation, score=score, status=status, killed=score < original - 1e-9
+                )
+                report.mutations.append(_row(result, error))
+            return report
+    finally:
+        if client is not None:
+            click.echo(client.summary_line(), err=True)
+            await client.aclose()
+
+
+def render_text(report: MutationReport) -> str:
+    """One line per mutation, then the kill rate."""
+    lines = [
+        f"{report.task_id}: mutating answer '{report.answer}' (score {report.original_score:g})"
+    ]
+    for row in report.mutations:
+        score = "error" if row.score is None else f"{row.score:.3f}"
+        lines.append(f"  {row.outcome:<8} {row.name:<18} {score:>6}  {row.description}")
+        if row.error:
+            lines.append(f"           {row.error}")
+    lines.append(_rate_line(report))
+    return "\n".join(lines) + "\n"
+
+
+def _rate_line(report: MutationReport) -> str:
+    if report.kill_rate is None:
+        return "no mutation applies to this answer"
+    return (
+        f"kill rate {report.kill_rate:.2f} ({report.killed} of {len(report.mutations)} "
+        "mutations lowered the score)"
+    )
+
+
+def review_section(report: MutationReport) -> str:
+    """The delimited Markdown section `--write-review` puts in reviews/<task_id>.md."""
+    lines = [
+        SECTION_START,
+        "## Mutation testing",
+        "",
+        f"Answer `{report.answer}` (score {report.original_score:g}), mutated one fact at a time; "
+        + _rate_line(report)
+        + ".",
+        "",
+        "| mutation | change | score | outcome |",
+        "|---|---|---|---|",
+    ]
+    for row in report.mutations:
+        change = row.description.replace("|", "\\|").replace("\n", " ")
+        score = "error" if row.score is None else f"{row.score:.3f}"
+        lines.append(f"| {row.name} | {change} | {score} | {row.outcome} |")
+    lines.append(SECTION_END)
+    return "\n".join(lines) + "\n"
+
+
+def record_in_review(reviews: Path, report: MutationReport) -> list[Path]:
+    """Replace (or append) the mutation section of the review record; update the sidecar."""
+    markdown = reviews / f"{report.task_id}.md"
+    text = markdown.read_text("utf-8") if markdown.is_file() else ""
+    section = review_section(report)
+    block = re.compile(re.escape(SECTION_START) + r".*?" + re.escape(SECTION_END) + r"\n?", re.S)
+    if block.search(text):
+        text = block.sub(lambda _: section, text, count=1)
+    else:
+        text = (text.rstrip("\n") + "\n\n" if text.strip() else "") + section
+    reviews.mkdir(parents=True, exist_ok=True)
+    markdown.write_text(text, "utf-8")
+    written = [markdown]
+    sidecar = reviews / f"{report.task_id}.json"
+    if sidecar.is_file():
+        data = json.loads(sidecar.read_text("utf-8"))
+        data[SIDECAR_KEY] = {
+            "version": MUTATION_REPORT_VERSION,
+            "answer": report.answer,
+            "mutations": len(report.mutations),
+            "killed": report.killed,
+            "kill_rate": report.kill_rate,
+        }
+        sidecar.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        written.append(sidecar)
+    return written
+
+
+@click.command()
+@click.argument("task")
+@click.option("--answer", "answer_name", help="Sample answer to mutate (must score 1).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option(
+    "--write-review",
+    is_flag=True,
+    help="Record the result in REVIEWS/<task>.md (delimited section) and its .json sidecar.",
+)
+@click.option("--reviews", default="reviews", show_default=True, type=click.Path(path_type=Path))
+@location_options
+@backend_options
+@sandbox_options
+@llm_options
+def mutate(
+    task: str,
+    answer_name: str | None,
+    as_json: bool,
+    write_review: bool,
+    reviews: Path,
+    judges: Path,
+    tasks_dir: Path,
+    backend_spec: str | None,
+    pages: Path | None,
+    no_sandbox: bool,
+    timeout_s: float,
+    llm_settings: LLMSettings,
+) -> None:
+    """Mutation-test TASK's judge: does it notice when one fact of a good answer is damaged?
+
+    Picks the first sample answer that scores 1 (or --answer, which must), applies every
+    mutation (cited URL dropped, date or number changed, list item removed, name replaced,
+    sources swapped), runs the judge on each and reports whether the score dropped
+    (killed) and the kill rate. A surviving mutation points at a fact the judge never checks.
+
+    \b
+    Example:
+      judgegen mutate nobel_physics_2023 --pages pages/ --write-review
+      judgegen mutate my_task --backend mypkg.backends:scripted --json
+
+    \b
+    Exit codes: 0 ok; 1 no sample answer scores 1, or the judge failed on a mutation;
+    2 usage or input error (e.g. --answer does not score 1); 3 infrastructure failure.
+    """
+    loaded = load_task(task, tasks_dir)
+    judge = judge_file(judges, loaded.task_id)
+    chosen = pick_answer(loaded, answer_name) if answer_name else None
+    backend, client = open_backend(backend_spec, llm_settings)
+    setup = (backend, client, open_pages(pages))
+    try:
+        report = run_review(_mutate(loaded, judge, chosen, setup, not no_sandbox, timeout_s))
+    except NotAccepted as exc:
+        if chosen is not None:
+            raise click.UsageError(f"--answer {chosen.name}: {exc.message}") from exc
+        raise
+    if write_review:
+        for path in record_in_review(reviews, report):
+            click.echo(f"updated {path}", err=True)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(render_text(report), nl=False)
+    sys.exit(1 if any(row.outcome == "error" for row in report.mutations) else 0)

@@ -1,0 +1,190 @@
+"""Running a judge file on one answer for the review commands (tree, diff, validate, mutate).
+
+Invariant: a run either yields a complete summary or raises. Infrastructure failures (LLM,
+budget, replay miss, sandbox, node-level `error`s) raise `InfraError`, so a reviewer never
+reads an outage as a verdict; the judge's own failures (exception, timeout, crash) raise
+`JudgeRunError` carrying the outcome.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from generator.codediff import FunctionDiff, diff_functions
+from generator.debug import INFRA_KINDS, INFRA_TYPES, SharedExtractor, StubbedBackend
+from generator.rubric import RubricDiff, diff_trees, tree_of
+from generator.spec import SampleAnswer
+from toolkit.backends import JudgingBackend, LLMBackend
+from toolkit.errors import InfraError, JudgegenError
+from toolkit.evaluator import PageSource
+from toolkit.llm.settings import LLMSettings
+from toolkit.runner.protocol import EvalJob, EvalOutcome, SandboxLimits
+
+if TYPE_CHECKING:
+    from toolkit.llm import LLMClient
+
+DEFAULT_TIMEOUT_S = 120.0
+REVIEW_DIFF_VERSION = 1
+
+
+class JudgeRunError(JudgegenError):
+    """The judge itself failed on an answer (raised, timed out, crashed, broke the sandbox)."""
+
+    def __init__(self, message: str, outcome: EvalOutcome) -> None:
+        self.outcome = outcome
+        super().__init__(message)
+
+
+def _first_error(errors: list[dict[str, Any]]) -> str:
+    first = errors[0] if errors else {}
+    return f"{first.get('type', 'Error')}: {first.get('message', '')}"[:500]
+
+
+def check_outcome(outcome: EvalOutcome, where: str) -> dict[str, Any]:
+    """The summary of a complete outcome; raises InfraError or JudgeRunError otherwise."""
+    for error in outcome.errors:
+        if error.get("kind") in INFRA_KINDS or error.get("type") in INFRA_TYPES:
+            raise InfraError(f"{where}: {_first_error([error])}", kind=str(error.get("kind")))
+    if outcome.errors or outcome.summary is None:
+        raise JudgeRunError(f"{where}: the judge failed: {_first_error(outcome.errors)}", outcome)
+    summary = outcome.summary
+    if summary.get("status") == "incomplete":
+        raise InfraError(
+            f"{where}: evaluation incomplete: {_first_error(summary.get('errors', []))}"
+        )
+    return summary
+
+
+class ReviewRuns:
+    """Runs judge files one answer at a time with one backend, in the sandbox or in-process.
+
+    Use as `async with ReviewRuns(backend, sandbox=True) as runs:`; the sandboxed worker
+    starts on the first run and is shared by the following ones.
+    """
+
+    def __init__(
+        self,
+        backend: JudgingBackend,
+        *,
+        pages: PageSource | None = None,
+        sandbox: bool = True,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        from toolkit.runner.run import InProcessExecutor, LazyExecutor
+
+        self.executor: Any
+        if sandbox:
+            from toolkit.runner.pool import WorkerPool
+
+            limits = SandboxLimits(timeout_s=timeout_s)
+            self.executor = LazyExecutor(lambda: WorkerPool(1, limits, backend, pages=pages))
+        else:
+            self.executor = InProcessExecutor(backend, pages=pages, timeout_s=timeout_s)
+
+    async def __aenter__(self) -> ReviewRuns:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        close = getattr(self.executor, "__aexit__", None)
+        if close is not None:
+            await close(*exc_info)
+
+    async def outcome(
+        self, judge_path: Path, answer: str, *, task_id: str, answer_name: str
+    ) -> EvalOutcome:
+        """Run the judge at `judge_path` on `answer`; whatever happened, as an outcome."""
+        job = EvalJob(
+            judge_path=str(judge_path),
+            answer=answer,
+            answer_name=answer_name,
+            task_id=task_id,
+            agent_name="review",
+        )
+        return await self.executor.evaluate(job)
+
+    async def summary(
+        self, judge_path: Path, answer: str, *, task_id: str, answer_name: str
+    ) -> dict[str, Any]:
+        """The judge's complete summary on `answer` (raises InfraError / JudgeRunError)."""
+        outcome = await self.outcome(judge_path, answer, task_id=task_id, answer_name=answer_name)
+        return check_outcome(outcome, f"{task_id}/{answer_name}")
+
+
+class RubricAndCodeDiff(BaseModel):
+    """What changed between two versions of a judge: rubric nodes, then top-level code."""
+
+    version: int = REVIEW_DIFF_VERSION
+    task_id: str
+    answer: str = Field(description="Sample answer both all-pass skeletons were built on.")
+    rubric: RubricDiff
+    code: FunctionDiff
+
+    @property
+    def empty(self) -> bool:
+        """True when neither the rubric nor the code changed."""
+        return self.rubric.empty and self.code.empty
+
+    def to_text(self) -> str:
+        """The rubric listing, then the code listing (as in review records)."""
+        return self.rubric.to_text() + self.code.to_text()
+
+
+def extraction_backend(settings: LLMSettings) -> tuple[LLMBackend, LLMClient]:
+    """The real extraction the generator's debug stage uses: judge model, configured client."""
+    from toolkit.llm import build_client
+
+    client = build_client(settings, "judge")
+    return LLMBackend(client, model=client.model or settings.judge_model), client
+
+
+async def skeleton_summary(
+    source: str,
+    task_id: str,
+    answer: SampleAnswer,
+    extractor: SharedExtractor,
+    *,
+    sandbox: bool = True,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> dict[str, Any]:
+    """The summary of an all-pass run of judge `source` on `answer` (stubbed verdicts)."""
+    backend = StubbedBackend(extractor, "all_pass")
+    with tempfile.TemporaryDirectory(prefix="judgegen-review-") as tmp:
+        path = Path(tmp) / f"{task_id}.py"
+        path.write_text(source, "utf-8")
+        async with ReviewRuns(backend, sandbox=sandbox, timeout_s=timeout_s) as runs:
+            return await runs.summary(path, answer.text, task_id=task_id, answer_name=answer.name)
+
+
+async def rubric_and_code_diff(
+    task_id: str,
+    old_source: str,
+    new_source: str,
+    *,
+    answer: SampleAnswer,
+    extraction: LLMBackend | SharedExtractor | None,
+    sandbox: bool = True,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> RubricAndCodeDiff:
+    """Rubric nodes (all-pass skeletons on `answer`) and top-level functions that changed.
+
+    Both versions share one extractor, so identical extraction requests are asked once.
+    """
+    extractor = (
+        extraction if isinstance(extraction, SharedExtractor) else SharedExtractor(extraction)
+    )
+    trees = []
+    for source in (old_source, new_source):
+        summary = await skeleton_summary(
+            source, task_id, answer, extractor, sandbox=sandbox, timeout_s=timeout_s
+        )
+        trees.append(tree_of(summary))
+    return RubricAndCodeDiff(
+        task_id=task_id,
+        answer=answer.name,
+        rubric=diff_trees(trees[0], trees[1]),
+        code=diff_functions(old_source, new_source),
+    )
