@@ -189,3 +189,17 @@ async def test_without_a_pid_namespace_the_fallback_keeps_network_and_fs_isolati
     assert "Read-only file system" in written.errors[0]["message"]
     assert not (JUDGES / "pwned.txt").exists()
     assert proc.status == "incomplete" and kinds(proc) == ["sandbox_violation"]
+
+
+async def test_scratch_space_is_bounded() -> None:
+    outcome = await sandboxed("fills_disk", LIMITS.model_copy(update={"max_file_mb": 1}))
+    assert outcome.status == "incomplete"
+    assert "No space left on device" in outcome.errors[0]["message"]
+
+
+async def test_files_a_judge_leaves_are_gone_before_the_next_evaluation() -> None:
+    async with WorkerPool(1, LIMITS, ScriptedBackend()) as pool:
+        first = await pool.evaluate(job("leaves_marker"))
+        second = await pool.evaluate(job("leaves_marker"))
+    assert first.summary["final_score"] == 1.0
+    assert second.status == "complete" and second.summary["final_score"] == 1.0

@@ -49,6 +49,7 @@ from toolkit.runner.protocol import (
 STARTUP_TIMEOUT_S = 60.0
 KILL_GRACE_S = 5.0
 MAX_CALLS_IN_FLIGHT = 256
+SCRATCH_FILES = 4  # the scratch tmpfs holds this many files of the largest allowed size
 _KEPT_VARS = ("PATH", "LANG", "LANGUAGE", "TZ")
 _SECRET_NAME = re.compile(
     r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|^ANTHROPIC_|^OPENAI_|PROXY",
@@ -166,6 +167,7 @@ class WorkerProcess:
     async def start(cls, isolation: Isolation, limits: SandboxLimits) -> WorkerProcess:
         """Spawn a worker and wait for it to say it is ready; InfraError-free: raises OSError."""
         home = tempfile.mkdtemp(prefix="judgegen-worker-")
+        scratch_mb = SCRATCH_FILES * limits.max_file_mb
         parent_sock, child_sock = socket.socketpair()
         try:
             process = await asyncio.create_subprocess_exec(
@@ -175,7 +177,11 @@ class WorkerProcess:
                 "toolkit.runner.worker",
                 "--fd",
                 str(child_sock.fileno()),
-                *(["--readonly-fs"] if isolation.readonly_fs else []),
+                *(
+                    ["--readonly-fs", "--scratch-mb", str(scratch_mb)]
+                    if isolation.readonly_fs
+                    else []
+                ),
                 pass_fds=(child_sock.fileno(),),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,

@@ -264,15 +264,22 @@ def _unescape_mount_point(field: str) -> str:
     return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
-def make_filesystem_readonly(writable: str) -> list[str]:
+def make_filesystem_readonly(writable: str, scratch_mb: int | None = None) -> list[str]:
     """Remount every mount read-only except `writable` (then cwd); returns the ones that failed.
 
-    Only call this in a private mount namespace (the worker's `unshare --mount-proc`): there it
+    `writable` becomes a private tmpfs of `scratch_mb` MiB (a bind of itself when None), so a
+    judge can neither fill the host's disk nor leave files where the host would see them.
+    Only call this in a private mount namespace (the worker's `unshare --mount`): there it
     leaves the host untouched and keeps judges from writing the repo, results or other judges.
     """
     libc = ctypes.CDLL(None, use_errno=True)
     target = os.fsencode(writable)
-    if libc.mount(target, target, None, _MS_BIND, None) != 0:
+    if scratch_mb is None:
+        mounted = libc.mount(target, target, None, _MS_BIND, None)
+    else:
+        options = f"size={scratch_mb}m,mode=0700".encode()
+        mounted = libc.mount(b"tmpfs", target, b"tmpfs", _MS_NOSUID | _MS_NODEV, options)
+    if mounted != 0:
         return [writable]
     failed = []
     with open("/proc/self/mountinfo") as mountinfo:

@@ -21,6 +21,7 @@ import json
 import os
 import resource
 import selectors
+import shutil
 import signal
 import socket
 import sys
@@ -363,6 +364,16 @@ def _job_process(sock: socket.socket, start: JobStart, baseline: int) -> int:
 # -- the long-lived process: fork, relay, watch ---------------------------------------------
 
 
+def _wipe(directory: str) -> None:
+    """Remove everything a job left in the scratch directory, so the next job starts clean."""
+    for entry in os.scandir(directory):
+        with contextlib.suppress(OSError):
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
+
+
 class Worker:
     """The long-lived side of the worker: one socket to the parent, one job at a time."""
 
@@ -425,7 +436,9 @@ class Worker:
         os.close(out_w)
         os.close(err_w)
         relay = _Relay(self, start, pid, parent_end, out_r, err_r)
-        self.sock.sendall(encode(relay.run()))
+        end = relay.run()
+        _wipe(os.getcwd())
+        self.sock.sendall(encode(end))
 
 
 class _Relay:
@@ -599,6 +612,9 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="remount everything but the cwd read-only (only in a private mount namespace)",
     )
+    parser.add_argument(
+        "--scratch-mb", type=int, default=None, help="with --readonly-fs: cwd becomes a tmpfs"
+    )
     args = parser.parse_args(argv)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     faulthandler.enable()
@@ -609,7 +625,7 @@ def main(argv: list[str] | None = None) -> int:
     sock.setblocking(True)
     worker = Worker(sock)
     if args.readonly_fs:
-        failed = make_filesystem_readonly(os.getcwd())
+        failed = make_filesystem_readonly(os.getcwd(), args.scratch_mb)
         if failed:
             print(f"judgegen worker: could not make read-only: {failed}", file=sys.stderr)
         else:
