@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from toolkit.runner.metrics import Summary, compute_summary, format_table
-from toolkit.runner.results import SUMMARY_FILE, iter_results
+from toolkit.runner.results import SUMMARY_FILE, EvaluationResult, iter_results, read_result
 
 
 def _previous(agent_dir: Path) -> Summary | None:
@@ -19,22 +19,77 @@ def _previous(agent_dir: Path) -> Summary | None:
         return None
 
 
+def _agents(path: Path) -> dict[str, list[EvaluationResult]]:
+    """Results by agent from RESULTS/<agent>, RESULTS/ or one result file."""
+    if path.is_file():
+        result = read_result(path)
+        return {result.agent_name: [result]} if result else {}
+    own = list(iter_results(path))
+    if own:
+        return {path.name: own}
+    agents = {sub.name: list(iter_results(sub)) for sub in sorted(path.iterdir()) if sub.is_dir()}
+    return {name: results for name, results in agents.items() if results}
+
+
+def _write_html(path: Path, out: Path) -> int:
+    """Write the HTML report of `path` to `out`; 1 when some results are incomplete."""
+    from generator.report_html import render_report
+
+    agents = _agents(path)
+    if not agents:
+        raise click.UsageError(f"no results in {path} (pass RESULTS/, RESULTS/<agent> or a file)")
+    results = [r.model_dump(mode="json") for rs in agents.values() for r in rs]
+    metrics = None
+    if not path.is_file():
+        metrics = {}
+        for name, rs in agents.items():
+            summary = compute_summary(name, rs)
+            metrics[name] = {
+                "partial_completion": summary.partial_completion.mean,
+                "success_rate": summary.success_rate.mean,
+                f"pass@{summary.pass_at_k.k}": summary.pass_at_k.value,
+                "complete": summary.counts.complete,
+                "incomplete": summary.counts.incomplete,
+            }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render_report(results, metrics), "utf-8")
+    click.echo(f"wrote {out} ({len(results)} result(s))", err=True)
+    return 1 if any(r["status"] == "incomplete" for r in results) else 0
+
+
 @click.command()
-@click.argument("agent_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("agent_dir", type=click.Path(exists=True, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def report(agent_dir: Path, as_json: bool) -> None:
+@click.option(
+    "--html",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write a self-contained HTML report (RESULTS/, RESULTS/<agent> or one result).",
+)
+def report(agent_dir: Path, as_json: bool, html: Path | None) -> None:
     """Print Partial Completion, Success Rate and Pass@k for RESULTS/<agent>.
 
     Metrics follow Mind2Web 2's definitions over complete results; incomplete and excluded
     evaluations are left out and listed. Skipped judges come from the last run's summary.json.
 
     \b
+    With --html OUT, also write one self-contained HTML page (metrics, per-answer table,
+    collapsible rubric trees with each verdict's reasoning) for RESULTS/<agent>, for all
+    agents under RESULTS/, or for a single result file (those two print no table).
+
+    \b
     Example:
       judgegen report results/my-agent --json
+      judgegen report results/ --html report.html
 
     \b
     Exit codes: 0 every result complete; 1 some results are incomplete; 2 no results found.
     """
+    if html is not None:
+        html_exit = _write_html(agent_dir, html)
+        if agent_dir.is_file() or not any(iter_results(agent_dir)):
+            sys.exit(html_exit)
+    elif agent_dir.is_file():
+        raise click.UsageError("a single result file needs --html OUT")
     results = list(iter_results(agent_dir))
     if not results:
         raise click.UsageError(

@@ -1,0 +1,156 @@
+"""`judgegen diff`: what changed in a judge between two git revisions, as a reviewer cares.
+
+Rubric nodes added, removed and changed come from the all-pass skeletons of both versions
+(the same extraction settings as `judgegen tree`); top-level functions added, removed and
+changed come from the sources, ignoring formatting. Git is only read (`git show REV:path`).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import click
+
+from generator.cli.llm_options import llm_options
+from generator.cli.tree import (
+    load_task,
+    location_options,
+    pick_answer,
+    run_review,
+    sandbox_options,
+)
+from generator.debug import SharedExtractor
+from generator.review_runs import RubricAndCodeDiff, extraction_backend, rubric_and_code_diff
+from generator.spec import SampleAnswer
+from toolkit.llm.settings import LLMSettings
+
+WORKTREE = "WORKTREE"
+
+__all__ = ["WORKTREE", "diff", "judge_at", "rubric_and_code_diff"]
+
+
+def _git(cwd: Path, *args: str) -> str:
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+    except FileNotFoundError as exc:
+        raise click.UsageError("git is not installed") from exc
+    if done.returncode != 0:
+        raise click.UsageError(f"git {' '.join(args)}: {done.stderr.strip()}")
+    return done.stdout
+
+
+def judge_at(path: Path, rev: str) -> str:
+    """The judge file's text at git revision `rev` (`WORKTREE`: the file on disk)."""
+    if rev == WORKTREE:
+        if not path.is_file():
+            raise click.UsageError(f"no judge {path} in the working tree")
+        return path.read_text("utf-8")
+    folder = path.resolve().parent
+    top = Path(_git(folder, "rev-parse", "--show-toplevel").strip())
+    relative = path.resolve().relative_to(top).as_posix()
+    return _git(top, "show", f"{rev}:{relative}")
+
+
+def last_commit(path: Path) -> str:
+    """The last commit that touched `path`."""
+    folder = path.resolve().parent
+    commit = _git(folder, "log", "-1", "--format=%H", "--", path.resolve().name).strip()
+    if not commit:
+        raise click.UsageError(f"{path} has no commit yet (give REV_A explicitly)")
+    return commit
+
+
+async def _diff(
+    task_id: str,
+    sources: tuple[str, str],
+    answer: SampleAnswer,
+    settings: LLMSettings,
+    sandbox: bool,
+    timeout_s: float,
+) -> RubricAndCodeDiff:
+    backend, client = extraction_backend(settings)
+    try:
+        return await rubric_and_code_diff(
+            task_id,
+            sources[0],
+            sources[1],
+            answer=answer,
+            extraction=SharedExtractor(backend),
+            sandbox=sandbox,
+            timeout_s=timeout_s,
+        )
+    finally:
+        click.echo(client.summary_line(), err=True)
+        await client.aclose()
+
+
+def render_text(result: RubricAndCodeDiff, rev_a: str, rev_b: str) -> str:
+    """A header naming both revisions, then the rubric and code listings."""
+    rubric, code = result.rubric, result.code
+    return (
+        f"judge {result.task_id}: {rev_a} -> {rev_b} "
+        f"(all-pass skeletons on answer '{result.answer}')\n"
+        f"rubric nodes: {len(rubric.added)} added, {len(rubric.removed)} removed, "
+        f"{len(rubric.changed)} changed\n"
+        + ("" if rubric.empty else rubric.to_text())
+        + f"functions: {len(code.added)} added, {len(code.removed)} removed, "
+        f"{len(code.changed)} changed"
+        + (", module-level statements changed" if code.module_level_changed else "")
+        + "\n"
+        + ("" if code.empty else code.to_text())
+    )
+
+
+@click.command()
+@click.argument("task")
+@click.argument("rev_a", required=False)
+@click.argument("rev_b", required=False, default=WORKTREE)
+@click.option("--answer", "answer_name", help="Sample answer to run on (default: the first).")
+@click.option("--json", "as_json", is_flag=True, help="Print the diff as JSON.")
+@location_options
+@sandbox_options
+@llm_options
+def diff(
+    task: str,
+    rev_a: str | None,
+    rev_b: str,
+    answer_name: str | None,
+    as_json: bool,
+    judges: Path,
+    tasks_dir: Path,
+    no_sandbox: bool,
+    timeout_s: float,
+    llm_settings: LLMSettings,
+) -> None:
+    """Rubric nodes and functions that changed in generated_judges/TASK.py between revisions.
+
+    REV_A defaults to the judge's last commit, REV_B to the working tree (or give the
+    literal WORKTREE). Rubric changes come from all-pass runs of both versions (stubbed
+    verdicts, real extraction through the configured LLM client, as in `judgegen tree`);
+    function changes ignore formatting and comments.
+
+    \b
+    Example:
+      judgegen diff nobel_physics_2023 --provider replay:recordings/nobel_physics_2023
+      judgegen diff my_task HEAD~1 HEAD --json
+
+    \b
+    Exit codes: 0 ok (whether or not anything changed); 1 a version of the judge failed on
+    the answer; 2 usage or input error (unknown revision, not a git repository);
+    3 infrastructure failure.
+    """
+    loaded = load_task(task, tasks_dir)
+    path = judges / f"{loaded.task_id}.py"
+    rev_a = rev_a or last_commit(path)
+    sources = (judge_at(path, rev_a), judge_at(path, rev_b))
+    answer = pick_answer(loaded, answer_name)
+    result = run_review(
+        _diff(loaded.task_id, sources, answer, llm_settings, not no_sandbox, timeout_s)
+    )
+    if as_json:
+        payload = {**result.model_dump(mode="json"), "rev_a": rev_a, "rev_b": rev_b}
+        click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+    else:
+        click.echo(render_text(result, rev_a, rev_b), nl=False)
