@@ -76,12 +76,14 @@ class GenerationResult(BaseModel):
 
 @dataclass
 class _Run:
+    """One generation's inputs, clients and stage history."""
+
     loaded: LoadedSpec
     options: PipelineOptions
     tape: CallTape
     extractor: SharedExtractor
     progress: Progress
-    context: GenerationContext | None = None
+    context: GenerationContext
     stages: list[StageRecord] = field(default_factory=list)
 
     def record(self, stage: StageRecord) -> None:
@@ -161,7 +163,6 @@ async def _ask_for_code(run: _Run, request_kind: str, request: LLMRequest) -> st
 
 async def draft_stage(run: _Run) -> str:
     """Ask for the first draft."""
-    assert run.context is not None
     source = await _ask_for_code(run, "draft", draft_request(run.context, run.options.model))
     run.record(StageRecord(stage="draft", status="ok", summary=f"{len(source.splitlines())} lines"))
     return source
@@ -172,7 +173,6 @@ async def repair_loop(run: _Run, source: str) -> tuple[str, DebugReport]:
 
     Stops early when a repair brings back the same error signature.
     """
-    assert run.context is not None
     previous: str | None = None
     for round_number in range(run.options.max_repairs + 1):
         label = "draft" if round_number == 0 else f"repair {round_number}"
@@ -240,7 +240,6 @@ async def reflect_stage(
     A pass without problems (or without a revision) ends the stage; after a kept or a
     reverted revision the next pass reviews the current judge, told what happened before.
     """
-    assert run.context is not None
     checklist = load_checklist()
     passes: list[ReflectionPass] = []
     for number in range(1, run.options.max_reflections + 1):
@@ -339,26 +338,18 @@ async def generate(
         else CallTape(extraction, shared=tape)
     )
     backend = LLMBackend(extract_tape, model=options.extract_model)
-    run = _Run(loaded, options, tape, SharedExtractor(backend), progress)
-    run.record(
-        StageRecord(
-            stage="spec",
-            status="ok",
-            summary=f"{len(loaded.answers)} sample answers, spec {loaded.sha256()[:19]}",
-        )
-    )
-    run.context = build_context(
+    context = build_context(
         loaded,
         judges_dir=options.repo / options.judges_dir,
         reviews_dir=options.repo / options.reviews_dir,
         max_examples=options.max_examples,
     )
-    names = [f"{e.task_id} ({e.origin})" for e in run.context.examples]
-    run.record(
-        StageRecord(
-            stage="context", status="ok", summary="examples: " + (", ".join(names) or "none")
-        )
-    )
+    run = _Run(loaded, options, tape, SharedExtractor(backend), progress, context)
+    spec_summary = f"{len(loaded.answers)} sample answers, spec {loaded.sha256()[:19]}"
+    run.record(StageRecord(stage="spec", status="ok", summary=spec_summary))
+    names = [f"{e.task_id} ({e.origin})" for e in context.examples]
+    examples = "examples: " + (", ".join(names) or "none")
+    run.record(StageRecord(stage="context", status="ok", summary=examples))
     source = await draft_stage(run)
     source, report = await repair_loop(run, source)
     source, report, passes = await reflect_stage(run, source, report)
