@@ -19,6 +19,7 @@ import socket
 import sys
 import tempfile
 import time
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -198,6 +199,7 @@ class WorkerProcess:
             child_sock.close()
         reader, writer = await asyncio.open_unix_connection(sock=parent_sock)
         worker = cls(process, reader, writer, home, limits.max_output_bytes)
+        weakref.finalize(worker, shutil.rmtree, home, True)
         try:
             async with asyncio.timeout(STARTUP_TIMEOUT_S):
                 message = await read_message(reader)
