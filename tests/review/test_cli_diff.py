@@ -1,0 +1,119 @@
+"""`judgegen diff`: rubric nodes and functions changed between two revisions of a judge."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from generator.cli.diff import rubric_and_code_diff
+from generator.review_runs import extraction_backend
+from generator.spec import load_spec
+from tests.fixtures.review.helpers import EXTRACT, TASK, invoke, workspace
+from tests.fixtures.review.scripted import HERE
+from toolkit.llm.settings import LLMSettings
+
+OFFLINE = ["--provider", EXTRACT, "--cache-mode", "off", "--no-sandbox"]
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test",
+    "GIT_AUTHOR_EMAIL": "test@example.invalid",
+    "GIT_COMMITTER_NAME": "Test",
+    "GIT_COMMITTER_EMAIL": "test@example.invalid",
+}
+V2 = HERE / "judges" / "first_ascents_v2.py"
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A git repository with two commits of the judge: v1, then v2."""
+    for key, value in GIT_ENV.items():
+        monkeypatch.setenv(key, value)
+    root = workspace(tmp_path / "repo")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "tasks", "generated_judges")
+    git(root, "commit", "-q", "-m", "v1")
+    shutil.copy(V2, root / "generated_judges" / f"{TASK}.py")
+    git(root, "commit", "-q", "-am", "v2")
+    monkeypatch.chdir(root)
+    return root
+
+
+def test_diff_between_two_commits_lists_rubric_and_function_changes(repo: Path) -> None:
+    result = invoke(["diff", TASK, "HEAD~1", "HEAD", *OFFLINE])
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "judge first_ascents: HEAD~1 -> HEAD (all-pass skeletons on answer 'good')"
+    assert lines[1] == "rubric nodes: 1 added, 3 removed, 3 changed"
+    assert "+ no_duplicates: No mountain is listed twice  [critical]" in lines
+    assert "- k2_cited: The answer cites a page for K2  [critical]" in lines
+    changed = next(line for line in lines if line.startswith("~ k2_climbers"))
+    assert "critical: False -> True" in changed
+    assert "'The cited page names the first climbers of K2'" in changed
+    assert "functions: 0 added, 0 removed, 2 changed" in lines
+    assert lines[-2:] == ["~ def _find", "~ def evaluate"]
+
+
+def test_diff_defaults_to_the_last_commit_against_the_working_tree(repo: Path) -> None:
+    judge = repo / "generated_judges" / f"{TASK}.py"
+    judge.write_text(judge.read_text() + "\n\ndef unused() -> None:\n    pass\n")
+    result = invoke(["diff", TASK, "--json", *OFFLINE])
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["rev_a"] == git(repo, "rev-parse", "HEAD")
+    assert data["rev_b"] == "WORKTREE"
+    assert data["rubric"] == {"version": 1, "added": [], "removed": [], "changed": []}
+    assert data["code"]["added"] == ["unused"]
+    assert data["code"]["changed"] == []
+
+
+def test_an_unchanged_judge_reformatted_shows_no_function_change(repo: Path) -> None:
+    judge = repo / "generated_judges" / f"{TASK}.py"
+    judge.write_text(judge.read_text().replace("    wanted = ", "    # a comment\n    wanted = "))
+    result = invoke(["diff", TASK, "HEAD", "WORKTREE", *OFFLINE])
+    assert result.exit_code == 0, result.stderr
+    assert "rubric nodes: 0 added, 0 removed, 0 changed" in result.stdout
+    assert "functions: 0 added, 0 removed, 0 changed" in result.stdout
+
+
+def test_unknown_revision_is_a_usage_error(repo: Path) -> None:
+    result = invoke(["diff", TASK, "no-such-rev", *OFFLINE])
+    assert result.exit_code == 2
+    assert "git show no-such-rev:generated_judges/first_ascents.py" in result.stderr
+
+
+def test_rubric_and_code_diff_is_usable_by_the_regeneration_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(workspace(tmp_path))
+    loaded = load_spec(TASK, "tasks")
+    old = (tmp_path / "generated_judges" / f"{TASK}.py").read_text()
+    settings = LLMSettings(provider=EXTRACT, cache_mode="off", ledger_path=None)
+
+    async def compute() -> object:
+        backend, client = extraction_backend(settings)
+        try:
+            return await rubric_and_code_diff(
+                TASK,
+                old,
+                V2.read_text(),
+                answer=loaded.answers[0],
+                extraction=backend,
+                sandbox=False,
+            )
+        finally:
+            await client.aclose()
+
+    result = asyncio.run(compute())
+    assert [n.id for n in result.rubric.added] == ["no_duplicates"]
+    assert result.code.changed == ["_find", "evaluate"]
+    assert result.to_text().startswith("+ no_duplicates")
+    assert not result.empty

@@ -1,0 +1,108 @@
+"""`judgegen mutate`: which one-fact damages of an accepted answer the judge notices."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from generator.cli.mutate import SECTION_END, SECTION_START
+from tests.fixtures.review.helpers import BACKEND, TASK, invoke, workspace
+
+ROOT = Path(__file__).resolve().parents[2]
+RUN = ["--backend", BACKEND, "--pages", "pages", "--no-sandbox"]
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(workspace(tmp_path))
+    return tmp_path
+
+
+def test_mutations_of_the_good_answer_are_killed_except_the_unchecked_number(work: Path) -> None:
+    result = invoke(["mutate", TASK, *RUN])
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "first_ascents: mutating answer 'good' (score 1)"
+    outcomes = {line.split()[1]: line.split()[0] for line in lines[1:-1]}
+    assert outcomes == {
+        "drop_cited_url": "killed",
+        "change_date": "killed",
+        "change_number": "survived",
+        "remove_list_item": "killed",
+        "replace_name": "killed",
+        "swap_sources": "killed",
+    }
+    assert lines[-1] == "kill rate 0.83 (5 of 6 mutations lowered the score)"
+
+
+def test_json_report_has_scores_and_kill_rate(work: Path) -> None:
+    result = invoke(["mutate", TASK, "--json", *RUN])
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert (data["version"], data["answer"], data["original_score"]) == (1, "good", 1.0)
+    rows = {row["name"]: row for row in data["mutations"]}
+    assert rows["change_date"]["description"] == "May 29, 1953 -> May 29, 1954"
+    assert rows["change_date"]["score"] == pytest.approx(2 / 3)
+    assert rows["swap_sources"]["score"] == pytest.approx(1 / 3)
+    assert rows["change_number"]["outcome"] == "survived"
+    assert (data["killed"], data["kill_rate"]) == (5, pytest.approx(5 / 6))
+
+
+def test_a_named_answer_that_does_not_score_1_is_refused(work: Path) -> None:
+    result = invoke(["mutate", TASK, "--answer", "wrong", *RUN])
+    assert result.exit_code == 2
+    assert "--answer wrong: no sample answer of first_ascents scores 1 (wrong=0.333333)" in (
+        result.stderr
+    )
+
+
+def test_write_review_replaces_only_its_own_section(work: Path) -> None:
+    reviews = work / "reviews"
+    reviews.mkdir()
+    before = f"# Review record\n\nReviewed text.\n\n{SECTION_START}\nstale\n{SECTION_END}\n"
+    (reviews / f"{TASK}.md").write_text(before + "\n## Later section\n")
+    (reviews / f"{TASK}.json").write_text(json.dumps({"version": 1, "task_id": TASK}))
+    for _ in range(2):
+        result = invoke(["mutate", TASK, "--write-review", *RUN])
+        assert result.exit_code == 0, result.stderr
+    text = (reviews / f"{TASK}.md").read_text()
+    assert text.startswith("# Review record\n\nReviewed text.\n\n" + SECTION_START)
+    assert text.endswith(SECTION_END + "\n\n## Later section\n")
+    assert text.count(SECTION_START) == 1 and "stale" not in text
+    assert "| change_number | 8,849 -> 8,846 | 1.000 | survived |" in text
+    sidecar = json.loads((reviews / f"{TASK}.json").read_text())
+    assert sidecar["task_id"] == TASK
+    assert sidecar["mutation_testing"]["killed"] == 5
+    assert sidecar["mutation_testing"]["kill_rate"] == pytest.approx(5 / 6)
+
+
+def test_write_review_appends_the_section_to_a_record_without_one(work: Path) -> None:
+    (work / "reviews").mkdir()
+    (work / "reviews" / f"{TASK}.md").write_text("# Review record\n")
+    result = invoke(["mutate", TASK, "--write-review", *RUN])
+    assert result.exit_code == 0, result.stderr
+    text = (work / "reviews" / f"{TASK}.md").read_text()
+    assert text.startswith(f"# Review record\n\n{SECTION_START}\n## Mutation testing\n")
+
+
+def test_example_task_mutations_run_in_the_sandbox_and_are_killed(work: Path) -> None:
+    args = ["--tasks", str(ROOT / "tasks"), "--judges", str(ROOT / "generated_judges")]
+    backend = "tests.fixtures.review.scripted:report_backend"
+    run = ["--backend", backend, "--pages", "pages", "--json"]
+    result = invoke(["mutate", "cpython_latest_release", *args, *run])
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    rows = {row["name"]: row["outcome"] for row in data["mutations"]}
+    assert rows["drop_cited_url"] == "killed"
+    assert rows["change_date"] == "killed"
+    assert data["killed"] >= 2
+
+
+def test_no_accepted_sample_answer_means_problems_found(work: Path) -> None:
+    result = invoke(["mutate", TASK, "--backend", BACKEND, "--no-sandbox"])
+    assert result.exit_code == 1
+    assert "no sample answer of first_ascents scores 1 (good=0, partial=0, wrong=0)" in (
+        result.stderr
+    )

@@ -1,0 +1,106 @@
+"""`judgegen validate`: agreement with human labels, and the CI gate it makes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.review.helpers import BACKEND, TASK, invoke, workspace
+
+RUN = ["--backend", BACKEND, "--pages", "pages", "--no-sandbox"]
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(workspace(tmp_path))
+    return tmp_path
+
+
+def _label(work: Path, name: str, text: str) -> None:
+    (work / "tasks" / TASK / "labels" / name).write_text(text)
+
+
+def test_validate_reports_node_and_root_agreement_per_labelled_answer(work: Path) -> None:
+    result = invoke(["validate", *RUN])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "first_ascents/good.md: nodes 5/5 agree; root 1 (labelled 1) agrees",
+        "first_ascents/wrong.md: nodes 5/5 agree",
+        "node agreement 1.000 (10/10); root agreement 1.000 (1/1)",
+    ]
+
+
+def test_gate_passes_when_the_judge_agrees_with_the_labels(work: Path) -> None:
+    result = invoke(["validate", TASK, "--min-agreement", "0.95", *RUN])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "gate --min-agreement 0.95: passed"
+
+
+def test_gate_fails_on_a_deliberately_wrong_label(work: Path) -> None:
+    _label(work, "wrong.yaml", "nodes:\n  everest_date: pass\n  k2_date: pass\n")
+    result = invoke(["validate", TASK, "--min-agreement", "0.9", *RUN])
+    assert result.exit_code == 1
+    assert "first_ascents/wrong.md: nodes 1/2 agree" in result.stdout
+    assert "  disagrees k2_date: labelled pass, judge fail" in result.stdout
+    assert "node agreement 0.857 (6/7)" in result.stdout
+    assert "gate --min-agreement 0.9: FAILED: node agreement 0.857 < 0.9" in result.stdout
+
+
+def test_a_wrong_root_label_fails_the_gate_too(work: Path) -> None:
+    _label(work, "good.yaml", "root_score: 0.5\n")
+    result = invoke(["validate", TASK, "--min-agreement", "0.9", "--json", *RUN])
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    good = data["tasks"][0]["answers"][0]
+    assert (good["answer"], good["root_expected"], good["root_actual"]) == ("good.md", 0.5, 1.0)
+    assert good["root_agrees"] is False
+    assert data["root_agreement"] == 0.0
+    assert data["passed"] is False
+    assert "root agreement 0.000 < 0.9" in data["failures"]
+
+
+def test_labels_naming_nodes_the_judge_lacks_are_reported_and_fail_the_gate(work: Path) -> None:
+    _label(work, "wrong.yaml", "nodes:\n  k2_date: fail\n  k2_summit_photo: pass\n")
+    result = invoke(["validate", TASK, "--min-agreement", "0", *RUN])
+    assert result.exit_code == 1
+    assert "  unknown node id k2_summit_photo: not in the judge's tree" in result.stdout
+    assert "1 label(s) name nodes the judge lacks" in result.stdout
+
+
+def test_tasks_without_labels_are_listed_not_failed(work: Path) -> None:
+    shutil.copytree(work / "tasks" / TASK, work / "tasks" / "unlabelled_task")
+    spec = work / "tasks" / "unlabelled_task" / "task.yaml"
+    spec.write_text(spec.read_text().replace("id: first_ascents", "id: unlabelled_task"))
+    shutil.rmtree(work / "tasks" / "unlabelled_task" / "labels")
+    result = invoke(["validate", "--min-agreement", "1", *RUN])
+    assert result.exit_code == 0, result.stderr
+    assert "tasks without labels: unlabelled_task" in result.stdout
+
+
+def test_json_report_has_totals_and_per_answer_agreement(work: Path) -> None:
+    result = invoke(["validate", TASK, "--json", *RUN])
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["version"] == 1
+    assert (data["nodes_labelled"], data["nodes_agreeing"], data["node_agreement"]) == (10, 10, 1)
+    assert [a["answer"] for a in data["tasks"][0]["answers"]] == ["good.md", "wrong.md"]
+    assert data["passed"] is None
+
+
+def test_an_invalid_label_file_is_a_usage_error(work: Path) -> None:
+    _label(work, "good.yaml", "nodes:\n  k2_date: maybe\n")
+    result = invoke(["validate", TASK, *RUN])
+    assert result.exit_code == 2
+    assert "good.yaml" in result.stderr
+
+
+def test_a_label_for_a_missing_answer_is_a_problem(work: Path) -> None:
+    _label(work, "gone.yaml", "root_score: 1\n")
+    result = invoke(["validate", TASK, *RUN])
+    assert result.exit_code == 1
+    assert "first_ascents: problem: labels name answer gone.md, which does not exist" in (
+        result.stdout
+    )
