@@ -210,3 +210,11 @@ async def test_a_worker_that_cannot_start_gives_an_incomplete_outcome_not_an_exc
         outcome = await pool.evaluate(job("normal"))
     assert outcome.status == "incomplete" and kinds(outcome) == ["sandbox"]
     assert "cannot start a judge worker" in outcome.errors[0]["message"]
+
+
+async def test_judge_that_calls_sys_exit_is_incomplete_with_its_partial_tree() -> None:
+    outcome = await evaluate_one("calls_exit")
+    assert outcome.status == "incomplete" and kinds(outcome) == ["judge_exit"]
+    assert outcome.summary["eval_breakdown"][0]["verification_tree"]["children"][0]["id"] == (
+        "started"
+    )
