@@ -1,9 +1,10 @@
 """Parent side of the sandbox: starting worker processes, isolating them, and a pool of them.
 
 A worker is started as `unshare -rn --pid --fork --kill-child --mount-proc python -m
-toolkit.runner.worker` (no network, its own PID namespace and /proc) where the OS allows it,
-with a scrubbed environment, a private temporary cwd/HOME, its own session and an inherited
-socket to the broker. Whatever a judge does, `WorkerPool.evaluate` returns an `EvalOutcome`.
+toolkit.runner.worker` (no network, its own PID namespace and /proc, a mount namespace it makes
+read-only but for a size-capped scratch tmpfs) where the OS allows it, with a scrubbed
+environment, a private temporary cwd/HOME, its own session and an inherited socket to the
+broker. Whatever a judge does, `WorkerPool.evaluate` returns an `EvalOutcome`.
 """
 
 from __future__ import annotations
