@@ -14,6 +14,7 @@ from generator.pipeline import GenerationFailed, GenerationResult, PipelineOptio
 from generator.pipeline import generate as run_generation
 from generator.spec import LoadedSpec, load_spec
 from toolkit.errors import InfraError, SpecError
+from toolkit.llm import LLMClient, build_client
 from toolkit.llm.settings import LLMSettings
 
 
@@ -22,13 +23,22 @@ def _fixtures_dir(provider: str) -> Path | None:
     return Path(rest) if kind == "replay" and rest and Path(rest).is_dir() else None
 
 
+def _clients(settings: LLMSettings) -> tuple[LLMClient, LLMClient]:
+    """The generation client, and the extraction client (the same one when the provider is).
+
+    One client means one budget and one ledger; with different providers (e.g. Anthropic to
+    generate, OpenAI to extract) each client has its own budget of --budget-usd.
+    """
+    judge_settings = settings.model_copy(update={"model": None})
+    generation = build_client(settings, "generation")
+    same = settings.for_role("generation").provider == judge_settings.for_role("judge").provider
+    return generation, generation if same else build_client(judge_settings, "judge")
+
+
 async def _generate_all(
     specs: list[LoadedSpec], settings: LLMSettings, options: PipelineOptions
-) -> tuple[list[GenerationResult], list[tuple[str, str]], str]:
-    from toolkit.llm import build_client
-
-    generation = build_client(settings, "generation")
-    extraction = build_client(settings.model_copy(update={"model": None}), "judge")
+) -> tuple[list[GenerationResult], list[tuple[str, str]]]:
+    generation, extraction = _clients(settings)
     done: list[GenerationResult] = []
     failed: list[tuple[str, str]] = []
     try:
@@ -42,12 +52,12 @@ async def _generate_all(
                 click.echo(f"[{loaded.task_id}] failed: {exc}", err=True)
                 failed.append((loaded.task_id, str(exc)))
     finally:
-        lines = (
-            f"{generation.summary_line()} (generation); {extraction.summary_line()} (extraction)"
-        )
+        click.echo(generation.summary_line(), err=True)
         await generation.aclose()
-        await extraction.aclose()
-    return done, failed, lines
+        if extraction is not generation:
+            click.echo(f"{extraction.summary_line()} (extraction)", err=True)
+            await extraction.aclose()
+    return done, failed
 
 
 @click.command()
@@ -110,7 +120,7 @@ def generate_cmd(
             max_examples=max_examples,
             fixtures_dir=_fixtures_dir(settings.provider),
         )
-        done, failed, usage = asyncio.run(_generate_all(specs, settings, options))
+        done, failed = asyncio.run(_generate_all(specs, settings, options))
     except SpecError as exc:
         raise click.UsageError(str(exc)) from exc
     except (InfraError, RefChanged) as exc:
@@ -118,7 +128,6 @@ def generate_cmd(
         ctx.exit(3)
     except GitError as exc:
         raise click.UsageError(f"{exc} (use --no-commit outside a git repository)") from exc
-    click.echo(usage, err=True)
     _print(done, failed, as_json)
     ctx.exit(1 if failed else 0)
 

@@ -53,7 +53,7 @@ def test_progress_and_usage_go_to_stderr(git_repo: Path, monkeypatch: pytest.Mon
     result = invoke(git_repo, monkeypatch)
     assert "[river_lengths] draft: ok" in result.stderr
     assert "[river_lengths] reflect: kept" in result.stderr
-    assert "LLM: 5 calls" in result.stderr and "(generation)" in result.stderr
+    assert "LLM: 8 calls, 0 cached" in result.stderr  # 5 generation + 3 extraction
     assert result.stdout.strip().startswith("generated_judges/river_lengths.py (commit ")
 
 
