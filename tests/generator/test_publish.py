@@ -98,3 +98,13 @@ def test_trailers_carry_the_same_facts() -> None:
     trailers = dict(PROVENANCE.trailers())
     assert trailers["Judgegen-Spec-Sha256"] == "sha256:aa"
     assert trailers["Judgegen-Model"] == "m-1"
+
+
+def test_budget_stop_is_an_infrastructure_exit_with_usage_shown(
+    git_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = invoke(git_repo, monkeypatch, "--budget-usd", "0.01")
+    assert result.exit_code == 3
+    assert "budget of $0.01 reached" in result.stderr
+    assert "LLM: " in result.stderr
+    assert not (git_repo / "generated_judges" / "river_lengths.py").exists()
