@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,22 @@ def test_no_accepted_sample_answer_means_problems_found(work: Path) -> None:
     assert "no sample answer of first_ascents scores 1 (good=0, partial=0, wrong=0)" in (
         result.stderr
     )
+
+
+def test_a_judge_crashing_on_a_mutation_is_an_error_not_a_kill(work: Path) -> None:
+    brittle = Path(__file__).parents[1] / "fixtures/review/judges/first_ascents_brittle.py"
+    shutil.copy(brittle, work / "generated_judges" / f"{TASK}.py")
+    result = invoke(["mutate", TASK, "--json", *RUN])
+    assert result.exit_code == 1
+    rows = {row["name"]: row for row in json.loads(result.stdout)["mutations"]}
+    assert rows["drop_cited_url"]["outcome"] == "error"
+    assert rows["drop_cited_url"]["score"] is None
+    assert "ValueError: no URL for Mount Everest" in rows["drop_cited_url"]["error"]
+    assert rows["change_date"]["outcome"] == "killed"
+
+
+def test_the_documented_mutate_output_is_the_real_one(work: Path) -> None:
+    result = invoke(["mutate", TASK, *RUN])
+    assert result.exit_code == 0, result.stderr
+    docs = (ROOT / "docs" / "review-commands.md").read_text()
+    assert result.stdout in docs
