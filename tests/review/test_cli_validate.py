@@ -104,3 +104,12 @@ def test_a_label_for_a_missing_answer_is_a_problem(work: Path) -> None:
     assert "first_ascents: problem: labels name answer gone.md, which does not exist" in (
         result.stdout
     )
+
+
+def test_an_llm_outage_is_an_infrastructure_failure_not_a_disagreement(work: Path) -> None:
+    outage = "tests.fixtures.review.scripted:outage_backend"
+    result = invoke(["validate", TASK, "--backend", outage, "--no-sandbox"])
+    assert result.exit_code == 3
+    assert result.stdout == ""
+    assert "evaluation incomplete" in result.stderr
+    assert "scripted outage: 529 overloaded" in result.stderr
