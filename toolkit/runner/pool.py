@@ -144,6 +144,17 @@ async def probe_isolation(network: bool = False) -> Isolation:
     )
 
 
+def _fs_args(scratch_mb: int) -> list[str]:
+    """Worker flags for its mount namespace: read-only, a scratch tmpfs, credentials hidden."""
+    return [
+        "--readonly-fs",
+        "--scratch-mb",
+        str(scratch_mb),
+        "--host-home",
+        str(Path.home()),
+    ]
+
+
 class WorkerProcess:
     """One long-lived worker seen from the parent; runs one job at a time."""
 
@@ -179,11 +190,7 @@ class WorkerProcess:
                 "toolkit.runner.worker",
                 "--fd",
                 str(child_sock.fileno()),
-                *(
-                    ["--readonly-fs", "--scratch-mb", str(scratch_mb)]
-                    if isolation.readonly_fs
-                    else []
-                ),
+                *(_fs_args(scratch_mb) if isolation.readonly_fs else []),
                 pass_fds=(child_sock.fileno(),),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,

@@ -41,6 +41,7 @@ __all__ = [
     "WorkerPool",
     "apply_job_limits",
     "error_dict",
+    "hide_credentials",
     "install_seccomp",
     "make_filesystem_readonly",
     "probe_isolation",
@@ -262,6 +263,51 @@ _MOUNT_FLAGS = MappingProxyType(
 
 def _unescape_mount_point(field: str) -> str:
     return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
+CREDENTIAL_PATHS = (
+    ".ssh",
+    ".aws",
+    ".azure",
+    ".gnupg",
+    ".docker",
+    ".kube",
+    ".config/gcloud",
+    ".config/gh",
+    ".config/anthropic",
+    ".config/openai",
+    ".anthropic",
+    ".openai",
+    ".netrc",
+    ".git-credentials",
+    ".pypirc",
+    ".npmrc",
+    ".env",
+)
+
+
+def hide_credentials(home: str) -> list[str]:
+    """Mount empty stand-ins over well-known credential files and dirs under `home`.
+
+    Keys belong in the environment (which workers never inherit), but a host may also keep
+    them in files a same-uid judge could read. Only call this in a private mount namespace.
+    Returns the paths hidden.
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    hidden = []
+    for relative in CREDENTIAL_PATHS:
+        path = os.path.join(home, relative)
+        target = os.fsencode(path)
+        if os.path.isdir(path) and not os.path.islink(path):
+            flags = _MS_RDONLY | _MS_NOSUID | _MS_NODEV
+            done = libc.mount(b"tmpfs", target, b"tmpfs", flags, b"size=4k,mode=0500") == 0
+        elif os.path.isfile(path) and not os.path.islink(path):
+            done = libc.mount(b"/dev/null", target, None, _MS_BIND, None) == 0
+        else:
+            continue
+        if done:
+            hidden.append(path)
+    return hidden
 
 
 def make_filesystem_readonly(writable: str, scratch_mb: int | None = None) -> list[str]:

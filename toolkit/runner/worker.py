@@ -54,6 +54,7 @@ from toolkit.runner.sandbox import (
     Guard,
     SandboxViolation,
     apply_job_limits,
+    hide_credentials,
     make_filesystem_readonly,
     vm_size_bytes,
 )
@@ -615,6 +616,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--scratch-mb", type=int, default=None, help="with --readonly-fs: cwd becomes a tmpfs"
     )
+    parser.add_argument(
+        "--host-home", default=None, help="with --readonly-fs: hide credential files here"
+    )
     args = parser.parse_args(argv)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     faulthandler.enable()
@@ -625,6 +629,8 @@ def main(argv: list[str] | None = None) -> int:
     sock.setblocking(True)
     worker = Worker(sock)
     if args.readonly_fs:
+        if args.host_home:
+            hide_credentials(args.host_home)
         failed = make_filesystem_readonly(os.getcwd(), args.scratch_mb)
         if failed:
             print(f"judgegen worker: could not make read-only: {failed}", file=sys.stderr)
