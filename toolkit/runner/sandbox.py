@@ -278,6 +278,8 @@ CREDENTIAL_PATHS = (
     ".config/openai",
     ".anthropic",
     ".openai",
+    ".claude",
+    ".codex",
     ".netrc",
     ".git-credentials",
     ".pypirc",
