@@ -15,20 +15,23 @@ import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
 from generator.draft import Problem, offending_lines
 from generator.spec import LoadedSpec, SampleAnswer
-from toolkit.backends import ExtractRequest, LLMBackend, Verdict, VerifyRequest
+from toolkit.backends import ExtractRequest, Verdict, VerifyRequest
 from toolkit.errors import InfraError
 from toolkit.runner.protocol import EvalJob, EvalOutcome, SandboxLimits
 
 PATTERNS: tuple[str, ...] = ("all_pass", "all_fail", "mix_seed_1", "mix_seed_2")
-INFRA_KINDS = {"llm", "replay_miss", "budget", "infra", "tool", "sandbox", "protocol"}
-INFRA_TYPES = {"LLMError", "ReplayMiss", "BudgetExceeded", "InfraError"}
-KIND_NAMES = {"timeout": "timeout", "summary_not_serializable": "unserializable_summary"}
+INFRA_KINDS = frozenset({"llm", "replay_miss", "budget", "infra", "tool", "sandbox", "protocol"})
+INFRA_TYPES = frozenset({"LLMError", "ReplayMiss", "BudgetExceeded", "InfraError"})
+KIND_NAMES = MappingProxyType(
+    {"timeout": "timeout", "summary_not_serializable": "unserializable_summary"}
+)
 DEFAULT_LIMITS = SandboxLimits(timeout_s=60.0, cpu_s=60)
 
 Runner = Callable[..., Any]
@@ -44,10 +47,16 @@ def stub_verdict(pattern: str, claim: str) -> bool:
     return hashlib.sha256(f"{seed}:{claim}".encode()).digest()[0] % 2 == 0
 
 
+class Extracts(Protocol):
+    """What extraction needs: `LLMBackend` or any object with its `extract`."""
+
+    async def extract(self, request: ExtractRequest) -> Any: ...
+
+
 class SharedExtractor:
     """Real extraction through the LLM layer, asked once per distinct request in a stage."""
 
-    def __init__(self, backend: LLMBackend | None) -> None:
+    def __init__(self, backend: Extracts | None) -> None:
         self.backend = backend
         self.memo: dict[str, Any] = {}
 
@@ -329,7 +338,7 @@ class _Session:
 async def debug_stage(
     source: str,
     loaded: LoadedSpec,
-    extraction: LLMBackend | SharedExtractor | None,
+    extraction: Extracts | SharedExtractor | None,
     *,
     limits: SandboxLimits = DEFAULT_LIMITS,
     runner: Runner | None = None,
