@@ -101,3 +101,19 @@ def test_trailers_are_parsed_by_git(git_repo: Path) -> None:
         git_repo, "log", "-1", "--format=%(trailers:key=Judgegen-Model,valueonly)", result.commit
     )
     assert trailers == "m-1"
+
+
+def test_repository_without_commits_gets_a_root_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.generator.conftest import GIT_ENV
+
+    for key, value in GIT_ENV.items():
+        monkeypatch.setenv(key, value)
+    repo = tmp_path / "empty"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    result = commit_files(repo, "judge/demo", FILES, "first\n")
+    assert result.parent is None and result.created_branch
+    assert git(repo, "ls-tree", "-r", "--name-only", "judge/demo").splitlines() == sorted(FILES)
+    assert git(repo, "status", "--porcelain") == ""

@@ -163,3 +163,21 @@ def _walk(tree: dict):
         node = stack.pop()
         yield node
         stack.extend(reversed(node.get("children", [])))
+
+
+def test_repair_prompts_carry_the_findings_trace_and_offending_lines(generated) -> None:
+    _, _, _, provider = generated
+    repairs = [
+        r.messages[0].content[0].text for r in provider.calls if r.metadata.purpose == "repair"
+    ]
+    assert "JG003" in repairs[0] and "import os" in repairs[0]
+    assert "IndexError: list index out of range" in repairs[1]
+    assert 'File "river_lengths.py", line' in repairs[1]
+    assert "river = rivers[position - 1]" in repairs[1].split("Offending lines:")[1]
+
+
+def test_every_call_shares_the_same_cached_prefix(generated) -> None:
+    _, _, _, provider = generated
+    prefixes = {r.system[0].text for r in provider.calls if r.metadata.purpose != "extract"}
+    assert len(prefixes) == 1
+    assert all(r.system[0].cache for r in provider.calls)
