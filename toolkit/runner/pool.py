@@ -145,13 +145,14 @@ async def probe_isolation(network: bool = False) -> Isolation:
 
 
 def _fs_args(scratch_mb: int) -> list[str]:
-    """Worker flags for its mount namespace: read-only, a scratch tmpfs, credentials hidden."""
+    """Worker flags for its mount namespace: read-only, a scratch tmpfs, and credential files
+    in the host's home and current directory (e.g. a repo's `.env`) hidden."""
+    hidden = dict.fromkeys([str(Path.home()), str(Path.cwd())])
     return [
         "--readonly-fs",
         "--scratch-mb",
         str(scratch_mb),
-        "--host-home",
-        str(Path.home()),
+        *(arg for directory in hidden for arg in ("--hide-under", directory)),
     ]
 
 

@@ -617,7 +617,9 @@ def main(argv: list[str] | None = None) -> int:
         "--scratch-mb", type=int, default=None, help="with --readonly-fs: cwd becomes a tmpfs"
     )
     parser.add_argument(
-        "--host-home", default=None, help="with --readonly-fs: hide credential files here"
+        "--hide-under",
+        action="append",
+        help="with --readonly-fs: hide well-known credential files in this directory",
     )
     args = parser.parse_args(argv)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -629,8 +631,8 @@ def main(argv: list[str] | None = None) -> int:
     sock.setblocking(True)
     worker = Worker(sock)
     if args.readonly_fs:
-        if args.host_home:
-            hide_credentials(args.host_home)
+        for directory in args.hide_under or []:
+            hide_credentials(directory)
         failed = make_filesystem_readonly(os.getcwd(), args.scratch_mb)
         if failed:
             print(f"judgegen worker: could not make read-only: {failed}", file=sys.stderr)
