@@ -25,7 +25,7 @@ from generator.draft import (
     repair_request,
 )
 from generator.lint import lint_source
-from generator.publish import PublishResult, publish
+from generator.publish import PublishResult, check_publishable, publish
 from generator.reflect import load_checklist, parse_reflection, reflect_request
 from generator.review import ReflectionPass, ReviewRecord, StageRecord
 from generator.rubric import diff_trees, outline
@@ -331,6 +331,7 @@ async def generate(
     progress: Progress = lambda message: None,
 ) -> GenerationResult:
     """Generate, check, reflect on and publish the judge of one task."""
+    check_publishable(options, loaded.task_id)
     tape = CallTape(generation)
     extract_tape = (
         tape

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from generator.debug import DebugReport
-from generator.gitops import CommitResult, commit_files, format_message, repo_root
+from generator.gitops import CommitResult, GitError, commit_files, format_message, repo_root
 from generator.provenance import Provenance, with_header
 from generator.review import ReflectionPass, ReviewRecord, StageRecord, render_json, render_markdown
 from generator.spec import LoadedSpec
@@ -51,6 +51,22 @@ def _write_atomic(path: Path, text: str) -> None:
     with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
         handle.write(text)
     os.replace(tmp, path)
+
+
+def _in_repo(root: Path, path: Path) -> str:
+    """`path` relative to the repository root; GitError when it lies outside."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        raise GitError(f"{path} is outside the repository {root}") from None
+
+
+def check_publishable(options: PipelineOptions, task_id: str) -> None:
+    """Fail before any LLM call when the outputs could not be committed (GitError)."""
+    if options.commit:
+        root = repo_root(options.repo)
+        _in_repo(root, options.repo / options.judges_dir / f"{task_id}.py")
+        _in_repo(root, options.repo / options.reviews_dir / f"{task_id}.md")
 
 
 def commit_message(record: ReviewRecord, trailers: list[tuple[str, str]]) -> str:
@@ -112,16 +128,15 @@ def publish(
         options.reviews_dir / f"{task_id}.md": render_markdown(record),
         options.reviews_dir / f"{task_id}.json": render_json(record),
     }
+    root = repo_root(base) if options.commit else None
+    files = (
+        {_in_repo(root, base / rel): text.encode() for rel, text in outputs.items()} if root else {}
+    )
     for relative, text in outputs.items():
         _write_atomic(base / relative, text)
     progress(f"[{task_id}] publish: wrote {', '.join(str(p) for p in outputs)}")
     commit = None
-    if options.commit:
-        root = repo_root(base)
-        files = {
-            (base / rel).resolve().relative_to(root).as_posix(): text.encode()
-            for rel, text in outputs.items()
-        }
+    if root is not None:
         trailers = [*provenance.trailers(), ("Judgegen-Judge-Sha256", judge_sha)]
         commit = commit_files(root, f"judge/{task_id}", files, commit_message(record, trailers))
         progress(f"[{task_id}] publish: committed {commit.commit[:12]} on judge/{task_id}")

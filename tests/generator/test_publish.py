@@ -64,6 +64,8 @@ def test_outside_a_git_repository_commit_is_a_usage_error(
     result = invoke(tmp_path, monkeypatch)
     assert result.exit_code == 2
     assert "--no-commit" in result.stderr
+    assert not (tmp_path / "generated_judges").exists()
+    assert "draft" not in result.stderr  # refused before any LLM call
 
 
 def test_no_commit_writes_files_and_makes_no_branch(
@@ -108,3 +110,12 @@ def test_budget_stop_is_an_infrastructure_exit_with_usage_shown(
     assert "budget of $0.01 reached" in result.stderr
     assert "LLM: " in result.stderr
     assert not (git_repo / "generated_judges" / "river_lengths.py").exists()
+
+
+def test_judges_dir_outside_the_repository_is_a_usage_error(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outside = tmp_path / "elsewhere"
+    result = invoke(git_repo, monkeypatch, "--judges", str(outside))
+    assert result.exit_code == 2 and "outside the repository" in result.stderr
+    assert not outside.exists() and not (git_repo / "reviews").exists()
