@@ -14,7 +14,6 @@ prompts, the API reference or the mistakes catalog (the recorded requests embed 
 from __future__ import annotations
 
 import asyncio
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -66,11 +65,10 @@ def cli(*args: str | Path) -> None:
 def record_run(task_id: str, cache_path: Path, scratch: Path) -> None:
     """Score the sample answers with the new judge, as the README does, through the cache."""
     cli("cache-pages", "--import-m2w2", f"tasks/{task_id}/pages", "--store", scratch / "pages")
-    shutil.copytree(ROOT / "tasks" / task_id / "answers", scratch / "answers" / "samples" / task_id)
     cli(
         "run",
         "--answers",
-        scratch / "answers",
+        f"tasks/{task_id}/samples",
         "--pages",
         scratch / "pages",
         "--judges",

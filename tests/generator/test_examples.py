@@ -74,21 +74,20 @@ def test_judgegen_run_on_the_sample_answers_replays_offline(
     task_id: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for folder in ("tasks", "recordings"):
-        shutil.copytree(ROOT / folder / task_id, tmp_path / folder / task_id)
-    shutil.copytree(ROOT / "tasks" / task_id / "answers", tmp_path / "samples" / "demo" / task_id)
-    (tmp_path / "judges").mkdir()
-    shutil.copy(ROOT / "generated_judges" / f"{task_id}.py", tmp_path / "judges")
+        shutil.copytree(ROOT / folder / task_id, tmp_path / folder / task_id, symlinks=True)
+    (tmp_path / "generated_judges").mkdir()
+    shutil.copy(ROOT / "generated_judges" / f"{task_id}.py", tmp_path / "generated_judges")
     monkeypatch.chdir(tmp_path)
     runner = CliRunner()
     pages = ["cache-pages", "--import-m2w2", f"tasks/{task_id}/pages", "--store", "pages"]
     assert runner.invoke(main, pages).exit_code == 0
-    run = ["run", "--answers", "samples", "--pages", "pages", "--judges", "judges"]
+    run = ["run", "--answers", f"tasks/{task_id}/samples", "--pages", "pages"]
     run += ["--include-unreviewed", "--provider", f"replay:recordings/{task_id}"]
     result = runner.invoke(main, [*run, "--cache-mode", "off"])
     assert result.exit_code == 0, result.stderr[-3000:]
     scores = {
         path.stem: json.loads(path.read_text())["final_score"]
-        for path in (tmp_path / "results" / "demo" / task_id).glob("*.json")
+        for path in (tmp_path / "results" / "samples" / task_id).glob("*.json")
     }
     assert scores == {"good": 1.0, "partial": 0.5, "wrong": 0.0}
 
