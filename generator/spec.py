@@ -1,5 +1,8 @@
 """Task specs: `tasks/<task_id>/task.yaml` plus its sample answers and optional human labels.
 
+A spec may instead be `task.md`: the same fields as YAML front matter between `---` lines,
+and a Markdown body that is the rubric guidance (unless the front matter sets it).
+
 Invariant: a spec that loads is complete enough to generate from (an id that matches its
 folder and can name a Python module, a description, guidance, at least one sample answer),
 and every rejection names the file, the field and the fix.
@@ -20,6 +23,7 @@ from toolkit.errors import SpecError
 
 SPEC_VERSION = 1
 SPEC_FILE = "task.yaml"
+MARKDOWN_SPEC_FILE = "task.md"
 ANSWER_SUFFIXES = (".md", ".txt")
 TASK_ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
@@ -93,14 +97,40 @@ def _from_validation_error(file: str, error: ValidationError) -> SpecError:
     return SpecError(file, field, first["msg"].lower(), _field_fix(first["type"], field))
 
 
-def parse_spec(text: str, file: str) -> TaskSpec:
-    """Validate YAML text as a `TaskSpec`; raise `SpecError` naming file, field and fix."""
+def _split_front_matter(text: str, file: str) -> tuple[str, str]:
+    """(front matter YAML, Markdown body) of a `task.md`."""
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        raise SpecError(
+            file,
+            "<front matter>",
+            "does not start with '---'",
+            "put the fields between '---' lines",
+        )
+    end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+    if end is None:
+        raise SpecError(
+            file, "<front matter>", "has no closing '---'", "close it with a '---' line"
+        )
+    return "".join(lines[1:end]), "".join(lines[end + 1 :])
+
+
+def parse_spec(text: str, file: str, *, markdown: bool = False) -> TaskSpec:
+    """Validate a spec (`task.yaml`, or `task.md` whose body is the rubric guidance).
+
+    Raises `SpecError` naming the file, the field and the fix.
+    """
+    body = ""
+    if markdown:
+        text, body = _split_front_matter(text, file)
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "<yaml>"
         raise SpecError(file, where, "is not valid YAML", "fix the YAML syntax there") from exc
+    if isinstance(data, dict) and body.strip() and "rubric_guidance" not in data:
+        data["rubric_guidance"] = body.strip() + "\n"
     if not isinstance(data, dict):
         raise SpecError(file, "<root>", "is not a mapping", "write `key: value` lines")
     try:
@@ -132,18 +162,21 @@ def _answers(task_dir: Path, file: str) -> list[SampleAnswer]:
 
 
 def load_spec(task: str | Path, tasks_root: str | Path = "tasks") -> LoadedSpec:
-    """Load `tasks/<task_id>/task.yaml` (or a task folder / task.yaml path) with its answers."""
+    """Load `tasks/<task_id>/task.yaml` (or `task.md`, a task folder or a spec path) with answers."""
     path = Path(task)
-    if path.name == SPEC_FILE:
+    if path.name in (SPEC_FILE, MARKDOWN_SPEC_FILE):
         path = path.parent
     elif not path.is_dir():
         path = Path(tasks_root) / str(task)
     spec_file = path / SPEC_FILE
+    if not spec_file.is_file() and (path / MARKDOWN_SPEC_FILE).is_file():
+        spec_file = path / MARKDOWN_SPEC_FILE
     if not spec_file.is_file():
         raise SpecError(
-            str(spec_file), "<file>", "does not exist", f"run `judgegen new {path.name}`"
+            str(path / SPEC_FILE), "<file>", "does not exist", f"run `judgegen new {path.name}`"
         )
-    spec = parse_spec(spec_file.read_text("utf-8"), str(spec_file))
+    markdown = spec_file.name == MARKDOWN_SPEC_FILE
+    spec = parse_spec(spec_file.read_text("utf-8"), str(spec_file), markdown=markdown)
     if spec.id != path.name:
         raise SpecError(
             str(spec_file),

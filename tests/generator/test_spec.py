@@ -128,3 +128,17 @@ def test_new_command_refuses_to_overwrite(tmp_path: Path) -> None:
     CliRunner().invoke(main, ["new", "my_task", "--tasks-dir", str(tmp_path)])
     result = CliRunner().invoke(main, ["new", "my_task", "--tasks-dir", str(tmp_path)])
     assert result.exit_code == 2 and "already exists" in result.stderr
+
+
+def test_markdown_spec_body_is_the_rubric_guidance(tmp_path: Path) -> None:
+    task = make_task(tmp_path, VALID)
+    (task / "task.yaml").unlink()
+    front = VALID.replace("rubric_guidance: The answer names the thing (critical).\n", "")
+    (task / "task.md").write_text(f"---\n{front}---\n\n- The answer names the thing (critical).\n")
+    loaded = load_spec("demo_task", tmp_path / "tasks")
+    assert loaded.spec.rubric_guidance == "- The answer names the thing (critical).\n"
+
+
+def test_markdown_spec_without_closing_marker_is_rejected() -> None:
+    with pytest.raises(SpecError, match="no closing '---'"):
+        parse_spec("---\nid: demo_task\n", "task.md", markdown=True)
