@@ -1,0 +1,251 @@
+"""`regenerate`: a one-line spec edit yields a judge whose diff is confined to what the edit needs."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from generator.codediff import diff_functions
+from generator.pipeline import GenerationFailed, PipelineOptions
+from generator.provenance import Provenance, strip_header, with_header
+from generator.regenerate import (
+    RegenerationResult,
+    find_stale,
+    recover_old_spec,
+    regenerate,
+    staleness,
+)
+from generator.review import ReviewRecord
+from generator.spec import load_spec
+from prompts import prompts_sha256
+from tests.generator.conftest import GIT_ENV, git
+from tests.generator.scripted_generation import FixturePolicy
+from toolkit.llm.client import LLMClient
+from toolkit.llm.scripted import ScriptedProvider
+from toolkit.runner.approval import approval_problem, approve
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "regenerate" / "river_lengths"
+MODEL = "claude-sonnet-4-5"
+TASK = "river_lengths"
+
+
+def make_repo(root: Path) -> Path:
+    """A repository whose main branch holds the task, its reviewed judge and its approval."""
+    repo = root / "repo"
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    task_dir = repo / "tasks" / TASK
+    task_dir.mkdir(parents=True)
+    shutil.copytree(FIXTURE / "answers", task_dir / "answers")
+    shutil.copy(FIXTURE / "task.yaml", task_dir / "task.yaml")
+    provenance = Provenance(
+        task_id=TASK,
+        spec_sha256=load_spec(task_dir).sha256(),
+        prompts_sha256=prompts_sha256(),
+        model=MODEL,
+        toolkit_version="0.1.0",
+    )
+    judge = repo / "generated_judges" / f"{TASK}.py"
+    judge.parent.mkdir()
+    judge.write_text(with_header((FIXTURE / "reviewed_judge.py.txt").read_text(), provenance))
+    approve(
+        TASK,
+        reviewer="Ada",
+        judges_dir=repo / "generated_judges",
+        reviews_dir=repo / "reviews",
+        now=datetime(2026, 1, 1, tzinfo=UTC),
+    )
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "reviewed judge")
+    return repo
+
+
+def edit_spec(repo: Path) -> None:
+    """The spec edit: the length tolerance goes from 5% to 2% (left uncommitted)."""
+    shutil.copy(FIXTURE / "task_v2.yaml", repo / "tasks" / TASK / "task.yaml")
+
+
+def run_regenerate(repo: Path, replies: str, **kwargs) -> tuple[RegenerationResult, list]:
+    provider = ScriptedProvider(FixturePolicy(FIXTURE, FIXTURE / replies))
+    client = LLMClient(provider, model=MODEL)
+    options = PipelineOptions(model=MODEL, extract_model="o4-mini", repo=repo, **kwargs)
+    loaded = load_spec(repo / "tasks" / TASK)
+    result = asyncio.run(regenerate(loaded, client, None, options))
+    return result, provider.calls
+
+
+def git_state(repo: Path) -> tuple[str, str, str]:
+    return (
+        git(repo, "rev-parse", "HEAD"),
+        git(repo, "ls-files", "--stage"),
+        git(
+            repo,
+            "status",
+            "--porcelain",
+            "--untracked-files=all",
+            "--",
+            ":!generated_judges",
+            ":!reviews",
+        ),
+    )
+
+
+@pytest.fixture(scope="module")
+def regenerated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple]:
+    """One scripted regeneration after a tolerance edit, shared by the tests below."""
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in GIT_ENV.items():
+            patch.setenv(key, value)
+        repo = make_repo(tmp_path_factory.mktemp("regen"))
+        old_judge = (repo / "generated_judges" / f"{TASK}.py").read_text()
+        edit_spec(repo)
+        (repo / "scratch.txt").write_text("user's untracked file\n")
+        before = git_state(repo)
+        result, calls = run_regenerate(repo, "replies")
+        yield repo, old_judge, result, calls, before
+
+
+def test_function_diff_lists_only_the_function_the_edit_needs(regenerated) -> None:
+    repo, old_judge, _, _, _ = regenerated
+    new_judge = (repo / "generated_judges" / f"{TASK}.py").read_text()
+    diff = diff_functions(strip_header(old_judge), strip_header(new_judge))
+    assert (diff.changed, diff.added, diff.removed) == (["evaluate"], [], [])
+    assert not diff.module_level_changed
+
+
+def test_rubric_diff_lists_only_the_length_nodes(regenerated) -> None:
+    _, _, result, _, _ = regenerated
+    assert result.diff is not None
+    assert [c.id for c in result.diff.rubric.changed] == ["river_1_length", "river_2_length"]
+    assert not result.diff.rubric.added and not result.diff.rubric.removed
+    assert set(result.diff.rubric.changed[0].fields) == {"desc"}
+
+
+def test_every_line_outside_the_changed_function_is_byte_identical(regenerated) -> None:
+    repo, old_judge, _, _, _ = regenerated
+    old = strip_header(old_judge).splitlines(keepends=True)
+    new = strip_header((repo / "generated_judges" / f"{TASK}.py").read_text()).splitlines(
+        keepends=True
+    )
+    start = next(i for i, line in enumerate(old) if line.startswith("async def evaluate"))
+    assert new[:start] == old[:start]
+    assert "# Compare names" not in "".join(new), "the reply's cosmetic edit was spliced away"
+    changed = [(a, b) for a, b in zip(old[start:], new[start:], strict=True) if a != b]
+    assert len(changed) == 2 and all("2%" in b and "2%" not in a for a, b in changed)
+
+
+def test_provenance_header_carries_the_new_spec_sha256(regenerated) -> None:
+    repo, old_judge, _, _, _ = regenerated
+    header = Provenance.from_header((repo / "generated_judges" / f"{TASK}.py").read_text())
+    assert header is not None
+    assert header.spec_sha256 == load_spec(repo / "tasks" / TASK).sha256()
+    assert header.spec_sha256 != Provenance.from_header(old_judge).spec_sha256
+    assert not staleness(load_spec(repo / "tasks" / TASK), repo / "generated_judges").stale
+
+
+def test_approval_is_moved_aside_and_no_longer_matches(regenerated) -> None:
+    repo, _, result, _, _ = regenerated
+    reviews = repo / "reviews"
+    assert not (reviews / f"{TASK}.approval.json").exists()
+    assert (reviews / f"{TASK}.approval.stale.json").is_file()
+    judge = repo / "generated_judges" / f"{TASK}.py"
+    assert approval_problem(judge, reviews, TASK) == "not reviewed (no approval record)"
+    assert result.approval is not None and result.approval.reviewer == "Ada"
+    assert "judgegen approve river_lengths" in result.message
+
+
+def test_review_record_shows_the_rubric_and_function_diff(regenerated) -> None:
+    repo, _, _, _, _ = regenerated
+    record = ReviewRecord.model_validate_json((repo / "reviews" / f"{TASK}.json").read_text())
+    details = [d for s in record.stages for d in s.details]
+    assert "~ def evaluate" in details
+    assert any(d.startswith("~ river_1_length: desc:") for d in details)
+    markdown = (repo / "reviews" / f"{TASK}.md").read_text()
+    assert "~ def evaluate" in markdown and "~ river_2_length" in markdown
+
+
+def test_prompt_carries_the_spec_diff_the_reviewed_judge_and_a_cached_prefix(regenerated) -> None:
+    _, old_judge, _, calls, _ = regenerated
+    request = next(r for r in calls if r.metadata.purpose == "regenerate")
+    text = request.messages[0].content[0].text
+    assert "-    a difference of up to 5% from the cited figure." in text
+    assert "+    a difference of up to 2% from the cited figure." in text
+    assert strip_header(old_judge).strip() in text
+    assert "Keep the ids of nodes" in text
+    assert len(request.system) == 1 and request.system[0].cache
+
+
+def test_commit_is_on_the_judge_branch_and_the_checkout_is_untouched(regenerated) -> None:
+    repo, _, result, _, before = regenerated
+    assert git_state(repo) == before
+    assert git(repo, "rev-parse", "--abbrev-ref", "HEAD") == "main"
+    commit = result.publish.commit
+    assert commit is not None and git(repo, "rev-parse", f"judge/{TASK}") == commit.commit
+    committed = git(repo, "show", f"{commit.commit}:generated_judges/{TASK}.py")
+    assert committed == (repo / "generated_judges" / f"{TASK}.py").read_text().rstrip("\n")
+    message = git(repo, "log", "-1", "--format=%B", commit.commit)
+    assert message.startswith(f"Regenerate judge for {TASK} after a spec change")
+    assert "Judgegen-Spec-Sha256: " + load_spec(repo / "tasks" / TASK).sha256() in message
+
+
+def test_old_spec_text_is_recovered_from_git_by_its_hash(git_repo: Path) -> None:
+    repo = make_repo(git_repo.parent / "other")
+    old = Provenance.from_header((repo / "generated_judges" / f"{TASK}.py").read_text())
+    edit_spec(repo)
+    change = recover_old_spec(load_spec(repo / "tasks" / TASK), old.spec_sha256)
+    assert change.old_text == (FIXTURE / "task.yaml").read_text()
+    assert change.recovered_from.endswith(f":tasks/{TASK}/task.yaml")
+
+
+def test_unrecoverable_old_spec_gives_its_hash_and_says_so(tmp_path: Path) -> None:
+    task_dir = tmp_path / TASK
+    shutil.copytree(FIXTURE / "answers", task_dir / "answers")
+    shutil.copy(FIXTURE / "task_v2.yaml", task_dir / "task.yaml")
+    change = recover_old_spec(load_spec(task_dir), "sha256:" + "ab" * 32)
+    assert change.old_text is None and change.unified_diff() == ""
+    assert "not recoverable" in change.summary()
+
+
+def test_up_to_date_task_is_skipped_without_force(git_repo: Path) -> None:
+    repo = make_repo(git_repo.parent / "fresh")
+    result, calls = run_regenerate(repo, "replies")
+    assert result.status == "skipped" and "--force" in result.message
+    assert calls == []
+
+
+def test_lint_failure_after_repairs_publishes_nothing(git_repo: Path) -> None:
+    repo = make_repo(git_repo.parent / "broken")
+    edit_spec(repo)
+    judge = repo / "generated_judges" / f"{TASK}.py"
+    files = {p: p.read_bytes() for p in [judge, *(repo / "reviews").iterdir()]}
+    head = git(repo, "rev-parse", "HEAD")
+    with pytest.raises(GenerationFailed, match="same error repeated"):
+        run_regenerate(repo, "replies_lint_fails")
+    assert {p: p.read_bytes() for p in [judge, *(repo / "reviews").iterdir()]} == files
+    assert approval_problem(judge, repo / "reviews", TASK) is None
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert git(repo, "branch", "--list", f"judge/{TASK}") == ""
+
+
+def test_stale_selects_exactly_the_tasks_whose_spec_changed(git_repo: Path) -> None:
+    repo = make_repo(git_repo.parent / "many")
+    tasks = repo / "tasks"
+    for other in ("fresh_task", "no_judge"):
+        shutil.copytree(tasks / TASK, tasks / other)
+        spec = (tasks / other / "task.yaml").read_text().replace(f"id: {TASK}", f"id: {other}")
+        (tasks / other / "task.yaml").write_text(spec)
+    fresh = Provenance.from_header((repo / "generated_judges" / f"{TASK}.py").read_text())
+    header = fresh.model_copy(
+        update={"task_id": "fresh_task", "spec_sha256": load_spec(tasks / "fresh_task").sha256()}
+    )
+    (repo / "generated_judges" / "fresh_task.py").write_text(
+        with_header((FIXTURE / "reviewed_judge.py.txt").read_text(), header)
+    )
+    assert find_stale(tasks, repo / "generated_judges") == []
+    edit_spec(repo)
+    assert [s.task_id for s in find_stale(tasks, repo / "generated_judges")] == [TASK]
