@@ -25,7 +25,15 @@ from generator.codediff import diff_functions, splice
 from generator.context import GenerationContext, api_reference, mistakes_catalog
 from generator.debug import DebugReport, SharedExtractor
 from generator.draft import DEFAULT_MAX_TOKENS, NoCodeBlock, extract_code
-from generator.gitops import GitError, commit_files, format_message, repo_root
+from generator.gitops import (
+    CommitResult,
+    GitError,
+    PreparedCommit,
+    format_message,
+    prepare_commit,
+    repo_root,
+    update_branch,
+)
 from generator.lint import lint_source
 from generator.pipeline import (
     GenerationFailed,
@@ -285,6 +293,47 @@ async def _diff(
     return diff, diff.to_text()
 
 
+def _git_checked(
+    root: Path, *args: str, env: dict[str, str] | None = None, stdin: bytes | None = None
+) -> str:
+    full_env = {k: v for k, v in os.environ.items() if k != "GIT_INDEX_FILE"} | (env or {})
+    proc = subprocess.run(
+        ["git", *args], cwd=root, input=stdin, capture_output=True, env=full_env, check=False
+    )
+    if proc.returncode != 0:
+        detail = proc.stderr.decode(errors="replace").strip()
+        raise GitError(f"git {' '.join(args[:2])} failed: {detail}")
+    return proc.stdout.decode().strip()
+
+
+def _without(prepared: PreparedCommit, removals: list[str], message: str) -> PreparedCommit:
+    """The prepared commit rebuilt without `removals` (same parent), when its tree has them."""
+    root = Path(prepared.repo)
+    present = _git_checked(root, "ls-tree", "--name-only", prepared.commit, *removals)
+    if not present:
+        return prepared
+    with tempfile.TemporaryDirectory(prefix="judgegen-index-") as tmp:
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        _git_checked(root, "read-tree", prepared.commit, env=env)
+        _git_checked(root, "update-index", "--force-remove", "--", *present.splitlines(), env=env)
+        tree = _git_checked(root, "write-tree", env=env)
+    parents = ["-p", prepared.parent] if prepared.parent else []
+    commit = _git_checked(root, "commit-tree", tree, *parents, "-F", "-", stdin=message.encode())
+    return prepared.model_copy(update={"commit": commit, "changed": True})
+
+
+def commit_regeneration(
+    root: Path, branch: str, files: dict[str, bytes], removals: list[str], message: str
+) -> CommitResult:
+    """Commit `files` on `branch` and drop `removals` from its tree, checkout untouched.
+
+    Builds on `gitops.prepare_commit` and moves the branch with its compare-and-swap
+    `update_branch`; only the removal of the invalidated approval file is done here.
+    """
+    prepared = prepare_commit(root, branch, files, message)
+    return update_branch(_without(prepared, removals, message))
+
+
 def _write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
@@ -320,9 +369,9 @@ def _invalidate_approval(options: PipelineOptions, task_id: str) -> ApprovalChan
 def _commit_message(record: ReviewRecord, change: SpecChange, diff_text: str) -> str:
     repairs = sum(1 for s in record.stages if s.stage == "repair" and s.status == "ok")
     body = (
-        f"The spec changed ({change.summary()}), so `judgegen regenerate {record.task_id}` "
-        f"updated the reviewed judge: {repairs} repair round(s); unchanged functions are kept "
-        f"byte-identical and the approval was invalidated. Review record: "
+        f"`judgegen regenerate {record.task_id}` updated the reviewed judge for an edited spec "
+        f"({change.summary()}): {repairs} repair round(s); unchanged functions are kept "
+        f"byte-identical and the old approval was moved aside. Review record: "
         f"reviews/{record.task_id}.md\n\n{diff_text.rstrip()}\n\n{record.usage_line}"
     )
     trailers = [*record.provenance.trailers(), ("Judgegen-Judge-Sha256", record.judge_sha256 or "")]
@@ -338,6 +387,7 @@ def _publish(
     passes: list[ReflectionPass],
     change: SpecChange,
     diff_text: str,
+    splice_note: str,
 ) -> tuple[PublishResult, ApprovalChange]:
     """Write judge, review record and approval change; commit them on `judge/<task_id>`."""
     options, task_id = run.options, run.loaded.task_id
@@ -356,7 +406,7 @@ def _publish(
         StageRecord(
             stage="publish",
             status="ok",
-            summary="changes against the reviewed judge (rubric nodes, then code)",
+            summary=f"changes against the reviewed judge (rubric nodes, then code); {splice_note}",
             details=diff_text.splitlines(),
         ),
         StageRecord(
@@ -391,11 +441,15 @@ def _publish(
     commit = None
     if root is not None:
         files = {_relative(root, options.repo / rel): t.encode() for rel, t in outputs.items()}
+        removals = []
         if approval.had_approval:
             stale = options.repo / approval.moved_to
             files[_relative(root, stale)] = stale.read_bytes()
+            removals.append(
+                _relative(root, approval_path(options.repo / options.reviews_dir, task_id))
+            )
         message = _commit_message(record, change, diff_text)
-        commit = commit_files(root, f"judge/{task_id}", files, message)
+        commit = commit_regeneration(root, f"judge/{task_id}", files, removals, message)
         run.progress(f"[{task_id}] publish: committed {commit.commit[:12]} on judge/{task_id}")
     paths = [str(options.repo / rel) for rel in outputs]
     result = PublishResult(
@@ -480,7 +534,7 @@ async def regenerate(
     final, how = _splice_checked(old_body, source, task_id)
     progress(f"[{task_id}] splice: {how}")
     diff, diff_text = await _diff(run, old_body, final, sandbox)
-    published, approval = _publish(run, final, report, passes, change, diff_text)
+    published, approval = _publish(run, final, report, passes, change, diff_text, how)
     return RegenerationResult(
         task_id=task_id,
         status="published",

@@ -193,6 +193,14 @@ def test_commit_is_on_the_judge_branch_and_the_checkout_is_untouched(regenerated
     assert "Judgegen-Spec-Sha256: " + load_spec(repo / "tasks" / TASK).sha256() in message
 
 
+def test_commit_drops_the_old_approval_and_carries_the_stale_one(regenerated) -> None:
+    repo, _, result, _, _ = regenerated
+    files = git(repo, "ls-tree", "-r", "--name-only", result.publish.commit.commit).splitlines()
+    assert f"reviews/{TASK}.approval.json" not in files
+    assert f"reviews/{TASK}.approval.stale.json" in files
+    assert f"reviews/{TASK}.approval.json" in git(repo, "ls-tree", "-r", "--name-only", "main")
+
+
 def test_old_spec_text_is_recovered_from_git_by_its_hash(git_repo: Path) -> None:
     repo = make_repo(git_repo.parent / "other")
     old = Provenance.from_header((repo / "generated_judges" / f"{TASK}.py").read_text())
@@ -249,3 +257,14 @@ def test_stale_selects_exactly_the_tasks_whose_spec_changed(git_repo: Path) -> N
     assert find_stale(tasks, repo / "generated_judges") == []
     edit_spec(repo)
     assert [s.task_id for s in find_stale(tasks, repo / "generated_judges")] == [TASK]
+
+
+def test_judge_without_provenance_header_counts_as_stale(tmp_path: Path) -> None:
+    task_dir = tmp_path / "tasks" / TASK
+    shutil.copytree(FIXTURE / "answers", task_dir / "answers")
+    shutil.copy(FIXTURE / "task.yaml", task_dir / "task.yaml")
+    judges = tmp_path / "generated_judges"
+    judges.mkdir()
+    (judges / f"{TASK}.py").write_text((FIXTURE / "reviewed_judge.py.txt").read_text())
+    state = staleness(load_spec(task_dir), judges)
+    assert state.stale and state.judge_spec_sha256 is None
