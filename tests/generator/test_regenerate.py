@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import difflib
 import shutil
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -65,9 +66,9 @@ def make_repo(root: Path) -> Path:
     return repo
 
 
-def edit_spec(repo: Path) -> None:
-    """The spec edit: the length tolerance goes from 5% to 2% (left uncommitted)."""
-    shutil.copy(FIXTURE / "task_v2.yaml", repo / "tasks" / TASK / "task.yaml")
+def edit_spec(repo: Path, version: str = "task_v2.yaml") -> None:
+    """The spec edit (by default the length tolerance goes from 5% to 2%), left uncommitted."""
+    shutil.copy(FIXTURE / version, repo / "tasks" / TASK / "task.yaml")
 
 
 def run_regenerate(repo: Path, replies: str, **kwargs) -> tuple[RegenerationResult, list]:
@@ -268,3 +269,28 @@ def test_judge_without_provenance_header_counts_as_stale(tmp_path: Path) -> None
     (judges / f"{TASK}.py").write_text((FIXTURE / "reviewed_judge.py.txt").read_text())
     state = staleness(load_spec(task_dir), judges)
     assert state.stale and state.judge_spec_sha256 is None
+
+
+def test_a_new_requirement_adds_only_its_nodes(git_repo: Path) -> None:
+    repo = make_repo(git_repo.parent / "new_field")
+    old = strip_header((repo / "generated_judges" / f"{TASK}.py").read_text())
+    edit_spec(repo, "task_v3.yaml")
+    result, _ = run_regenerate(repo, "replies_new_field", commit=False)
+    new = strip_header((repo / "generated_judges" / f"{TASK}.py").read_text())
+    assert diff_functions(old, new).changed == ["evaluate"]
+    assert result.diff is not None and not result.diff.rubric.changed
+    added = [n.id for n in result.diff.rubric.added]
+    assert added == ["river_1_positive", "river_2_positive"] and not result.diff.rubric.removed
+    changes = [
+        line
+        for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
+        if line[:1] in "+-" and line[:3] not in ("+++", "---")
+    ]
+    assert changes == [
+        "+        ev.add_custom_node(",
+        "+            result=river.length_km is not None and river.length_km > 0,",
+        '+            id=f"river_{position}_positive",',
+        '+            desc=f"River {position}\'s length is a positive number of km",',
+        "+            parent=node,",
+        "+        )",
+    ]
