@@ -178,9 +178,9 @@ def _matches(text: str, name: str, wanted: str) -> bool:
 def recover_old_spec(loaded: LoadedSpec, old_sha256: str | None) -> SpecChange:
     """The spec change, with the old spec's text found in git by its hash when possible.
 
-    Every commit (on any ref) that touched `task.yaml` or `task.md` of the task is searched,
-    newest first, for a version whose canonical hash equals the judge's provenance; matching
-    by hash means the diff is exactly against the spec the reviewed judge was made from.
+    The index, then every commit (on any ref) that touched the task's `task.yaml` or `task.md`,
+    newest first, is searched for a version whose canonical hash equals the judge's
+    provenance: matching by hash makes the diff exactly against the spec the judge came from.
     """
     spec_file = _spec_file(loaded)
     change = SpecChange(
@@ -199,12 +199,12 @@ def recover_old_spec(loaded: LoadedSpec, old_sha256: str | None) -> SpecChange:
     listing = _git(
         root, "log", "--all", f"--max-count={MAX_SPEC_COMMITS}", "--format=%H", "--", *paths
     )
-    for commit in (listing or "").split():
+    for commit in ["", *(listing or "").split()]:
         for path in paths:
             text = _git(root, "show", f"{commit}:{path}")
             if text is not None and _matches(text, path, old_sha256):
-                update = {"old_text": text, "recovered_from": f"{commit[:12]}:{path}"}
-                return change.model_copy(update=update)
+                where = f"{commit[:12]}:{path}" if commit else f"the index:{path}"
+                return change.model_copy(update={"old_text": text, "recovered_from": where})
     return change
 
 
@@ -469,12 +469,14 @@ async def regenerate(
     options: PipelineOptions,
     *,
     force: bool = False,
-    sandbox: bool = True,
+    sandbox: bool | None = None,
     progress: Progress = lambda message: None,
 ) -> RegenerationResult:
     """Update the reviewed judge of `loaded` for its changed spec, check it and publish it.
 
     A judge whose provenance already names the current spec is skipped unless `force`.
+    The rubric diff runs in the sandbox unless `sandbox` is False (default: sandboxed unless
+    `options.runner` replaces the debug stage's sandbox).
     Raises `GenerationFailed` (nothing written) when the update still fails lint or debug.
     """
     task_id = loaded.task_id
@@ -491,6 +493,7 @@ async def regenerate(
         progress(f"[{task_id}] skipped: {message}")
         return RegenerationResult(task_id=task_id, status="skipped", message=message)
     check_publishable(options, task_id)
+    load_approval(options.repo / options.reviews_dir, task_id)
     old_body = reviewed_body(state)
     change = recover_old_spec(loaded, state.judge_spec_sha256)
     tape = CallTape(generation)
@@ -533,7 +536,8 @@ async def regenerate(
     source, report, passes = await reflect_stage(run, source, report)
     final, how = _splice_checked(old_body, source, task_id)
     progress(f"[{task_id}] splice: {how}")
-    diff, diff_text = await _diff(run, old_body, final, sandbox)
+    sandboxed = options.runner is None if sandbox is None else sandbox
+    diff, diff_text = await _diff(run, old_body, final, sandboxed)
     published, approval = _publish(run, final, report, passes, change, diff_text, how)
     return RegenerationResult(
         task_id=task_id,

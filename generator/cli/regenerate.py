@@ -12,7 +12,7 @@ from generator.cli.generate import _clients, _fixtures_dir
 from generator.cli.llm_options import llm_options
 from generator.gitops import GitError, RefChanged
 from generator.pipeline import GenerationFailed, PipelineOptions
-from generator.regenerate import RegenerationResult, find_stale
+from generator.regenerate import RegenerationResult, find_stale, judge_file
 from generator.regenerate import regenerate as run_regeneration
 from generator.spec import LoadedSpec, load_spec
 from toolkit.errors import InfraError, SpecError
@@ -121,6 +121,14 @@ def regenerate_cmd(
     try:
         selected = _select(task_ids, stale, tasks_dir, judges)
         specs = [load_spec(task_id, tasks_dir) for task_id in selected]
+        for loaded in specs:
+            if not judge_file(judges, loaded.task_id).is_file():
+                raise SpecError(
+                    str(judge_file(judges, loaded.task_id)),
+                    "judge",
+                    "no judge to regenerate",
+                    f"run `judgegen generate {loaded.task_id}`",
+                )
         options = PipelineOptions(
             model=llm_settings.model_for("generation"),
             extract_model=llm_settings.judge_model,

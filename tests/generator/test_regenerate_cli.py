@@ -91,6 +91,18 @@ def test_up_to_date_task_without_force_is_skipped_with_a_message(
     assert (repo / "generated_judges" / f"{TASK}.py").read_bytes() == before
 
 
+def test_json_lists_a_skipped_task_and_no_stale_task_selects_nothing(
+    git_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(git_repo.parent / "cli")
+    result = invoke(repo, monkeypatch, TASK, "--stale", "--json")
+    assert result.exit_code == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert [(r["task_id"], r["status"]) for r in payload["results"]] == [(TASK, "skipped")]
+    assert "stale: none" in result.stderr
+    assert git(repo, "branch", "--list", "judge/*") == ""
+
+
 def test_no_commit_writes_files_says_approval_is_invalid_and_makes_no_branch(
     git_repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
