@@ -349,21 +349,24 @@ def _relative(root: Path, path: Path) -> str:
         raise GitError(f"{path} is outside the repository {root}") from None
 
 
-def _invalidate_approval(options: PipelineOptions, task_id: str) -> ApprovalChange:
-    """Move `reviews/<id>.approval.json` aside: its sha256 names the judge being replaced."""
-    reviews = options.repo / options.reviews_dir
-    record = load_approval(reviews, task_id)
+def _approval_change(options: PipelineOptions, task_id: str) -> ApprovalChange:
+    """What will happen to the approval: it names the judge being replaced, so it moves aside."""
+    record = load_approval(options.repo / options.reviews_dir, task_id)
     if record is None:
         return ApprovalChange(had_approval=False)
-    current = approval_path(reviews, task_id)
-    stale = reviews / f"{task_id}{STALE_APPROVAL_SUFFIX}"
-    os.replace(current, stale)
     return ApprovalChange(
         had_approval=True,
         reviewer=record.reviewer,
         approved_sha256=record.judge_sha256,
-        moved_to=str(options.reviews_dir / stale.name),
+        moved_to=str(options.reviews_dir / f"{task_id}{STALE_APPROVAL_SUFFIX}"),
     )
+
+
+def _move_approval(options: PipelineOptions, task_id: str, change: ApprovalChange) -> None:
+    """Rename `reviews/<id>.approval.json` to the stale name (after the new judge is written)."""
+    if change.had_approval:
+        current = approval_path(options.repo / options.reviews_dir, task_id)
+        os.replace(current, options.repo / change.moved_to)
 
 
 def _commit_message(record: ReviewRecord, change: SpecChange, diff_text: str) -> str:
@@ -400,7 +403,7 @@ def _publish(
     )
     judge_text = with_header(source, provenance)
     judge_sha = "sha256:" + hashlib.sha256(judge_text.encode()).hexdigest()
-    approval = _invalidate_approval(options, task_id)
+    approval = _approval_change(options, task_id)
     stages = [
         *run.stages,
         StageRecord(
@@ -436,6 +439,7 @@ def _publish(
     root = repo_root(options.repo) if options.commit else None
     for relative, text in outputs.items():
         _write_atomic(options.repo / relative, text)
+    _move_approval(options, task_id, approval)
     run.progress(f"[{task_id}] publish: wrote {', '.join(str(p) for p in outputs)}")
     run.progress(f"[{task_id}] approval: {approval.message(task_id)}")
     commit = None
