@@ -115,6 +115,20 @@ def test_no_commit_writes_files_says_approval_is_invalid_and_makes_no_branch(
     assert git(repo, "branch", "--list", "judge/*") == ""
 
 
+def test_budget_stop_exits_3_and_leaves_judge_and_approval_alone(
+    git_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(git_repo.parent / "cli")
+    edit_spec(repo)
+    before = {p: p.read_bytes() for p in (repo / "generated_judges").iterdir()}
+    approval = (repo / "reviews" / f"{TASK}.approval.json").read_bytes()
+    result = invoke(repo, monkeypatch, TASK, "--budget-usd", "0.01")
+    assert result.exit_code == 3
+    assert "budget of $0.01 reached" in result.stderr and "LLM: " in result.stderr
+    assert {p: p.read_bytes() for p in (repo / "generated_judges").iterdir()} == before
+    assert (repo / "reviews" / f"{TASK}.approval.json").read_bytes() == approval
+
+
 def test_task_without_a_judge_is_a_usage_error(
     git_repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
