@@ -147,6 +147,8 @@ class SpecChange(BaseModel):
     def summary(self) -> str:
         """One line for progress and the review record."""
         old = (self.old_sha256 or "unknown")[:19]
+        if self.old_sha256 == self.new_sha256:
+            return f"spec unchanged ({old}); regeneration forced"
         where = (
             f"old text from {self.recovered_from}"
             if self.old_text is not None
@@ -216,6 +218,7 @@ def regenerate_request(
         "generator/regenerate.j2",
         spec=context.loaded.spec,
         spec_diff=change.unified_diff(),
+        recovered=change.old_text is not None,
         old_sha256=change.old_sha256 or "unknown",
         new_sha256=change.new_sha256,
         source=source,

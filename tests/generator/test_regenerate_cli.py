@@ -139,11 +139,35 @@ def test_task_without_a_judge_is_a_usage_error(
     assert "judgegen generate river_lengths" in result.stderr
 
 
-def test_regenerate_prompt_snapshot(tmp_path: Path) -> None:
+def snapshot_context(tmp_path: Path) -> GenerationContext:
     task_dir = tmp_path / TASK
     shutil.copytree(FIXTURE / "answers", task_dir / "answers")
     shutil.copy(FIXTURE / "task_v2.yaml", task_dir / "task.yaml")
-    loaded = load_spec(task_dir)
+    return GenerationContext(
+        loaded=load_spec(task_dir),
+        api_reference="API REFERENCE (fixed for the snapshot)",
+        mistakes_catalog="MISTAKES CATALOG (fixed for the snapshot)",
+        examples=[JudgeExample(task_id="tiny", origin="bundled", source="unused")],
+    )
+
+
+def test_forced_regeneration_of_an_unchanged_spec_says_so(tmp_path: Path) -> None:
+    context = snapshot_context(tmp_path)
+    text = (FIXTURE / "task_v2.yaml").read_text()
+    sha = context.loaded.sha256()
+    change = SpecChange(
+        old_sha256=sha, new_sha256=sha, spec_file="task.yaml", new_text=text, old_text=text
+    )
+    request = regenerate_request(context, "model-x", "x = 1\n", change)
+    prompt = request.messages[0].content[0].text
+    assert "this regeneration was forced" in prompt and "could not be recovered" not in prompt
+    assert change.summary().startswith("spec unchanged")
+
+
+def test_regenerate_prompt_snapshot(tmp_path: Path) -> None:
+    context = snapshot_context(tmp_path)
+    loaded = context.loaded
+    task_dir = Path(loaded.task_dir)
     change = SpecChange(
         old_sha256="sha256:" + "0" * 64,
         new_sha256=loaded.sha256(),
@@ -151,12 +175,6 @@ def test_regenerate_prompt_snapshot(tmp_path: Path) -> None:
         new_text=(FIXTURE / "task_v2.yaml").read_text(),
         old_text=(FIXTURE / "task.yaml").read_text(),
         recovered_from=f"0123456789ab:tasks/{TASK}/task.yaml",
-    )
-    context = GenerationContext(
-        loaded=loaded,
-        api_reference="API REFERENCE (fixed for the snapshot)",
-        mistakes_catalog="MISTAKES CATALOG (fixed for the snapshot)",
-        examples=[JudgeExample(task_id="tiny", origin="bundled", source="unused")],
     )
     source = (FIXTURE / "reviewed_judge.py.txt").read_text()
     request = regenerate_request(context, "model-x", source, change)
