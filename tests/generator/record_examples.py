@@ -6,17 +6,21 @@ written by hand). This runs the pipeline with that scripted model through a resp
 exports every exchange to `recordings/<id>/`, then runs exactly what the README runs,
 `judgegen generate <id> --provider replay:recordings/<id> --cache-mode off --no-commit`, so the
 committed judge and review record are what a replay reproduces. It also scores the sample
-answers with the new judge (`judgegen run`, pages imported from `tasks/<id>/pages/`, verdicts
-from `replies/verdicts.json`) so the README's `judgegen run` replays offline too. Run it after changing the
+answers with the new judge (`judgegen run`, pages imported from `examples/pages/`, verdicts
+from `replies/verdicts.json`) so the README's `judgegen run` replays offline too, and approves
+the example judges (so the runner's review gate lets them run and later generations see them
+as reviewed examples). Run it after changing the
 prompts, the API reference or the mistakes catalog (the recorded requests embed them).
 """
 
 from __future__ import annotations
 
 import asyncio
+import shutil
 import subprocess
 import sys
 import tempfile
+from datetime import UTC, datetime
 from pathlib import Path
 
 from generator.pipeline import PipelineOptions, generate
@@ -26,10 +30,13 @@ from toolkit.llm.cache import CacheMode, ResponseCache
 from toolkit.llm.client import LLMClient
 from toolkit.llm.scripted import ScriptedProvider
 from toolkit.llm.settings import DEFAULT_GENERATION_MODEL, DEFAULT_JUDGE_MODEL
+from toolkit.runner.approval import approval_problem, approve
 
 ROOT = Path(__file__).resolve().parents[2]
 REPLIES = ROOT / "tests" / "fixtures" / "generator" / "examples"
 RECORDINGS = ROOT / "recordings"
+EXAMPLE_REVIEWER = "judgegen maintainers (example judges, reviewed with their recordings)"
+APPROVED_AT = datetime(2026, 11, 29, tzinfo=UTC)
 
 
 def example_ids() -> list[str]:
@@ -64,7 +71,7 @@ def cli(*args: str | Path) -> None:
 
 def record_run(task_id: str, cache_path: Path, scratch: Path) -> None:
     """Score the sample answers with the new judge, as the README does, through the cache."""
-    cli("cache-pages", "--import-m2w2", f"tasks/{task_id}/pages", "--store", scratch / "pages")
+    cli("cache-pages", "--import-m2w2", "examples/pages", "--store", scratch / "pages")
     cli(
         "run",
         "--answers",
@@ -113,16 +120,56 @@ def replay(task_id: str) -> None:
     )
 
 
-def main(task_ids: list[str]) -> None:
-    """Record, then replay, each example task."""
-    for task_id in task_ids or example_ids():
+def seed_context(scratch: Path) -> None:
+    """Give the scratch generation the repository's judges and approvals (its examples)."""
+    shutil.copytree(ROOT / "generated_judges", scratch / "generated_judges")
+    (scratch / "reviews").mkdir()
+    for approval in (ROOT / "reviews").glob("*.approval.json"):
+        shutil.copy(approval, scratch / "reviews")
+
+
+def record_all(task_ids: list[str]) -> None:
+    """Record, export and replay each task, in order."""
+    for task_id in task_ids:
         with tempfile.TemporaryDirectory() as tmp:
             scratch, cache_path = Path(tmp), Path(tmp) / "cache.sqlite"
+            seed_context(scratch)
             asyncio.run(record_generation(task_id, cache_path, scratch))
             record_run(task_id, cache_path, scratch)
             count = export(task_id, cache_path)
         print(f"{task_id}: {count} recordings", file=sys.stderr)
         replay(task_id)
+
+
+def approve_all(task_ids: list[str]) -> None:
+    """Approve the example judges, so `judgegen run` runs them without --include-unreviewed."""
+    for task_id in task_ids:
+        approve(
+            task_id,
+            reviewer=EXAMPLE_REVIEWER,
+            judges_dir=ROOT / "generated_judges",
+            reviews_dir=ROOT / "reviews",
+            now=APPROVED_AT,
+        )
+
+
+def main(task_ids: list[str]) -> None:
+    """Record twice: the judges first, then with the other approved examples in the context.
+
+    A judge's bytes do not depend on the examples its prompt showed, so the second pass keeps
+    the approvals valid; it makes each generation see what a replay in this repository sees.
+    """
+    ids = task_ids or example_ids()
+    record_all(ids)
+    approve_all(ids)
+    record_all(ids)
+    stale = [
+        t
+        for t in ids
+        if approval_problem(ROOT / "generated_judges" / f"{t}.py", ROOT / "reviews", t)
+    ]
+    if stale:
+        raise SystemExit(f"approvals went stale for {stale}: the judges changed in the second pass")
 
 
 if __name__ == "__main__":

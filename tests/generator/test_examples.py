@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from generator.cli import main
 from generator.lint import lint_source
 from generator.spec import load_spec
+from toolkit.runner.approval import approval_problem
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(p.name for p in (ROOT / "recordings").iterdir() if p.is_dir())
@@ -29,12 +30,23 @@ def test_there_are_at_least_three_examples_with_good_partial_and_wrong_answers()
         assert {"good", "partial", "wrong"} <= names
 
 
+def checkout(tmp_path: Path, task_id: str) -> None:
+    """What a clone holds for one example: its task and recordings, the judges and approvals
+    (the reviewed examples the context shows), and the pages of the example answers."""
+    for folder in ("tasks", "recordings"):
+        shutil.copytree(ROOT / folder / task_id, tmp_path / folder / task_id, symlinks=True)
+    shutil.copytree(ROOT / "generated_judges", tmp_path / "generated_judges")
+    shutil.copytree(ROOT / "examples" / "pages", tmp_path / "examples" / "pages")
+    (tmp_path / "reviews").mkdir()
+    for approval in (ROOT / "reviews").glob("*.approval.json"):
+        shutil.copy(approval, tmp_path / "reviews")
+
+
 @pytest.mark.parametrize("task_id", EXAMPLES)
 def test_replay_reproduces_the_committed_judge_and_review(
     task_id: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for folder in ("tasks", "recordings"):
-        shutil.copytree(ROOT / folder / task_id, tmp_path / folder / task_id)
+    checkout(tmp_path, task_id)
     monkeypatch.chdir(tmp_path)
     args = ["generate", task_id, "--provider", f"replay:recordings/{task_id}"]
     result = CliRunner().invoke(main, [*args, "--cache-mode", "off", "--no-commit"])
@@ -73,16 +85,13 @@ def test_review_names_every_recording_it_used(task_id: str) -> None:
 def test_judgegen_run_on_the_sample_answers_replays_offline(
     task_id: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for folder in ("tasks", "recordings"):
-        shutil.copytree(ROOT / folder / task_id, tmp_path / folder / task_id, symlinks=True)
-    (tmp_path / "generated_judges").mkdir()
-    shutil.copy(ROOT / "generated_judges" / f"{task_id}.py", tmp_path / "generated_judges")
+    checkout(tmp_path, task_id)
     monkeypatch.chdir(tmp_path)
     runner = CliRunner()
-    pages = ["cache-pages", "--import-m2w2", f"tasks/{task_id}/pages", "--store", "pages"]
+    pages = ["cache-pages", "--import-m2w2", "examples/pages", "--store", "pages"]
     assert runner.invoke(main, pages).exit_code == 0
     run = ["run", "--answers", f"tasks/{task_id}/samples", "--pages", "pages"]
-    run += ["--include-unreviewed", "--provider", f"replay:recordings/{task_id}"]
+    run += ["--provider", f"replay:recordings/{task_id}"]
     result = runner.invoke(main, [*run, "--cache-mode", "off"])
     assert result.exit_code == 0, result.stderr[-3000:]
     scores = {
@@ -90,6 +99,13 @@ def test_judgegen_run_on_the_sample_answers_replays_offline(
         for path in (tmp_path / "results" / "samples" / task_id).glob("*.json")
     }
     assert scores == {"good": 1.0, "partial": 0.5, "wrong": 0.0}
+    assert "unreviewed" not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("task_id", EXAMPLES)
+def test_example_judges_carry_a_current_approval(task_id: str) -> None:
+    judge = ROOT / "generated_judges" / f"{task_id}.py"
+    assert approval_problem(judge, ROOT / "reviews", task_id) is None
 
 
 @pytest.mark.parametrize("task_id", EXAMPLES)
