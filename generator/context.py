@@ -7,15 +7,17 @@ cache it. Example judges are chosen deterministically (sorted by task id).
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 
 from pydantic import BaseModel
 
+from generator.apiref import render_api_reference
+from generator.lint import render_catalog_markdown
 from generator.provenance import strip_header
 from generator.spec import LoadedSpec
 from prompts import render
 from toolkit.llm.models import SystemBlock
+from toolkit.runner.approval import approval_problem
 
 BUNDLED_EXAMPLES = Path(__file__).resolve().parent / "examples"
 DEFAULT_MAX_EXAMPLES = 2
@@ -47,40 +49,17 @@ class GenerationContext(BaseModel):
         return SystemBlock(text=text, cache=True)
 
 
-def _fallback_api_reference() -> str:
-    from toolkit.evaluator import Evaluator
-
-    lines = []
-    for name, member in inspect.getmembers(Evaluator, inspect.isfunction):
-        if not name.startswith("_"):
-            doc = (inspect.getdoc(member) or "").splitlines()
-            lines.append(f"- `ev.{name}{inspect.signature(member)}`: {doc[0] if doc else ''}")
-    return "\n".join(lines)
-
-
 def api_reference() -> str:
     """The toolkit API reference, generated from the toolkit's signatures and docstrings."""
-    try:
-        from generator.apiref import render_api_reference
-    except ImportError:
-        return _fallback_api_reference()
     return render_api_reference()
 
 
 def mistakes_catalog() -> str:
     """The catalog of common judge mistakes, one per lint rule."""
-    try:
-        from generator.lint import render_catalog_markdown
-    except ImportError:
-        return "- Every leaf created with add_leaf must be verified exactly once."
     return render_catalog_markdown()
 
 
 def _is_approved(judge: Path, reviews_dir: Path, task_id: str) -> bool:
-    try:
-        from toolkit.runner.approval import approval_problem
-    except ImportError:
-        return False
     return approval_problem(judge, reviews_dir, task_id) is None
 
 
