@@ -9,6 +9,7 @@ always reflect the final tree.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import inspect
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -191,12 +192,13 @@ class Evaluator:
         self._used_ids.add(f"{base_id}_{counter}")
         return f"{base_id}_{counter}"
 
-    def _attach(self, node: VerificationNode, parent: VerificationNode | None) -> VerificationNode:
+    def _add(self, parent: VerificationNode | None, *, id: str, **fields: Any) -> VerificationNode:
         if self.root is None:
             raise TreeError("Evaluator not initialized: call initialize() or Evaluator.create().")
+        node = VerificationNode(id=self._unique_id(id), **fields)
         target = parent or self.root
         target.add_node(node)
-        self._parents[id(node)] = target
+        self._parents[builtins.id(node)] = target
         return node
 
     def add_parallel(
@@ -213,14 +215,7 @@ class Evaluator:
         `critical=True` makes this group gate its own parent (and forces its children to be
         critical). `parent=None` attaches it to the root. A repeated id gets `_1`, `_2`, ….
         """
-        node = VerificationNode(
-            id=self._unique_id(id),
-            desc=desc,
-            critical=critical,
-            strategy=AggregationStrategy.PARALLEL,
-            **kwargs,
-        )
-        return self._attach(node, parent)
+        return self._add(parent, id=id, desc=desc, critical=critical, strategy="parallel", **kwargs)
 
     def add_sequential(
         self,
@@ -235,14 +230,9 @@ class Evaluator:
         sense if earlier ones hold (e.g. "the item exists" before "its price is right").
         Scoring after the cut is as in `add_parallel`.
         """
-        node = VerificationNode(
-            id=self._unique_id(id),
-            desc=desc,
-            critical=critical,
-            strategy=AggregationStrategy.SEQUENTIAL,
-            **kwargs,
+        return self._add(
+            parent, id=id, desc=desc, critical=critical, strategy="sequential", **kwargs
         )
-        return self._attach(node, parent)
 
     def add_leaf(
         self,
@@ -263,15 +253,9 @@ class Evaluator:
             raise TreeError(f"Leaf nodes must have binary scores (0.0 or 1.0), got {score}")
         if status not in {"passed", "failed", "skipped", "initialized"}:
             raise TreeError(f"Invalid leaf status '{status}'")
-        node = VerificationNode(
-            id=self._unique_id(id),
-            desc=desc,
-            critical=critical,
-            score=score,
-            status=status,
-            **kwargs,
+        return self._add(
+            parent, id=id, desc=desc, critical=critical, score=score, status=status, **kwargs
         )
-        return self._attach(node, parent)
 
     def add_custom_node(
         self,
@@ -288,14 +272,14 @@ class Evaluator:
         skipped, costs no LLM call; prefer `toolkit.checks` helpers for `result`.
         """
         passed = bool(result)
-        node = VerificationNode(
-            id=self._unique_id(id),
+        return self._add(
+            parent,
+            id=id,
             desc=desc,
             critical=critical,
             score=1.0 if passed else 0.0,
             status="passed" if passed else "failed",
         )
-        return self._attach(node, parent)
 
     def add_ground_truth(self, gt_info: dict, gt_type: str = "ground_truth") -> None:
         """Record ground truth in the summary's info list."""
