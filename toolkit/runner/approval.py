@@ -6,6 +6,7 @@ judge only while its current sha256 equals the approved one, so any edit needs a
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -53,10 +54,17 @@ def approve(
         reviewer=reviewer.strip(),
         date=now or datetime.now(UTC),
         judge_sha256=sha256_file(judge),
-        judge_path=str(judge),
+        judge_path=_portable(judge),
     )
     write_atomic(approval_path(reviews_dir, task_id), record.model_dump_json(indent=2) + "\n")
     return record
+
+
+def _portable(path: Path) -> str:
+    """The path relative to the working directory when inside it: no machine-specific prefix
+    ends up in a committed approval."""
+    relative = os.path.relpath(path.resolve())
+    return Path(relative).as_posix() if not relative.startswith("..") else str(path)
 
 
 def load_approval(reviews_dir: str | Path, task_id: str) -> Approval | None:
