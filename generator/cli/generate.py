@@ -8,37 +8,18 @@ from pathlib import Path
 
 import click
 
+from generator.cli.generation import fixtures_dir, generation_clients, generation_errors
 from generator.cli.llm_options import llm_options
-from generator.gitops import GitError, RefChanged
 from generator.pipeline import GenerationFailed, GenerationResult, PipelineOptions
 from generator.pipeline import generate as run_generation
 from generator.spec import LoadedSpec, load_spec
-from toolkit.errors import InfraError, SpecError
-from toolkit.llm import LLMClient, build_client
 from toolkit.llm.settings import LLMSettings
-
-
-def _fixtures_dir(provider: str) -> Path | None:
-    kind, _, rest = provider.partition(":")
-    return Path(rest) if kind == "replay" and rest and Path(rest).is_dir() else None
-
-
-def _clients(settings: LLMSettings) -> tuple[LLMClient, LLMClient]:
-    """The generation client, and the extraction client (the same one when the provider is).
-
-    One client means one budget and one ledger; with different providers (e.g. Anthropic to
-    generate, OpenAI to extract) each client has its own budget of --budget-usd.
-    """
-    judge_settings = settings.model_copy(update={"model": None})
-    generation = build_client(settings, "generation")
-    same = settings.for_role("generation").provider == judge_settings.for_role("judge").provider
-    return generation, generation if same else build_client(judge_settings, "judge")
 
 
 async def _generate_all(
     specs: list[LoadedSpec], settings: LLMSettings, options: PipelineOptions
 ) -> tuple[list[GenerationResult], list[tuple[str, str]]]:
-    generation, extraction = _clients(settings)
+    generation, extraction = generation_clients(settings)
     done: list[GenerationResult] = []
     failed: list[tuple[str, str]] = []
     try:
@@ -106,7 +87,7 @@ def generate_cmd(
     (use --no-commit); 3 infrastructure failure (LLM, budget, replay miss, sandbox, or the
     branch moved while publishing).
     """
-    try:
+    with generation_errors(ctx):
         specs = [load_spec(task_id, tasks_dir) for task_id in task_ids]
         settings = llm_settings
         options = PipelineOptions(
@@ -118,16 +99,9 @@ def generate_cmd(
             max_repairs=max_repairs,
             max_reflections=max_reflections,
             max_examples=max_examples,
-            fixtures_dir=_fixtures_dir(settings.provider),
+            fixtures_dir=fixtures_dir(settings.provider),
         )
         done, failed = asyncio.run(_generate_all(specs, settings, options))
-    except SpecError as exc:
-        raise click.UsageError(str(exc)) from exc
-    except (InfraError, RefChanged) as exc:
-        click.echo(f"error: {exc}", err=True)
-        ctx.exit(3)
-    except GitError as exc:
-        raise click.UsageError(f"{exc} (use --no-commit outside a git repository)") from exc
     _print(done, failed, as_json)
     ctx.exit(1 if failed else 0)
 

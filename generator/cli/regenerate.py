@@ -8,21 +8,20 @@ from pathlib import Path
 
 import click
 
-from generator.cli.generate import _clients, _fixtures_dir
+from generator.cli.generation import fixtures_dir, generation_clients, generation_errors
 from generator.cli.llm_options import llm_options
-from generator.gitops import GitError, RefChanged
 from generator.pipeline import GenerationFailed, PipelineOptions
 from generator.regenerate import RegenerationResult, find_stale, judge_file
 from generator.regenerate import regenerate as run_regeneration
 from generator.spec import LoadedSpec, load_spec
-from toolkit.errors import InfraError, SpecError
+from toolkit.errors import SpecError
 from toolkit.llm.settings import LLMSettings
 
 
 async def _regenerate_all(
     specs: list[LoadedSpec], settings: LLMSettings, options: PipelineOptions, force: bool
 ) -> tuple[list[RegenerationResult], list[tuple[str, str]]]:
-    generation, extraction = _clients(settings)
+    generation, extraction = generation_clients(settings)
     done: list[RegenerationResult] = []
     failed: list[tuple[str, str]] = []
     try:
@@ -118,7 +117,7 @@ def regenerate_cmd(
     repository (use --no-commit); 3 infrastructure failure (LLM, budget, replay miss,
     sandbox, or the branch moved while publishing).
     """
-    try:
+    with generation_errors(ctx):
         selected = _select(task_ids, stale, tasks_dir, judges)
         specs = [load_spec(task_id, tasks_dir) for task_id in selected]
         for loaded in specs:
@@ -137,18 +136,11 @@ def regenerate_cmd(
             commit=not no_commit,
             max_repairs=max_repairs,
             max_reflections=max_reflections,
-            fixtures_dir=_fixtures_dir(llm_settings.provider),
+            fixtures_dir=fixtures_dir(llm_settings.provider),
         )
         done, failed = (
             asyncio.run(_regenerate_all(specs, llm_settings, options, force)) if specs else ([], [])
         )
-    except SpecError as exc:
-        raise click.UsageError(str(exc)) from exc
-    except (InfraError, RefChanged) as exc:
-        click.echo(f"error: {exc}", err=True)
-        ctx.exit(3)
-    except GitError as exc:
-        raise click.UsageError(f"{exc} (use --no-commit outside a git repository)") from exc
     _print(done, failed, as_json)
     ctx.exit(1 if failed else 0)
 
