@@ -9,8 +9,6 @@ like `tool_googlemap.Missing` of a name bound to an imported module.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +27,7 @@ from pydantic import BaseModel, Field
 
 from toolkit.compat.mapping import MODULES, ROOT_PACKAGE, exported_names, is_mind2web2
 from toolkit.errors import SpecError
+from toolkit.runner.results import write_atomic
 
 REPORT_VERSION = 1
 ENTRY_POINTS = ("evaluate_answer", "evaluate")
@@ -330,18 +329,6 @@ def judge_files(paths: Sequence[Path]) -> list[Path]:
     return files
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
 def import_judge(source: Path, out_dir: Path, *, check: bool = False) -> ImportedJudge:
     """Import one judge into `out_dir/<name>.py` (or, with `check`, only compare with it)."""
     result = rewrite_source(source.read_bytes(), str(source))
@@ -354,7 +341,7 @@ def import_judge(source: Path, out_dir: Path, *, check: bool = False) -> Importe
     elif current == result.code:
         status = "unchanged"
     else:
-        _write_atomic(output, result.code)
+        write_atomic(output, result.code)
         status = "written"
     return ImportedJudge(
         source=str(source),

@@ -8,8 +8,6 @@ files are left exactly as they were.
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +19,7 @@ from generator.provenance import Provenance, with_header
 from generator.review import ReflectionPass, ReviewRecord, StageRecord, render_json, render_markdown
 from generator.spec import LoadedSpec
 from prompts import prompts_sha256
+from toolkit.runner.results import write_atomic
 
 if TYPE_CHECKING:
     from generator.pipeline import PipelineOptions, Progress
@@ -45,15 +44,7 @@ def toolkit_version() -> str:
     return __version__
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
-
-
-def _in_repo(root: Path, path: Path) -> str:
+def in_repo(root: Path, path: Path) -> str:
     """`path` relative to the repository root; GitError when it lies outside."""
     try:
         return path.resolve().relative_to(root.resolve()).as_posix()
@@ -65,8 +56,8 @@ def check_publishable(options: PipelineOptions, task_id: str) -> None:
     """Fail before any LLM call when the outputs could not be committed (GitError)."""
     if options.commit:
         root = repo_root(options.repo)
-        _in_repo(root, options.repo / options.judges_dir / f"{task_id}.py")
-        _in_repo(root, options.repo / options.reviews_dir / f"{task_id}.md")
+        in_repo(root, options.repo / options.judges_dir / f"{task_id}.py")
+        in_repo(root, options.repo / options.reviews_dir / f"{task_id}.md")
 
 
 def commit_message(record: ReviewRecord, trailers: list[tuple[str, str]]) -> str:
@@ -130,10 +121,10 @@ def publish(
     }
     root = repo_root(base) if options.commit else None
     files = (
-        {_in_repo(root, base / rel): text.encode() for rel, text in outputs.items()} if root else {}
+        {in_repo(root, base / rel): text.encode() for rel, text in outputs.items()} if root else {}
     )
     for relative, text in outputs.items():
-        _write_atomic(base / relative, text)
+        write_atomic(base / relative, text)
     progress(f"[{task_id}] publish: wrote {', '.join(str(p) for p in outputs)}")
     commit = None
     if root is not None:

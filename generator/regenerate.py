@@ -44,7 +44,7 @@ from generator.pipeline import (
     repair_loop,
 )
 from generator.provenance import Provenance, strip_header, with_header
-from generator.publish import PublishResult, check_publishable, toolkit_version
+from generator.publish import PublishResult, check_publishable, in_repo, toolkit_version
 from generator.review import ReflectionPass, ReviewRecord, StageRecord, render_json, render_markdown
 from generator.review_runs import JudgeRunError, RubricAndCodeDiff, rubric_and_code_diff
 from generator.spec import MARKDOWN_SPEC_FILE, SPEC_FILE, LoadedSpec, load_spec, parse_spec
@@ -55,6 +55,7 @@ from toolkit.backends import LLMBackend, LLMClientLike
 from toolkit.errors import SpecError
 from toolkit.llm.models import LLMRequest, Message, RequestMeta
 from toolkit.runner.approval import approval_path, load_approval
+from toolkit.runner.results import write_atomic
 
 REGENERATE_VERSION = 1
 MAX_SPEC_COMMITS = 500
@@ -337,21 +338,6 @@ def commit_regeneration(
     return update_branch(_without(prepared, removals, message))
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
-
-
-def _relative(root: Path, path: Path) -> str:
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        raise GitError(f"{path} is outside the repository {root}") from None
-
-
 def _approval_change(options: PipelineOptions, task_id: str) -> ApprovalChange:
     """What will happen to the approval: it names the judge being replaced, so it moves aside."""
     record = load_approval(options.repo / options.reviews_dir, task_id)
@@ -441,19 +427,19 @@ def _publish(
     }
     root = repo_root(options.repo) if options.commit else None
     for relative, text in outputs.items():
-        _write_atomic(options.repo / relative, text)
+        write_atomic(options.repo / relative, text)
     _move_approval(options, task_id, approval)
     run.progress(f"[{task_id}] publish: wrote {', '.join(str(p) for p in outputs)}")
     run.progress(f"[{task_id}] approval: {approval.message(task_id)}")
     commit = None
     if root is not None:
-        files = {_relative(root, options.repo / rel): t.encode() for rel, t in outputs.items()}
+        files = {in_repo(root, options.repo / rel): t.encode() for rel, t in outputs.items()}
         removals = []
         if approval.had_approval:
             stale = options.repo / approval.moved_to
-            files[_relative(root, stale)] = stale.read_bytes()
+            files[in_repo(root, stale)] = stale.read_bytes()
             removals.append(
-                _relative(root, approval_path(options.repo / options.reviews_dir, task_id))
+                in_repo(root, approval_path(options.repo / options.reviews_dir, task_id))
             )
         message = _commit_message(record, change, diff_text)
         commit = commit_regeneration(root, f"judge/{task_id}", files, removals, message)

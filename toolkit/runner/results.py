@@ -25,13 +25,14 @@ SUMMARY_FILE = "summary.json"
 Status = Literal["complete", "incomplete", "excluded"]
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temp file and os.replace, so readers never see half."""
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write `data` (text as UTF-8 with `\n` kept, or bytes as they are) to `path` through a
+    temp file and os.replace, so readers never see half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data.encode("utf-8") if isinstance(data, str) else data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
