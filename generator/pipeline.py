@@ -75,7 +75,7 @@ class GenerationResult(BaseModel):
 
 
 @dataclass
-class _Run:
+class GenerationRun:
     """One generation's inputs, clients and stage history."""
 
     loaded: LoadedSpec
@@ -108,7 +108,7 @@ def _lint(source: str, task_id: str) -> tuple[str, Problem | None, list[str]]:
 
 
 async def _check(
-    run: _Run, source: str, round_number: int, label: str
+    run: GenerationRun, source: str, round_number: int, label: str
 ) -> tuple[str, Problem | None, DebugReport | None]:
     """Lint, then (when clean) debug `source`; record both stages."""
     source, problem, details = _lint(source, run.loaded.task_id)
@@ -153,7 +153,7 @@ async def _check(
     return source, report.problem(source), report
 
 
-async def _ask_for_code(run: _Run, request_kind: str, request: LLMRequest) -> str:
+async def _ask_for_code(run: GenerationRun, request_kind: str, request: LLMRequest) -> str:
     response = await run.tape.complete(request)
     try:
         return extract_code(response.text)
@@ -161,14 +161,14 @@ async def _ask_for_code(run: _Run, request_kind: str, request: LLMRequest) -> st
         raise GenerationFailed(f"{request_kind}: {exc}", run.stages) from None
 
 
-async def draft_stage(run: _Run) -> str:
+async def draft_stage(run: GenerationRun) -> str:
     """Ask for the first draft."""
     source = await _ask_for_code(run, "draft", draft_request(run.context, run.options.model))
     run.record(StageRecord(stage="draft", status="ok", summary=f"{len(source.splitlines())} lines"))
     return source
 
 
-async def repair_loop(run: _Run, source: str) -> tuple[str, DebugReport]:
+async def repair_loop(run: GenerationRun, source: str) -> tuple[str, DebugReport]:
     """Lint and debug; on a problem ask for a repair, at most `max_repairs` times.
 
     Stops early when a repair brings back the same error signature.
@@ -233,7 +233,7 @@ def revision_changes(
 
 
 async def reflect_stage(
-    run: _Run, source: str, report: DebugReport
+    run: GenerationRun, source: str, report: DebugReport
 ) -> tuple[str, DebugReport, list[ReflectionPass]]:
     """Checklist passes; a revision is kept only if it passes lint and debug again.
 
@@ -345,7 +345,7 @@ async def generate(
         reviews_dir=options.repo / options.reviews_dir,
         max_examples=options.max_examples,
     )
-    run = _Run(loaded, options, tape, SharedExtractor(backend), progress, context)
+    run = GenerationRun(loaded, options, tape, SharedExtractor(backend), progress, context)
     spec_summary = f"{len(loaded.answers)} sample answers, spec {loaded.sha256()[:19]}"
     run.record(StageRecord(stage="spec", status="ok", summary=spec_summary))
     names = [f"{e.task_id} ({e.origin})" for e in context.examples]

@@ -37,9 +37,9 @@ from generator.gitops import (
 from generator.lint import lint_source
 from generator.pipeline import (
     GenerationFailed,
+    GenerationRun,
     PipelineOptions,
     Progress,
-    _Run,
     reflect_stage,
     repair_loop,
 )
@@ -279,7 +279,7 @@ def _splice_checked(old_body: str, checked: str, task_id: str) -> tuple[str, str
 
 
 async def _diff(
-    run: _Run, old_body: str, new_body: str, sandbox: bool
+    run: GenerationRun, old_body: str, new_body: str, sandbox: bool
 ) -> tuple[RubricAndCodeDiff | None, str]:
     loaded = run.loaded
     try:
@@ -373,7 +373,7 @@ def _commit_message(record: ReviewRecord, change: SpecChange, diff_text: str) ->
 
 
 def _publish(
-    run: _Run,
+    run: GenerationRun,
     source: str,
     report: DebugReport,
     passes: list[ReflectionPass],
@@ -502,7 +502,7 @@ async def regenerate(
         mistakes_catalog=mistakes_catalog(),
         examples=[],
     )
-    run = _Run(loaded, options, tape, SharedExtractor(backend), progress, context)
+    run = GenerationRun(loaded, options, tape, SharedExtractor(backend), progress, context)
     run.record(
         StageRecord(
             stage="spec",
