@@ -16,6 +16,7 @@ prompts, the API reference or the mistakes catalog (the recorded requests embed 
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import subprocess
 import sys
@@ -142,13 +143,16 @@ def record_all(task_ids: list[str]) -> None:
 
 
 def approve_all(task_ids: list[str]) -> None:
-    """Approve the example judges, so `judgegen run` runs them without --include-unreviewed."""
+    """Approve example judges whose approval is missing or stale (a valid one is kept)."""
+    judges, reviews = Path("generated_judges"), Path("reviews")
     for task_id in task_ids:
+        if approval_problem(judges / f"{task_id}.py", reviews, task_id) is None:
+            continue
         approve(
             task_id,
             reviewer=EXAMPLE_REVIEWER,
-            judges_dir=ROOT / "generated_judges",
-            reviews_dir=ROOT / "reviews",
+            judges_dir=judges,
+            reviews_dir=reviews,
             now=APPROVED_AT,
         )
 
@@ -159,6 +163,7 @@ def main(task_ids: list[str]) -> None:
     A judge's bytes do not depend on the examples its prompt showed, so the second pass keeps
     the approvals valid; it makes each generation see what a replay in this repository sees.
     """
+    os.chdir(ROOT)
     ids = task_ids or example_ids()
     record_all(ids)
     approve_all(ids)
