@@ -28,6 +28,7 @@ from generator.debug_runs import (
     stub_verdict,
 )
 from generator.draft import Problem, offending_lines
+from generator.rubric import flatten
 from generator.spec import LoadedSpec, SampleAnswer
 from toolkit.errors import InfraError
 from toolkit.runner.protocol import EvalJob, EvalOutcome, SandboxLimits
@@ -153,15 +154,6 @@ def clean_trace(trace: str, judge_name: str) -> str:
     return "\n".join(out)
 
 
-def _tree_nodes(tree: dict[str, Any]) -> list[dict[str, Any]]:
-    out, stack = [], [tree]
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        stack.extend(reversed(node.get("children", [])))
-    return out
-
-
 def _issue(kind: str, answer: str, pattern: str, message: str, **kw: Any) -> DebugIssue:
     return DebugIssue(kind=kind, answer=answer, pattern=pattern, message=message, **kw)
 
@@ -193,11 +185,7 @@ def inspect_outcome(
     if not tree.get("children"):
         return [_issue("empty_tree", answer, pattern, "the root has no children")]
     if pattern == "all_pass":
-        unverified = [
-            n["id"]
-            for n in _tree_nodes(tree)
-            if not n.get("children") and n.get("status") == "initialized"
-        ]
+        unverified = [n.id for n in flatten(tree) if n.leaf and n.status == "initialized"]
         if unverified:
             issues.append(
                 _issue(
@@ -238,7 +226,7 @@ class _Session:
             pattern=pattern,
             status=issues[0].kind if issues else "ok",
             score=None if issues else summary.get("final_score"),
-            node_ids=[n["id"] for n in _tree_nodes(tree)] if tree else [],
+            node_ids=[n.id for n in flatten(tree)] if tree else [],
         )
         return issues, run, tree
 

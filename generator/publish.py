@@ -7,7 +7,6 @@ files are left exactly as they were.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,6 +18,7 @@ from generator.provenance import Provenance, with_header
 from generator.review import ReflectionPass, ReviewRecord, StageRecord, render_json, render_markdown
 from generator.spec import LoadedSpec
 from prompts import prompts_sha256
+from toolkit.runner.fingerprint import sha256_bytes
 from toolkit.runner.results import write_atomic
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ def publish(
         toolkit_version=toolkit_version(),
     )
     judge_text = with_header(run_source, provenance)
-    judge_sha = "sha256:" + hashlib.sha256(judge_text.encode()).hexdigest()
+    judge_sha = sha256_bytes(judge_text.encode())
     stages = [
         *stages,
         StageRecord(stage="publish", status="ok", summary="judge and review written"),

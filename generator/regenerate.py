@@ -12,7 +12,6 @@ old judge and its approval as they were.
 from __future__ import annotations
 
 import difflib
-import hashlib
 import os
 import subprocess
 import tempfile
@@ -55,6 +54,7 @@ from toolkit.backends import LLMBackend, LLMClientLike
 from toolkit.errors import SpecError
 from toolkit.llm.models import LLMRequest, Message, RequestMeta
 from toolkit.runner.approval import approval_path, load_approval
+from toolkit.runner.fingerprint import sha256_bytes
 from toolkit.runner.results import write_atomic
 
 REGENERATE_VERSION = 1
@@ -391,7 +391,7 @@ def _publish(
         toolkit_version=toolkit_version(),
     )
     judge_text = with_header(source, provenance)
-    judge_sha = "sha256:" + hashlib.sha256(judge_text.encode()).hexdigest()
+    judge_sha = sha256_bytes(judge_text.encode())
     approval = _approval_change(options, task_id)
     stages = [
         *run.stages,
