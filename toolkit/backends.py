@@ -8,7 +8,6 @@ prompts in `prompts/toolkit/` and calls an LLM client with majority voting;
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Awaitable, Callable
 from functools import lru_cache
@@ -16,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from toolkit.awaitables import resolve
 from toolkit.llm.models import LLMRequest, LLMResponse, Message, RequestMeta, SystemBlock
 
 DEFAULT_JUDGE_MODEL = "o4-mini"
@@ -109,10 +109,6 @@ class LLMClientLike(Protocol):
     async def complete(self, request: LLMRequest) -> LLMResponse: ...
 
 
-async def _maybe_await(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
-
-
 ExtractFn = Callable[[ExtractRequest], BaseModel | dict[str, Any] | Awaitable[Any]]
 VerifyFn = Callable[[VerifyRequest], Verdict | bool | Awaitable[Any]]
 
@@ -139,11 +135,11 @@ class ScriptedBackend:
 
     async def extract(self, request: ExtractRequest) -> BaseModel | dict[str, Any]:
         self.calls.append(request)
-        return await _maybe_await(self._extract(request))
+        return await resolve(self._extract(request))
 
     async def verify(self, request: VerifyRequest) -> Verdict:
         self.calls.append(request)
-        result = await _maybe_await(self._verify(request))
+        result = await resolve(self._verify(request))
         if isinstance(result, bool):
             return Verdict(passed=result, reasoning=f"scripted: {'pass' if result else 'fail'}")
         return result

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import inspect
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 from pydantic import BaseModel
 
+from toolkit.awaitables import resolve
 from toolkit.backends import (
     DEFAULT_JUDGE_MODEL,
     ExtractRequest,
@@ -42,10 +42,6 @@ class PageSource(Protocol):
 class _NoPages:
     def get(self, url: str) -> None:
         return None
-
-
-async def _resolve(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
 
 
 def empty_template(template_class: type[BaseModel]) -> BaseModel:
@@ -353,23 +349,23 @@ class Evaluator:
         return result
 
     async def _page(self, url: str) -> tuple[str | None, list[str]]:
-        text = await _resolve(self.pages.get(url))
+        text = await resolve(self.pages.get(url))
         if text is None:
             if url not in self.missing_sources:
                 self.missing_sources.append(url)
             return None, []
         shot = getattr(self.pages, "screenshot", None)
-        image = await _resolve(shot(url)) if shot else None
+        image = await resolve(shot(url)) if shot else None
         return text, [image] if image else []
 
     def _prerequisite_leaves(
         self, node: VerificationNode, extra: Sequence[VerificationNode] | None
-    ) -> list[VerificationNode]:
-        blockers: dict[int, VerificationNode] = {}
+    ) -> Iterator[VerificationNode]:
+        """Leaves that gate `node`, lazily: `verify` stops at the first failed or skipped one."""
+        if any(extra_node is node for extra_node in extra or []):
+            raise TreeError("A node cannot depend on itself.")
         for extra_node in extra or []:
-            if extra_node is node:
-                raise TreeError("A node cannot depend on itself.")
-            blockers.update((id(leaf), leaf) for leaf in extra_node.leaves())
+            yield from extra_node.leaves()
         current = node
         while current is not self.root:
             parent = self._parent_of(current)
@@ -382,9 +378,8 @@ class Evaluator:
                     continue
                 sequential_pred = before and parent.strategy is AggregationStrategy.SEQUENTIAL
                 if sibling.critical or sequential_pred:
-                    blockers.update((id(leaf), leaf) for leaf in sibling.leaves())
+                    yield from sibling.leaves()
             current = parent
-        return list(blockers.values())
 
     async def verify(
         self,

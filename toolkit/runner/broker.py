@@ -7,12 +7,12 @@ reduced to its type, kind and (redacted) message, which the worker re-raises as 
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
 
+from toolkit.awaitables import resolve
 from toolkit.backends import ExtractRequest, JudgingBackend, Verdict, VerifyRequest
 from toolkit.errors import InfraError
 from toolkit.evaluator import PageSource
@@ -20,10 +20,6 @@ from toolkit.llm.secrets import redact
 from toolkit.runner.protocol import Call, Reply
 
 ToolProvider = Callable[..., Awaitable[Any] | Any]
-
-
-async def _resolve(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
 
 
 def _jsonable(value: Any) -> Any:
@@ -68,10 +64,10 @@ class Broker:
         if method == "page_get":
             if self.pages is None:
                 return None
-            return await _resolve(self.pages.get(str(payload["url"])))
+            return await resolve(self.pages.get(str(payload["url"])))
         if method == "page_screenshot":
             shot = getattr(self.pages, "screenshot", None)
-            return await _resolve(shot(str(payload["url"]))) if shot else None
+            return await resolve(shot(str(payload["url"]))) if shot else None
         if method == "tool":
             return await self._tool(str(payload["name"]), dict(payload.get("args") or {}))
         raise InfraError(f"unknown broker method '{method}'", kind="protocol")
@@ -80,4 +76,4 @@ class Broker:
         provider = self.tools.get(name)
         if provider is None:
             raise InfraError(f"tool '{name}' is not available: no provider for it", kind="tool")
-        return _jsonable(await _resolve(provider(**args)))
+        return _jsonable(await resolve(provider(**args)))
