@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 from toolkit.errors import LLMError, ReplayMiss, SpecError
 from toolkit.llm.diff import miss_message
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
-from toolkit.llm.provider import TRUNCATED_STOPS, Provider
+from toolkit.llm.provider import REFUSED_STOPS, TRUNCATED_STOPS, Provider
 
 RECORD_VERSION = 1
 BUSY_TIMEOUT_S = 60.0
@@ -67,10 +67,13 @@ class CacheRecord(BaseModel):
     response: LLMResponse
 
     @classmethod
-    def of(cls, request: LLMRequest, response: LLMResponse) -> CacheRecord:
-        """The record for an exchange, with the response's per-call flags reset."""
+    def of(cls, request: LLMRequest, response: LLMResponse, key: str | None = None) -> CacheRecord:
+        """The record for an exchange, with the response's per-call flags reset.
+
+        Pass `key` when the caller already has it: hashing a request with images is costly.
+        """
         stored = response.model_copy(update={"cache_hit": False})
-        return cls(key=request.cache_key(), request=request, response=stored)
+        return cls(key=key or request.cache_key(), request=request, response=stored)
 
     def file_name(self) -> str:
         """Stable, readable export name: purpose, model and the start of the key digest."""
@@ -111,20 +114,6 @@ class ResponseCache:
         """Close the connection."""
         with self._lock:
             self._db.close()
-
-    def get(self, key: str) -> CacheRecord | None:
-        """The record stored under `key`, or None."""
-        with self._lock:
-            row = self._db.execute(
-                "SELECT request, response FROM responses WHERE key = ?", (key,)
-            ).fetchone()
-        if row is None:
-            return None
-        return CacheRecord(
-            key=key,
-            request=LLMRequest.model_validate_json(row[0]),
-            response=LLMResponse.model_validate_json(row[1]),
-        )
 
     def get_response(self, key: str) -> LLMResponse | None:
         """Only the stored response under `key` (the fast path of a cache hit)."""
@@ -236,7 +225,7 @@ def _load_record(path: Path) -> CacheRecord:
 
 def cacheable(response: LLMResponse) -> bool:
     """Only complete answers are stored: never truncated or refused outputs."""
-    return response.stop_reason not in TRUNCATED_STOPS and response.stop_reason != "refusal"
+    return response.stop_reason not in TRUNCATED_STOPS | REFUSED_STOPS
 
 
 class CachedProvider:
@@ -291,7 +280,7 @@ class CachedProvider:
         response = await self.inner.complete(request)
         storing = self.cache is not None and self.mode in {CacheMode.RW, CacheMode.REFRESH}
         if storing and cacheable(response):
-            record = CacheRecord.of(request, response)
+            record = CacheRecord.of(request, response, key)
             replace = self.mode is CacheMode.REFRESH
             await asyncio.to_thread(self.cache.put, record, replace=replace)  # type: ignore[union-attr]
         return response

@@ -38,6 +38,7 @@ ErrorKind = Literal[
 """What went wrong, independent of the SDK: the ledger and the runner report these."""
 
 TRUNCATED_STOPS = frozenset({"max_tokens", "length", "model_context_window_exceeded"})
+REFUSED_STOPS = frozenset({"refusal", "content_filter"})
 """Stop reasons meaning the output was cut off: an error, never cached."""
 
 
@@ -97,7 +98,7 @@ async def complete_structured(request: LLMRequest, attempt: AttemptFn) -> LLMRes
 
 
 def _raise_on_stop(raw: RawOutput, usage: Usage, attempts: int) -> None:
-    if raw.refusal is not None or raw.stop_reason in {"refusal", "content_filter"}:
+    if raw.refusal is not None or raw.stop_reason in REFUSED_STOPS:
         raise LLMError(
             f"{raw.model}: the model refused: {(raw.refusal or raw.text)[:300]}",
             kind="refused",
