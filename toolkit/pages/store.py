@@ -12,7 +12,6 @@ Reads are local and offline, so a rerun sees exactly the pages the first run saw
 from __future__ import annotations
 
 import base64
-import hashlib
 import sqlite3
 import threading
 from datetime import UTC, datetime
@@ -23,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from toolkit.errors import InfraError
 from toolkit.pages.urls import match_key, normalize_url
+from toolkit.runner.fingerprint import sha256_bytes
 
 PAGE_RECORD_VERSION = 1
 STORE_FILENAME = "pages.sqlite"
@@ -83,8 +83,7 @@ PRAGMA user_version = {SCHEMA_VERSION};
 
 def content_hash(data: str | bytes) -> str:
     """`sha256:<hex>` of a page's text (web) or bytes (PDF); the prefix names the algorithm."""
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    return "sha256:" + hashlib.sha256(raw).hexdigest()
+    return sha256_bytes(data.encode("utf-8") if isinstance(data, str) else data)
 
 
 def _now() -> datetime:

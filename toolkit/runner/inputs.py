@@ -39,11 +39,6 @@ class AnswerInput:
     empty: bool = False
     traj_dir: Path | None = None
 
-    @property
-    def key(self) -> tuple[str, str, str]:
-        """(agent, task, answer): the identity of the result this input produces."""
-        return (self.agent_name, self.task_id, self.answer_name)
-
 
 def _natural_key(name: str) -> tuple:
     parts = name.replace("-", "_").split("_")

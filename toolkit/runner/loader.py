@@ -13,7 +13,7 @@ import hashlib
 import importlib.util
 import logging
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -41,7 +41,6 @@ class Judge:
     module: ModuleType
     style: str  # "native" | "mind2web2"
     task_id: str
-    sha256: str = field(default="")
 
     async def run(
         self,
@@ -145,4 +144,4 @@ def load_judge(path: str | Path) -> Judge:
             "add `async def evaluate(ev: Evaluator) -> None`",
         )
     task_id = getattr(module, "TASK_ID", None) or path.stem
-    return Judge(path=path, module=module, style=style, task_id=task_id, sha256=digest)
+    return Judge(path=path, module=module, style=style, task_id=task_id)

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 import httpx2
 
 from toolkit.errors import InfraError
+from toolkit.llm.secrets import redact
 from toolkit.tools import call_tool
 
 TRAVEL_MODES = ("driving", "walking", "transit")
@@ -213,7 +214,7 @@ class GoogleMapsProvider:
                     return body
                 if not retry:
                     break
-        raise InfraError(f"maps {service}: {_redact(problem, key)}", kind="tool")
+        raise InfraError(f"maps {service}: {redact(problem)}", kind="tool")
 
     async def _attempt(
         self, client: httpx2.AsyncClient, url: str, params: dict[str, str]
@@ -235,10 +236,6 @@ class GoogleMapsProvider:
         detail = str(body.get("error_message") or "") if isinstance(body, dict) else ""
         problem = f"status {status}" + (f": {detail}" if detail else "")
         return None, problem, status in _RETRY_STATUSES
-
-
-def _redact(text: str, secret: str) -> str:
-    return text.replace(secret, "[redacted]") if secret else text
 
 
 def _missing_provider(name: str) -> ToolFunction:
