@@ -135,10 +135,10 @@ class RubricAndCodeDiff(BaseModel):
 
 def extraction_backend(settings: LLMSettings) -> tuple[LLMBackend, LLMClient]:
     """The real extraction the generator's debug stage uses: judge model, configured client."""
-    from toolkit.llm import build_client
+    from toolkit.llm import default_backend
 
-    client = build_client(settings, "judge")
-    return LLMBackend(client, model=client.model or settings.judge_model), client
+    backend = default_backend(settings)
+    return backend, backend.client
 
 
 async def skeleton_summary(

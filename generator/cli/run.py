@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from generator.cli.llm_options import llm_options
+from generator.cli.tree import open_pages
 from toolkit.backends import JudgingBackend
 from toolkit.errors import InfraError, JudgegenError, SpecError
 from toolkit.llm.settings import LLMSettings
@@ -266,7 +267,7 @@ def run(
     if not inputs:
         raise click.UsageError("no answers found (check --answers/--trajectories and --task)")
     try:
-        page_store = _open_pages(pages)
+        page_store = open_pages(pages)
         backend, client = _build_backend(backend_spec, llm_settings)
     except (SpecError, FileNotFoundError) as exc:
         raise click.UsageError(str(exc)) from exc
@@ -298,14 +299,6 @@ def run(
         raise click.UsageError(str(exc)) from exc
     _print(report, as_json, client)
     sys.exit(report.exit_code)
-
-
-def _open_pages(pages: Path | None) -> Any:
-    if pages is None:
-        return None
-    from toolkit.pages import PageStore
-
-    return PageStore(pages, readonly=True)
 
 
 def _print(report: RunReport, as_json: bool, client: Any) -> None:

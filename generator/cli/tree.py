@@ -217,14 +217,10 @@ def open_backend(backend_spec: str | None, settings: LLMSettings) -> tuple[Any, 
         from generator.cli.run import load_backend_factory
 
         return load_backend_factory(backend_spec), None
-    from toolkit.backends import LLMBackend
-    from toolkit.llm import build_client
-
     try:
-        client = build_client(settings, "judge")
+        return extraction_backend(settings)
     except SpecError as exc:
         raise click.UsageError(str(exc)) from exc
-    return LLMBackend(client, model=client.model or settings.judge_model), client
 
 
 def open_pages(pages: Path | None) -> Any:
