@@ -26,6 +26,7 @@ from toolkit.backends import (
 )
 from toolkit.errors import TreeError
 from toolkit.tree import AggregationStrategy, VerificationNode, tree_statistics
+from toolkit.urls import normalize_url
 
 SUMMARY_VERSION = 1
 
@@ -68,12 +69,17 @@ def _coerce_extraction(template_class: type[BaseModel], raw: Any) -> BaseModel:
 
 
 def _normalize_sources(sources: str | Sequence[str] | None) -> list[str]:
+    """The cited URLs as a list, one per page (`toolkit.urls.normalize_url`), first spelling kept."""
     if sources is None:
         return []
     if isinstance(sources, str):
         return [sources]
     if isinstance(sources, (list, tuple)):
-        return [s for s in sources if isinstance(s, str) and s]
+        pages: dict[str, str] = {}
+        for source in sources:
+            if isinstance(source, str) and source:
+                pages.setdefault(normalize_url(source) or source, source)
+        return list(pages.values())
     raise TypeError(f"sources must be None, a URL or a list of URLs, got {type(sources).__name__}")
 
 
