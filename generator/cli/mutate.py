@@ -17,8 +17,7 @@ from typing import Any, Literal
 import click
 from pydantic import BaseModel, Field
 
-from generator.cli.llm_options import llm_options
-from generator.cli.tree import (
+from generator.cli.common import (
     backend_options,
     judge_file,
     load_task,
@@ -29,6 +28,7 @@ from generator.cli.tree import (
     run_review,
     sandbox_options,
 )
+from generator.cli.llm_options import llm_options
 from generator.mutate import MutationResult, mutate_all
 from generator.review_runs import JudgeRunError, ReviewRuns
 from generator.spec import LoadedSpec, SampleAnswer
