@@ -16,7 +16,7 @@ from toolkit.awaitables import resolve
 from toolkit.backends import ExtractRequest, JudgingBackend, Verdict, VerifyRequest
 from toolkit.errors import InfraError
 from toolkit.evaluator import PageSource
-from toolkit.llm.secrets import redact
+from toolkit.util.redact import redact
 from toolkit.runner.protocol import Call, Reply
 
 ToolProvider = Callable[..., Awaitable[Any] | Any]

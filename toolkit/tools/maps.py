@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import httpx2
 
 from toolkit.errors import InfraError
-from toolkit.llm.secrets import redact
+from toolkit.util.redact import redact
 from toolkit.tools import call_tool
 
 TRAVEL_MODES = ("driving", "walking", "transit")
