@@ -1,5 +1,9 @@
-"""What several commands share: location, sandbox and backend options, and finding a task's
-spec, judge and sample answer, and turning a review run's failures into exit codes."""
+"""What several commands share: location, sandbox and backend options, finding a task's spec,
+judge and sample answer, and turning a review run's failures into exit codes.
+
+Kept light: `judgegen run` imports this module, so generation code (libcst, lint rules,
+Jinja2 environments, the review runs) is imported inside the helpers that need it.
+"""
 
 from __future__ import annotations
 
@@ -8,21 +12,24 @@ import importlib
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from generator.review_runs import DEFAULT_TIMEOUT_S, JudgeRunError
-from generator.spec import LoadedSpec, SampleAnswer, load_spec
-from toolkit.backends import JudgingBackend
 from toolkit.errors import InfraError, SpecError
-from toolkit.llm.settings import LLMSettings
+
+if TYPE_CHECKING:
+    from generator.spec import LoadedSpec, SampleAnswer
+    from toolkit.backends import JudgingBackend
+    from toolkit.llm.settings import LLMSettings
 
 T = TypeVar("T")
 
 
 def sandbox_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Add --no-sandbox and --timeout (seconds per judge run)."""
+    from generator.review_runs import DEFAULT_TIMEOUT_S
+
     command = click.option(
         "--timeout",
         "timeout_s",
@@ -55,6 +62,8 @@ def location_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def load_task(task: str, tasks_dir: Path) -> LoadedSpec:
     """The task's spec and sample answers; an invalid or missing spec is a usage error."""
+    from generator.spec import load_spec
+
     try:
         return load_spec(task, tasks_dir)
     except SpecError as exc:
@@ -82,6 +91,8 @@ def pick_answer(loaded: LoadedSpec, name: str | None) -> SampleAnswer:
 
 def run_review(work: Coroutine[Any, Any, T]) -> T:
     """Run `work`; infrastructure failures exit 3, a failing judge exits 1."""
+    from generator.review_runs import JudgeRunError
+
     try:
         return asyncio.run(work)
     except InfraError as exc:
@@ -124,7 +135,7 @@ def open_pages(pages: Path | None) -> Any:
     """The read-only page store at `pages`, or None."""
     if pages is None:
         return None
-    from toolkit.pages import PageStore
+    from toolkit.pages.store import PageStore
 
     try:
         return PageStore(pages, readonly=True)
@@ -134,6 +145,8 @@ def open_pages(pages: Path | None) -> Any:
 
 def load_backend_factory(spec: str) -> JudgingBackend:
     """Call the `package.module:factory` named by `spec` and check it returns a backend."""
+    from toolkit.backends import JudgingBackend
+
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
         raise click.BadParameter("expected package.module:factory", param_hint="--backend")
