@@ -94,9 +94,8 @@ async def run_local(job: EvalJob, backend: Any, pages: Any, limits: SandboxLimit
         outcome.errors[0]["traceback"] = traceback.format_exc()
         outcome.summary = evaluator.get_summary() if evaluator is not None else None
         return outcome
-    status = "incomplete" if summary.get("status") == "incomplete" else "complete"
     return EvalOutcome(
-        status=status,
+        status="incomplete" if summary.get("status") == "incomplete" else "complete",
         task_id=job.task_id,
         answer_name=job.answer_name,
         summary=summary,

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from generator.context import GenerationContext
 from prompts import render
 from toolkit.errors import JudgegenError
-from toolkit.llm.models import LLMRequest, Message, RequestMeta
+from toolkit.llm.models import LLMRequest, Message, Purpose, RequestMeta
 
 _FENCE = re.compile(r"^```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 DEFAULT_MAX_TOKENS = 16_000
@@ -71,7 +71,7 @@ def _spec_vars(context: GenerationContext) -> dict:
 
 
 def judge_request(
-    context: GenerationContext, model: str, text: str, *, purpose: str, label: str
+    context: GenerationContext, model: str, text: str, *, purpose: Purpose, label: str
 ) -> LLMRequest:
     """A request whose reply is a whole judge module: the shared system block, then `text`."""
     return LLMRequest(

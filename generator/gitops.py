@@ -16,8 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from git import Blob, GitCommandError, InvalidGitRepositoryError, NoSuchPathError, Repo
-from gitdb.base import IStream
-from gitdb.exc import BadName, BadObject
+from git.db import IStream
+from git.exc import BadName, BadObject
 from pydantic import BaseModel
 
 from toolkit.errors import JudgegenError

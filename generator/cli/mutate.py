@@ -81,12 +81,11 @@ class NotAccepted(click.ClickException):
 
 
 def _row(result: MutationResult, error: str | None) -> MutationRow:
-    outcome = "error" if error else ("killed" if result.killed else "survived")
     return MutationRow(
         name=result.mutation.name,
         description=result.mutation.description,
         score=None if error else result.score,
-        outcome=outcome,
+        outcome="error" if error else ("killed" if result.killed else "survived"),
         error=error,
     )
 

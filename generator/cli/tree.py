@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import click
 
@@ -118,7 +118,7 @@ def tree(
         }
         click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
         return
-    style = "markdown" if fmt == "markdown" else "text"
+    style: Literal["text", "markdown"] = "markdown" if fmt == "markdown" else "text"
     click.echo(outline(one_line(skeleton), style=style), nl=False)
 
 

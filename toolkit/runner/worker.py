@@ -35,6 +35,7 @@ from toolkit.errors import BudgetExceeded, InfraError
 from toolkit.runner.loader import load_judge
 from toolkit.runner.protocol import (
     Call,
+    CallMethod,
     EvalOutcome,
     FrameBuffer,
     JobEnd,
@@ -100,7 +101,7 @@ class Channel:
         """Start reading replies in the background."""
         self._reader_task = asyncio.get_running_loop().create_task(self._read_replies())
 
-    async def call(self, method: str, payload: dict[str, Any]) -> Any:
+    async def call(self, method: CallMethod, payload: dict[str, Any]) -> Any:
         """Send one call and wait for its reply; an error reply raises `InfraError`."""
         if self._closed:
             raise InfraError(f"broker channel closed: {self._closed}", kind="channel")
@@ -277,6 +278,7 @@ async def _run_judge(
     except BaseException as exc:
         errors.append(_exception_error(exc, "loading the judge failed", "judge_load"))
         return None, job.task_id
+    summary: dict[str, Any] | None
     try:
         summary, _ = await judge.run(
             backend=BrokerBackend(channel, start.backend_model, start.backend_extract_model),
