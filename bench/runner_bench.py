@@ -20,7 +20,7 @@ from typing import Any
 
 from toolkit.backends import ExtractRequest, Verdict, VerifyRequest
 from toolkit.runner.inputs import discover_answers
-from toolkit.runner.run import RunOptions, run_evaluations
+from toolkit.runner.scheduler import RunOptions, run_evaluations
 
 CHAIN = 3
 JUDGE = '''"""Synthetic judge {task_id}: extract, {width} verifications at once, one final check."""
@@ -100,8 +100,8 @@ async def timed_run(root: Path, backend: LatencyBackend, jobs: int, sandbox: boo
     inputs = discover_answers(root / "answers")
     started = time.perf_counter()
     if sandbox:
-        from toolkit.runner.pool import WorkerPool
-        from toolkit.runner.run import MeteredBackend
+        from toolkit.runner.metering import MeteredBackend
+        from toolkit.sandbox.pool import WorkerPool
 
         metered = MeteredBackend(backend)
         async with WorkerPool(jobs, None, metered) as pool:

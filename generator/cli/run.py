@@ -23,18 +23,12 @@ from toolkit.runner.inputs import (
     discover_answers,
     discover_trajectories,
 )
+from toolkit.runner.metering import MeteredBackend, MeteredClient
 from toolkit.runner.metrics import format_table
+from toolkit.runner.report import RunReport
 from toolkit.runner.results import EvaluationResult
-from toolkit.runner.run import (
-    InProcessExecutor,
-    LazyExecutor,
-    MeteredBackend,
-    MeteredClient,
-    Runner,
-    RunOptions,
-    RunReport,
-    ToolTable,
-)
+from toolkit.runner.scheduler import RunOptions, run_evaluations
+from toolkit.sandbox.protocol import SandboxLimits
 
 
 def load_backend_factory(spec: str) -> JudgingBackend:
@@ -117,24 +111,16 @@ async def _run_with(
     timeout_s: float,
     sandbox: bool,
 ) -> RunReport:
-    progress = _progress(len(inputs))
-    tools = _tools()
-    if not sandbox:
-        executor = InProcessExecutor(
-            backend, pages=pages, tools=ToolTable(tools), timeout_s=timeout_s
-        )
-        runner = Runner(backend=backend, executor=executor, options=options, progress=progress)
-        return await runner.run(inputs)
-    from toolkit.runner.pool import WorkerPool
-    from toolkit.runner.protocol import SandboxLimits
-
-    limits = SandboxLimits(timeout_s=timeout_s)
-    jobs = max(1, options.jobs)
-    async with LazyExecutor(
-        lambda: WorkerPool(jobs, limits, backend, pages=pages, tools=tools)
-    ) as pool:
-        runner = Runner(backend=backend, executor=pool, options=options, progress=progress)
-        return await runner.run(inputs)
+    return await run_evaluations(
+        inputs,
+        backend=backend,
+        options=options,
+        isolation="sandbox" if sandbox else "in_process",
+        pages=pages,
+        tools=_tools(),
+        limits=SandboxLimits(timeout_s=timeout_s),
+        progress=_progress(len(inputs)),
+    )
 
 
 def _tools() -> dict[str, Any]:
