@@ -8,31 +8,32 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from generator.cli.common import open_pages
 from generator.cli.llm_options import llm_options
-from generator.cli.tree import open_pages
-from toolkit.backends import JudgingBackend
 from toolkit.errors import InfraError, JudgegenError, SpecError
-from toolkit.llm.settings import LLMSettings
 from toolkit.runner.inputs import (
     DEFAULT_MAX_ANSWER_BYTES,
     AnswerInput,
     discover_answers,
     discover_trajectories,
 )
-from toolkit.runner.metering import MeteredBackend, MeteredClient
-from toolkit.runner.metrics import format_table
-from toolkit.runner.report import RunReport
-from toolkit.runner.results import EvaluationResult
-from toolkit.runner.scheduler import RunOptions, run_evaluations
-from toolkit.sandbox.protocol import SandboxLimits
+
+if TYPE_CHECKING:  # the runner loads when a run starts, not for `run --help`
+    from toolkit.backends import JudgingBackend
+    from toolkit.llm.settings import LLMSettings
+    from toolkit.runner.report import RunReport
+    from toolkit.runner.results import EvaluationResult
+    from toolkit.runner.scheduler import RunOptions
 
 
 def load_backend_factory(spec: str) -> JudgingBackend:
     """Call the `package.module:factory` named by `spec` and check it returns a backend."""
+    from toolkit.backends import JudgingBackend
+
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
         raise click.BadParameter("expected package.module:factory", param_hint="--backend")
@@ -111,6 +112,9 @@ async def _run_with(
     timeout_s: float,
     sandbox: bool,
 ) -> RunReport:
+    from toolkit.runner.scheduler import run_evaluations
+    from toolkit.sandbox.protocol import SandboxLimits
+
     return await run_evaluations(
         inputs,
         backend=backend,
@@ -132,6 +136,8 @@ def _tools() -> dict[str, Any]:
 
 def _build_backend(backend_spec: str | None, settings: LLMSettings) -> tuple[Any, Any]:
     """(metered judging backend, metered LLM client or None when a --backend is given)."""
+    from toolkit.runner.metering import MeteredBackend, MeteredClient
+
     if backend_spec:
         return MeteredBackend(load_backend_factory(backend_spec)), None
     from toolkit.backends import LLMBackend
@@ -244,6 +250,8 @@ def run(
     Exit codes: 0 every evaluation complete; 1 some incomplete (or malformed inputs);
     2 usage or input error; 3 an infrastructure failure (e.g. budget) stopped the run.
     """
+    from toolkit.runner.scheduler import RunOptions
+
     if not judges.is_dir():
         raise click.UsageError(f"no judges directory {judges} (use --judges DIR)")
     try:
@@ -288,6 +296,8 @@ def run(
 
 
 def _print(report: RunReport, as_json: bool, client: Any) -> None:
+    from toolkit.runner.metrics import format_table
+
     for skipped in report.skipped_judges:
         click.echo(f"skipped judge {skipped.task_id}: {skipped.reason}", err=True)
     if report.stopped:

@@ -15,11 +15,11 @@ from toolkit.awaitables import resolve
 from toolkit.backends import JudgingBackend
 from toolkit.errors import InfraError
 from toolkit.evaluator import PageSource
-from toolkit.runner.fingerprint import sha256_file
 from toolkit.runner.judging import evaluate_job
 from toolkit.runner.loader import Judge, load_judge
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome
 from toolkit.tools import ToolCaller
+from toolkit.util.hashing import sha256_file
 
 
 class Executor(Protocol):

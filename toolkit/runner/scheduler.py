@@ -21,7 +21,7 @@ from toolkit.evaluator import PageSource
 from toolkit.runner.approval import approval_problem
 from toolkit.runner.builder import Isolation, judge_executor
 from toolkit.runner.executors import Executor
-from toolkit.runner.fingerprint import Fingerprint, make_fingerprint, sha256_file
+from toolkit.runner.fingerprint import Fingerprint, make_fingerprint
 from toolkit.runner.inputs import AnswerInput
 from toolkit.runner.metering import Meter, MeteredBackend, current_meter
 from toolkit.runner.metrics import SkippedJudge, compute_summary
@@ -32,11 +32,12 @@ from toolkit.runner.results import (
     ResultStore,
     UsageTotals,
     score_file_path,
-    write_atomic,
     write_score_file,
 )
 from toolkit.sandbox.broker import ToolProvider
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits
+from toolkit.util.files import write_atomic
+from toolkit.util.hashing import sha256_file
 
 STOP_KINDS = frozenset({"budget"})
 
