@@ -466,20 +466,20 @@ class Evaluator:
     async def _decide(
         self, claim: str, urls: list[str], instruction: str | None
     ) -> tuple[Verdict, str | None]:
-        common = {
-            "claim": claim,
-            "task_description": self.task_description,
-            "answer": self.answer,
-            "additional_instruction": instruction,
-            "task_id": self.task_id,
-        }
+        plain = VerifyRequest(
+            claim=claim,
+            task_description=self.task_description,
+            answer=self.answer,
+            additional_instruction=instruction,
+            task_id=self.task_id,
+        )
         if not urls:
-            return await self.backend.verify(VerifyRequest(**common)), None
+            return await self.backend.verify(plain), None
         verdict = Verdict(passed=False, reasoning="no source supports the claim")
         for url in urls:
             text, images = await self._page(url)
             verdict = await self.backend.verify(
-                VerifyRequest(**common, sources=[url], page_texts=[text], images=images)
+                plain.model_copy(update={"sources": [url], "page_texts": [text], "images": images})
             )
             if verdict.passed:
                 return verdict, url

@@ -184,7 +184,7 @@ class ResponseCache:
 
     def requests(self, model: str | None = None) -> list[LLMRequest]:
         """Recorded requests (optionally of one model), for explaining misses."""
-        sql, args = "SELECT key, request, NULL FROM entries", ()
+        sql, args = "SELECT key, request, NULL FROM entries", tuple[str, ...]()
         if model is not None:
             sql, args = sql + " WHERE model = ?", (model,)
         return [record.request for record in self._read(sql + " ORDER BY key", args, False)]
