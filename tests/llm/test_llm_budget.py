@@ -20,7 +20,9 @@ VERDICT = '{"reasoning": "r", "result": true}'
 
 
 def priced(request: LLMRequest) -> LLMResponse:
-    return LLMResponse(text=VERDICT, parsed=json.loads(VERDICT), model=request.model, usage=Usage(input_tokens=1))
+    return LLMResponse(
+        text=VERDICT, parsed=json.loads(VERDICT), model=request.model, usage=Usage(input_tokens=1)
+    )
 
 
 async def test_calls_stop_once_the_budget_is_spent() -> None:

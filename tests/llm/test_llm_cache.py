@@ -131,9 +131,13 @@ async def test_read_only_mode_serves_hits_and_stores_nothing(tmp_path: Path) -> 
 
 
 async def test_refresh_mode_calls_again_and_overwrites(tmp_path: Path) -> None:
-    recorder, _ = client_on(tmp_path / "c.sqlite", CacheMode.RW, lambda r: {"reasoning": "v1", "result": True})
+    recorder, _ = client_on(
+        tmp_path / "c.sqlite", CacheMode.RW, lambda r: {"reasoning": "v1", "result": True}
+    )
     await recorder.complete(verify_request())
-    refresher, provider = client_on(tmp_path / "c.sqlite", CacheMode.REFRESH, lambda r: {"reasoning": "v2", "result": False})
+    refresher, provider = client_on(
+        tmp_path / "c.sqlite", CacheMode.REFRESH, lambda r: {"reasoning": "v2", "result": False}
+    )
     await refresher.complete(verify_request())
     reader, _ = client_on(tmp_path / "c.sqlite", CacheMode.STRICT)
     assert len(provider.calls) == 1
