@@ -217,6 +217,9 @@ class LLMResponse(BaseModel):
     stop_reason: str | None = None
     usage: Usage = Field(default_factory=Usage)
     cost_usd: float = 0.0
+    saved_usd: float = Field(
+        default=0.0, exclude=True, description="What a cache hit would have cost (per call)."
+    )
     request_id: str | None = None
     cache_hit: bool = False
     latency_s: float = 0.0
