@@ -1,1 +1,1 @@
-"""Utilities shared across the toolkit and the generator: no domain knowledge lives here."""
+"""Small utilities shared across toolkit and generator: hashing, atomic writes, redaction."""
