@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
@@ -107,7 +107,7 @@ class LLMRequest(BaseModel):
     metadata: RequestMeta = Field(default_factory=RequestMeta)
     _base_digest: str | None = PrivateAttr(default=None)
 
-    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Any:
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy; it keeps the memoized hash only when `update` leaves the hashed part alone."""
         copied = super().model_copy(update=update, deep=deep)
         if update and not set(update) <= _KEY_NEUTRAL:
