@@ -40,7 +40,9 @@ class Pages:
 
 
 def extract(request: ExtractRequest) -> dict:
-    return {"city": "Paris", "url": "https://a"}
+    """The scripted extraction: only the fields the requested template has (output is strict)."""
+    values = {"city": "Paris", "url": "https://a"}
+    return {name: values[name] for name in request.output_schema["properties"] if name in values}
 
 
 def job(name: str) -> EvalJob:
