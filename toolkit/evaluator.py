@@ -56,18 +56,20 @@ def empty_template(template_class: type[BaseModel]) -> BaseModel:
 
 
 def _coerce_extraction(template_class: type[BaseModel], raw: Any) -> BaseModel:
-    """`raw` as the template; an empty result (missing page) is all-null, and fields the
-    template lacks or values of the wrong type are an `InfraError`, never a silent 0."""
+    """`raw` as the template; an empty result (missing page) is all-null. An output sharing no
+    field with the template, or a value of the wrong type, is an `InfraError`, never a silent 0
+    (other extra fields are ignored, as pydantic does)."""
     if isinstance(raw, template_class):
         return raw
     data = raw.model_dump() if isinstance(raw, BaseModel) else dict(raw or {})
     if not data:
         return empty_template(template_class)
     fields = template_class.model_fields
-    unknown = sorted(set(data) - set(fields) - {f.alias for f in fields.values() if f.alias})
-    if unknown:
+    known = set(fields) | {f.alias for f in fields.values() if f.alias}
+    if not known & set(data):
         raise InfraError(
-            f"extraction output has fields {unknown} that {template_class.__name__} lacks",
+            f"extraction output {sorted(data)} has none of the fields of "
+            f"{template_class.__name__} ({sorted(fields)})",
             kind="invalid_output",
         )
     missing = {
