@@ -48,10 +48,11 @@ ROOT = BENCH.parent
 sys.path[:0] = [str(ROOT), str(BENCH)]
 
 from latency_model import LATENCY_ENV  # noqa: E402
-from runner_workload import Schedule, Workload, build, schedule  # noqa: E402
+from runner_workload import Schedule, Workload, build  # noqa: E402
 
 LAUNCH = "import sys; from generator.cli import main; sys.exit(main())"
 PROVIDER = "scripted:latency_model:respond"
+REPO_ENV = "RUNNER_BENCH_REPO"
 MODES = ("sandboxed", "in-process")
 SCENARIOS = ("chain", "throughput", "zero", "cached")
 
@@ -76,13 +77,13 @@ class Run:
 
 
 def cli_env(latency: float) -> dict[str, str]:
-    """The environment of the CLI: this checkout first, no judgegen settings or API keys."""
+    """The environment of the CLI: the checkout under test first, no judgegen settings or keys."""
     env = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith("JUDGEGEN_") and not k.endswith("_API_KEY")
     }
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(BENCH)])
+    env["PYTHONPATH"] = os.pathsep.join([os.environ.get(REPO_ENV, str(ROOT)), str(BENCH)])
     env[LATENCY_ENV] = repr(latency)
     return env
 
@@ -117,6 +118,18 @@ def help_time(repeats: int) -> tuple[float, float]:
         )
         times.append(time.perf_counter() - started)
     return min(times), statistics.median(times)
+
+
+def measure_schedule(root: Path) -> Schedule:
+    """The workload's schedule, computed by the checkout under test (its own backend)."""
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "runner_workload.py"), str(root)],
+        env=cli_env(0.0),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return Schedule(**json.loads(done.stdout))
 
 
 def prepare(base: Path, workload: Workload, mode: str, args: argparse.Namespace) -> Path:
@@ -169,8 +182,13 @@ def main() -> None:
     parser.add_argument("--screenshot-bytes", type=int, default=40_000)
     parser.add_argument("--help-repeats", type=int, default=5)
     parser.add_argument("--json", action="store_true", help="Also print the rows as JSON.")
+    parser.add_argument(
+        "--repo", type=Path, help="Run the CLI of this checkout (default: the bench's own)."
+    )
     parser.add_argument("run_args", nargs="*", help="Extra `judgegen run` flags, after --.")
     args = parser.parse_args()
+    if args.repo:
+        os.environ[REPO_ENV] = str(args.repo.resolve())
     only = set(args.only.split(","))
     modes = [m for m in MODES if m in args.modes.split(",")]
     items = 4 if args.quick else args.items
@@ -204,7 +222,7 @@ def main() -> None:
             for mode in modes:
                 root = prepare(base, workload, mode, args)
                 if workload.name not in schedules:
-                    schedules[workload.name] = schedule(root, 1.0)
+                    schedules[workload.name] = measure_schedule(root)
                 sched = schedules[workload.name]
                 label = f"{name} {mode}"
                 first = judgegen_run(root, mode == "sandboxed", latency, args.run_args)

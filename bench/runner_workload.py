@@ -265,3 +265,10 @@ def m2w2_calls(summary: dict[str, Any], requests: list[Any], pages: Any) -> int:
         loaded = sum(1 for url in sources if pages.get(url) is not None)
         verify += VOTE_CALLS * (loaded if sources else 1)
     return extractions + verify
+
+
+if __name__ == "__main__":  # `python runner_workload.py ROOT`: the schedule of ROOT, as JSON
+    import sys
+    from dataclasses import asdict
+
+    print(json.dumps(asdict(schedule(Path(sys.argv[1]), 1.0))))
