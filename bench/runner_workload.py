@@ -91,10 +91,11 @@ async def evaluate(ev: Evaluator) -> None:
     overall = ev.add_parallel(id="overall", desc="The answer as a whole")
     distinct = ev.add_leaf(id="distinct", desc="The items are distinct", parent=overall)
     focused = ev.add_leaf(id="focused", desc="The answer stays on the task", parent=overall)
+    names = ", ".join(item.name or "unnamed" for item in found.items)
     await ev.batch_verify(
         [
-            ("The items listed are all different places.", None, distinct, None),
-            ("The answer only lists places the task asks for.", None, focused, "Be lenient."),
+            (f"The places {{names}} are all different places.", None, distinct, None),
+            (f"The places {{names}} are what the task asks for.", None, focused, "Be lenient."),
         ]
     )
 '''
