@@ -155,7 +155,6 @@ def row(label: str, run: Run, n: int, latency: float, sched: Schedule, concurren
         "ms_per_eval": round(run.wall / n * 1000, 1),
         "calls_per_eval": round(calls / n, 1),
         "m2w2_calls_per_eval": round(sum(sched.m2w2_calls) / n, 1),
-        "calls_above_m2w2": sum(c > m for c, m in zip(sched.calls, sched.m2w2_calls, strict=True)),
         "chain_calls": chain,
         "scheduled_calls": sum(sched.calls),
     }
@@ -211,9 +210,9 @@ def main() -> None:
         f"{'run':<26} {'evals':>5} {'wall s':>8} {'ideal':>7} {'bound':>5} {'ratio':>6} "
         f"{'ms/eval':>8} {'calls/m2w2':>13} {'chain':>5}"
     )
+    schedules: dict[str, Schedule] = {}
     with tempfile.TemporaryDirectory(prefix="runner-bench-") as tmp:
         base = Path(tmp)
-        schedules: dict[str, Schedule] = {}
         for name in SCENARIOS:
             if name not in only:
                 continue
@@ -249,8 +248,11 @@ def main() -> None:
                         )
                         print_row(rows[-1])
                 shutil.rmtree(root)
-    above = sum(r["calls_above_m2w2"] for r in rows)
-    print(f"evaluations with more LLM calls than Mind2Web 2 would make: {above}")
+    above = sum(
+        sum(c > m for c, m in zip(s.calls, s.m2w2_calls, strict=True)) for s in schedules.values()
+    )
+    total = sum(len(s.calls) for s in schedules.values())
+    print(f"evaluations with more LLM calls than Mind2Web 2 would make: {above} of {total}")
     if args.json:
         print(json.dumps({"help_s": [help_min, help_median], "rows": rows}, indent=2))
 
