@@ -176,7 +176,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="90 throughput evaluations.")
     parser.add_argument("--only", default=",".join(SCENARIOS), help="Scenarios to run.")
     parser.add_argument("--modes", default=",".join(MODES), help="sandboxed,in-process")
-    parser.add_argument("--items", type=int, default=7, help="Items per chain-bound answer.")
+    parser.add_argument(
+        "--items", type=int, default=12, help="Items per chain-bound answer (~4 chain calls each)."
+    )
     parser.add_argument("--page-chars", type=int, default=30_000, help="Text per cited page.")
     parser.add_argument("--screenshot-bytes", type=int, default=40_000)
     parser.add_argument("--help-repeats", type=int, default=5)
@@ -190,13 +192,13 @@ def main() -> None:
         os.environ[REPO_ENV] = str(args.repo.resolve())
     only = set(args.only.split(","))
     modes = [m for m in MODES if m in args.modes.split(",")]
-    items = 4 if args.quick else args.items
+    items = 6 if args.quick else args.items
     throughput = Workload("throughput", tasks=9, answers=10 if args.quick else 50, items=1)
     workloads = {
         "chain": Workload("chain", tasks=3, answers=1, items=items),
         "throughput": throughput,
         "zero": throughput,
-        "cached": Workload("cached", tasks=3, answers=3, items=items),
+        "cached": Workload("cached", tasks=3, answers=3, items=4),
     }
     concurrency = _concurrency(args.run_args)
     rows: list[dict] = []
