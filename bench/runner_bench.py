@@ -47,7 +47,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path[:0] = [str(ROOT), str(BENCH)]
 
-from latency_model import LATENCY_ENV  # noqa: E402
+from latency_model import FIRST_CALL_ENV, LATENCY_ENV  # noqa: E402
 from runner_workload import Schedule, Workload, build  # noqa: E402
 
 LAUNCH = "import sys; from generator.cli import main; sys.exit(main())"
@@ -65,6 +65,7 @@ class Run:
     exit_code: int
     record: dict[str, Any]
     stderr: str
+    first_call: float | None
 
     @property
     def usage(self) -> dict[str, Any]:
@@ -93,16 +94,22 @@ def judgegen_run(root: Path, sandboxed: bool, latency: float, extra: list[str]) 
     args = [sys.executable, "-c", LAUNCH, "run", "--answers", "answers", "--judges", "judges"]
     args += ["--pages", "pages", "--include-unreviewed", "--provider", PROVIDER, "--json"]
     args += ([] if sandboxed else ["--no-sandbox"]) + extra
+    env = cli_env(latency)
+    marker = root / "first-call"
+    marker.unlink(missing_ok=True)
+    env[FIRST_CALL_ENV] = str(marker)
+    began = time.time()
     started = time.perf_counter()
-    done = subprocess.run(args, cwd=root, env=cli_env(latency), capture_output=True, text=True)
+    done = subprocess.run(args, cwd=root, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - started
+    first_call = float(marker.read_text()) - began if marker.exists() else None
     try:
         record = json.loads(done.stdout)
     except ValueError:
         record = {}
     if done.returncode != 0 or not record:
         sys.stderr.write(f"judgegen run exited {done.returncode}:\n{done.stderr[-3000:]}\n")
-    return Run(wall, done.returncode, record, done.stderr)
+    return Run(wall, done.returncode, record, done.stderr, first_call)
 
 
 def help_time(repeats: int) -> tuple[float, float]:
@@ -149,6 +156,7 @@ def row(label: str, run: Run, n: int, latency: float, sched: Schedule, concurren
         "exit": run.exit_code,
         "evaluations": n,
         "wall_s": round(run.wall, 3),
+        "first_call_s": round(run.first_call, 3) if run.first_call is not None else None,
         "ideal_s": round(ideal, 3),
         "bound": bound,
         "ratio": round(run.wall / ideal, 2) if ideal else None,
@@ -162,10 +170,11 @@ def row(label: str, run: Run, n: int, latency: float, sched: Schedule, concurren
 
 def print_row(r: dict) -> None:
     ratio = f"{r['ratio']:.2f}" if r["ratio"] is not None else "  - "
+    first = f"{r['first_call_s']:.2f}" if r["first_call_s"] is not None else "-"
     print(
-        f"{r['run']:<26} {r['evaluations']:>5} {r['wall_s']:>8.2f} {r['ideal_s']:>7.2f} "
+        f"{r['run']:<36} {r['evaluations']:>5} {r['wall_s']:>8.2f} {r['ideal_s']:>7.2f} "
         f"{r['bound']:>5} {ratio:>6} {r['ms_per_eval']:>8.1f} {r['calls_per_eval']:>6.1f}"
-        f"/{r['m2w2_calls_per_eval']:<6.1f} {r['chain_calls']:>5}  exit {r['exit']}",
+        f"/{r['m2w2_calls_per_eval']:<6.1f} {r['chain_calls']:>5} {first:>6}  exit {r['exit']}",
         flush=True,
     )
 
@@ -209,8 +218,8 @@ def main() -> None:
         f"{' '.join(args.run_args) or '(none)'}"
     )
     print(
-        f"{'run':<26} {'evals':>5} {'wall s':>8} {'ideal':>7} {'bound':>5} {'ratio':>6} "
-        f"{'ms/eval':>8} {'calls/m2w2':>13} {'chain':>5}"
+        f"{'run':<36} {'evals':>5} {'wall s':>8} {'ideal':>7} {'bound':>5} {'ratio':>6} "
+        f"{'ms/eval':>8} {'calls/m2w2':>13} {'chain':>5} {'1st call':>6}"
     )
     schedules: dict[str, Schedule] = {}
     with tempfile.TemporaryDirectory(prefix="runner-bench-") as tmp:
