@@ -256,7 +256,11 @@ def _checks_section() -> str:
 def public_check_names() -> list[str]:
     """The public functions of `toolkit.checks` (its `__all__`), in definition order."""
     exported = set(getattr(checks, "__all__", ()))
-    return [name for name, value in vars(checks).items() if name in exported and callable(value)]
+    return [
+        name
+        for name, value in vars(checks).items()
+        if name in exported and inspect.isfunction(value)
+    ]
 
 
 def evaluator_methods() -> dict[str, Callable[..., Any]]:

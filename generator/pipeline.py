@@ -15,7 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from generator.context import GenerationContext, build_context
-from generator.debug import DEFAULT_LIMITS, DebugReport, Runner, SharedExtractor, debug_stage
+from generator.debug import DEFAULT_LIMITS, DebugReport, SharedExtractor, debug_stage
 from generator.draft import (
     NoCodeBlock,
     Problem,
@@ -34,7 +34,8 @@ from generator.tape import CallTape
 from toolkit.backends import LLMBackend, LLMClientLike
 from toolkit.errors import JudgegenError
 from toolkit.llm.models import LLMRequest
-from toolkit.runner.protocol import SandboxLimits
+from toolkit.runner.builder import Isolation
+from toolkit.sandbox.protocol import SandboxLimits
 
 Progress = Callable[[str], None]
 
@@ -62,7 +63,7 @@ class PipelineOptions:
     max_examples: int = 2
     fixtures_dir: Path | None = None
     limits: SandboxLimits = field(default_factory=lambda: DEFAULT_LIMITS.model_copy())
-    runner: Runner | None = None
+    isolation: Isolation = "sandbox"
 
 
 class GenerationResult(BaseModel):
@@ -148,7 +149,11 @@ async def _check(
         StageRecord(stage="lint", round=round_number, status="ok", summary=f"{label}: clean")
     )
     report = await debug_stage(
-        source, run.loaded, run.extractor, limits=run.options.limits, runner=run.options.runner
+        source,
+        run.loaded,
+        run.extractor,
+        limits=run.options.limits,
+        isolation=run.options.isolation,
     )
     runs = len(report.runs)
     if report.ok:

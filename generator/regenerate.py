@@ -310,8 +310,8 @@ async def regenerate(
     """Update the reviewed judge of `loaded` for its changed spec, check it and publish it.
 
     A judge whose provenance already names the current spec is skipped unless `force`.
-    The rubric diff runs in the sandbox unless `sandbox` is False (default: sandboxed unless
-    `options.runner` replaces the debug stage's sandbox).
+    The rubric diff runs in the sandbox unless `sandbox` is False (default: where
+    `options.isolation` runs the debug stage).
     Raises `GenerationFailed` (nothing written) when the update still fails lint or debug.
     """
     task_id = loaded.task_id
@@ -361,7 +361,7 @@ async def regenerate(
     source, report, passes = await reflect_stage(run, source, report)
     final, how = _splice_checked(old_body, source, task_id)
     progress(f"[{task_id}] splice: {how}")
-    sandboxed = options.runner is None if sandbox is None else sandbox
+    sandboxed = options.isolation == "sandbox" if sandbox is None else sandbox
     diff, diff_text = await _diff(run, old_body, final, sandboxed)
     approval = _approval_change(options, task_id)
     stages = [

@@ -24,8 +24,9 @@ from toolkit.runner.inputs import (
 if TYPE_CHECKING:  # the runner loads when a run starts, not for `run --help`
     from toolkit.backends import JudgingBackend
     from toolkit.llm.settings import LLMSettings
+    from toolkit.runner.report import RunReport
     from toolkit.runner.results import EvaluationResult
-    from toolkit.runner.run import RunOptions, RunReport
+    from toolkit.runner.scheduler import RunOptions
 
 
 def _discover(
@@ -88,26 +89,19 @@ async def _run_with(
     timeout_s: float,
     sandbox: bool,
 ) -> RunReport:
-    from toolkit.runner.run import InProcessExecutor, LazyExecutor, Runner, ToolTable
+    from toolkit.runner.scheduler import run_evaluations
+    from toolkit.sandbox.protocol import SandboxLimits
 
-    progress = _progress(len(inputs))
-    tools = _tools()
-    if not sandbox:
-        executor = InProcessExecutor(
-            backend, pages=pages, tools=ToolTable(tools), timeout_s=timeout_s
-        )
-        runner = Runner(backend=backend, executor=executor, options=options, progress=progress)
-        return await runner.run(inputs)
-    from toolkit.runner.pool import WorkerPool
-    from toolkit.runner.protocol import SandboxLimits
-
-    limits = SandboxLimits(timeout_s=timeout_s)
-    jobs = max(1, options.jobs)
-    async with LazyExecutor(
-        lambda: WorkerPool(jobs, limits, backend, pages=pages, tools=tools)
-    ) as pool:
-        runner = Runner(backend=backend, executor=pool, options=options, progress=progress)
-        return await runner.run(inputs)
+    return await run_evaluations(
+        inputs,
+        backend=backend,
+        options=options,
+        isolation="sandbox" if sandbox else "in_process",
+        pages=pages,
+        tools=_tools(),
+        limits=SandboxLimits(timeout_s=timeout_s),
+        progress=_progress(len(inputs)),
+    )
 
 
 def _tools() -> dict[str, Any]:
@@ -119,7 +113,7 @@ def _tools() -> dict[str, Any]:
 
 def _build_backend(backend_spec: str | None, settings: LLMSettings) -> tuple[Any, Any]:
     """(metered judging backend, metered LLM client or None when a --backend is given)."""
-    from toolkit.runner.run import MeteredBackend, MeteredClient
+    from toolkit.runner.metering import MeteredBackend, MeteredClient
 
     if backend_spec:
         return MeteredBackend(load_backend_factory(backend_spec)), None
@@ -230,7 +224,7 @@ def run(
     Exit codes: 0 every evaluation complete; 1 some incomplete (or malformed inputs);
     2 usage or input error; 3 an infrastructure failure (e.g. budget) stopped the run.
     """
-    from toolkit.runner.run import RunOptions
+    from toolkit.runner.scheduler import RunOptions
 
     if not judges.is_dir():
         raise click.UsageError(f"no judges directory {judges} (use --judges DIR)")
