@@ -22,10 +22,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from generator.debug import debug_stage
-from generator.lint import lint_source
-from generator.pipeline import PipelineOptions, generate
-from generator.spec import load_spec
+from generator.stages.debug import debug_stage
+from generator.stages.lint import lint_source
+from generator.stages.pipeline import PipelineOptions, generate
+from generator.stages.spec import load_spec
 from toolkit.llm.client import LLMClient
 from toolkit.llm.models import LLMRequest
 from toolkit.llm.scripted import ScriptedProvider

@@ -11,10 +11,10 @@ from pathlib import Path
 import click
 
 from generator.cli.llm_options import llm_options
-from generator.debug import DebugReport, debug_stage
-from generator.lint import LintReport, lint_files
-from generator.review_runs import extraction_backend
-from generator.spec import LoadedSpec, load_spec
+from generator.review.runs import extraction_backend
+from generator.stages.debug import DebugReport, debug_stage
+from generator.stages.lint import LintReport, lint_files
+from generator.stages.spec import LoadedSpec, load_spec
 from toolkit.errors import InfraError, SpecError
 from toolkit.llm.settings import LLMSettings
 

@@ -19,7 +19,7 @@ import click
 from toolkit.errors import InfraError, SpecError
 
 if TYPE_CHECKING:
-    from generator.spec import LoadedSpec, SampleAnswer
+    from generator.stages.spec import LoadedSpec, SampleAnswer
     from toolkit.backends import JudgingBackend
     from toolkit.llm.settings import LLMSettings
 
@@ -28,7 +28,7 @@ T = TypeVar("T")
 
 def sandbox_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Add --no-sandbox and --timeout (seconds per judge run)."""
-    from generator.review_runs import DEFAULT_TIMEOUT_S
+    from generator.review.runs import DEFAULT_TIMEOUT_S
 
     command = click.option(
         "--timeout",
@@ -62,7 +62,7 @@ def location_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def load_task(task: str, tasks_dir: Path) -> LoadedSpec:
     """The task's spec and sample answers; an invalid or missing spec is a usage error."""
-    from generator.spec import load_spec
+    from generator.stages.spec import load_spec
 
     try:
         return load_spec(task, tasks_dir)
@@ -91,7 +91,7 @@ def pick_answer(loaded: LoadedSpec, name: str | None) -> SampleAnswer:
 
 def run_review(work: Coroutine[Any, Any, T]) -> T:
     """Run `work`; infrastructure failures exit 3, a failing judge exits 1."""
-    from generator.review_runs import JudgeRunError
+    from generator.review.runs import JudgeRunError
 
     try:
         return asyncio.run(work)
@@ -123,7 +123,7 @@ def open_backend(backend_spec: str | None, settings: LLMSettings) -> tuple[Any, 
     """(judging backend, LLM client to close and summarise, or None for a --backend)."""
     if backend_spec:
         return load_backend_factory(backend_spec), None
-    from generator.review_runs import extraction_backend
+    from generator.review.runs import extraction_backend
 
     try:
         return extraction_backend(settings)

@@ -20,10 +20,10 @@ from generator.cli.common import (
     sandbox_options,
 )
 from generator.cli.llm_options import llm_options
-from generator.debug import SharedExtractor
 from generator.gitops import GitError, file_at, last_change
-from generator.review_runs import RubricAndCodeDiff, extraction_backend, rubric_and_code_diff
-from generator.spec import SampleAnswer
+from generator.review.runs import RubricAndCodeDiff, extraction_backend, rubric_and_code_diff
+from generator.stages.debug import SharedExtractor
+from generator.stages.spec import SampleAnswer
 from toolkit.llm.settings import LLMSettings
 
 WORKTREE = "WORKTREE"

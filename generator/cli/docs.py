@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from generator.apiref import render_api_reference
+from generator.stages.apiref import render_api_reference
 
 
 @click.command()

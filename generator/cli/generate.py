@@ -10,9 +10,9 @@ import click
 
 from generator.cli.generation import fixtures_dir, generation_clients, generation_errors
 from generator.cli.llm_options import llm_options
-from generator.pipeline import GenerationFailed, GenerationResult, PipelineOptions
-from generator.pipeline import generate as run_generation
-from generator.spec import LoadedSpec, load_spec
+from generator.stages.pipeline import GenerationFailed, GenerationResult, PipelineOptions
+from generator.stages.pipeline import generate as run_generation
+from generator.stages.spec import LoadedSpec, load_spec
 from toolkit.llm.settings import LLMSettings
 
 

@@ -29,9 +29,9 @@ from generator.cli.common import (
     sandbox_options,
 )
 from generator.cli.llm_options import llm_options
-from generator.mutate import MutationResult, mutate_all
-from generator.review_runs import JudgeRunError, ReviewRuns
-from generator.spec import LoadedSpec, SampleAnswer
+from generator.review.mutate import MutationResult, mutate_all
+from generator.review.runs import JudgeRunError, ReviewRuns
+from generator.stages.spec import LoadedSpec, SampleAnswer
 from toolkit.llm.settings import LLMSettings
 
 MUTATION_REPORT_VERSION = 1

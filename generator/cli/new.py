@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from generator.spec import SPEC_FILE, scaffold_text
+from generator.stages.spec import SPEC_FILE, scaffold_text
 from toolkit.errors import SpecError
 
 

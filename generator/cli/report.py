@@ -34,7 +34,7 @@ def _agents(path: Path) -> dict[str, list[EvaluationResult]]:
 
 def _write_html(path: Path, out: Path) -> int:
     """Write the HTML report of `path` to `out`; 1 when some results are incomplete."""
-    from generator.report_html import render_report
+    from generator.review.report import render_report
 
     agents = _agents(path)
     if not agents:

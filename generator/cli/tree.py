@@ -18,13 +18,13 @@ from generator.cli.common import (
     sandbox_options,
 )
 from generator.cli.llm_options import llm_options
-from generator.debug import SharedExtractor
-from generator.review_runs import (
+from generator.review.rubric import outline, statistics, tree_of
+from generator.review.runs import (
     extraction_backend,
     skeleton_summary,
 )
-from generator.rubric import outline, statistics, tree_of
-from generator.spec import SampleAnswer
+from generator.stages.debug import SharedExtractor
+from generator.stages.spec import SampleAnswer
 from toolkit.errors import SpecError
 from toolkit.llm.settings import LLMSettings
 

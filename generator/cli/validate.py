@@ -20,9 +20,9 @@ from generator.cli.common import (
     sandbox_options,
 )
 from generator.cli.llm_options import llm_options
-from generator.labels import AnswerLabels, LabelAgreement, agreement, task_labels
-from generator.review_runs import JudgeRunError, ReviewRuns
-from generator.spec import SPEC_FILE, LoadedSpec
+from generator.review.labels import AnswerLabels, LabelAgreement, agreement, task_labels
+from generator.review.runs import JudgeRunError, ReviewRuns
+from generator.stages.spec import SPEC_FILE, LoadedSpec
 from toolkit.errors import SpecError
 from toolkit.llm.settings import LLMSettings
 

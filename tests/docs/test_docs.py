@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 from generator.cli import COMMANDS
@@ -36,3 +37,23 @@ def test_readme_quickstart_has_exactly_two_commands_and_the_test_one_is_ci_s():
     assert len(commands) == 2
     test_command = commands[1].strip()
     assert test_command in (ROOT / ".ci" / "run").read_text()
+
+
+def test_readme_layout_names_every_package_and_top_level_folder():
+    readme = (ROOT / "README.md").read_text()
+    layout = readme.split("## Layout", 1)[1].split("\n## ", 1)[0]
+    tracked = {
+        path.split("/")[0]
+        for path in subprocess.run(
+            ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.splitlines()
+        if "/" in path and not path.startswith((".", "tests/"))
+    }
+    packages = {
+        f"{package.name}/"
+        for parent in ("toolkit", "generator")
+        for package in (ROOT / parent).iterdir()
+        if (package / "__init__.py").is_file()
+    }
+    missing = sorted(name for name in {f"{t}/" for t in tracked} | packages if name not in layout)
+    assert missing == [], f"add to the README's Layout section: {missing}"

@@ -24,8 +24,8 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from generator.pipeline import PipelineOptions, generate
-from generator.spec import load_spec
+from generator.stages.pipeline import PipelineOptions, generate
+from generator.stages.spec import load_spec
 from tests.generator.scripted_generation import FixturePolicy
 from toolkit.llm.cache import CacheMode, ResponseCache
 from toolkit.llm.client import LLMClient

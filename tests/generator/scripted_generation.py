@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from generator.spec import load_spec
+from generator.stages.spec import load_spec
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
 from toolkit.llm.scripted import response_from
 

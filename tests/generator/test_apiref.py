@@ -1,4 +1,4 @@
-"""generator.apiref: the reference is complete, deterministic, and follows the toolkit's code."""
+"""generator.stages.apiref: the reference is complete, deterministic, and follows the toolkit's code."""
 
 from __future__ import annotations
 
@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from generator import apiref
-from generator.apiref import (
+from generator.cli import main
+from generator.stages import apiref
+from generator.stages.apiref import (
     EVALUATOR_METHODS,
     JUDGE_CONSTANTS,
     public_check_names,
     render_api_reference,
     render_signature,
 )
-from generator.cli import main
 from toolkit import checks
 from toolkit.backends import ScriptedBackend
 from toolkit.evaluator import Evaluator
@@ -40,7 +40,7 @@ def test_two_renders_are_identical() -> None:
 
 
 def test_render_in_a_fresh_interpreter_is_byte_identical() -> None:
-    code = "import sys; from generator.apiref import render_api_reference as r; "
+    code = "import sys; from generator.stages.apiref import render_api_reference as r; "
     code += "sys.stdout.buffer.write(r().encode('utf-8'))"
     fresh = subprocess.run(
         [sys.executable, "-c", code],

@@ -6,14 +6,14 @@ from typing import Any
 
 import pytest
 
-from generator.debug import (
+from generator.stages.debug import (
     PATTERNS,
     SharedExtractor,
     clean_trace,
     debug_stage,
     stub_verdict,
 )
-from generator.spec import LoadedSpec, SampleAnswer, TaskSpec
+from generator.stages.spec import LoadedSpec, SampleAnswer, TaskSpec
 from toolkit.errors import InfraError
 
 HEADER = """from pydantic import BaseModel

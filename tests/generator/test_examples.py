@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
-from generator.lint import lint_source
-from generator.spec import load_spec
+from generator.stages.lint import lint_source
+from generator.stages.spec import load_spec
 from toolkit.runner.approval import approval_problem
 
 ROOT = Path(__file__).resolve().parents[2]

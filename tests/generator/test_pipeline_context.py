@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from generator.context import build_context, bundled_examples, choose_examples
-from generator.spec import load_spec
+from generator.stages.context import build_context, bundled_examples, choose_examples
+from generator.stages.spec import load_spec
 from toolkit.runner.approval import approve
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,7 +84,7 @@ def test_context_carries_the_generated_reference_and_catalog(tmp_path: Path) -> 
 
 
 def test_bundled_examples_pass_the_lint_stage() -> None:
-    from generator.lint import lint_source
+    from generator.stages.lint import lint_source
 
     for example in bundled_examples():
         report = lint_source(example.source, f"{example.task_id}.py")

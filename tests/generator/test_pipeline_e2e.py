@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from generator.pipeline import PipelineOptions, generate
-from generator.provenance import Provenance
-from generator.review import ReviewRecord, render_markdown
-from generator.spec import load_spec
+from generator.review.record import ReviewRecord, render_markdown
+from generator.stages.pipeline import PipelineOptions, generate
+from generator.stages.provenance import Provenance
+from generator.stages.spec import load_spec
 from prompts import prompts_sha256
 from tests.generator.conftest import GIT_ENV, git
 from tests.generator.scripted_generation import FixturePolicy

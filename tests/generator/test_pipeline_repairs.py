@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.pipeline import GenerationFailed, PipelineOptions, generate
-from generator.spec import load_spec
+from generator.stages.pipeline import GenerationFailed, PipelineOptions, generate
+from generator.stages.spec import load_spec
 from toolkit.llm.client import LLMClient
 from toolkit.llm.models import LLMRequest
 from toolkit.llm.scripted import ScriptedProvider

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from generator.context import GenerationContext, JudgeExample
-from generator.draft import Problem, draft_request, repair_request
-from generator.reflect import load_checklist, reflect_request
-from generator.spec import load_spec
+from generator.stages.context import GenerationContext, JudgeExample
+from generator.stages.draft import Problem, draft_request, repair_request
+from generator.stages.reflect import load_checklist, reflect_request
+from generator.stages.spec import load_spec
 from toolkit.errors import SpecError
 
 ROOT = Path(__file__).resolve().parents[2]

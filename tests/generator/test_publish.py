@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
-from generator.provenance import Provenance, strip_header, with_header
+from generator.stages.provenance import Provenance, strip_header, with_header
 from tests.generator.conftest import git
 from tests.generator.scripted_generation import RIVER_FIXTURE
 

@@ -11,18 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from generator.codediff import diff_functions
-from generator.pipeline import GenerationFailed, PipelineOptions
-from generator.provenance import Provenance, strip_header, with_header
-from generator.regenerate import (
+from generator.review.codediff import diff_functions
+from generator.review.record import ReviewRecord
+from generator.review.regenerate import (
     RegenerationResult,
     find_stale,
     recover_old_spec,
     regenerate,
     staleness,
 )
-from generator.review import ReviewRecord
-from generator.spec import load_spec
+from generator.stages.pipeline import GenerationFailed, PipelineOptions
+from generator.stages.provenance import Provenance, strip_header, with_header
+from generator.stages.spec import load_spec
 from prompts import prompts_sha256
 from tests.generator.conftest import GIT_ENV, git
 from tests.generator.scripted_generation import FixturePolicy

@@ -10,10 +10,10 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
-from generator.context import GenerationContext, JudgeExample
-from generator.provenance import Provenance, with_header
-from generator.regenerate import SpecChange, regenerate_request
-from generator.spec import load_spec
+from generator.review.regenerate import SpecChange, regenerate_request
+from generator.stages.context import GenerationContext, JudgeExample
+from generator.stages.provenance import Provenance, with_header
+from generator.stages.spec import load_spec
 from tests.generator.conftest import git
 from tests.generator.scripted_generation import FixturePolicy
 from tests.generator.test_prompts import check_snapshot

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
-from generator.spec import load_spec, parse_spec, scaffold_text, spec_sha256
+from generator.stages.spec import load_spec, parse_spec, scaffold_text, spec_sha256
 from toolkit.errors import SpecError
 
 VALID = """\

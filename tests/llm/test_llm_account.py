@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from generator.cli.generation import generation_clients
-from generator.tape import CallTape
+from generator.stages.tape import CallTape
 from tests.llm.conftest import verify_request
 from tests.llm.policies import verdict
 from toolkit.errors import BudgetExceeded, LLMError

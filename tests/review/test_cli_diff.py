@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from generator.cli.diff import rubric_and_code_diff
-from generator.review_runs import extraction_backend
-from generator.spec import load_spec
+from generator.review.runs import extraction_backend
+from generator.stages.spec import load_spec
 from tests.fixtures.review.helpers import EXTRACT, TASK, invoke, workspace
 from tests.fixtures.review.scripted import HERE
 from toolkit.llm.settings import LLMSettings

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from generator.codediff import diff_functions, splice
+from generator.review.codediff import diff_functions, splice
 
 OLD = '''"""Judge."""
 TASK_ID = "t"

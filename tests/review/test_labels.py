@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from generator.labels import agreement, load_labels, task_labels
+from generator.review.labels import agreement, load_labels, task_labels
 from toolkit.errors import SpecError
 
 

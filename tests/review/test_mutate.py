@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from generator.mutate import (
+from generator.review.mutate import (
     REPLACEMENT_NAME,
     change_date,
     change_number,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from playwright.async_api import async_playwright
 
-from generator.report_html import STATUS_COLORS, render_report
+from generator.review.report import STATUS_COLORS, render_report
 
 CHROMIUM = os.environ.get("JUDGEGEN_CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
 ARGS = [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from generator.rubric import diff_trees, outline, statistics
+from generator.review.rubric import diff_trees, outline, statistics
 
 
 def node(node_id, *children, critical=False, strategy="parallel", desc=None):

@@ -16,7 +16,14 @@ from tests.fixtures.runner.helpers import build_page_store, copy_fixtures
 REPO = Path(__file__).resolve().parents[2]
 
 # Top-level packages or module prefixes `run` never needs.
-NEVER_FOR_RUN = ("libcst", "playwright", "anthropic", "openai", "generator.lint", "generator.debug")
+NEVER_FOR_RUN = (
+    "libcst",
+    "playwright",
+    "anthropic",
+    "openai",
+    "generator.stages.lint",
+    "generator.stages.debug",
+)
 NEVER_FOR_HELP = (
     *NEVER_FOR_RUN,
     "jinja2",

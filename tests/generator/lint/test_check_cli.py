@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
-from generator.lint import ruffcheck
+from generator.stages.lint import ruffcheck
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "lint"
 GOOD = FIXTURES / "JG004_good.py"

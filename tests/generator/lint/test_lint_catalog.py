@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from generator.lint import ALL_RULES, catalog, render_catalog_markdown, run_rules
+from generator.stages.lint import ALL_RULES, catalog, render_catalog_markdown, run_rules
 
 
 def test_catalog_markdown_is_byte_identical_across_calls() -> None:

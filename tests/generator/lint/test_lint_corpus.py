@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from generator.lint import lint_file, run_rules
+from generator.stages.lint import lint_file, run_rules
 
 REPO = Path(__file__).resolve().parents[3]
 CORPUS_GLOBS = (
     "generated_judges/*.py",
     "tests/fixtures/runner/judges/*.py",
     "tests/fixtures/lint/corpus/*.py",
-    "generator/examples/*.py.txt",
+    "generator/stages/examples/*.py.txt",
 )
 CORPUS = sorted(path for pattern in CORPUS_GLOBS for path in REPO.glob(pattern))
 

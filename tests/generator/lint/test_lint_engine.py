@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.lint import Finding, LintReport, lint_file, lint_source, ruffcheck
+from generator.stages.lint import Finding, LintReport, lint_file, lint_source, ruffcheck
 from toolkit.errors import InfraError, SpecError
 
 CLEAN = '''from toolkit import Evaluator

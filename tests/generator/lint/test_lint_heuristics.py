@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from generator.lint import run_rules
+from generator.stages.lint import run_rules
 
 HEADER = '''
 from pydantic import BaseModel

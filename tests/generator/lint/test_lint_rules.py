@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.lint import ALL_RULES, lint_file
+from generator.stages.lint import ALL_RULES, lint_file
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "lint"
 

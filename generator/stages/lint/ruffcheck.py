@@ -13,7 +13,7 @@ import subprocess
 import sys
 from typing import Any
 
-from generator.lint.models import Finding
+from generator.stages.lint.models import Finding
 from toolkit.errors import InfraError
 
 # Why each group: F = pyflakes (undefined names, unused imports/variables, redefinitions);

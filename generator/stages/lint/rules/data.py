@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from generator.lint.context import LintContext, ScopeFacts
-from generator.lint.rule import Rule
-from generator.lint.syntax import (
+from generator.stages.lint.context import LintContext, ScopeFacts
+from generator.stages.lint.rule import Rule
+from generator.stages.lint.syntax import (
     EVALUATOR_BUILDERS,
     call_arg,
     dotted,

@@ -11,9 +11,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from generator.provenance import Provenance
-from generator.reflect import ChecklistFinding
-from generator.rubric import outline
+from generator.review.rubric import outline
+from generator.stages.provenance import Provenance
+from generator.stages.reflect import ChecklistFinding
 
 REVIEW_VERSION = 1
 

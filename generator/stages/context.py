@@ -11,10 +11,10 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from generator.apiref import render_api_reference
-from generator.lint import render_catalog_markdown
-from generator.provenance import strip_header
-from generator.spec import LoadedSpec
+from generator.stages.apiref import render_api_reference
+from generator.stages.lint import render_catalog_markdown
+from generator.stages.provenance import strip_header
+from generator.stages.spec import LoadedSpec
 from prompts import render
 from toolkit.llm.models import SystemBlock
 from toolkit.runner.approval import approval_problem
@@ -74,7 +74,7 @@ def reviewed_examples(judges_dir: Path, reviews_dir: Path, exclude: str) -> list
 
 
 def bundled_examples() -> list[JudgeExample]:
-    """The example judges shipped with judgegen (`generator/examples/*.py.txt`)."""
+    """The example judges shipped with judgegen (`generator/stages/examples/*.py.txt`)."""
     return [
         JudgeExample(
             task_id=path.name.removesuffix(".py.txt"),

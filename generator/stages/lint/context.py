@@ -15,8 +15,8 @@ from typing import cast
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from generator.lint.models import Finding
-from generator.lint.syntax import dotted
+from generator.stages.lint.models import Finding
+from generator.stages.lint.syntax import dotted
 
 MAX_SNIPPET_LINES = 5
 LOOP_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)

@@ -12,7 +12,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, get_args
 
-from generator.lint.rules.contract import ALLOWED_MODULES, FORBIDDEN_TOOLKIT
+from generator.stages.lint.rules.contract import ALLOWED_MODULES, FORBIDDEN_TOOLKIT
 from toolkit import checks, tree
 from toolkit.evaluator import Evaluator
 from toolkit.tree import AggregationStrategy, NodeStatus, VerificationNode

@@ -3,7 +3,7 @@
 The page shows per-agent metrics, a per-task table, and for every answer a collapsible
 rubric tree colored by status, with each verdict's reasoning, errors and extracted info.
 Everything is inline (CSS, a few lines of JS for expand/collapse), so it opens anywhere.
-The markup is `generator/templates/report.html.j2`; text is HTML-escaped by Jinja2.
+The markup is `generator/review/templates/report.html.j2`; text is HTML-escaped by Jinja2.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ STATUS_COLORS = {
 def _environment() -> Environment:
     """The report templates' environment (autoescaping HTML; built once)."""
     environment = Environment(
-        loader=PackageLoader("generator", "templates"),
+        loader=PackageLoader("generator.review", "templates"),
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,

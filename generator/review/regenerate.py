@@ -18,12 +18,14 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from generator.codediff import diff_functions, splice
-from generator.context import GenerationContext, api_reference, mistakes_catalog
-from generator.draft import judge_request
 from generator.gitops import GitError, format_message, versions
-from generator.lint import lint_source
-from generator.pipeline import (
+from generator.review.codediff import diff_functions, splice
+from generator.review.record import ReviewRecord, StageRecord
+from generator.review.runs import JudgeRunError, RubricAndCodeDiff, rubric_and_code_diff
+from generator.stages.context import GenerationContext, api_reference, mistakes_catalog
+from generator.stages.draft import judge_request
+from generator.stages.lint import lint_source
+from generator.stages.pipeline import (
     GenerationRun,
     PipelineOptions,
     Progress,
@@ -31,12 +33,10 @@ from generator.pipeline import (
     reflect_stage,
     repair_loop,
 )
-from generator.provenance import Provenance, strip_header
-from generator.publish import Move, PublishResult, Trailers, check_publishable, publish
-from generator.review import ReviewRecord, StageRecord
-from generator.review_runs import JudgeRunError, RubricAndCodeDiff, rubric_and_code_diff
-from generator.spec import MARKDOWN_SPEC_FILE, SPEC_FILE, LoadedSpec, load_spec, parse_spec
-from generator.spec import spec_sha256 as hash_spec
+from generator.stages.provenance import Provenance, strip_header
+from generator.stages.publish import Move, PublishResult, Trailers, check_publishable, publish
+from generator.stages.spec import MARKDOWN_SPEC_FILE, SPEC_FILE, LoadedSpec, load_spec, parse_spec
+from generator.stages.spec import spec_sha256 as hash_spec
 from prompts import render
 from toolkit.backends import LLMClientLike
 from toolkit.errors import SpecError

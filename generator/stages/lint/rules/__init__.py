@@ -2,23 +2,27 @@
 
 from __future__ import annotations
 
-from generator.lint.rule import Rule
-from generator.lint.rules.api import ToolkitCallSignature
-from generator.lint.rules.contract import (
+from generator.stages.lint.rule import Rule
+from generator.stages.lint.rules.api import ToolkitCallSignature
+from generator.stages.lint.rules.contract import (
     EntryPoint,
     ForbiddenImport,
     ModuleConstants,
     RunnerOwnedSetup,
     UnusedModuleConstant,
 )
-from generator.lint.rules.data import ExtractionUnused, GroundTruthUnused, UnguardedNoneInClaim
-from generator.lint.rules.runtime import (
+from generator.stages.lint.rules.data import (
+    ExtractionUnused,
+    GroundTruthUnused,
+    UnguardedNoneInClaim,
+)
+from generator.stages.lint.rules.runtime import (
     BlockingCall,
     Nondeterminism,
     SwallowedInfraError,
     UnawaitedCoroutine,
 )
-from generator.lint.rules.tree import (
+from generator.stages.lint.rules.tree import (
     LeafDecidedTwice,
     LeafNeverDecided,
     NonCriticalUnderCritical,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from generator.lint.context import LintContext, ScopeFacts
-from generator.lint.rule import Rule
-from generator.lint.syntax import (
+from generator.stages.lint.context import LintContext, ScopeFacts
+from generator.stages.lint.rule import Rule
+from generator.stages.lint.syntax import (
     EVALUATOR_BUILDERS,
     PARENT_BUILDERS,
     bool_value,

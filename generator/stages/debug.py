@@ -18,16 +18,16 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from generator.debug_runs import (
+from generator.review.rubric import flatten
+from generator.stages.debug_runs import (
     DebugJobs,
     Extracts,
     SharedExtractor,
     StubbedBackend,
     stub_verdict,
 )
-from generator.draft import Problem, offending_lines
-from generator.rubric import flatten
-from generator.spec import LoadedSpec, SampleAnswer
+from generator.stages.draft import Problem, offending_lines
+from generator.stages.spec import LoadedSpec, SampleAnswer
 from toolkit.errors import InfraError
 from toolkit.runner.builder import Isolation
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits

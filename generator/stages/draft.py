@@ -10,7 +10,7 @@ import re
 
 from pydantic import BaseModel, Field
 
-from generator.context import GenerationContext
+from generator.stages.context import GenerationContext
 from prompts import render
 from toolkit.errors import JudgegenError
 from toolkit.llm.models import LLMRequest, Message, Purpose, RequestMeta

@@ -8,10 +8,10 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from generator.lint.context import LintContext
-from generator.lint.models import Finding, LintReport
-from generator.lint.ruffcheck import SYNTAX_RULE, check_source, format_source
-from generator.lint.rules import ALL_RULES
+from generator.stages.lint.context import LintContext
+from generator.stages.lint.models import Finding, LintReport
+from generator.stages.lint.ruffcheck import SYNTAX_RULE, check_source, format_source
+from generator.stages.lint.rules import ALL_RULES
 from toolkit.errors import SpecError
 
 

@@ -14,7 +14,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from generator.rubric import flatten, tree_of
+from generator.review.rubric import flatten, tree_of
 from toolkit.errors import SpecError
 
 LABELS_VERSION = 1

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from generator.lint.context import LintContext
-from generator.lint.rule import Rule
-from generator.lint.syntax import dotted, string_value
+from generator.stages.lint.context import LintContext
+from generator.stages.lint.rule import Rule
+from generator.stages.lint.syntax import dotted, string_value
 
 # Modules a judge may import (a module's submodules too, unless listed in FORBIDDEN_TOOLKIT).
 ALLOWED_MODULES = frozenset(

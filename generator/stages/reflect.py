@@ -14,8 +14,8 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from generator.context import GenerationContext
-from generator.draft import NoCodeBlock, extract_code
+from generator.stages.context import GenerationContext
+from generator.stages.draft import NoCodeBlock, extract_code
 from prompts import PROMPTS_DIR, render
 from toolkit.errors import LLMError, SpecError
 from toolkit.llm.models import LLMRequest, LLMResponse, Message, RequestMeta

@@ -14,9 +14,11 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from generator.context import GenerationContext, build_context
-from generator.debug import DEFAULT_LIMITS, DebugReport, SharedExtractor, debug_stage
-from generator.draft import (
+from generator.review.record import ReflectionPass, ReviewRecord, StageRecord
+from generator.review.rubric import diff_trees, outline
+from generator.stages.context import GenerationContext, build_context
+from generator.stages.debug import DEFAULT_LIMITS, DebugReport, SharedExtractor, debug_stage
+from generator.stages.draft import (
     NoCodeBlock,
     Problem,
     draft_request,
@@ -24,13 +26,11 @@ from generator.draft import (
     offending_lines,
     repair_request,
 )
-from generator.lint import lint_source
-from generator.publish import PublishResult, check_publishable, publish
-from generator.reflect import load_checklist, parse_reflection, reflect_request
-from generator.review import ReflectionPass, ReviewRecord, StageRecord
-from generator.rubric import diff_trees, outline
-from generator.spec import LoadedSpec
-from generator.tape import CallTape
+from generator.stages.lint import lint_source
+from generator.stages.publish import PublishResult, check_publishable, publish
+from generator.stages.reflect import load_checklist, parse_reflection, reflect_request
+from generator.stages.spec import LoadedSpec
+from generator.stages.tape import CallTape
 from toolkit.backends import LLMBackend, LLMClientLike
 from toolkit.errors import JudgegenError
 from toolkit.llm.models import LLMRequest

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import libcst as cst
 import libcst.matchers as m
 
-from generator.lint.context import LintContext
-from generator.lint.rule import Rule
-from generator.lint.syntax import EVALUATOR_BUILDERS, dotted, method_name, root_name
+from generator.stages.lint.context import LintContext
+from generator.stages.lint.rule import Rule
+from generator.stages.lint.syntax import EVALUATOR_BUILDERS, dotted, method_name, root_name
 
 CLOCK_READS = frozenset(
     {

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator.review import UsageRow
+from generator.review.record import UsageRow
 from toolkit.backends import LLMClientLike
 from toolkit.errors import LLMError
 from toolkit.llm.ledger import UsageSummary

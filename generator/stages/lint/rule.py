@@ -13,8 +13,8 @@ from typing import ClassVar
 
 import libcst as cst
 
-from generator.lint.context import LintContext
-from generator.lint.models import RuleDoc
+from generator.stages.lint.context import LintContext
+from generator.stages.lint.models import RuleDoc
 
 
 class Rule(cst.BatchableCSTVisitor):

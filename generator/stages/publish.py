@@ -16,12 +16,18 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
-from generator.debug import DebugReport
 from generator.gitops import CommitResult, GitError, commit_files, format_message, repo_root
-from generator.provenance import Provenance, with_header
-from generator.review import ReflectionPass, ReviewRecord, StageRecord, render_json, render_markdown
-from generator.spec import LoadedSpec
-from generator.tape import CallTape
+from generator.review.record import (
+    ReflectionPass,
+    ReviewRecord,
+    StageRecord,
+    render_json,
+    render_markdown,
+)
+from generator.stages.debug import DebugReport
+from generator.stages.provenance import Provenance, with_header
+from generator.stages.spec import LoadedSpec
+from generator.stages.tape import CallTape
 from prompts import prompts_sha256
 from toolkit.util.files import write_atomic
 from toolkit.util.hashing import sha256_text

@@ -1,6 +1,6 @@
 """Rules on calls into the toolkit: every `ev.*` and `checks.*` call against the real signatures.
 
-The signatures are the ones `judgegen docs` renders (`generator.apiref`), read with `inspect`
+The signatures are the ones `judgegen docs` renders (`generator.stages.apiref`), read with `inspect`
 from the toolkit itself, so the rule, the API reference the model sees and the runtime's
 strict keywords can never disagree.
 """
@@ -15,9 +15,9 @@ from typing import Any
 
 import libcst as cst
 
-from generator.lint.context import LintContext
-from generator.lint.rule import Rule
-from generator.lint.syntax import dotted
+from generator.stages.lint.context import LintContext
+from generator.stages.lint.rule import Rule
+from generator.stages.lint.syntax import dotted
 
 EVALUATOR_NAMES = frozenset({"ev", "evaluator"})
 # Evaluator attributes a judge may read but never call (set by the runner).
@@ -29,14 +29,14 @@ RUNNER_ONLY = frozenset({"initialize", "create"})  # JG016 reports these in nati
 
 @functools.cache
 def _api() -> tuple[dict[str, Callable[..., Any]], dict[str, Callable[..., Any]]]:
-    """(Evaluator methods, check functions): imported late, `generator.apiref` imports lint."""
-    from generator.apiref import check_functions, evaluator_methods
+    """(Evaluator methods, check functions): imported late, `generator.stages.apiref` imports lint."""
+    from generator.stages.apiref import check_functions, evaluator_methods
 
     return evaluator_methods(), check_functions()
 
 
 def _one_line_signature(name: str, function: Callable[..., Any]) -> str:
-    from generator.apiref import render_signature
+    from generator.stages.apiref import render_signature
 
     text = render_signature(function, drop_self=True)
     flat = " ".join(part.strip() for part in text.splitlines())

@@ -6,9 +6,9 @@ no paths) and byte-identical between calls, which keeps the prompt prefix cachea
 
 from __future__ import annotations
 
-from generator.lint.models import RuleDoc
-from generator.lint.ruffcheck import RUFF_IGNORE, RUFF_SELECT
-from generator.lint.rules import ALL_RULES
+from generator.stages.lint.models import RuleDoc
+from generator.stages.lint.ruffcheck import RUFF_IGNORE, RUFF_SELECT
+from generator.stages.lint.rules import ALL_RULES
 
 
 def catalog() -> list[RuleDoc]:

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel, Field
 
-from generator.codediff import FunctionDiff, diff_functions
-from generator.debug import INFRA_KINDS, INFRA_TYPES, SharedExtractor, StubbedBackend
-from generator.rubric import RubricDiff, diff_trees, tree_of
-from generator.spec import SampleAnswer
+from generator.review.codediff import FunctionDiff, diff_functions
+from generator.review.rubric import RubricDiff, diff_trees, tree_of
+from generator.stages.debug import INFRA_KINDS, INFRA_TYPES, SharedExtractor, StubbedBackend
+from generator.stages.spec import SampleAnswer
 from toolkit.backends import JudgingBackend, LLMBackend
 from toolkit.errors import InfraError, JudgegenError
 from toolkit.evaluator import PageSource

@@ -5,11 +5,11 @@ and `render_catalog_markdown()` give the same rules as a mistakes catalog for th
 prompt, so what the model is told to avoid is exactly what lint reports.
 """
 
-from generator.lint.catalog import catalog, render_catalog_markdown
-from generator.lint.engine import lint_file, lint_files, lint_source, run_rules
-from generator.lint.models import LINT_VERSION, Finding, LintReport, RuleDoc
-from generator.lint.rule import Rule
-from generator.lint.rules import ALL_RULES
+from generator.stages.lint.catalog import catalog, render_catalog_markdown
+from generator.stages.lint.engine import lint_file, lint_files, lint_source, run_rules
+from generator.stages.lint.models import LINT_VERSION, Finding, LintReport, RuleDoc
+from generator.stages.lint.rule import Rule
+from generator.stages.lint.rules import ALL_RULES
 
 __all__ = [
     "ALL_RULES",
