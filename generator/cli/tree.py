@@ -71,7 +71,7 @@ async def _skeleton(
 @llm_options
 def tree(
     task: str,
-    fmt: str,
+    fmt: Literal["text", "markdown", "json"],
     answer_name: str | None,
     judges: Path,
     tasks_dir: Path,
@@ -118,8 +118,7 @@ def tree(
         }
         click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
         return
-    style: Literal["text", "markdown"] = "markdown" if fmt == "markdown" else "text"
-    click.echo(outline(one_line(skeleton), style=style), nl=False)
+    click.echo(outline(one_line(skeleton), style="text" if fmt == "text" else "markdown"), nl=False)
 
 
 def backend_options(command: Callable[..., Any]) -> Callable[..., Any]:
