@@ -208,6 +208,11 @@ def _llm_identity(backend: Any, settings: LLMSettings) -> str:
     is_flag=True,
     help="Run judges in this process: no isolation, and a judge that blocks cannot be stopped.",
 )
+@click.option(
+    "--require-sandbox",
+    is_flag=True,
+    help="Fail (exit 3) when the OS refuses any sandbox guard, instead of warning.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the run report as JSON.")
 @llm_options
 def run(
@@ -225,6 +230,7 @@ def run(
     timeout_s: float,
     max_answer_bytes: int,
     no_sandbox: bool,
+    require_sandbox: bool,
     as_json: bool,
     llm_settings: LLMSettings,
 ) -> None:
@@ -254,6 +260,8 @@ def run(
 
     if not judges.is_dir():
         raise click.UsageError(f"no judges directory {judges} (use --judges DIR)")
+    if require_sandbox and no_sandbox:
+        raise click.UsageError("--require-sandbox and --no-sandbox contradict each other")
     try:
         inputs = _discover(answers, trajectories, set(tasks) or None, max_answer_bytes)
     except OSError as exc:
@@ -273,6 +281,7 @@ def run(
         overwrite=overwrite,
         jobs=jobs,
         backend_spec=backend_spec or _llm_identity(backend, llm_settings),
+        require_sandbox=require_sandbox,
     )
     try:
         report = asyncio.run(
