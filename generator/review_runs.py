@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel, Field
 
@@ -140,7 +140,7 @@ def extraction_backend(settings: LLMSettings) -> tuple[LLMBackend, LLMClient]:
     from toolkit.llm import default_backend
 
     backend = default_backend(settings)
-    return backend, backend.client
+    return backend, cast("LLMClient", backend.client)  # default_backend builds an LLMClient
 
 
 async def skeleton_summary(

@@ -56,6 +56,8 @@ class LLMError(InfraError):
     ) -> None:
         self.attempts = attempts
         self.body = body
+        self.cost_usd = 0.0
+        """What the failed call was billed, once the budget has priced it."""
         super().__init__(message, kind=kind, usage=usage)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 import os
 import sys
 from collections.abc import Callable
@@ -12,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from generator.cli.common import open_pages
+from generator.cli.common import backend_options, load_backend_factory, open_pages
 from generator.cli.llm_options import llm_options
 from toolkit.errors import InfraError, JudgegenError, SpecError
 from toolkit.runner.inputs import (
@@ -28,28 +27,6 @@ if TYPE_CHECKING:  # the runner loads when a run starts, not for `run --help`
     from toolkit.runner.report import RunReport
     from toolkit.runner.results import EvaluationResult
     from toolkit.runner.scheduler import RunOptions
-
-
-def load_backend_factory(spec: str) -> JudgingBackend:
-    """Call the `package.module:factory` named by `spec` and check it returns a backend."""
-    from toolkit.backends import JudgingBackend
-
-    module_name, _, attribute = spec.partition(":")
-    if not module_name or not attribute:
-        raise click.BadParameter("expected package.module:factory", param_hint="--backend")
-    if "" not in sys.path and str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))  # like `python -m`: modules of the working dir
-    try:
-        factory = getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as exc:
-        raise click.BadParameter(f"cannot load {spec}: {exc}", param_hint="--backend") from exc
-    backend = factory()
-    if not isinstance(backend, JudgingBackend):
-        raise click.BadParameter(
-            f"{spec}() returned {type(backend).__name__}, which has no extract/verify",
-            param_hint="--backend",
-        )
-    return backend
 
 
 def _discover(
@@ -186,12 +163,7 @@ def _llm_identity(backend: Any, settings: LLMSettings) -> str:
     type=click.Path(file_okay=False, path_type=Path),
     help="Where `judgegen approve` records approvals.",
 )
-@click.option("--backend", "backend_spec", help="package.module:factory → a JudgingBackend.")
-@click.option(
-    "--pages",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Offline page store (from `judgegen cache-pages`).",
-)
+@backend_options
 @click.option("--include-unreviewed", is_flag=True, help="Also run judges without approval.")
 @click.option("--overwrite", is_flag=True, help="Redo every result, fresh or not.")
 @click.option(
