@@ -135,11 +135,13 @@ class WorkerProcess:
         parent_sock, child_sock = socket.socketpair()
         job_fd = _memfd("judgegen-job-filter", setup.job_filter)
         sandbox_fd = _memfd("judgegen-sandbox-filter", setup.sandbox_filter)
+        filter_fds = [fd for fd in (job_fd, sandbox_fd) if fd is not None]
         scratch_bytes = SCRATCH_FILES * limits.max_file_mb * 1024 * 1024
         command = setup.isolation.command(env, scratch_bytes, sandbox_fd)
-        worker_args = ["--fd", str(child_sock.fileno()), "--job-filter-fd", str(job_fd)]
+        worker_args = ["--fd", str(child_sock.fileno())]
+        worker_args += ["--job-filter-fd", str(job_fd)] if job_fd is not None else []
         worker_args += [arg for path in setup.hidden for arg in ("--hidden", path)]
-        fds = (child_sock.fileno(), job_fd, *([sandbox_fd] if sandbox_fd is not None else []))
+        fds = (child_sock.fileno(), *filter_fds)
         try:
             process = await asyncio.create_subprocess_exec(
                 *command,
@@ -161,7 +163,7 @@ class WorkerProcess:
             raise
         finally:
             child_sock.close()
-            for fd in fds[1:]:
+            for fd in filter_fds:
                 os.close(fd)
         reader, writer = await asyncio.open_unix_connection(sock=parent_sock)
         worker = cls(process, reader, writer, home, limits.max_output_bytes)
