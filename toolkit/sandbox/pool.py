@@ -91,13 +91,15 @@ class WorkerSetup:
 
 
 async def prepare_setup(network: bool, probe_file: str) -> tuple[WorkerSetup, str | None]:
-    """Probe bubblewrap and build the seccomp filters; returns the setup and any warning."""
+    """Probe bubblewrap and build the seccomp filters (concurrently); returns the setup and
+    any warning."""
+    filters = asyncio.ensure_future(
+        asyncio.to_thread(lambda: (seccomp.sandbox_filter(), seccomp.job_filter(network)))
+    )
     isolation = await probe_isolation(network)
     warnings = [isolation.warning] if isolation.warning else []
     try:
-        sandbox_bpf, job_bpf = await asyncio.to_thread(
-            lambda: (seccomp.sandbox_filter(), seccomp.job_filter(network))
-        )
+        sandbox_bpf, job_bpf = await filters
     except (ImportError, OSError, RuntimeError) as exc:
         sandbox_bpf, job_bpf = b"", b""
         warnings.append(f"no seccomp filter: libseccomp is unavailable ({exc})")
@@ -318,9 +320,9 @@ def _finish(
 
 
 class WorkerPool:
-    """`size` sandboxed workers sharing one broker; `evaluate` runs a job on a free one.
+    """Up to `size` sandboxed workers sharing one broker; `evaluate` runs a job on a free one.
 
-    Use as `async with WorkerPool(4, limits, backend, pages, tools) as pool:` (or call
+    Workers start on demand: the first evaluation waits for one worker, not for `size`. Use as `async with WorkerPool(4, limits, backend, pages, tools) as pool:` (or call
     `evaluate` directly: the pool starts on the first job). A worker that crashed, timed out or
     broke the protocol is replaced on the next job. Each outcome carries the guards measured in
     effect; when some are missing the pool says which on stderr, and with `require_sandbox`
@@ -365,7 +367,8 @@ class WorkerPool:
         return self
 
     async def start(self) -> None:
-        """Probe the isolation once (warning on stderr if weak) and start the workers."""
+        """Probe the isolation and build the filters once (warning on stderr if weak);
+        workers themselves start when a job needs one."""
         async with self._start_lock:
             if self._started:
                 return
@@ -374,11 +377,6 @@ class WorkerPool:
             self.setup, warning = await prepare_setup(self.limits.network, probe)
             if warning:
                 print(f"judgegen: warning: {warning}", file=sys.stderr)
-            started = await asyncio.gather(
-                *(WorkerProcess.start(self.setup, self.limits) for _ in range(self.size)),
-                return_exceptions=True,
-            )
-            self._idle = [w for w in started if isinstance(w, WorkerProcess)]
             self._started = True
 
     async def __aexit__(self, *exc_info: object) -> None:
