@@ -148,9 +148,8 @@ async def test_hostile_judges_end_incomplete_while_others_in_the_same_pool_compl
 
 async def test_a_worker_killed_from_outside_is_reported_and_replaced() -> None:
     async with WorkerPool(1, SandboxLimits(timeout_s=3), backend()) as pool:
+        await pool.evaluate(job("normal"))  # workers start on demand: have one ready
         running = asyncio.ensure_future(pool.evaluate(job("sleeps")))
-        while not pool._busy:  # workers start on demand
-            await asyncio.sleep(0.05)
         await asyncio.sleep(0.3)
         for worker in list(pool._busy):
             os.killpg(worker.process.pid, signal.SIGKILL)
