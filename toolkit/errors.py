@@ -7,7 +7,9 @@ JudgegenError
  │    │               `incomplete`; never scored as a wrong answer
  │    ├── LLMError    the LLM call still failed after retries / re-asks (keeps usage)
  │    └── ReplayMiss  the replay provider has no recording for a request
- └── BudgetExceeded   the dollar cap was reached; no new calls are made (also an InfraError)
+ ├── BudgetExceeded   the dollar cap was reached; no new calls are made (also an InfraError)
+ ├── AnswersLayoutError  an --answers folder cannot be read as <agent>/<task_id>/<answer>.md
+ └── ResultsBusy      another run holds the results folder's lock (and we were told not to wait)
 """
 
 from __future__ import annotations
@@ -17,6 +19,14 @@ from typing import Any
 
 class JudgegenError(Exception):
     """Base of every error judgegen raises on purpose."""
+
+
+class AnswersLayoutError(JudgegenError):
+    """An answers folder is not laid out as answers; the message says how to lay them out."""
+
+
+class ResultsBusy(JudgegenError):
+    """Another run is writing the results folder and the caller chose not to wait."""
 
 
 class SpecError(JudgegenError):

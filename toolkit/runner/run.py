@@ -23,15 +23,21 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from prompts import prompts_sha256
 from toolkit.backends import ExtractRequest, JudgingBackend, Verdict, VerifyRequest
 from toolkit.errors import InfraError
 from toolkit.evaluator import PageSource
 from toolkit.runner.approval import approval_problem
-from toolkit.runner.fingerprint import Fingerprint, make_fingerprint, sha256_file
+from toolkit.runner.fingerprint import (
+    Fingerprint,
+    judge_templates_sha256,
+    make_fingerprint,
+    pages_unchanged,
+    sha256_file,
+)
 from toolkit.runner.inputs import AnswerInput
 from toolkit.runner.loader import Judge, load_judge
 from toolkit.runner.metrics import SkippedJudge, Summary, compute_summary
+from toolkit.runner.page_reads import RecordingPages, recording_page_reads
 from toolkit.runner.protocol import EvalJob, EvalOutcome, error_dict
 from toolkit.runner.results import (
     SUMMARY_FILE,
@@ -273,6 +279,7 @@ class JudgeInfo:
     sha256: str | None
     problem: str | None = None
     unreviewed: bool = False
+    missing: bool = False
 
 
 @dataclass
@@ -296,11 +303,22 @@ class RunReport:
         return [r for r in self.results if r.status == "incomplete"]
 
     @property
+    def failure(self) -> str | None:
+        """Why a run with nothing incomplete still failed: it judged nothing, or judges were
+        held back for approval reasons (a CI job must not read either as success)."""
+        held = [s.task_id for s in self.skipped_judges if s.kind == "approval"]
+        if held:
+            return f"{len(held)} judge(s) not run for approval reasons: {', '.join(held)}"
+        if not self.results and not self.stopped:
+            return "nothing was evaluated: no answer has a judge that may run"
+        return None
+
+    @property
     def exit_code(self) -> int:
-        """3 infrastructure stop; 1 incomplete results or malformed inputs; else 0."""
+        """3 infrastructure stop; 1 incomplete results, malformed inputs or `failure`; else 0."""
         if self.stopped:
             return 3
-        return 1 if self.incomplete or self.input_errors else 0
+        return 1 if self.incomplete or self.input_errors or self.failure else 0
 
     def to_record(self) -> RunRecord:
         """The machine-readable form of this report."""
@@ -315,6 +333,7 @@ class RunReport:
 
         return RunRecord(
             exit_code=self.exit_code,
+            failure=self.failure,
             evaluated=self.evaluated,
             reused=self.reused,
             not_started=self.not_started,
@@ -342,6 +361,9 @@ class RunRecord(BaseModel):
 
     version: int = RUN_RECORD_VERSION
     exit_code: int
+    failure: str | None = Field(
+        default=None, description="Why the run failed although nothing was incomplete."
+    )
     evaluated: int = Field(description="Evaluations run now (judge executed).")
     reused: int = Field(description="Fresh results kept from earlier runs.")
     not_started: int = Field(description="Left for the next run after an infrastructure stop.")
@@ -352,6 +374,12 @@ class RunRecord(BaseModel):
     input_errors: list[ResultRef] = Field(default_factory=list)
     usage: UsageTotals = Field(description="Usage of the evaluations run now.")
     summaries: dict[str, Summary] = Field(default_factory=dict)
+    unjudged_files: list[str] = Field(
+        default_factory=list, description="Answer files the inputs' layout leaves out."
+    )
+    missing_pages: dict[str, list[str]] = Field(
+        default_factory=dict, description="Cited pages judges could not read, by agent/task/answer."
+    )
 
 
 Progress = Callable[[str, EvaluationResult | None], None]
@@ -367,7 +395,7 @@ def resolve_judges(task_ids: Iterable[str], options: RunOptions) -> dict[str, Ju
     for task_id in sorted(set(task_ids)):
         path = (Path(options.judges_dir) / f"{task_id}.py").resolve()
         if not path.is_file():
-            judges[task_id] = JudgeInfo(task_id, path, None, f"no judge at {path}")
+            judges[task_id] = JudgeInfo(task_id, path, None, f"no judge at {path}", missing=True)
             continue
         info = JudgeInfo(task_id, path, sha256_file(path))
         problem = approval_problem(path, options.reviews_dir, task_id)
@@ -389,15 +417,17 @@ class Runner:
         executor: Executor,
         options: RunOptions,
         progress: Progress = _noop,
+        pages: PageSource | None = None,
     ) -> None:
         self.backend = backend
         self.executor = executor
         self.options = options
         self.progress = progress
+        self.pages = pages  # what the executor's judges read, to tell if stored reads still hold
         self.store = ResultStore(options.results_dir)
         self.report = RunReport()
         self._stop = asyncio.Event()
-        self._prompts_digest = prompts_sha256()
+        self._templates_digest = judge_templates_sha256()
 
     def fingerprint(self, item: AnswerInput, judge: JudgeInfo | None) -> Fingerprint:
         """The fingerprint the current judge and configuration give this answer."""
@@ -406,14 +436,18 @@ class Runner:
             answer_sha256=item.answer_sha256,
             backend=getattr(self.backend, "inner", self.backend),
             backend_spec=self.options.backend_spec,
-            prompts_digest=self._prompts_digest,
+            templates_digest=self._templates_digest,
         )
 
     async def run(self, inputs: list[AnswerInput]) -> RunReport:
         """Evaluate `inputs`, write their results and each agent's summary."""
         judges = resolve_judges((i.task_id for i in inputs), self.options)
         self.report.skipped_judges = [
-            SkippedJudge(task_id=j.task_id, reason=j.problem) for j in judges.values() if j.problem
+            SkippedJudge(
+                task_id=j.task_id, reason=j.problem, kind="no_judge" if j.missing else "approval"
+            )
+            for j in judges.values()
+            if j.problem
         ]
         for agent in sorted({i.agent_name for i in inputs}):
             self.store.remove_stray_temp_files(agent)
@@ -425,7 +459,7 @@ class Runner:
                 self.report.skipped_answers += 1
                 continue
             fp = self.fingerprint(item, judge)
-            if self._reuse(item, judge, fp):
+            if await self._reuse(item, judge, fp):
                 continue
             if needs_judge and judge is not None:
                 pending.append((item, judge, fp))
@@ -436,12 +470,19 @@ class Runner:
         self._write_summaries(inputs, judges)
         return self.report
 
-    def _reuse(self, item: AnswerInput, judge: JudgeInfo | None, fp: Fingerprint) -> bool:
-        """Keep a fresh stored result (same fingerprint, not incomplete); False to redo it."""
+    async def _reuse(self, item: AnswerInput, judge: JudgeInfo | None, fp: Fingerprint) -> bool:
+        """Keep a fresh stored result (same inputs and pages, not incomplete); False to redo."""
         if self.options.overwrite:
             return False
         stored = self.store.read(item.agent_name, item.task_id, item.answer_name)
-        if stored is None or stored.status == "incomplete" or stored.fingerprint != fp:
+        if (
+            stored is None
+            or stored.status == "incomplete"
+            or not stored.fingerprint.same_inputs(fp)
+        ):
+            return False
+        reads = stored.fingerprint.pages
+        if reads is not None and not await pages_unchanged(reads, self.pages):
             return False
         if stored.unreviewed_judge and judge is not None and not judge.unreviewed:
             stored = stored.model_copy(update={"unreviewed_judge": False})
@@ -526,7 +567,8 @@ class Runner:
                 task_id=item.task_id,
             )
             try:
-                outcome = await self.executor.evaluate(job)
+                with recording_page_reads() as page_log:
+                    outcome = await self.executor.evaluate(job)
             except Exception as exc:
                 outcome = EvalOutcome.failure(
                     job,
@@ -536,6 +578,8 @@ class Runner:
                 )
             finally:
                 current_meter.reset(token)
+            missing = (outcome.summary or {}).get("missing_sources") or []
+            fp = fp.model_copy(update={"pages": page_log.reads(missing)})
             result = self._outcome_result(item, judge, fp, outcome, meter.usage)
             self.report.evaluated += 1
             await self._record_async(item, result)
@@ -628,8 +672,11 @@ async def run_evaluations(
     """Evaluate `inputs` (in-process unless an executor is given) and write results/summaries."""
     metered = backend if isinstance(backend, MeteredBackend) else MeteredBackend(backend)
     caller = ToolTable(tools) if tools is not None else None
+    recording = pages if isinstance(pages, RecordingPages) else RecordingPages(pages)
     executor = executor or InProcessExecutor(
-        metered, pages=pages, tools=caller, timeout_s=timeout_s
+        metered, pages=recording, tools=caller, timeout_s=timeout_s
     )
-    runner = Runner(backend=metered, executor=executor, options=options, progress=progress)
+    runner = Runner(
+        backend=metered, executor=executor, options=options, progress=progress, pages=recording
+    )
     return await runner.run(inputs)
