@@ -49,6 +49,10 @@ def print_outcome(
     unjudged = [s for s in strays if s.looks_like_answer]
     code = report.exit_code
     if code == 0 and unjudged:
+        click.echo(
+            f"error: {len(unjudged)} answer file(s) under {inputs} were not judged (see above)",
+            err=True,
+        )
         code = 1
     if report.failure:
         click.echo(f"error: {report.failure}", err=True)

@@ -27,6 +27,7 @@ from generator.review_runs import (
 from generator.rubric import outline, statistics, tree_of
 from generator.spec import LoadedSpec, SampleAnswer, load_spec
 from toolkit.errors import InfraError, SpecError
+from toolkit.keywords import did_you_mean
 from toolkit.llm.settings import LLMSettings
 
 TREE_VERSION = 1
@@ -70,7 +71,9 @@ def load_task(task: str, tasks_dir: Path) -> LoadedSpec:
     try:
         return load_spec(task, tasks_dir)
     except SpecError as exc:
-        raise click.UsageError(str(exc)) from exc
+        known = [p.parent.name for p in Path(tasks_dir).glob("*/task.*")]
+        hint = did_you_mean(task, known) if exc.problem == "does not exist" else None
+        raise click.UsageError(f"{exc} ({hint})" if hint else str(exc)) from exc
 
 
 def judge_file(judges: Path, task_id: str) -> Path:
