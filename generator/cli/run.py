@@ -55,7 +55,11 @@ def call_factory(spec: str, option: str) -> Any:
         factory = getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError) as exc:
         raise click.BadParameter(f"cannot load {spec}: {exc}", param_hint=option) from exc
-    return factory()
+    try:
+        return factory()
+    except Exception as exc:
+        message = f"{spec}() failed: {type(exc).__name__}: {exc}"
+        raise click.BadParameter(message, param_hint=option) from exc
 
 
 def load_backend_factory(spec: str) -> JudgingBackend:
