@@ -12,6 +12,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, get_args
 
+from generator.lint.rules.contract import ALLOWED_MODULES, FORBIDDEN_TOOLKIT
 from toolkit import checks, tree
 from toolkit.evaluator import Evaluator
 from toolkit.tree import AggregationStrategy, NodeStatus, VerificationNode
@@ -66,6 +67,12 @@ async def evaluate(ev: Evaluator) -> None:
         extraction_name="release",
     )
     node = ev.add_parallel(id="release", desc="The release is identified and sourced")
+    ev.add_custom_node(
+        result=bool(release.name and release.url),
+        id="release_given",
+        desc="The answer names a release and cites a URL for it",
+        parent=node,
+    )
     ev.add_custom_node(
         result=checks.same_date(release.date, GROUND_TRUTH["release_date"]),
         id="release_date_correct",
@@ -154,6 +161,8 @@ def _function_section(title: str, function: Callable[..., Any], *, drop_self: bo
 
 def _contract_section() -> str:
     constants = "\n".join(f"- `{name}`: {meaning}" for name, meaning in JUDGE_CONSTANTS)
+    allowed = ", ".join(f"`{name}`" for name in sorted(ALLOWED_MODULES))
+    forbidden = ", ".join(f"`{name}`" for name in FORBIDDEN_TOOLKIT)
     return (
         "## The judge contract\n\n"
         "A judge is one Python module, `generated_judges/<task_id>.py`. It defines these "
@@ -163,10 +172,35 @@ def _contract_section() -> str:
         "the `Evaluator` (answer, task description, judging backend, cited pages) with its "
         "root node already created, calls `evaluate(ev)`, then scores the tree; the judge "
         "never constructs clients, caches or loggers, never reads the clock or the network, "
-        "and returns nothing. Import only from `toolkit` (`Evaluator`, `checks`, "
-        "`VerificationNode`, `AggregationStrategy`), `pydantic` and the standard library.\n\n"
+        "and returns nothing.\n\n"
+        f"Imports: only these modules (and their submodules) are allowed: {allowed}. From "
+        "`toolkit` use `Evaluator`, `checks`, `VerificationNode` and `AggregationStrategy`; "
+        f"{forbidden} are the runner's, never the judge's.\n\n"
         f"```python\n{_CONTRACT_EXAMPLE}\n```\n"
     )
+
+
+# Mistakes the signatures alone do not prevent; each one has produced a wrong judge.
+TRAPS: tuple[str, ...] = (
+    "`verify(claim, node)` with no `sources` is a plain check: the verifier sees the claim "
+    "(and the answer), never a page. A leaf whose description speaks of a cited or official "
+    "page must pass that page's URL(s) as `sources=`.",
+    "`extract(..., source=url)` reads one page (singular `source`); `verify(..., sources=urls)` "
+    "takes one URL or a list (plural `sources`). Any other keyword is a TypeError.",
+    "`add_custom_node` is critical by default: a failed custom check scores its parent 0. "
+    "Pass `critical=False` for a partial-credit check.",
+    "Under a sequential parent, the first child scoring below 1 zeroes every later sibling, "
+    "custom nodes included; put existence gates first and partial-credit checks where a "
+    "failure should not cancel them.",
+    "The verifier sees the claim, the task description, the answer and (with sources) the "
+    "page text. It does not see your variables: write the expected value into the claim, and "
+    "gate on the extracted value first so a missing field never reaches a claim as 'None'.",
+)
+
+
+def _traps_section() -> str:
+    items = "\n".join(f"- {trap}" for trap in TRAPS)
+    return f"## Traps\n\n{items}\n"
 
 
 def _evaluator_section() -> str:
@@ -222,8 +256,20 @@ def public_check_names() -> list[str]:
     return [
         name
         for name, value in vars(checks).items()
-        if name in exported and inspect.isfunction(value) and value.__module__ == checks.__name__
+        if name in exported
+        and inspect.isfunction(value)
+        and value.__module__.startswith(checks.__name__)
     ]
+
+
+def evaluator_methods() -> dict[str, Callable[..., Any]]:
+    """The Evaluator methods a judge calls, by name (the functions `judgegen docs` renders)."""
+    return {name: inspect.getattr_static(Evaluator, name) for name in EVALUATOR_METHODS}
+
+
+def check_functions() -> dict[str, Callable[..., Any]]:
+    """The public `toolkit.checks` functions, by name (the functions `judgegen docs` renders)."""
+    return {name: getattr(checks, name) for name in public_check_names()}
 
 
 def render_api_reference() -> str:
@@ -233,6 +279,7 @@ def render_api_reference() -> str:
         "Everything a judge may use. Signatures and descriptions are taken from the toolkit's "
         "code.\n",
         _contract_section(),
+        _traps_section(),
         _evaluator_section(),
         _node_section(),
         _strategy_section(),

@@ -13,7 +13,7 @@ import builtins
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from toolkit.awaitables import resolve
 from toolkit.backends import (
@@ -24,8 +24,10 @@ from toolkit.backends import (
     Verdict,
     VerifyRequest,
 )
-from toolkit.errors import TreeError
+from toolkit.errors import InfraError, TreeError
+from toolkit.keywords import strict_keywords
 from toolkit.tree import AggregationStrategy, VerificationNode, tree_statistics
+from toolkit.urls import normalize_url
 
 SUMMARY_VERSION = 1
 
@@ -54,26 +56,48 @@ def empty_template(template_class: type[BaseModel]) -> BaseModel:
 
 
 def _coerce_extraction(template_class: type[BaseModel], raw: Any) -> BaseModel:
+    """`raw` as the template; an empty result (missing page) is all-null, and fields the
+    template lacks or values of the wrong type are an `InfraError`, never a silent 0."""
     if isinstance(raw, template_class):
         return raw
     data = raw.model_dump() if isinstance(raw, BaseModel) else dict(raw or {})
-    for name, field in template_class.model_fields.items():
-        if name not in data and field.is_required():
-            data[name] = None
+    if not data:
+        return empty_template(template_class)
+    fields = template_class.model_fields
+    unknown = sorted(set(data) - set(fields) - {f.alias for f in fields.values() if f.alias})
+    if unknown:
+        raise InfraError(
+            f"extraction output has fields {unknown} that {template_class.__name__} lacks",
+            kind="invalid_output",
+        )
+    missing = {
+        name: None for name, field in fields.items() if name not in data and field.is_required()
+    }
     try:
-        return template_class.model_validate(data)
-    except ValueError:
-        base = empty_template(template_class)
-        return template_class.model_construct(**{**base.__dict__, **data})
+        return template_class.model_validate({**data, **missing})
+    except ValidationError as exc:
+        given = [e for e in exc.errors() if not e["loc"] or e["loc"][0] not in missing]
+        if given:
+            raise InfraError(
+                f"extraction output does not fit {template_class.__name__}: {given[0]['msg']} "
+                f"at {'.'.join(map(str, given[0]['loc']))}",
+                kind="invalid_output",
+            ) from None
+        return template_class.model_construct(**{**empty_template(template_class).__dict__, **data})
 
 
 def _normalize_sources(sources: str | Sequence[str] | None) -> list[str]:
+    """The cited URLs as a list, one per page (`toolkit.urls.normalize_url`), first spelling kept."""
     if sources is None:
         return []
     if isinstance(sources, str):
         return [sources]
     if isinstance(sources, (list, tuple)):
-        return [s for s in sources if isinstance(s, str) and s]
+        pages: dict[str, str] = {}
+        for source in sources:
+            if isinstance(source, str) and source:
+                pages.setdefault(normalize_url(source) or source, source)
+        return list(pages.values())
     raise TypeError(f"sources must be None, a URL or a list of URLs, got {type(sources).__name__}")
 
 
@@ -82,7 +106,8 @@ class Evaluator:
 
     Build the rubric under `ev.root` with `add_parallel` / `add_sequential` / `add_leaf` /
     `add_custom_node`, read the answer with `extract`, decide each leaf exactly once with
-    `verify` (or `add_custom_node` for a Python check). The runner scores the tree.
+    `verify` (or `add_custom_node` for a Python check). The runner scores the tree. Every
+    method rejects an unknown keyword with a `TypeError` that names the closest valid one.
     """
 
     def __init__(self) -> None:
@@ -106,6 +131,7 @@ class Evaluator:
         self._parents: dict[int, VerificationNode] = {}
 
     @classmethod
+    @strict_keywords
     def create(
         cls,
         *,
@@ -136,23 +162,31 @@ class Evaluator:
         )
         return evaluator
 
+    @strict_keywords
     def initialize(
         self,
         task_id: str,
         strategy: AggregationStrategy | str = AggregationStrategy.PARALLEL,
         agent_name: str | None = None,
         answer_name: str | None = None,
-        **kwargs: Any,
+        *,
+        client: Any = None,
+        backend: JudgingBackend | None = None,
+        pages: PageSource | None = None,
+        task_description: str | None = None,
+        answer: str | None = None,
+        default_model: str | None = None,
+        extract_model: str | None = None,
+        verify_model: str | None = None,
     ) -> VerificationNode:
         """Create the (non-critical) root and bind the backend, pages, answer and task.
 
-        Accepts Mind2Web 2's keywords too: `client` (a runner-provided judge context carrying
-        `backend` and `pages`), `task_description`, `answer`, `default_model`,
-        `extract_model`, `verify_model`; their cache/semaphore/logger are accepted and unused.
+        `client` is a runner-provided judge context carrying `backend` and `pages` (Mind2Web
+        2's spelling); the compatibility layer also accepts and drops their cache, semaphore
+        and logger. An unknown keyword is a `TypeError` naming the closest valid one.
         """
-        client = kwargs.get("client")
-        backend = kwargs.get("backend") or getattr(client, "backend", None)
-        pages = kwargs.get("pages") or getattr(client, "pages", None)
+        backend = backend or getattr(client, "backend", None)
+        pages = pages or getattr(client, "pages", None)
         if backend is not None:
             self.backend = backend
         if pages is not None:
@@ -160,12 +194,12 @@ class Evaluator:
         self.task_id = task_id
         self.agent_name = agent_name or "unknown_agent"
         self.answer_name = answer_name or "unknown_answer"
-        self.task_description = kwargs.get("task_description") or f"Evaluation for {task_id}"
-        self.answer = kwargs.get("answer") or ""
-        default_model = kwargs.get("default_model") or getattr(backend, "model", None)
-        self.judge_model = kwargs.get("verify_model") or default_model or DEFAULT_JUDGE_MODEL
+        self.task_description = task_description or f"Evaluation for {task_id}"
+        self.answer = answer or ""
+        default_model = default_model or getattr(backend, "model", None)
+        self.judge_model = verify_model or default_model or DEFAULT_JUDGE_MODEL
         extract_default = getattr(backend, "extract_model", None) or self.judge_model
-        self.extract_model = kwargs.get("extract_model") or extract_default
+        self.extract_model = extract_model or extract_default
         self.root = VerificationNode(
             id="root",
             desc=self.task_description,
@@ -197,13 +231,13 @@ class Evaluator:
         self._parents[builtins.id(node)] = target
         return node
 
+    @strict_keywords
     def add_parallel(
         self,
         id: str,
         desc: str,
         parent: VerificationNode | None = None,
         critical: bool = False,
-        **kwargs: Any,
     ) -> VerificationNode:
         """Add a group scored as the mean of its non-critical children.
 
@@ -211,25 +245,24 @@ class Evaluator:
         `critical=True` makes this group gate its own parent (and forces its children to be
         critical). `parent=None` attaches it to the root. A repeated id gets `_1`, `_2`, ….
         """
-        return self._add(parent, id=id, desc=desc, critical=critical, strategy="parallel", **kwargs)
+        return self._add(parent, id=id, desc=desc, critical=critical, strategy="parallel")
 
+    @strict_keywords
     def add_sequential(
         self,
         id: str,
         desc: str,
         parent: VerificationNode | None = None,
         critical: bool = False,
-        **kwargs: Any,
     ) -> VerificationNode:
         """Add a group whose children are checked in order: after the first child scoring
         below 1, every later child is skipped (score 0). Use it when later checks only make
         sense if earlier ones hold (e.g. "the item exists" before "its price is right").
         Scoring after the cut is as in `add_parallel`.
         """
-        return self._add(
-            parent, id=id, desc=desc, critical=critical, strategy="sequential", **kwargs
-        )
+        return self._add(parent, id=id, desc=desc, critical=critical, strategy="sequential")
 
+    @strict_keywords
     def add_leaf(
         self,
         id: str,
@@ -238,7 +271,6 @@ class Evaluator:
         critical: bool = False,
         score: float = 0.0,
         status: str = "initialized",
-        **kwargs: Any,
     ) -> VerificationNode:
         """Add a leaf that a later `verify(claim=..., node=leaf)` decides, exactly once.
 
@@ -249,10 +281,9 @@ class Evaluator:
             raise TreeError(f"Leaf nodes must have binary scores (0.0 or 1.0), got {score}")
         if status not in {"passed", "failed", "skipped", "initialized"}:
             raise TreeError(f"Invalid leaf status '{status}'")
-        return self._add(
-            parent, id=id, desc=desc, critical=critical, score=score, status=status, **kwargs
-        )
+        return self._add(parent, id=id, desc=desc, critical=critical, score=score, status=status)
 
+    @strict_keywords
     def add_custom_node(
         self,
         result: bool,
@@ -277,16 +308,19 @@ class Evaluator:
             status="passed" if passed else "failed",
         )
 
+    @strict_keywords
     def add_ground_truth(self, gt_info: dict, gt_type: str = "ground_truth") -> None:
         """Record ground truth in the summary's info list."""
         self._ground_truth.append({gt_type: gt_info})
 
+    @strict_keywords
     def add_custom_info(
         self, info: dict, info_type: str = "custom", info_name: str | None = None
     ) -> None:
         """Record any extra information in the summary's info list."""
         self._custom_info.append({info_name or info_type: info})
 
+    @strict_keywords
     def find_node(self, node_id: str) -> VerificationNode | None:
         """The node with this id, or None."""
         if self.root is None:
@@ -305,6 +339,7 @@ class Evaluator:
 
     # -- judging --------------------------------------------------------------------------
 
+    @strict_keywords
     async def extract(
         self,
         prompt: str,
@@ -312,7 +347,6 @@ class Evaluator:
         extraction_name: str = "extraction",
         source: str | None = None,
         additional_instruction: str | None = None,
-        **kwargs: Any,
     ) -> BaseModel:
         """Extract `template_class` from the answer (`source=None`) or from the cited page.
 
@@ -340,11 +374,10 @@ class Evaluator:
             task_id=self.task_id,
         )
         try:
-            raw = await self.backend.extract(request)
+            result = _coerce_extraction(template_class, await self.backend.extract(request))
         except Exception as exc:
             self._record_error("extract", extraction_name, exc)
             raise
-        result = _coerce_extraction(template_class, raw)
         self._extractions.append({extraction_name: result.model_dump(mode="json")})
         return result
 
@@ -381,6 +414,7 @@ class Evaluator:
                     yield from sibling.leaves()
             current = parent
 
+    @strict_keywords
     async def verify(
         self,
         claim: str,
@@ -389,7 +423,6 @@ class Evaluator:
         *,
         extra_prerequisites: Sequence[VerificationNode] | None = None,
         additional_instruction: str | None = None,
-        **kwargs: Any,
     ) -> bool:
         """Decide `node` by checking `claim`; returns whether it passed.
 
@@ -452,10 +485,10 @@ class Evaluator:
                 return verdict, url
         return verdict, None
 
+    @strict_keywords
     async def batch_verify(
         self,
         claims_and_sources: Sequence[tuple[str, Any, VerificationNode, str | None]],
-        **kwargs: Any,
     ) -> list[bool | BaseException]:
         """Run several `(claim, sources, node, additional_instruction)` verifications at once.
 
@@ -464,7 +497,7 @@ class Evaluator:
         """
         return await asyncio.gather(
             *(
-                self.verify(claim=c, node=n, sources=s, additional_instruction=a, **kwargs)
+                self.verify(claim=c, node=n, sources=s, additional_instruction=a)
                 for c, s, n, a in claims_and_sources
             ),
             return_exceptions=True,

@@ -8,17 +8,14 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from generator.cli.common import open_pages
 from generator.cli.llm_options import llm_options
-from generator.cli.run_outcome import print_outcome
-from generator.cli.tree import open_pages
-from toolkit.backends import JudgingBackend
 from toolkit.errors import AnswersLayoutError, InfraError, JudgegenError, ResultsBusy, SpecError
 from toolkit.keywords import did_you_mean
-from toolkit.llm.settings import LLMSettings
 from toolkit.runner.answers_layout import StrayFile, read_layout
 from toolkit.runner.inputs import (
     DEFAULT_MAX_ANSWER_BYTES,
@@ -27,20 +24,14 @@ from toolkit.runner.inputs import (
     discover_trajectories,
     trajectory_root,
 )
-from toolkit.runner.page_reads import RecordingPages
-from toolkit.runner.results import EvaluationResult
 from toolkit.runner.results_lock import results_lock
-from toolkit.runner.run import (
-    InProcessExecutor,
-    LazyExecutor,
-    MeteredBackend,
-    MeteredClient,
-    Runner,
-    RunOptions,
-    RunReport,
-    ToolTable,
-)
-from toolkit.tools.maps import MapsProvider, maps_tools
+
+if TYPE_CHECKING:  # the runner loads when a run starts, not for `run --help`
+    from toolkit.backends import JudgingBackend
+    from toolkit.llm.settings import LLMSettings
+    from toolkit.runner.results import EvaluationResult
+    from toolkit.runner.run import RunOptions, RunReport
+    from toolkit.tools.maps import MapsProvider
 
 
 def call_factory(spec: str, option: str) -> Any:
@@ -64,6 +55,8 @@ def call_factory(spec: str, option: str) -> Any:
 
 def load_backend_factory(spec: str) -> JudgingBackend:
     """Call the `package.module:factory` named by `spec` and check it returns a backend."""
+    from toolkit.backends import JudgingBackend
+
     backend = call_factory(spec, "--backend")
     if not isinstance(backend, JudgingBackend):
         raise click.BadParameter(
@@ -182,6 +175,8 @@ async def _run_with(
     timeout_s: float,
     sandbox: bool,
 ) -> RunReport:
+    from toolkit.runner.run import InProcessExecutor, LazyExecutor, Runner, ToolTable
+
     progress = _progress(len(inputs))
     if not sandbox:
         executor = InProcessExecutor(
@@ -207,6 +202,8 @@ async def _run_with(
 
 def _build_backend(backend_spec: str | None, settings: LLMSettings) -> tuple[Any, Any]:
     """(metered judging backend, metered LLM client or None when a --backend is given)."""
+    from toolkit.runner.run import MeteredBackend, MeteredClient
+
     if backend_spec:
         return MeteredBackend(load_backend_factory(backend_spec)), None
     from toolkit.backends import LLMBackend
@@ -342,6 +339,11 @@ def run(
     (or the results folder is busy with --no-wait); 3 an infrastructure failure (e.g.
     budget) stopped the run.
     """
+    from generator.cli.run_outcome import print_outcome
+    from toolkit.runner.page_reads import RecordingPages
+    from toolkit.runner.run import RunOptions
+    from toolkit.tools.maps import maps_tools
+
     if not judges.is_dir():
         raise click.UsageError(f"no judges directory {judges} (use --judges DIR)")
     try:

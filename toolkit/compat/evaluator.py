@@ -4,16 +4,24 @@ The subclass only adds what older and newer published judges call that the core 
 does not spell the same way (`id_=` for node ids, `close`, `add_existence_node`, id helpers,
 `evaluator.verifier.logger` / `evaluator.extractor.logger` in error paths); it never changes
 how a tree is built or scored, so an imported judge scores exactly as its native rewrite does.
+The core Evaluator rejects unknown keywords; this layer keeps Mind2Web 2's leniency
+(`**kwargs` swallowed extra keywords such as `global_cache=`), so it drops the keywords the
+core does not know before calling it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel
+
 from toolkit.backends import DEFAULT_JUDGE_MODEL
 from toolkit.evaluator import Evaluator as CoreEvaluator
+from toolkit.keywords import keyword_names
 from toolkit.tree import AggregationStrategy, VerificationNode
 
 __all__ = ["DEFAULT_JUDGE_MODEL", "AggregationStrategy", "Evaluator", "VerificationNode"]
@@ -28,6 +36,12 @@ def _node_args(id: str | None, desc: str | None, kwargs: dict[str, Any]) -> tupl
     if desc is None:
         raise TypeError(f"node '{node_id}' needs a description (`desc=`)")
     return node_id, desc
+
+
+def _known(method: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The keywords of `kwargs` the core `method` accepts (Mind2Web 2 ignored the others)."""
+    names = keyword_names(method)
+    return {name: value for name, value in kwargs.items() if name in names}
 
 
 MAX_LOGGED_CHARS = 2000
@@ -66,7 +80,7 @@ class Evaluator(CoreEvaluator):
 
     logger: JudgeLog | None = None
 
-    def initialize(
+    def initialize(  # type: ignore[override]
         self,
         task_id: str,
         strategy: AggregationStrategy | str = AggregationStrategy.PARALLEL,
@@ -74,12 +88,50 @@ class Evaluator(CoreEvaluator):
         answer_name: str | None = None,
         **kwargs: Any,
     ) -> VerificationNode:
-        """The core `initialize`; the `logger=` it is given backs `verifier.logger`."""
-        root = super().initialize(task_id, strategy, agent_name, answer_name, **kwargs)
+        """Create the root; Mind2Web 2's cache and semaphore keywords are dropped, and the
+        `logger=` it is given backs `verifier.logger`."""
+        known = _known(CoreEvaluator.initialize, kwargs)
+        root = super().initialize(task_id, strategy, agent_name, answer_name, **known)
         given = kwargs.get("logger")
         base = given if isinstance(given, logging.Logger) else None
         self.logger = JudgeLog(base or logging.getLogger(f"judgegen.judge.{task_id}"), self)
         return root
+
+    async def extract(  # type: ignore[override]
+        self,
+        prompt: str,
+        template_class: type[BaseModel],
+        extraction_name: str = "extraction",
+        source: str | None = None,
+        **kwargs: Any,
+    ) -> BaseModel:
+        """Extract as the core does; unknown keywords are dropped."""
+        known = _known(CoreEvaluator.extract, kwargs)
+        return await super().extract(prompt, template_class, extraction_name, source, **known)
+
+    async def verify(  # type: ignore[override]
+        self,
+        claim: str,
+        node: VerificationNode | None,
+        sources: str | Sequence[str] | None = None,
+        **kwargs: Any,
+    ) -> bool:
+        """Verify as the core does; unknown keywords are dropped."""
+        return await super().verify(claim, node, sources, **_known(CoreEvaluator.verify, kwargs))
+
+    async def batch_verify(  # type: ignore[override]
+        self,
+        claims_and_sources: Sequence[tuple[str, Any, VerificationNode, str | None]],
+        **kwargs: Any,
+    ) -> list[bool | BaseException]:
+        """Verify several claims at once, through this layer's lenient `verify`."""
+        return await asyncio.gather(
+            *(
+                self.verify(claim=c, node=n, sources=s, additional_instruction=a, **kwargs)
+                for c, s, n, a in claims_and_sources
+            ),
+            return_exceptions=True,
+        )
 
     @property
     def verifier(self) -> LoggingRole:
@@ -106,7 +158,9 @@ class Evaluator(CoreEvaluator):
     ) -> VerificationNode:
         """Add a parallel parent; `id_=` is accepted for `id=`."""
         node_id, node_desc = _node_args(id, desc, kwargs)
-        return super().add_parallel(node_id, node_desc, parent, **kwargs)
+        return super().add_parallel(
+            node_id, node_desc, parent, **_known(CoreEvaluator.add_parallel, kwargs)
+        )
 
     def add_sequential(
         self,
@@ -117,7 +171,9 @@ class Evaluator(CoreEvaluator):
     ) -> VerificationNode:
         """Add a sequential parent; `id_=` is accepted for `id=`."""
         node_id, node_desc = _node_args(id, desc, kwargs)
-        return super().add_sequential(node_id, node_desc, parent, **kwargs)
+        return super().add_sequential(
+            node_id, node_desc, parent, **_known(CoreEvaluator.add_sequential, kwargs)
+        )
 
     def add_leaf(
         self,
@@ -131,7 +187,8 @@ class Evaluator(CoreEvaluator):
     ) -> VerificationNode:
         """Add a leaf to be decided by `verify`; `id_=` is accepted for `id=`."""
         node_id, node_desc = _node_args(id, desc, kwargs)
-        return super().add_leaf(node_id, node_desc, parent, critical, score, status, **kwargs)
+        known = _known(CoreEvaluator.add_leaf, kwargs)
+        return super().add_leaf(node_id, node_desc, parent, critical, score, status, **known)
 
     def add_custom_node(
         self,

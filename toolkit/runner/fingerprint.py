@@ -9,27 +9,16 @@ rerun compares them with what the page source holds now (`pages_unchanged`).
 
 from __future__ import annotations
 
-import hashlib
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolkit.awaitables import resolve
+from toolkit.util.hashing import sha256_text
 
 FINGERPRINT_VERSION = 2
 JUDGE_TEMPLATES = "toolkit"
 """The prompts/ subfolder of the templates judges use (generator templates do not count)."""
-
-
-def sha256_bytes(data: bytes) -> str:
-    """`sha256:<hex>` of `data` (the algorithm prefix keeps a future change from aliasing)."""
-    return "sha256:" + hashlib.sha256(data).hexdigest()
-
-
-def sha256_file(path: str | Path) -> str:
-    """`sha256:<hex>` of a file's bytes."""
-    return sha256_bytes(Path(path).read_bytes())
 
 
 class PageReads(BaseModel):
@@ -136,4 +125,4 @@ async def _current_hash(pages: Any, url: str) -> str | None:
         text = await resolve(pages.get(url))
     except Exception:
         return "unreadable"  # differs from every hash and from None: the result is redone
-    return None if text is None else sha256_bytes(str(text).encode("utf-8"))
+    return None if text is None else sha256_text(str(text))

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from toolkit.runner.answers_layout import ANSWER_SUFFIX, AnswersLayout, read_layout
-from toolkit.runner.fingerprint import sha256_bytes
+from toolkit.util.hashing import sha256_bytes
 
 DEFAULT_MAX_ANSWER_BYTES = 2_000_000
 TRAJECTORY_ANSWER_NAME = "final_answer"

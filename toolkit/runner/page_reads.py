@@ -14,8 +14,9 @@ from contextvars import ContextVar
 from typing import Any
 
 from toolkit.awaitables import resolve
-from toolkit.runner.fingerprint import PageReads, sha256_bytes
+from toolkit.runner.fingerprint import PageReads
 from toolkit.runner.results import EvaluationResult
+from toolkit.util.hashing import sha256_text
 
 
 class PageReadLog:
@@ -30,7 +31,7 @@ class PageReadLog:
         if text is None:
             self._missing.add(url)
         else:
-            self._read[url] = sha256_bytes(str(text).encode("utf-8"))
+            self._read[url] = sha256_text(str(text))
 
     def reads(self, also_missing: Iterable[str] = ()) -> PageReads:
         """What was read, plus `also_missing` (the evaluator's own list of missing sources)."""

@@ -32,7 +32,6 @@ from toolkit.runner.fingerprint import (
     judge_templates_sha256,
     make_fingerprint,
     pages_unchanged,
-    sha256_file,
 )
 from toolkit.runner.inputs import AnswerInput
 from toolkit.runner.loader import Judge, load_judge
@@ -45,10 +44,11 @@ from toolkit.runner.results import (
     ResultStore,
     UsageTotals,
     score_file_path,
-    write_atomic,
     write_score_file,
 )
 from toolkit.tools import ToolCaller
+from toolkit.util.files import write_atomic
+from toolkit.util.hashing import sha256_file
 
 STOP_KINDS = frozenset({"budget"})
 RUN_RECORD_VERSION = 1

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from generator.lint.rule import Rule
+from generator.lint.rules.api import ToolkitCallSignature
 from generator.lint.rules.contract import (
     EntryPoint,
     ForbiddenImport,
     ModuleConstants,
     RunnerOwnedSetup,
+    UnusedModuleConstant,
 )
 from generator.lint.rules.data import ExtractionUnused, GroundTruthUnused, UnguardedNoneInClaim
 from generator.lint.rules.runtime import (
@@ -43,6 +45,8 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             UnawaitedCoroutine,
             VerifyNonLeaf,
             RunnerOwnedSetup,
+            ToolkitCallSignature,
+            UnusedModuleConstant,
         ),
         key=lambda rule: rule.id,
     )

@@ -233,10 +233,9 @@ class ForbiddenImport(Rule):
         "A judge runs in a sandbox without network, files or API keys: pages and LLM calls "
         "go only through `ev.extract(...)` and `ev.verify(..., sources=...)`. Import only "
         "from `toolkit` (Evaluator, VerificationNode, AggregationStrategy, checks, errors) and "
-        "parsing/stdlib helpers (pydantic, typing, re, datetime, json, math, collections, "
-        "itertools, functools, difflib, urllib.parse, ...). Remove os/sys/subprocess/socket/"
-        "requests/httpx/urllib.request/anthropic/openai/time/random imports and calls to "
-        "eval/exec/open/__import__."
+        "these modules: " + ", ".join(sorted(ALLOWED_MODULES - {"toolkit"})) + ". Remove "
+        "os/sys/subprocess/socket/requests/httpx/urllib.request/anthropic/openai/time/random "
+        "imports and calls to eval/exec/open/__import__."
     )
     bad = """
 import requests
@@ -341,3 +340,59 @@ async def evaluate(ev: Evaluator) -> None:
         qualified = self.ctx.qualify(func)
         if qualified in RUNNER_OWNED:
             self.report(node, f"`{dotted(func)}(...)`: the runner creates this, not the judge.")
+
+
+RUNNER_READ_CONSTANTS = frozenset({"TASK_ID", "TASK_DESCRIPTION", "ROOT_STRATEGY", "GROUND_TRUTH"})
+
+
+def _is_constant_name(name: str) -> bool:
+    return name.isupper() and name[0].isalpha() and name not in RUNNER_READ_CONSTANTS
+
+
+class UnusedModuleConstant(Rule):
+    """JG018: a module constant nothing reads is a fact the judge meant to check and forgot."""
+
+    id = "JG018"
+    name = "unused-module-constant"
+    title = "Module-level constant that nothing reads"
+    message = (
+        "A module-level constant such as `OFFICIAL_DOMAIN` or `EXPECTED_VERSION = "
+        "GROUND_TRUTH['version']` exists to be compared with the answer; when no code reads "
+        "it, the judge checks something else (often a copied literal) or nothing at all. Use "
+        "the constant in the check it was written for, or delete it. (`GROUND_TRUTH` itself "
+        "is covered key by key by JG009; TASK_ID, TASK_DESCRIPTION and ROOT_STRATEGY are read "
+        "by the runner.)"
+    )
+    bad = """
+OFFICIAL_DOMAIN = "blog.rust-lang.org"
+
+async def evaluate(ev: Evaluator) -> None:
+    info = await ev.extract(prompt="The URL", template_class=Info, extraction_name="info")
+    ev.add_custom_node(result=bool(info.url), id="linked", desc="A link is given")
+"""
+    good = """
+OFFICIAL_DOMAIN = "blog.rust-lang.org"
+
+async def evaluate(ev: Evaluator) -> None:
+    info = await ev.extract(prompt="The URL", template_class=Info, extraction_name="info")
+    ev.add_custom_node(
+        result=checks.url_in_domain(info.url, OFFICIAL_DOMAIN), id="official", desc="Official"
+    )
+"""
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        facts = self.ctx.scopes[original_node]
+        for statement in original_node.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                targets: list[cst.BaseExpression] = []
+                if isinstance(small, cst.Assign):
+                    targets = [t.target for t in small.targets]
+                elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                    targets = [small.target]
+                for target in targets:
+                    if not isinstance(target, cst.Name) or not _is_constant_name(target.value):
+                        continue
+                    if not facts.loads.get(target.value):
+                        self.report(target, f"`{target.value}` is defined but nothing reads it.")

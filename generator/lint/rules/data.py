@@ -9,6 +9,7 @@ import libcst as cst
 from generator.lint.context import LintContext, ScopeFacts
 from generator.lint.rule import Rule
 from generator.lint.syntax import (
+    EVALUATOR_BUILDERS,
     call_arg,
     dotted,
     evaluator_call,
@@ -71,17 +72,42 @@ async def evaluate(ev: Evaluator) -> None:
         value = bindings[-1].value
         if not isinstance(value, cst.Dict) or len(bindings) > 1:
             return
-        used: set[str] = set()
-        for load in loads:
-            key = self._key_read(load)
-            if key is None:
-                return
-            used.add(key)
+        used = self._keys_read(loads, depth=0)
+        if used is None:
+            return
         for element in value.elements:
             if isinstance(element, cst.DictElement):
                 key = string_value(element.key)
                 if key is not None and key not in used:
                     self.report(element, f"`GROUND_TRUTH['{key}']` is never used.")
+
+    def _keys_read(self, loads: list[cst.Name], depth: int) -> set[str] | None:
+        """Keys read at `loads`, following `gt = GROUND_TRUTH` aliases; None if not all known."""
+        used: set[str] = set()
+        for load in loads:
+            key = self._key_read(load)
+            alias = self._alias(load) if key is None and depth < 2 else None
+            if alias is not None:
+                name, scope = alias
+                keys = self._keys_read(scope.loads.get(name, []), depth + 1)
+                if keys is None:
+                    return None
+                used |= keys
+            elif key is None:
+                return None
+            else:
+                used.add(key)
+        return used
+
+    def _alias(self, load: cst.Name) -> tuple[str, ScopeFacts] | None:
+        """(name, scope) when `load` is the whole value of `name = GROUND_TRUTH`."""
+        target = self.ctx.parent(load)
+        if not isinstance(target, cst.Assign) or len(target.targets) != 1:
+            return None
+        name = target.targets[0].target
+        if not isinstance(name, cst.Name):
+            return None
+        return name.value, self.ctx.scope_of(load)
 
     def _key_read(self, load: cst.Name) -> str | None:
         """The constant key read at this use (`GT["k"]`, `GT.get("k")`), None otherwise."""
@@ -110,16 +136,19 @@ class UnguardedNoneInClaim(Rule):
 
     id = "JG010"
     name = "unguarded-none-in-claim"
-    title = "Extracted field checked against a page without any existence check"
+    title = "Extracted field in a sourced claim or a description without any existence check"
     message = (
         'A field the answer lacks is None, and `f"... {info.price}"` then asks the page to '
         'support the literal text "None": a wasted page verification and a verdict about '
         "nonsense. Gate extracted objects before verifying them against sources: "
         "`ev.add_custom_node(result=bool(info.price and info.url), id=..., desc=..., "
         "parent=...)` as a critical sibling (the verification is then skipped when data is "
-        "missing), or an `if info.price:` around it. Heuristic, to stay quiet on good judges: "
-        "only claims verified with `sources=` are checked, and the object counts as gated when "
-        "any of its fields appears in an earlier condition, boolean expression or `result=`."
+        "missing), or an `if info.price:` around it. The same holds for a node's `desc=`: "
+        'the reviewer would read "The price None is right". Heuristic, to stay quiet on '
+        "good judges: only claims verified with `sources=` and node descriptions are checked "
+        "(a plain comparison claim fails on 'None' as it should), and the object counts as "
+        "gated when any of its fields appears in an earlier condition, boolean expression or "
+        "`result=`."
     )
     bad = """
 class Price(BaseModel):
@@ -178,7 +207,7 @@ async def evaluate(ev: Evaluator) -> None:
         for call in facts.calls:
             if self.ctx.scope_of(call) is not facts:
                 continue
-            for template in self._sourced_claims(facts, call):
+            for template in self._texts(facts, call):
                 for part in template.parts:
                     if not isinstance(part, cst.FormattedStringExpression):
                         continue
@@ -193,7 +222,7 @@ async def evaluate(ev: Evaluator) -> None:
                 self.report(
                     part,
                     f"`{field}` may be None here, and nothing checks `{extraction.name}` "
-                    "before this claim is verified against a page.",
+                    "before it goes into this claim or description (it would read 'None').",
                 )
 
     def _gated(self, extraction: _Extraction, call: cst.Call) -> bool:
@@ -211,11 +240,13 @@ async def evaluate(ev: Evaluator) -> None:
             for name, gate in self._gates.get(scope, [])
         )
 
-    def _sourced_claims(self, facts: ScopeFacts, call: cst.Call) -> list[cst.FormattedString]:
+    def _texts(self, facts: ScopeFacts, call: cst.Call) -> list[cst.FormattedString]:
         method = method_name(call)
         claims: list[cst.BaseExpression | None] = []
         if method == "verify" and _has_sources(call_arg(call, "sources")):
             claims = [call_arg(call, "claim")]
+        elif method in EVALUATOR_BUILDERS:
+            claims = [call_arg(call, "desc")]
         elif method == "batch_verify" and call.args and isinstance(call.args[0].value, cst.List):
             for element in call.args[0].value.elements:
                 entry = element.value

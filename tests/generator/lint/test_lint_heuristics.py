@@ -450,3 +450,25 @@ def test_mind2web2_style_entry_point_is_accepted() -> None:
 
 def test_missing_entry_point_is_reported() -> None:
     assert findings("", "JG001") == ["The module defines no module-level `async def evaluate(ev)`."]
+
+
+def test_missing_field_in_a_node_description_is_reported() -> None:
+    body = """
+    async def evaluate(ev: Evaluator) -> None:
+        item = await ev.extract(prompt="p", template_class=Item, extraction_name="i")
+        ev.add_leaf(id="x", desc=f"The name {item.name} is right", critical=True)
+    """
+    assert len(findings(body, "JG010")) == 1
+    gated = body.replace("        ev.add_leaf", "        if item.name:\n            ev.add_leaf")
+    assert findings(gated, "JG010") == []
+
+
+def test_ground_truth_key_unread_through_an_alias_is_reported() -> None:
+    body = """
+    GROUND_TRUTH = {"a": 1, "b": 2}
+
+    async def evaluate(ev: Evaluator) -> None:
+        gt = GROUND_TRUTH
+        ev.add_custom_node(result=gt["a"] == 1, id="x", desc="d")
+    """
+    assert findings(body, "JG009") == ["`GROUND_TRUTH['b']` is never used."]
