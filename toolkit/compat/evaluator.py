@@ -149,7 +149,7 @@ class Evaluator(CoreEvaluator):
             self.logger = JudgeLog(logging.getLogger(name), self)
         return self.logger
 
-    def add_parallel(
+    def add_parallel(  # type: ignore[override]
         self,
         id: str | None = None,
         desc: str | None = None,
@@ -162,7 +162,7 @@ class Evaluator(CoreEvaluator):
             node_id, node_desc, parent, **_known(CoreEvaluator.add_parallel, kwargs)
         )
 
-    def add_sequential(
+    def add_sequential(  # type: ignore[override]
         self,
         id: str | None = None,
         desc: str | None = None,

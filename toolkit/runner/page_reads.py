@@ -59,8 +59,9 @@ class RecordingPages:
 
     def __init__(self, inner: Any | None) -> None:
         self.inner = inner
-        if callable(getattr(inner, "screenshot", None)):
-            self.screenshot = inner.screenshot
+        screenshot = getattr(inner, "screenshot", None)
+        if callable(screenshot):
+            self.screenshot = screenshot
 
     async def get(self, url: str) -> str | None:
         """The inner source's text for `url` (None when missing or without a source)."""
