@@ -47,7 +47,7 @@ def _known(method: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str, Any]
 MAX_LOGGED_CHARS = 2000
 
 
-class JudgeLog(logging.LoggerAdapter):  # type: ignore[type-arg]
+class JudgeLog(logging.LoggerAdapter[logging.Logger]):
     """The logger Mind2Web 2 judges reach as `evaluator.verifier.logger`: records go to the
     runner's logger for the judge, and warnings and errors are also kept in the result's info
     (`judge_log`), so what a judge noticed in its error paths is not lost in a worker's stderr."""
