@@ -11,40 +11,20 @@ from click.testing import CliRunner
 
 import prompts
 from generator.cli import main
-from tests.fixtures.runner.helpers import PAGES, build_page_store, copy_fixtures, result_files
+from tests.fixtures.runner.helpers import (
+    PAGES,
+    result_files,
+    run_args,
+)
 from toolkit.pages import PageRecord, PageStore
 from toolkit.runner.fingerprint import judge_templates_sha256
 
-BACKEND = "tests.fixtures.runner.scripted:factory"
 LOUVRE = "https://www.louvre.fr/en/visit/hours-admission"
 
 
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    copy_fixtures(tmp_path)
-    build_page_store(tmp_path / "pages")
-    return tmp_path
-
-
 def run(work: Path, *extra: str, pages: bool = True, sandbox: bool = False):
-    args = [
-        "run",
-        "--answers",
-        str(work / "answers"),
-        "--judges",
-        str(work / "judges"),
-        "--results",
-        str(work / "results"),
-        "--reviews",
-        str(work / "reviews"),
-        "--backend",
-        BACKEND,
-        "--include-unreviewed",
-        "--json",
-        *(["--pages", str(work / "pages")] if pages else []),
-        *([] if sandbox else ["--no-sandbox"]),
-        *extra,
-    ]
+    mode = [] if sandbox else ["--no-sandbox"]
+    args = run_args(work, "--include-unreviewed", "--json", *mode, *extra, pages=pages)
     return CliRunner().invoke(main, args, catch_exceptions=False)
 
 

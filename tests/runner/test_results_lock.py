@@ -9,41 +9,17 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
-from tests.fixtures.runner.helpers import build_page_store, copy_fixtures, result_files
+from tests.fixtures.runner.helpers import (
+    result_files,
+    run_args,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-c", "from generator.cli import main; main()"]
 
 
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    copy_fixtures(tmp_path)
-    build_page_store(tmp_path / "pages")
-    return tmp_path
-
-
 def args(work: Path, backend: str, *extra: str) -> list[str]:
-    return [
-        "run",
-        "--answers",
-        str(work / "answers"),
-        "--judges",
-        str(work / "judges"),
-        "--results",
-        str(work / "results"),
-        "--reviews",
-        str(work / "reviews"),
-        "--pages",
-        str(work / "pages"),
-        "--backend",
-        backend,
-        "--include-unreviewed",
-        "--no-sandbox",
-        "--json",
-        *extra,
-    ]
+    return run_args(work, "--include-unreviewed", "--no-sandbox", "--json", *extra, backend=backend)
 
 
 def environment(work: Path) -> dict[str, str]:

@@ -18,12 +18,12 @@ from tests.fixtures.runner.helpers import (
     build_page_store,
     copy_fixtures,
     result_files,
+    run_args,
     without_timing,
 )
 from toolkit.runner.results_lock import LOCK_FILE
 
 REPO = Path(__file__).resolve().parents[2]
-BACKEND = "tests.fixtures.runner.scripted:factory"
 EXPECTED = {
     "alpha/le_guin_novels/answer_1.json",
     "alpha/le_guin_novels/answer_2.json",
@@ -37,32 +37,6 @@ EXPECTED = {
     "beta/python_match/answer_1.json",
     "beta/python_match/answer_2.json",
 }
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    copy_fixtures(tmp_path)
-    build_page_store(tmp_path / "pages")
-    return tmp_path
-
-
-def run_args(work: Path, *extra: str, backend: str = BACKEND) -> list[str]:
-    return [
-        "run",
-        "--answers",
-        str(work / "answers"),
-        "--judges",
-        str(work / "judges"),
-        "--results",
-        str(work / "results"),
-        "--reviews",
-        str(work / "reviews"),
-        "--pages",
-        str(work / "pages"),
-        "--backend",
-        backend,
-        *extra,
-    ]
 
 
 def invoke(args: list[str]) -> object:

@@ -11,36 +11,14 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
-from tests.fixtures.runner.helpers import build_page_store, copy_fixtures, result_files
-
-BACKEND = "tests.fixtures.runner.scripted:factory"
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    copy_fixtures(tmp_path)
-    build_page_store(tmp_path / "pages")
-    return tmp_path
+from tests.fixtures.runner.helpers import (
+    result_files,
+    run_args,
+)
 
 
 def run(work: Path, *extra: str, answers: Path | None = None):
-    args = [
-        "run",
-        "--answers",
-        str(answers or work / "answers"),
-        "--judges",
-        str(work / "judges"),
-        "--results",
-        str(work / "results"),
-        "--reviews",
-        str(work / "reviews"),
-        "--pages",
-        str(work / "pages"),
-        "--backend",
-        BACKEND,
-        "--no-sandbox",
-        *extra,
-    ]
+    args = run_args(work, "--no-sandbox", *extra, answers=answers)
     return CliRunner().invoke(main, args, catch_exceptions=False)
 
 
