@@ -33,18 +33,24 @@ def git(repo: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
-@pytest.fixture
-def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A git repository with two commits of the judge: v1, then v2."""
+def git_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The review workspace as a fresh git repository (nothing committed), the cwd."""
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)
     root = workspace(tmp_path / "repo")
     git(root, "init", "-q", "-b", "main")
+    monkeypatch.chdir(root)
+    return root
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A git repository with two commits of the judge: v1, then v2."""
+    root = git_workspace(tmp_path, monkeypatch)
     git(root, "add", "tasks", "generated_judges")
     git(root, "commit", "-q", "-m", "v1")
     shutil.copy(V2, root / "generated_judges" / f"{TASK}.py")
     git(root, "commit", "-q", "-am", "v2")
-    monkeypatch.chdir(root)
     return root
 
 
@@ -94,15 +100,11 @@ def test_unknown_revision_is_a_usage_error(repo: Path) -> None:
 @pytest.fixture
 def repo_adding_the_judge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A repository whose first commit has the task but not its judge; the second adds it."""
-    for key, value in GIT_ENV.items():
-        monkeypatch.setenv(key, value)
-    root = workspace(tmp_path / "repo")
-    git(root, "init", "-q", "-b", "main")
+    root = git_workspace(tmp_path, monkeypatch)
     git(root, "add", "tasks")
     git(root, "commit", "-q", "-m", "task only")
     git(root, "add", "generated_judges")
     git(root, "commit", "-q", "-m", "add the judge")
-    monkeypatch.chdir(root)
     return root
 
 

@@ -31,9 +31,9 @@ def environment(work: Path) -> dict[str, str]:
     }
 
 
-def start_holding_run(work: Path) -> subprocess.Popen[str]:
-    """A run whose backend holds its first request until `work/gate` exists."""
-    process = subprocess.Popen(
+def start_run(work: Path) -> subprocess.Popen[str]:
+    """`judgegen run` in its own process, with a backend that waits for `work/gate`."""
+    return subprocess.Popen(
         [*CLI, *args(work, "tests.fixtures.runner.gated:factory")],
         cwd=REPO,
         env=environment(work),
@@ -41,6 +41,11 @@ def start_holding_run(work: Path) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def start_holding_run(work: Path) -> subprocess.Popen[str]:
+    """A run that has reached its backend, so it holds the results folder."""
+    process = start_run(work)
     deadline = time.monotonic() + 60
     while not (work / "started").exists():
         assert process.poll() is None, process.communicate()
@@ -71,14 +76,7 @@ def test_second_run_with_no_wait_exits_2_while_the_first_holds_the_folder(work: 
 
 def test_second_run_waits_for_the_first_and_then_reuses_its_results(work: Path) -> None:
     first = start_holding_run(work)
-    second = subprocess.Popen(
-        [*CLI, *args(work, "tests.fixtures.runner.gated:factory")],
-        cwd=REPO,
-        env=environment(work),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    second = start_run(work)
     try:
         line = second.stderr.readline() if second.stderr else ""
         assert "waiting for it to finish" in line
