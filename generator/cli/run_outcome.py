@@ -45,7 +45,8 @@ def print_outcome(
         click.echo(client.summary_line(), err=True)
     _warn_strays(strays, inputs)
     missing = missing_pages(report.results)
-    _warn_missing_pages(missing, inputs, pages)
+    trajectories = any(r.input_kind == "trajectory" for r in report.results)
+    _warn_missing_pages(missing, None if trajectories else inputs, pages)
     unjudged = [s for s in strays if s.looks_like_answer]
     code = report.exit_code
     if code == 0 and unjudged:
@@ -86,20 +87,23 @@ def _warn_strays(strays: Sequence[StrayFile], inputs: Path) -> None:
         click.echo(line, err=True)
 
 
-def _warn_missing_pages(missing: dict[str, list[str]], inputs: Path, pages: Path | None) -> None:
-    """How many cited pages the judges could not read, for which answers, and the fix."""
+def _warn_missing_pages(
+    missing: dict[str, list[str]], answers: Path | None, pages: Path | None
+) -> None:
+    """How many cited pages the judges could not read, for which answers, and the fix
+    (`answers`: the .md answers `cache-pages` can read the citations from, if any)."""
     if not missing:
         return
     urls = {url for listed in missing.values() for url in listed}
+    store = pages or Path("pages")
+    source = f"--answers {answers}" if answers else "--answers <.md files citing them>"
+    fetch = f"`judgegen cache-pages {source} --store {store}` (URLs: `missing_pages` in --json)"
     if pages is None:
         where = "--pages was not given, so no cited page could be read"
-        fix = (
-            f"capture them with `judgegen cache-pages --answers {inputs} --store pages`, "
-            "then rerun with `--pages pages`"
-        )
+        fix = f"capture them with {fetch}, then rerun with `--pages {store}`"
     else:
         where = f"they are not in the page store {pages} (or failed to load)"
-        fix = f"fetch them with `judgegen cache-pages --answers {inputs} --store {pages}` and rerun"
+        fix = f"fetch them with {fetch} and rerun"
     click.echo(
         f"warning: {len(urls)} cited page(s) missing for {len(missing)} answer(s): {where}; "
         f"they count as unsupported. To judge them, {fix} (those results are then redone).",
