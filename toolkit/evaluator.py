@@ -56,18 +56,20 @@ def empty_template(template_class: type[BaseModel]) -> BaseModel:
 
 
 def _coerce_extraction(template_class: type[BaseModel], raw: Any) -> BaseModel:
-    """`raw` as the template; an empty result (missing page) is all-null, and fields the
-    template lacks or values of the wrong type are an `InfraError`, never a silent 0."""
+    """`raw` as the template; an empty result (missing page) is all-null. An output sharing no
+    field with the template, or a value of the wrong type, is an `InfraError`, never a silent 0
+    (other extra fields are ignored, as pydantic does)."""
     if isinstance(raw, template_class):
         return raw
     data = raw.model_dump() if isinstance(raw, BaseModel) else dict(raw or {})
     if not data:
         return empty_template(template_class)
     fields = template_class.model_fields
-    unknown = sorted(set(data) - set(fields) - {f.alias for f in fields.values() if f.alias})
-    if unknown:
+    known = set(fields) | {f.alias for f in fields.values() if f.alias}
+    if not known & set(data):
         raise InfraError(
-            f"extraction output has fields {unknown} that {template_class.__name__} lacks",
+            f"extraction output {sorted(data)} has none of the fields of "
+            f"{template_class.__name__} ({sorted(fields)})",
             kind="invalid_output",
         )
     missing = {
@@ -466,20 +468,20 @@ class Evaluator:
     async def _decide(
         self, claim: str, urls: list[str], instruction: str | None
     ) -> tuple[Verdict, str | None]:
-        common = {
-            "claim": claim,
-            "task_description": self.task_description,
-            "answer": self.answer,
-            "additional_instruction": instruction,
-            "task_id": self.task_id,
-        }
+        plain = VerifyRequest(
+            claim=claim,
+            task_description=self.task_description,
+            answer=self.answer,
+            additional_instruction=instruction,
+            task_id=self.task_id,
+        )
         if not urls:
-            return await self.backend.verify(VerifyRequest(**common)), None
+            return await self.backend.verify(plain), None
         verdict = Verdict(passed=False, reasoning="no source supports the claim")
         for url in urls:
             text, images = await self._page(url)
             verdict = await self.backend.verify(
-                VerifyRequest(**common, sources=[url], page_texts=[text], images=images)
+                plain.model_copy(update={"sources": [url], "page_texts": [text], "images": images})
             )
             if verdict.passed:
                 return verdict, url

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 import os
 import sys
 from collections.abc import Callable
@@ -12,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from generator.cli.common import open_pages
+from generator.cli.common import backend_options, call_factory, load_backend_factory, open_pages
 from generator.cli.llm_options import llm_options
 from toolkit.errors import AnswersLayoutError, InfraError, JudgegenError, ResultsBusy, SpecError
 from toolkit.keywords import did_you_mean
@@ -29,41 +28,10 @@ from toolkit.runner.results_lock import results_lock
 if TYPE_CHECKING:  # the runner loads when a run starts, not for `run --help`
     from toolkit.backends import JudgingBackend
     from toolkit.llm.settings import LLMSettings
+    from toolkit.runner.report import RunReport
     from toolkit.runner.results import EvaluationResult
-    from toolkit.runner.run import RunOptions, RunReport
+    from toolkit.runner.scheduler import RunOptions
     from toolkit.tools.maps import MapsProvider
-
-
-def call_factory(spec: str, option: str) -> Any:
-    """Import the `package.module:factory` named by `spec` (modules of the working directory
-    included, as with `python -m`) and return what calling it gives."""
-    module_name, _, attribute = spec.partition(":")
-    if not module_name or not attribute:
-        raise click.BadParameter("expected package.module:factory", param_hint=option)
-    if "" not in sys.path and str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))
-    try:
-        factory = getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as exc:
-        raise click.BadParameter(f"cannot load {spec}: {exc}", param_hint=option) from exc
-    try:
-        return factory()
-    except Exception as exc:
-        message = f"{spec}() failed: {type(exc).__name__}: {exc}"
-        raise click.BadParameter(message, param_hint=option) from exc
-
-
-def load_backend_factory(spec: str) -> JudgingBackend:
-    """Call the `package.module:factory` named by `spec` and check it returns a backend."""
-    from toolkit.backends import JudgingBackend
-
-    backend = call_factory(spec, "--backend")
-    if not isinstance(backend, JudgingBackend):
-        raise click.BadParameter(
-            f"{spec}() returned {type(backend).__name__}, which has no extract/verify",
-            param_hint="--backend",
-        )
-    return backend
 
 
 def load_maps_provider(spec: str | None) -> MapsProvider | None:
@@ -175,34 +143,24 @@ async def _run_with(
     timeout_s: float,
     sandbox: bool,
 ) -> RunReport:
-    from toolkit.runner.run import InProcessExecutor, LazyExecutor, Runner, ToolTable
+    from toolkit.runner.scheduler import run_evaluations
+    from toolkit.sandbox.protocol import SandboxLimits
 
-    progress = _progress(len(inputs))
-    if not sandbox:
-        executor = InProcessExecutor(
-            backend, pages=pages, tools=ToolTable(tools), timeout_s=timeout_s
-        )
-        runner = Runner(
-            backend=backend, executor=executor, options=options, progress=progress, pages=pages
-        )
-        return await runner.run(inputs)
-    from toolkit.runner.pool import WorkerPool
-    from toolkit.runner.protocol import SandboxLimits
-
-    limits = SandboxLimits(timeout_s=timeout_s)
-    jobs = max(1, options.jobs)
-    async with LazyExecutor(
-        lambda: WorkerPool(jobs, limits, backend, pages=pages, tools=tools)
-    ) as pool:
-        runner = Runner(
-            backend=backend, executor=pool, options=options, progress=progress, pages=pages
-        )
-        return await runner.run(inputs)
+    return await run_evaluations(
+        inputs,
+        backend=backend,
+        options=options,
+        isolation="sandbox" if sandbox else "in_process",
+        pages=pages,
+        tools=tools,
+        limits=SandboxLimits(timeout_s=timeout_s),
+        progress=_progress(len(inputs)),
+    )
 
 
 def _build_backend(backend_spec: str | None, settings: LLMSettings) -> tuple[Any, Any]:
     """(metered judging backend, metered LLM client or None when a --backend is given)."""
-    from toolkit.runner.run import MeteredBackend, MeteredClient
+    from toolkit.runner.metering import MeteredBackend, MeteredClient
 
     if backend_spec:
         return MeteredBackend(load_backend_factory(backend_spec)), None
@@ -252,12 +210,7 @@ def _llm_identity(backend: Any, settings: LLMSettings) -> str:
     type=click.Path(file_okay=False, path_type=Path),
     help="Where `judgegen approve` records approvals.",
 )
-@click.option("--backend", "backend_spec", help="package.module:factory → a JudgingBackend.")
-@click.option(
-    "--pages",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Offline page store (from `judgegen cache-pages`).",
-)
+@backend_options
 @click.option("--include-unreviewed", is_flag=True, help="Also run judges without approval.")
 @click.option("--overwrite", is_flag=True, help="Redo every result, fresh or not.")
 @click.option(
@@ -340,8 +293,7 @@ def run(
     budget) stopped the run.
     """
     from generator.cli.run_outcome import print_outcome
-    from toolkit.runner.page_reads import RecordingPages
-    from toolkit.runner.run import RunOptions
+    from toolkit.runner.scheduler import RunOptions
     from toolkit.tools.maps import maps_tools
 
     if not judges.is_dir():
@@ -353,7 +305,7 @@ def run(
     if not inputs:
         raise click.UsageError("no answers found (check --answers/--trajectories and --task)")
     try:
-        page_store = RecordingPages(open_pages(pages))
+        page_store = open_pages(pages)
         backend, client = _build_backend(backend_spec, llm_settings)
         tools = maps_tools(load_maps_provider(maps_spec))
     except (SpecError, FileNotFoundError) as exc:
