@@ -68,9 +68,9 @@ def test_overwrite_does_not_serve_a_schema_breaking_answer_cached_earlier(work: 
     assert first.returncode == 0, first.stderr
     scores = {k: r["final_score"] for k, r in result_files(work / "results").items()}
     cache = work / "llm-cache.sqlite"
-    with sqlite3.connect(cache) as db:  # what the lenient checker let through and stored
+    with sqlite3.connect(cache) as db:  # what the lenient checker stored (format 1: unchecked)
         bad = json.dumps({"text": '{"unexpected": 1}', "parsed": {"unexpected": 1}})
-        db.execute("UPDATE entries SET response = ? WHERE purpose = 'extract'", (bad,))
+        db.execute("UPDATE entries SET response = ?, checked = 0 WHERE purpose = 'extract'", (bad,))
     rerun = judgegen(work, GOOD, "--overwrite")
     assert rerun.returncode == 0, rerun.stderr
     assert {k: r["final_score"] for k, r in result_files(work / "results").items()} == scores
