@@ -15,7 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from generator.context import GenerationContext, build_context
-from generator.debug import DEFAULT_LIMITS, DebugReport, Runner, SharedExtractor, debug_stage
+from generator.debug import DEFAULT_LIMITS, DebugReport, SharedExtractor, debug_stage
 from generator.draft import (
     NoCodeBlock,
     Problem,
@@ -34,7 +34,8 @@ from generator.tape import CallTape
 from toolkit.backends import LLMBackend, LLMClientLike
 from toolkit.errors import JudgegenError
 from toolkit.llm.models import LLMRequest
-from toolkit.runner.protocol import SandboxLimits
+from toolkit.runner.builder import Isolation
+from toolkit.sandbox.protocol import SandboxLimits
 
 Progress = Callable[[str], None]
 
@@ -62,7 +63,7 @@ class PipelineOptions:
     max_examples: int = 2
     fixtures_dir: Path | None = None
     limits: SandboxLimits = field(default_factory=lambda: DEFAULT_LIMITS.model_copy())
-    runner: Runner | None = None
+    isolation: Isolation = "sandbox"
 
 
 class GenerationResult(BaseModel):
@@ -85,6 +86,27 @@ class GenerationRun:
     progress: Progress
     context: GenerationContext
     stages: list[StageRecord] = field(default_factory=list)
+
+    @classmethod
+    def start(
+        cls,
+        loaded: LoadedSpec,
+        options: PipelineOptions,
+        generation: LLMClientLike,
+        extraction: LLMClientLike | None,
+        progress: Progress,
+        context: GenerationContext,
+    ) -> GenerationRun:
+        """A run whose calls go on one tape; extraction, when it has its own client, on a
+        second tape sharing the first one's budget and usage."""
+        tape = CallTape(generation)
+        extract_tape = (
+            tape
+            if extraction is None or extraction is generation
+            else CallTape(extraction, shared=tape)
+        )
+        backend = LLMBackend(extract_tape, model=options.extract_model)
+        return cls(loaded, options, tape, SharedExtractor(backend), progress, context)
 
     def record(self, stage: StageRecord) -> None:
         self.stages.append(stage)
@@ -127,7 +149,11 @@ async def _check(
         StageRecord(stage="lint", round=round_number, status="ok", summary=f"{label}: clean")
     )
     report = await debug_stage(
-        source, run.loaded, run.extractor, limits=run.options.limits, runner=run.options.runner
+        source,
+        run.loaded,
+        run.extractor,
+        limits=run.options.limits,
+        isolation=run.options.isolation,
     )
     runs = len(report.runs)
     if report.ok:
@@ -153,7 +179,8 @@ async def _check(
     return source, report.problem(source), report
 
 
-async def _ask_for_code(run: GenerationRun, request_kind: str, request: LLMRequest) -> str:
+async def ask_for_code(run: GenerationRun, request_kind: str, request: LLMRequest) -> str:
+    """Send `request` and pull the judge module out of the reply (GenerationFailed if none)."""
     response = await run.tape.complete(request)
     try:
         return extract_code(response.text)
@@ -163,7 +190,7 @@ async def _ask_for_code(run: GenerationRun, request_kind: str, request: LLMReque
 
 async def draft_stage(run: GenerationRun) -> str:
     """Ask for the first draft."""
-    source = await _ask_for_code(run, "draft", draft_request(run.context, run.options.model))
+    source = await ask_for_code(run, "draft", draft_request(run.context, run.options.model))
     run.record(StageRecord(stage="draft", status="ok", summary=f"{len(source.splitlines())} lines"))
     return source
 
@@ -198,7 +225,7 @@ async def repair_loop(run: GenerationRun, source: str) -> tuple[str, DebugReport
             )
         previous = problem.signature
         request = repair_request(run.context, run.options.model, source, problem, round_number + 1)
-        source = await _ask_for_code(run, "repair", request)
+        source = await ask_for_code(run, "repair", request)
         run.record(
             StageRecord(
                 stage="repair",
@@ -332,20 +359,13 @@ async def generate(
 ) -> GenerationResult:
     """Generate, check, reflect on and publish the judge of one task."""
     check_publishable(options, loaded.task_id)
-    tape = CallTape(generation)
-    extract_tape = (
-        tape
-        if extraction is None or extraction is generation
-        else CallTape(extraction, shared=tape)
-    )
-    backend = LLMBackend(extract_tape, model=options.extract_model)
     context = build_context(
         loaded,
         judges_dir=options.repo / options.judges_dir,
         reviews_dir=options.repo / options.reviews_dir,
         max_examples=options.max_examples,
     )
-    run = GenerationRun(loaded, options, tape, SharedExtractor(backend), progress, context)
+    run = GenerationRun.start(loaded, options, generation, extraction, progress, context)
     spec_summary = f"{len(loaded.answers)} sample answers, spec {loaded.sha256()[:19]}"
     run.record(StageRecord(stage="spec", status="ok", summary=spec_summary))
     names = [f"{e.task_id} ({e.origin})" for e in context.examples]
@@ -361,7 +381,7 @@ async def generate(
         report=report,
         passes=passes,
         stages=run.stages,
-        tape=tape,
+        tape=run.tape,
         examples=names,
         progress=progress,
     )

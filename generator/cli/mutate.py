@@ -17,18 +17,18 @@ from typing import Any, Literal
 import click
 from pydantic import BaseModel, Field
 
-from generator.cli.common import open_pages
-from generator.cli.llm_options import llm_options
-from generator.cli.tree import (
+from generator.cli.common import (
     backend_options,
     judge_file,
     load_task,
     location_options,
     open_backend,
+    open_pages,
     pick_answer,
     run_review,
     sandbox_options,
 )
+from generator.cli.llm_options import llm_options
 from generator.mutate import MutationResult, mutate_all
 from generator.review_runs import JudgeRunError, ReviewRuns
 from generator.spec import LoadedSpec, SampleAnswer
@@ -81,12 +81,11 @@ class NotAccepted(click.ClickException):
 
 
 def _row(result: MutationResult, error: str | None) -> MutationRow:
-    outcome = "error" if error else ("killed" if result.killed else "survived")
     return MutationRow(
         name=result.mutation.name,
         description=result.mutation.description,
         score=None if error else result.score,
-        outcome=outcome,
+        outcome="error" if error else ("killed" if result.killed else "survived"),
         error=error,
     )
 

@@ -9,20 +9,23 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+from tests.fixtures.runner.helpers import run_in_sandbox
 from toolkit.backends import ExtractRequest, ScriptedBackend, Verdict, VerifyRequest
 from toolkit.errors import BudgetExceeded, InfraError
-from toolkit.runner.broker import Broker
 from toolkit.runner.loader import load_judge
-from toolkit.runner.protocol import (
+from toolkit.sandbox.broker import Broker
+from toolkit.sandbox.protocol import (
     MAX_FRAME_BYTES,
     Call,
+    EvalJob,
+    EvalOutcome,
     FrameBuffer,
     ProtocolError,
     Reply,
+    SandboxLimits,
     decode,
     encode,
 )
-from toolkit.runner.sandbox import EvalJob, EvalOutcome, SandboxLimits, run_in_sandbox
 
 JUDGES = Path(__file__).resolve().parent.parent / "fixtures" / "hostile_judges"
 LIMITS = SandboxLimits(timeout_s=5)
