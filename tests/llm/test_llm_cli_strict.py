@@ -105,3 +105,16 @@ def test_an_unusable_cache_file_stops_the_run_with_exit_3_and_the_fix(
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in result.stderr
     assert str(cache) in lines[0] and "Fix: move it aside or delete it" in lines[0]
+
+
+@pytest.mark.parametrize("provider", [GOOD, BAD], ids=["answered", "failed"])
+def test_results_usage_adds_up_to_the_llm_line(work: Path, provider: str) -> None:
+    for _ in range(2):  # the second run is served from the cache (or fails again)
+        result = judgegen(work, provider, "--overwrite")
+        line = next(t for t in result.stderr.splitlines() if t.startswith("LLM: "))
+        calls, cached = (int(part.split()[0]) for part in line[5:].split(", ")[:2])
+        usage = [r["usage"] for r in result_files(work / "results").values()]
+        assert sum(u["llm_calls"] for u in usage) == calls
+        assert sum(u["cache_hits"] for u in usage) == cached
+        ledger_cost = float(line.split("$")[1].split(";")[0])
+        assert round(sum(u["cost_usd"] for u in usage), 2) == ledger_cost

@@ -39,7 +39,7 @@ from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits
 from toolkit.util.files import write_atomic
 from toolkit.util.hashing import sha256_file
 
-STOP_KINDS = frozenset({"budget"})
+STOP_KINDS = frozenset({"budget", "cache"})
 
 
 @dataclass
