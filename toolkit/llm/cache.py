@@ -379,7 +379,9 @@ def _check_file(path: Path) -> None:
     page_size = 65536 if page_size == 1 else page_size
     pages = int.from_bytes(header[28:32], "big")
     header_valid = header[24:28] == header[92:96]
-    if header_valid and pages and path.stat().st_size < pages * page_size:
+    wal = path.with_name(path.name + "-wal")
+    pending = wal.is_file() and wal.stat().st_size > 0  # a checkpoint may still extend the file
+    if header_valid and pages and not pending and path.stat().st_size < pages * page_size:
         raise CacheError(
             path, f"it is truncated ({path.stat().st_size} bytes of {pages * page_size})"
         )
