@@ -612,7 +612,7 @@ class Evaluator:
         }
 
 
-async def _cancel(tasks: list[asyncio.Future[Any]]) -> None:
+async def _cancel(tasks: Sequence[asyncio.Future[Any]]) -> None:
     """Cancel the checks still running (a later page once an earlier one decided, or all of
     them when one failed) and wait for them, so none outlives the verification."""
     for task in tasks:

@@ -24,6 +24,7 @@ from toolkit.runner.loader import Judge, load_judge
 from toolkit.sandbox.confinement import Guard, apply_job_limits
 from toolkit.sandbox.protocol import (
     Call,
+    CallMethod,
     EvalOutcome,
     JobStart,
     Outcome,
@@ -60,7 +61,7 @@ class Channel:
         """Start reading replies in the background."""
         self._reader_task = asyncio.get_running_loop().create_task(self._read_replies())
 
-    async def call(self, method: str, payload: dict[str, Any]) -> Any:
+    async def call(self, method: CallMethod, payload: dict[str, Any]) -> Any:
         """Send one call and wait for its reply; an error reply raises `InfraError`."""
         if self._closed:
             raise InfraError(f"broker channel closed: {self._closed}", kind="channel")
