@@ -1,8 +1,9 @@
 """The LLM layer: provider-neutral requests, providers, response cache, budget and ledger.
 
-Callers build an `LLMClient` with `build_client(LLMSettings.from_env_and_file(...))` and
-`await client.complete(request)`; providers sit behind it (see `client.py` for the order of
-the wrappers).
+Callers build an `LLMClient` with `build_client(LLMSettings.from_env_and_file(...), role,
+account)` and `await client.complete(request)`; providers sit behind it (see `client.py` for
+the order of the wrappers). A command opens one `Account` (`account_for(settings)`) and passes
+it to every client it builds, so one budget and one ledger cover the whole command.
 """
 
 from toolkit.llm.account import Account

@@ -46,7 +46,7 @@ from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits
 from toolkit.util.files import write_atomic
 from toolkit.util.hashing import sha256_bytes
 
-STOP_KINDS = frozenset({"budget", REQUIRED_KIND})
+STOP_KINDS = frozenset({"budget", "cache", REQUIRED_KIND})
 
 
 @dataclass
