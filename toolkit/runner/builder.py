@@ -15,6 +15,7 @@ from typing import Literal
 from toolkit.backends import JudgingBackend
 from toolkit.evaluator import PageSource
 from toolkit.runner.executors import Executor, InProcessExecutor, ToolTable
+from toolkit.runner.page_reads import RecordingPages
 from toolkit.sandbox.broker import ToolProvider
 from toolkit.sandbox.protocol import SandboxLimits
 
@@ -34,12 +35,15 @@ async def judge_executor(
 ) -> AsyncIterator[Executor]:
     """Yield an executor running judges with `backend`, `pages` and `tools` under `limits`.
 
+    The judges' page source notes each read in the current evaluation's page-read log
+    (`toolkit.runner.page_reads`), so results can record what they were judged on.
     `isolation="sandbox"` (the default) runs each judge in a confined worker process, at most
     `jobs` at a time; `"in_process"` runs judges in this process, without isolation (a judge
     that blocks the event loop cannot be stopped), for trusted judges and debugging.
     `require_sandbox` fails evaluations missing a sandbox guard (kind `sandbox_required`).
     """
     limits = limits or SandboxLimits()
+    pages = pages if isinstance(pages, RecordingPages) else RecordingPages(pages)
     if isolation == "in_process":
         if require_sandbox:
             raise ValueError("require_sandbox needs isolation='sandbox'")
