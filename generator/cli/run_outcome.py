@@ -12,7 +12,7 @@ import click
 from toolkit.runner.answers_layout import StrayFile
 from toolkit.runner.metrics import format_table
 from toolkit.runner.page_reads import missing_pages
-from toolkit.runner.run import RunReport
+from toolkit.runner.report import RunReport
 
 MAX_LISTED = 10
 
