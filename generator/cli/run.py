@@ -228,6 +228,11 @@ def _llm_identity(backend: Any, settings: LLMSettings) -> str:
     help="Run judges in this process: no isolation, and a judge that blocks cannot be stopped.",
 )
 @click.option(
+    "--require-sandbox",
+    is_flag=True,
+    help="Fail (exit 3) when the OS refuses any sandbox guard, instead of warning.",
+)
+@click.option(
     "--maps",
     "maps_spec",
     metavar="PROVIDER",
@@ -257,6 +262,7 @@ def run(
     timeout_s: float,
     max_answer_bytes: int,
     no_sandbox: bool,
+    require_sandbox: bool,
     maps_spec: str | None,
     no_wait: bool,
     as_json: bool,
@@ -283,8 +289,10 @@ def run(
 
     \b
     Example:
-      judgegen run --answers answers/ --pages pages/ --jobs 8
-      judgegen run --trajectories runs/fara-7b --backend mypkg.backends:scripted
+      judgegen run --answers tasks/rust_2024_edition/samples --pages pages --provider replay:recordings/rust_2024_edition
+      judgegen run --trajectories tests/fixtures/runner/webeval/fara-run \
+        --judges tests/fixtures/runner/judges --include-unreviewed \
+        --backend tests.fixtures.runner.scripted:factory
 
     \b
     Exit codes: 0 every evaluation complete; 1 some incomplete, malformed or unjudged
@@ -298,6 +306,8 @@ def run(
 
     if not judges.is_dir():
         raise click.UsageError(f"no judges directory {judges} (use --judges DIR)")
+    if require_sandbox and no_sandbox:
+        raise click.UsageError("--require-sandbox and --no-sandbox contradict each other")
     try:
         inputs, strays = _discover(answers, trajectories, set(tasks) or None, max_answer_bytes)
     except OSError as exc:
@@ -318,6 +328,7 @@ def run(
         overwrite=overwrite,
         jobs=jobs,
         backend_spec=backend_spec or _llm_identity(backend, llm_settings),
+        require_sandbox=require_sandbox,
     )
     try:
         with results_lock(results, wait=not no_wait, on_wait=lambda m: click.echo(m, err=True)):

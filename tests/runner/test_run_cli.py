@@ -136,6 +136,9 @@ def test_sandboxed_run_gives_the_same_results_as_in_process(
     assert {k: without_timing(v) for k, v in a.items()} == {
         k: without_timing(v) for k, v in b.items()
     }
+    judged = [r for r in a.values() if r["status"] == "complete" and r["usage"]["backend_calls"]]
+    assert judged and all("filesystem_allowlist" in r["sandbox_guards"] for r in judged)
+    assert all(r["sandbox_guards"] == [] for r in b.values())
 
 
 def test_report_recomputes_the_table_from_result_files(work: Path) -> None:

@@ -31,6 +31,7 @@ async def judge_executor(
     tools: Mapping[str, ToolProvider] | None = None,
     limits: SandboxLimits | None = None,
     jobs: int = 4,
+    require_sandbox: bool = False,
 ) -> AsyncIterator[Executor]:
     """Yield an executor running judges with `backend`, `pages` and `tools` under `limits`.
 
@@ -39,16 +40,21 @@ async def judge_executor(
     `isolation="sandbox"` (the default) runs each judge in a confined worker process, at most
     `jobs` at a time; `"in_process"` runs judges in this process, without isolation (a judge
     that blocks the event loop cannot be stopped), for trusted judges and debugging.
+    `require_sandbox` fails evaluations missing a sandbox guard (kind `sandbox_required`).
     """
     limits = limits or SandboxLimits()
     pages = pages if isinstance(pages, RecordingPages) else RecordingPages(pages)
     if isolation == "in_process":
+        if require_sandbox:
+            raise ValueError("require_sandbox needs isolation='sandbox'")
         caller = ToolTable(tools) if tools is not None else None
         yield InProcessExecutor(backend, pages=pages, tools=caller, timeout_s=limits.timeout_s)
         return
     from toolkit.sandbox.pool import WorkerPool
 
-    pool = WorkerPool(max(1, jobs), limits, backend, pages=pages, tools=tools)
+    pool = WorkerPool(
+        max(1, jobs), limits, backend, pages=pages, tools=tools, require_sandbox=require_sandbox
+    )
     try:
         yield pool
     finally:

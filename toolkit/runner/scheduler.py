@@ -17,7 +17,7 @@ from pathlib import Path
 
 from toolkit.backends import JudgingBackend
 from toolkit.evaluator import PageSource
-from toolkit.runner.approval import approval_problem
+from toolkit.runner.approval import approval_problem_for
 from toolkit.runner.builder import Isolation, judge_executor
 from toolkit.runner.executors import Executor
 from toolkit.runner.fingerprint import (
@@ -39,12 +39,14 @@ from toolkit.runner.results import (
     score_file_path,
     write_score_file,
 )
+from toolkit.runner.trust import trusted_outcome
 from toolkit.sandbox.broker import ToolProvider
+from toolkit.sandbox.pool import REQUIRED_KIND
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits
 from toolkit.util.files import write_atomic
-from toolkit.util.hashing import sha256_file
+from toolkit.util.hashing import sha256_bytes
 
-STOP_KINDS = frozenset({"budget"})
+STOP_KINDS = frozenset({"budget", "cache", REQUIRED_KIND})
 
 
 @dataclass
@@ -58,6 +60,7 @@ class RunOptions:
     overwrite: bool = False
     jobs: int = 4
     backend_spec: str | None = None
+    require_sandbox: bool = False
 
 
 @dataclass
@@ -69,6 +72,7 @@ class JudgeInfo:
     sha256: str | None
     problem: str | None = None
     unreviewed: bool = False
+    source: str | None = None
     missing: bool = False
 
 
@@ -77,15 +81,23 @@ def _noop(event: str, result: EvaluationResult | None) -> None:
 
 
 def resolve_judges(task_ids: Iterable[str], options: RunOptions) -> dict[str, JudgeInfo]:
-    """The judge of each task, with the reason it may not run (missing, unreviewed, changed)."""
+    """The judge of each task, read once, with the reason it may not run (missing, unreviewed,
+    changed, not UTF-8)."""
     judges: dict[str, JudgeInfo] = {}
     for task_id in sorted(set(task_ids)):
         path = (Path(options.judges_dir) / f"{task_id}.py").resolve()
         if not path.is_file():
             judges[task_id] = JudgeInfo(task_id, path, None, f"no judge at {path}", missing=True)
             continue
-        info = JudgeInfo(task_id, path, sha256_file(path))
-        problem = approval_problem(path, options.reviews_dir, task_id)
+        data = path.read_bytes()  # read once: these bytes are checked, hashed and run
+        info = JudgeInfo(task_id, path, sha256_bytes(data))
+        try:
+            info.source = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            info.problem = f"{path} is not UTF-8 ({exc}); save it as UTF-8"
+            judges[task_id] = info
+            continue
+        problem = approval_problem_for(info.sha256 or "", options.reviews_dir, task_id)
         if problem and options.include_unreviewed:
             info.unreviewed = True
         elif problem:
@@ -248,6 +260,8 @@ class Scheduler:
             token = current_meter.set(meter)
             job = EvalJob(
                 judge_path=str(judge.path),
+                judge_source=judge.source,
+                judge_sha256=judge.sha256,
                 answer=item.text or "",
                 agent_name=item.agent_name,
                 answer_name=item.answer_name,
@@ -265,6 +279,7 @@ class Scheduler:
                 )
             finally:
                 current_meter.reset(token)
+            outcome = trusted_outcome(outcome, judge.sha256)
             missing = (outcome.summary or {}).get("missing_sources") or []
             fp = fp.model_copy(update={"pages": page_log.reads(missing)})
             result = self._outcome_result(item, judge, fp, outcome, meter.usage)
@@ -302,6 +317,7 @@ class Scheduler:
             missing_sources=list(summary.get("missing_sources") or []),
             usage=usage,
             duration_s=round(outcome.duration_s, 3),
+            sandbox_guards=list(outcome.guards),
         )
 
     def _write_files(self, item: AnswerInput, result: EvaluationResult) -> None:
@@ -360,7 +376,9 @@ async def run_evaluations(
     """Evaluate `inputs` and write their results and each agent's summary.
 
     Judges run sandboxed (`isolation="in_process"` to run them here) with at most
-    `options.jobs` at a time, unless an `executor` is given.
+    `options.jobs` at a time, unless an `executor` is given. With
+    `options.require_sandbox`, an evaluation missing a sandbox guard is incomplete and stops
+    the run.
     """
     metered = backend if isinstance(backend, MeteredBackend) else MeteredBackend(backend)
     if executor is not None:
@@ -375,6 +393,7 @@ async def run_evaluations(
         tools=tools,
         limits=limits,
         jobs=options.jobs,
+        require_sandbox=options.require_sandbox,
     ) as built:
         scheduler = Scheduler(
             backend=metered, executor=built, options=options, progress=progress, pages=pages
