@@ -94,7 +94,7 @@ def test_an_unchanged_judge_reformatted_shows_no_function_change(repo: Path) -> 
 def test_unknown_revision_is_a_usage_error(repo: Path) -> None:
     result = invoke(["diff", TASK, "no-such-rev", *OFFLINE])
     assert result.exit_code == 2
-    assert "unknown git revision 'no-such-rev'" in result.stderr
+    assert "unknown revision 'no-such-rev'" in result.stderr
 
 
 @pytest.fixture

@@ -151,7 +151,7 @@ class Evaluator(CoreEvaluator):
             self.logger = JudgeLog(logging.getLogger(name), self)
         return self.logger
 
-    def add_parallel(  # type: ignore[override]
+    def add_parallel(
         self,
         id: str | None = None,
         desc: str | None = None,
@@ -163,7 +163,7 @@ class Evaluator(CoreEvaluator):
         node_id, node_desc = _node_args(id, desc, kwargs)
         return super().add_parallel(node_id, node_desc, parent, critical)
 
-    def add_sequential(  # type: ignore[override]
+    def add_sequential(
         self,
         id: str | None = None,
         desc: str | None = None,
