@@ -8,7 +8,8 @@ it to every client it builds, so one budget and one ledger cover the whole comma
 
 from toolkit.llm.account import Account
 from toolkit.llm.budget import Budget, SkippedRequest
-from toolkit.llm.cache import CachedProvider, CacheMode, CacheRecord, ResponseCache
+from toolkit.llm.cache import CacheMode, CacheRecord, ResponseCache
+from toolkit.llm.cached_provider import CachedProvider
 from toolkit.llm.client import (
     LLMClient,
     account_for,
