@@ -130,7 +130,7 @@ def diff(
     \b
     Example:
       judgegen diff nobel_physics_2023 --provider replay:recordings/nobel_physics_2023
-      judgegen diff my_task HEAD~1 HEAD --json
+      judgegen diff rust_2024_edition HEAD WORKTREE --json --provider replay:recordings/rust_2024_edition
 
     \b
     Exit codes: 0 ok (whether or not anything changed); 1 a version of the judge failed on

@@ -289,8 +289,10 @@ def run(
 
     \b
     Example:
-      judgegen run --answers answers/ --pages pages/ --jobs 8
-      judgegen run --trajectories runs/fara-7b --backend mypkg.backends:scripted
+      judgegen run --answers tasks/rust_2024_edition/samples --pages pages --provider replay:recordings/rust_2024_edition
+      judgegen run --trajectories tests/fixtures/runner/webeval/fara-run \
+        --judges tests/fixtures/runner/judges --include-unreviewed \
+        --backend tests.fixtures.runner.scripted:factory
 
     \b
     Exit codes: 0 every evaluation complete; 1 some incomplete, malformed or unjudged

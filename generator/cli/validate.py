@@ -235,8 +235,10 @@ def validate(
 
     \b
     Example:
-      judgegen validate --min-agreement 0.95 --pages pages/
-      judgegen validate my_task --backend mypkg.backends:scripted --json
+      judgegen validate first_ascents --min-agreement 0.9 --tasks tests/fixtures/review/tasks --judges tests/fixtures/review/judges \
+        --backend tests.fixtures.review.scripted:backend --pages review-pages
+      judgegen validate first_ascents --json --tasks tests/fixtures/review/tasks --judges tests/fixtures/review/judges \
+        --backend tests.fixtures.review.scripted:backend --pages review-pages
 
     \b
     Exit codes: 0 ok (or no gate given); 1 below --min-agreement, nothing labelled, stale
