@@ -141,7 +141,7 @@ def test_a_format_2_cache_gains_the_checked_column_and_keeps_its_entries(tmp_pat
 async def test_stored_answers_are_checked_once_and_hits_skip_the_check(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolkit.llm import cache as cache_module
+    from toolkit.llm import cached_provider as cache_module
 
     path = tmp_path / "c.sqlite"
     request = verify_request().model_copy(update={"provider": "scripted"})

@@ -17,7 +17,8 @@ from toolkit.util.lazy import lazy_exports
 if TYPE_CHECKING:
     from toolkit.llm.account import Account
     from toolkit.llm.budget import Budget, SkippedRequest
-    from toolkit.llm.cache import CachedProvider, CacheMode, CacheRecord, ResponseCache
+    from toolkit.llm.cache import CacheMode, CacheRecord, ResponseCache
+    from toolkit.llm.cached_provider import CachedProvider
     from toolkit.llm.client import (
         LLMClient,
         account_for,
@@ -40,7 +41,7 @@ _HOMES = {
     "Budget": "toolkit.llm.budget",
     "CacheMode": "toolkit.llm.cache",
     "CacheRecord": "toolkit.llm.cache",
-    "CachedProvider": "toolkit.llm.cache",
+    "CachedProvider": "toolkit.llm.cached_provider",
     "LLMClient": "toolkit.llm.client",
     "LLMRequest": "toolkit.llm.models",
     "LLMResponse": "toolkit.llm.models",
