@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import sys
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import BaseModel
@@ -29,6 +31,17 @@ from toolkit.keywords import strict_keywords
 from toolkit.tree import AggregationStrategy, VerificationNode, tree_statistics
 
 SUMMARY_VERSION = 1
+_TOOLKIT_DIR = str(Path(__file__).resolve().parent)
+
+
+def _judge_line() -> int | None:
+    """The line of the innermost caller outside the toolkit (the judge's call), if any."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if not frame.f_code.co_filename.startswith(_TOOLKIT_DIR):
+            return frame.f_lineno
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
 
 
 class PageSource(Protocol):
@@ -504,6 +517,7 @@ class Evaluator:
         self.verifications.append(
             {
                 "node_id": node.id if node else None,
+                "line": _judge_line(),
                 "claim": claim,
                 "sources": sources,
                 "supported_by": supported_by,
