@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 
 from toolkit.compat.mapping import MODULES, ROOT_PACKAGE, exported_names, is_mind2web2
 from toolkit.errors import SpecError
-from toolkit.runner.results import write_atomic
+from toolkit.util.files import write_atomic
 
 REPORT_VERSION = 1
 ENTRY_POINTS = ("evaluate_answer", "evaluate")

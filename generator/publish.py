@@ -18,8 +18,8 @@ from generator.provenance import Provenance, with_header
 from generator.review import ReflectionPass, ReviewRecord, StageRecord, render_json, render_markdown
 from generator.spec import LoadedSpec
 from prompts import prompts_sha256
-from toolkit.runner.fingerprint import sha256_bytes
-from toolkit.runner.results import write_atomic
+from toolkit.util.files import write_atomic
+from toolkit.util.hashing import sha256_text
 
 if TYPE_CHECKING:
     from generator.pipeline import PipelineOptions, Progress
@@ -94,7 +94,7 @@ def publish(
         toolkit_version=toolkit_version(),
     )
     judge_text = with_header(run_source, provenance)
-    judge_sha = sha256_bytes(judge_text.encode())
+    judge_sha = sha256_text(judge_text)
     stages = [
         *stages,
         StageRecord(stage="publish", status="ok", summary="judge and review written"),

@@ -54,8 +54,8 @@ from toolkit.backends import LLMBackend, LLMClientLike
 from toolkit.errors import SpecError
 from toolkit.llm.models import LLMRequest, Message, RequestMeta
 from toolkit.runner.approval import approval_path, load_approval
-from toolkit.runner.fingerprint import sha256_bytes
-from toolkit.runner.results import write_atomic
+from toolkit.util.files import write_atomic
+from toolkit.util.hashing import sha256_text
 
 REGENERATE_VERSION = 1
 MAX_SPEC_COMMITS = 500
@@ -391,7 +391,7 @@ def _publish(
         toolkit_version=toolkit_version(),
     )
     judge_text = with_header(source, provenance)
-    judge_sha = sha256_bytes(judge_text.encode())
+    judge_sha = sha256_text(judge_text)
     approval = _approval_change(options, task_id)
     stages = [
         *run.stages,

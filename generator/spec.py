@@ -10,7 +10,6 @@ and every rejection names the file, the field and the fix.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from pathlib import Path
@@ -20,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolkit.errors import SpecError
+from toolkit.util.hashing import sha256_text
 
 SPEC_VERSION = 1
 SPEC_FILE = "task.yaml"
@@ -79,7 +79,7 @@ def spec_sha256(spec: TaskSpec) -> str:
     canonical = json.dumps(
         spec.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), ensure_ascii=False
     )
-    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+    return sha256_text(canonical)
 
 
 def _field_fix(kind: str, field: str) -> str:

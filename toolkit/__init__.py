@@ -1,23 +1,52 @@
 """What a judge imports: the Evaluator, the rubric tree, judging backends and checks.
 
-Everything else (the LLM layer, pages, the runner) sits behind this surface.
+Everything else (the LLM layer, pages, the runner) sits behind this surface. Names load on
+first use (PEP 562), so importing a light submodule such as `toolkit.errors` — as the CLI's
+`run --help` does — does not pull in pydantic models, the Evaluator or the checks.
 """
 
-from toolkit import checks
-from toolkit.backends import (
-    DEFAULT_JUDGE_MODEL,
-    ExtractRequest,
-    JudgingBackend,
-    LLMBackend,
-    ScriptedBackend,
-    Verdict,
-    VerifyRequest,
-)
-from toolkit.errors import BudgetExceeded, InfraError, JudgegenError, SpecError, TreeError
-from toolkit.evaluator import Evaluator
-from toolkit.tree import AggregationStrategy, NodeStatus, VerificationNode
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolkit import checks
+    from toolkit.backends import (
+        DEFAULT_JUDGE_MODEL,
+        ExtractRequest,
+        JudgingBackend,
+        LLMBackend,
+        ScriptedBackend,
+        Verdict,
+        VerifyRequest,
+    )
+    from toolkit.errors import BudgetExceeded, InfraError, JudgegenError, SpecError, TreeError
+    from toolkit.evaluator import Evaluator
+    from toolkit.tree import AggregationStrategy, NodeStatus, VerificationNode
 
 __version__ = "0.1.0"
+
+# exported name -> the module that defines it ("checks" is the module itself)
+_HOMES = {
+    "DEFAULT_JUDGE_MODEL": "toolkit.backends",
+    "ExtractRequest": "toolkit.backends",
+    "JudgingBackend": "toolkit.backends",
+    "LLMBackend": "toolkit.backends",
+    "ScriptedBackend": "toolkit.backends",
+    "Verdict": "toolkit.backends",
+    "VerifyRequest": "toolkit.backends",
+    "BudgetExceeded": "toolkit.errors",
+    "InfraError": "toolkit.errors",
+    "JudgegenError": "toolkit.errors",
+    "SpecError": "toolkit.errors",
+    "TreeError": "toolkit.errors",
+    "Evaluator": "toolkit.evaluator",
+    "AggregationStrategy": "toolkit.tree",
+    "NodeStatus": "toolkit.tree",
+    "VerificationNode": "toolkit.tree",
+    "checks": "toolkit.checks",
+}
 
 __all__ = [
     "DEFAULT_JUDGE_MODEL",
@@ -39,3 +68,18 @@ __all__ = [
     "__version__",
     "checks",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import an exported name's module on first access and keep the value."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'toolkit' has no attribute {name!r}")
+    module = importlib.import_module(home)
+    value = module if name == "checks" else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

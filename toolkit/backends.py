@@ -8,7 +8,7 @@ prompts in `prompts/toolkit/` and calls an LLM client with majority voting;
 
 from __future__ import annotations
 
-import json
+import asyncio
 from collections.abc import Awaitable, Callable
 from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
@@ -57,14 +57,9 @@ class ExtractRequest(BaseModel):
 
 
 @lru_cache(maxsize=512)
-def _json_schema(template_class: type[BaseModel]) -> str:
-    # Generating a schema costs milliseconds and judges extract with the same templates
-    # over and over; the JSON text is cached, each caller gets its own copy.
-    return json.dumps(template_class.model_json_schema())
-
-
 def _schema_of(template_class: type[BaseModel]) -> dict[str, Any]:
-    return json.loads(_json_schema(template_class))
+    """The template's JSON schema, built once per class (shared: never mutate it)."""
+    return template_class.model_json_schema()
 
 
 class VerifyRequest(BaseModel):
@@ -214,7 +209,6 @@ class LLMBackend:
             f"toolkit/{name}.j2",
             claim=request.claim,
             task_description=request.task_description,
-            answer=request.answer,
             source=request.sources[0] if request.sources else None,
             page_text=self._clip(request.page_texts[0] or "") if request.sources else "",
             additional_instruction=request.additional_instruction,
@@ -224,22 +218,53 @@ class LLMBackend:
             model=self.model,
             system=[SystemBlock(text=render("toolkit/rules_verify.j2"), cache=True)],
             messages=[Message.user(text, request.images)],
-            output_schema=_VerdictSchema.model_json_schema(),
+            output_schema=_schema_of(_VerdictSchema),
             schema_name="VerificationResult",
             metadata=RequestMeta(purpose="verify", task_id=request.task_id),
         )
+        return await self._vote(base)
+
+    async def _vote(self, base: LLMRequest) -> Verdict:
+        """Majority of `trials`: the first majority-sized round goes out at once, then only as
+        many trials as could still decide; never more calls than voting one at a time."""
         need = self.trials // 2 + 1
-        votes: dict[bool, list[str]] = {True: [], False: []}
-        for index in range(self.trials):
-            response = await self.client.complete(base.model_copy(update={"sample_index": index}))
-            outcome = _VerdictSchema.model_validate(response.parsed)
-            votes[outcome.result].append(outcome.reasoning)
-            if len(votes[outcome.result]) >= need:
-                return Verdict(passed=outcome.result, reasoning=outcome.reasoning)
-        winner = len(votes[True]) > len(votes[False])
-        return Verdict(passed=winner, reasoning=votes[winner][-1])
+        votes: list[_VerdictSchema] = []
+        while True:
+            counts = [sum(v.result == side for v in votes) for side in (True, False)]
+            missing = need - max(counts)
+            if missing <= 0 or len(votes) >= self.trials:
+                break
+            indices = range(len(votes), min(len(votes) + missing, self.trials))
+            votes += await _all([self._trial(base, index) for index in indices])
+        return _majority(votes, need)
+
+    async def _trial(self, base: LLMRequest, index: int) -> _VerdictSchema:
+        response = await self.client.complete(base.with_sample(index))
+        return _VerdictSchema.model_validate(response.parsed)
 
     def _clip(self, text: str) -> str:
         if len(text) <= self.max_page_chars:
             return text
         return text[: self.max_page_chars] + "\n… [CONTENT TRUNCATED]"
+
+
+def _majority(votes: list[_VerdictSchema], need: int) -> Verdict:
+    """The outcome with `need` votes (else the larger side), with the reasoning of the trial
+    that completed it, in trial order (what voting one at a time would have returned)."""
+    seen = {True: 0, False: 0}
+    for vote in votes:
+        seen[vote.result] += 1
+        if seen[vote.result] >= need:
+            return Verdict(passed=vote.result, reasoning=vote.reasoning)
+    winner = seen[True] > seen[False]
+    return Verdict(passed=winner, reasoning=[v for v in votes if v.result == winner][-1].reasoning)
+
+
+async def _all(calls: list[Awaitable[_VerdictSchema]]) -> list[_VerdictSchema]:
+    """Run `calls` together; every call finishes (paid calls stay accounted) before the first
+    error, if any, is raised."""
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return [r for r in results if isinstance(r, _VerdictSchema)]

@@ -6,7 +6,8 @@ JudgegenError
  ├── InfraError       an infrastructure failure: the node becomes `error`, the evaluation
  │    │               `incomplete`; never scored as a wrong answer
  │    ├── LLMError    the LLM call still failed after retries / re-asks (keeps usage)
- │    └── ReplayMiss  the replay provider has no recording for a request
+ │    ├── ReplayMiss  the replay provider has no recording for a request
+ │    └── CacheError  the response cache file is unusable (stops the command: exit 3)
  └── BudgetExceeded   the dollar cap was reached; no new calls are made (also an InfraError)
 """
 
@@ -62,6 +63,18 @@ class ReplayMiss(InfraError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, kind="replay_miss")
+
+
+class CacheError(InfraError):
+    """The response cache file cannot be used: not SQLite, truncated, or a newer format."""
+
+    def __init__(self, path: object, cause: str) -> None:
+        self.path = path
+        super().__init__(
+            f"response cache {path} is unusable: {cause}. Fix: move it aside or delete it "
+            "(a new cache starts empty), or pass --cache-path elsewhere or --cache-mode off",
+            kind="cache",
+        )
 
 
 class BudgetExceeded(InfraError):

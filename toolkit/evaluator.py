@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from toolkit.awaitables import resolve
 from toolkit.backends import (
@@ -26,9 +26,10 @@ from toolkit.backends import (
     Verdict,
     VerifyRequest,
 )
-from toolkit.errors import TreeError
+from toolkit.errors import InfraError, TreeError
 from toolkit.keywords import strict_keywords
 from toolkit.tree import AggregationStrategy, VerificationNode, tree_statistics
+from toolkit.urls import normalize_url
 
 SUMMARY_VERSION = 1
 _TOOLKIT_DIR = str(Path(__file__).resolve().parent)
@@ -68,26 +69,48 @@ def empty_template(template_class: type[BaseModel]) -> BaseModel:
 
 
 def _coerce_extraction(template_class: type[BaseModel], raw: Any) -> BaseModel:
+    """`raw` as the template; an empty result (missing page) is all-null, and fields the
+    template lacks or values of the wrong type are an `InfraError`, never a silent 0."""
     if isinstance(raw, template_class):
         return raw
     data = raw.model_dump() if isinstance(raw, BaseModel) else dict(raw or {})
-    for name, field in template_class.model_fields.items():
-        if name not in data and field.is_required():
-            data[name] = None
+    if not data:
+        return empty_template(template_class)
+    fields = template_class.model_fields
+    unknown = sorted(set(data) - set(fields) - {f.alias for f in fields.values() if f.alias})
+    if unknown:
+        raise InfraError(
+            f"extraction output has fields {unknown} that {template_class.__name__} lacks",
+            kind="invalid_output",
+        )
+    missing = {
+        name: None for name, field in fields.items() if name not in data and field.is_required()
+    }
     try:
-        return template_class.model_validate(data)
-    except ValueError:
-        base = empty_template(template_class)
-        return template_class.model_construct(**{**base.__dict__, **data})
+        return template_class.model_validate({**data, **missing})
+    except ValidationError as exc:
+        given = [e for e in exc.errors() if not e["loc"] or e["loc"][0] not in missing]
+        if given:
+            raise InfraError(
+                f"extraction output does not fit {template_class.__name__}: {given[0]['msg']} "
+                f"at {'.'.join(map(str, given[0]['loc']))}",
+                kind="invalid_output",
+            ) from None
+        return template_class.model_construct(**{**empty_template(template_class).__dict__, **data})
 
 
 def _normalize_sources(sources: str | Sequence[str] | None) -> list[str]:
+    """The cited URLs as a list, one per page (`toolkit.urls.normalize_url`), first spelling kept."""
     if sources is None:
         return []
     if isinstance(sources, str):
         return [sources]
     if isinstance(sources, (list, tuple)):
-        return [s for s in sources if isinstance(s, str) and s]
+        pages: dict[str, str] = {}
+        for source in sources:
+            if isinstance(source, str) and source:
+                pages.setdefault(normalize_url(source) or source, source)
+        return list(pages.values())
     raise TypeError(f"sources must be None, a URL or a list of URLs, got {type(sources).__name__}")
 
 
@@ -364,11 +387,10 @@ class Evaluator:
             task_id=self.task_id,
         )
         try:
-            raw = await self.backend.extract(request)
+            result = _coerce_extraction(template_class, await self.backend.extract(request))
         except Exception as exc:
             self._record_error("extract", extraction_name, exc)
             raise
-        result = _coerce_extraction(template_class, raw)
         self._extractions.append({extraction_name: result.model_dump(mode="json")})
         return result
 

@@ -17,6 +17,7 @@ from typing import Any, Literal
 import click
 from pydantic import BaseModel, Field
 
+from generator.cli.common import open_pages
 from generator.cli.llm_options import llm_options
 from generator.cli.tree import (
     backend_options,
@@ -24,7 +25,6 @@ from generator.cli.tree import (
     load_task,
     location_options,
     open_backend,
-    open_pages,
     pick_answer,
     run_review,
     sandbox_options,

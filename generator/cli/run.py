@@ -8,37 +8,31 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from generator.cli.common import open_pages
 from generator.cli.llm_options import llm_options
-from generator.cli.tree import open_pages
-from toolkit.backends import JudgingBackend
 from toolkit.errors import InfraError, JudgegenError, SpecError
-from toolkit.llm.settings import LLMSettings
 from toolkit.runner.inputs import (
     DEFAULT_MAX_ANSWER_BYTES,
     AnswerInput,
     discover_answers,
     discover_trajectories,
 )
-from toolkit.runner.metrics import format_table
-from toolkit.runner.results import EvaluationResult
-from toolkit.runner.run import (
-    InProcessExecutor,
-    LazyExecutor,
-    MeteredBackend,
-    MeteredClient,
-    Runner,
-    RunOptions,
-    RunReport,
-    ToolTable,
-)
+
+if TYPE_CHECKING:  # the runner loads when a run starts, not for `run --help`
+    from toolkit.backends import JudgingBackend
+    from toolkit.llm.settings import LLMSettings
+    from toolkit.runner.results import EvaluationResult
+    from toolkit.runner.run import RunOptions, RunReport
 
 
 def load_backend_factory(spec: str) -> JudgingBackend:
     """Call the `package.module:factory` named by `spec` and check it returns a backend."""
+    from toolkit.backends import JudgingBackend
+
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
         raise click.BadParameter("expected package.module:factory", param_hint="--backend")
@@ -117,6 +111,8 @@ async def _run_with(
     timeout_s: float,
     sandbox: bool,
 ) -> RunReport:
+    from toolkit.runner.run import InProcessExecutor, LazyExecutor, Runner, ToolTable
+
     progress = _progress(len(inputs))
     tools = _tools()
     if not sandbox:
@@ -146,6 +142,8 @@ def _tools() -> dict[str, Any]:
 
 def _build_backend(backend_spec: str | None, settings: LLMSettings) -> tuple[Any, Any]:
     """(metered judging backend, metered LLM client or None when a --backend is given)."""
+    from toolkit.runner.run import MeteredBackend, MeteredClient
+
     if backend_spec:
         return MeteredBackend(load_backend_factory(backend_spec)), None
     from toolkit.backends import LLMBackend
@@ -258,6 +256,8 @@ def run(
     Exit codes: 0 every evaluation complete; 1 some incomplete (or malformed inputs);
     2 usage or input error; 3 an infrastructure failure (e.g. budget) stopped the run.
     """
+    from toolkit.runner.run import RunOptions
+
     if not judges.is_dir():
         raise click.UsageError(f"no judges directory {judges} (use --judges DIR)")
     try:
@@ -302,6 +302,8 @@ def run(
 
 
 def _print(report: RunReport, as_json: bool, client: Any) -> None:
+    from toolkit.runner.metrics import format_table
+
     for skipped in report.skipped_judges:
         click.echo(f"skipped judge {skipped.task_id}: {skipped.reason}", err=True)
     if report.stopped:

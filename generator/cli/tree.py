@@ -221,15 +221,3 @@ def open_backend(backend_spec: str | None, settings: LLMSettings) -> tuple[Any, 
         return extraction_backend(settings)
     except SpecError as exc:
         raise click.UsageError(str(exc)) from exc
-
-
-def open_pages(pages: Path | None) -> Any:
-    """The read-only page store at `pages`, or None."""
-    if pages is None:
-        return None
-    from toolkit.pages import PageStore
-
-    try:
-        return PageStore(pages, readonly=True)
-    except (OSError, FileNotFoundError) as exc:
-        raise click.UsageError(f"cannot open page store {pages}: {exc}") from exc

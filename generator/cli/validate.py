@@ -10,13 +10,13 @@ from typing import Any
 import click
 from pydantic import BaseModel, Field
 
+from generator.cli.common import open_pages
 from generator.cli.llm_options import llm_options
 from generator.cli.tree import (
     backend_options,
     load_task,
     location_options,
     open_backend,
-    open_pages,
     run_review,
     sandbox_options,
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -15,9 +16,13 @@ from toolkit.llm.scripted import ScriptedProvider
 
 ONE_DOLLAR_PER_CALL = PriceTable(prices={"m": ModelPrice(input=1_000_000.0, output=0.0)})
 
+VERDICT = '{"reasoning": "r", "result": true}'
+
 
 def priced(request: LLMRequest) -> LLMResponse:
-    return LLMResponse(text="{}", parsed={}, model=request.model, usage=Usage(input_tokens=1))
+    return LLMResponse(
+        text=VERDICT, parsed=json.loads(VERDICT), model=request.model, usage=Usage(input_tokens=1)
+    )
 
 
 async def test_calls_stop_once_the_budget_is_spent() -> None:

@@ -101,8 +101,9 @@ async def test_truncated_outputs_are_not_cached(tmp_path: Path) -> None:
         return LLMResponse(text='{"a', model=request.model, stop_reason="max_tokens")
 
     client, provider = client_on(tmp_path / "c.sqlite", CacheMode.RW, truncated)
-    await client.complete(verify_request())
-    await client.complete(verify_request())
+    for _ in range(2):
+        with pytest.raises(LLMError, match="truncated"):
+            await client.complete(verify_request())
     assert len(provider.calls) == 2
     assert ResponseCache(tmp_path / "c.sqlite").stats().entries == 0
 
@@ -130,13 +131,17 @@ async def test_read_only_mode_serves_hits_and_stores_nothing(tmp_path: Path) -> 
 
 
 async def test_refresh_mode_calls_again_and_overwrites(tmp_path: Path) -> None:
-    recorder, _ = client_on(tmp_path / "c.sqlite", CacheMode.RW, lambda r: {"v": 1})
+    recorder, _ = client_on(
+        tmp_path / "c.sqlite", CacheMode.RW, lambda r: {"reasoning": "v1", "result": True}
+    )
     await recorder.complete(verify_request())
-    refresher, provider = client_on(tmp_path / "c.sqlite", CacheMode.REFRESH, lambda r: {"v": 2})
+    refresher, provider = client_on(
+        tmp_path / "c.sqlite", CacheMode.REFRESH, lambda r: {"reasoning": "v2", "result": False}
+    )
     await refresher.complete(verify_request())
     reader, _ = client_on(tmp_path / "c.sqlite", CacheMode.STRICT)
     assert len(provider.calls) == 1
-    assert (await reader.complete(verify_request())).parsed == {"v": 2}
+    assert (await reader.complete(verify_request())).parsed == {"reasoning": "v2", "result": False}
 
 
 async def test_off_mode_always_calls_the_provider_and_stores_nothing(tmp_path: Path) -> None:

@@ -12,10 +12,12 @@ from toolkit.llm.models import LLMRequest, LLMResponse, Usage
 from toolkit.llm.pricing import PriceTable
 from toolkit.llm.scripted import ScriptedProvider
 
+VERDICT = '{"reasoning": "r", "result": true}'
+
 
 def fixed(request: LLMRequest) -> LLMResponse:
     usage = Usage(input_tokens=1000, output_tokens=100)
-    return LLMResponse(text="{}", parsed={}, model=request.model, usage=usage)
+    return LLMResponse(text=VERDICT, parsed=json.loads(VERDICT), model=request.model, usage=usage)
 
 
 async def test_each_request_appends_one_json_line(tmp_path: Path) -> None:

@@ -53,7 +53,7 @@ async def test_replay_miss_names_purpose_key_and_nearest_diff(tmp_path: Path) ->
     with pytest.raises(ReplayMiss) as caught:
         await client.complete(changed)
     message = str(caught.value)
-    assert message.startswith("replay miss: no recorded response for verify request sha256-v1:")
+    assert message.startswith("replay miss: no recorded response for verify request sha256-v2:")
     assert "-Paris is in France." in message and "+Paris is in Germany." in message
     assert "Unrelated" not in message
     assert client.ledger.rows == []

@@ -109,6 +109,37 @@ def test_pages_persist_after_reopening(tmp_path: Path) -> None:
         assert second.get("https://example.com/a") == "Kept"
 
 
+def test_opening_a_version_1_store_recomputes_its_same_page_keys(tmp_path: Path) -> None:
+    with PageStore(tmp_path / "pages") as first:
+        first.put(PageRecord.web("https://example.com/p?b=2&a=1", "Sorted", None))
+    with sqlite3.connect(tmp_path / "pages" / "pages.sqlite") as db:
+        db.execute("UPDATE pages SET match_key = 'stale'")
+        db.execute("PRAGMA user_version = 1")
+    with PageStore(tmp_path / "pages") as reopened:
+        assert reopened.get("http://example.com/p?a=1&b=2") == "Sorted"
+
+
+async def test_citations_of_one_page_are_verified_once(store: PageStore) -> None:
+    store.put(PageRecord.web("https://example.com/a", "Text", None))
+    seen: list[list[str]] = []
+
+    def verify(request: VerifyRequest) -> bool:
+        seen.append(list(request.sources))
+        return False
+
+    ev = Evaluator.create(
+        task_id="t",
+        task_description="d",
+        answer="a",
+        backend=ScriptedBackend(verify=verify),
+        pages=store,
+    )
+    leaf = ev.add_leaf(id="claim", desc="claim", critical=False)
+    cited = ["https://example.com/a", "[the same](http://www.example.com/a/)"]
+    await ev.verify(claim="c", node=leaf, sources=cited)
+    assert seen == [["https://example.com/a"]]
+
+
 def test_store_uses_wal_journal(store: PageStore) -> None:
     with sqlite3.connect(store.path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

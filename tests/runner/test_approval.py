@@ -14,7 +14,7 @@ from tests.fixtures.runner.helpers import copy_fixtures, result_files, run_answe
 from tests.fixtures.runner.scripted import make_backend
 from toolkit.errors import SpecError
 from toolkit.runner.approval import approval_problem, approve, load_approval
-from toolkit.runner.fingerprint import sha256_file
+from toolkit.util.hashing import sha256_file
 
 
 @pytest.fixture

@@ -10,9 +10,9 @@ from toolkit.runner.results import (
     EvaluationResult,
     ResultStore,
     UsageTotals,
-    write_atomic,
     write_score_file,
 )
+from toolkit.util.files import write_atomic
 
 
 def fingerprint() -> Fingerprint:

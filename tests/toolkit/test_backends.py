@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from itertools import cycle
 
 import pytest
 from pydantic import BaseModel
 
+from toolkit import backends
 from toolkit.backends import (
     UNAVAILABLE_REASON,
     ExtractRequest,
@@ -16,6 +18,8 @@ from toolkit.backends import (
     Verdict,
     VerifyRequest,
 )
+from toolkit.errors import LLMError
+from toolkit.llm.models import LLMRequest
 from toolkit.llm.scripted import ScriptedProvider
 
 
@@ -51,6 +55,90 @@ async def test_each_trial_is_a_distinct_request_for_the_cache():
     await LLMBackend(provider).verify(VerifyRequest(claim="c"))
     assert [r.sample_index for r in provider.calls] == [0, 1, 2]
     assert len({r.cache_key() for r in provider.calls}) == 3
+
+
+async def test_the_first_two_trials_are_in_flight_together():
+    both_asked = asyncio.Event()
+    asked: list[int] = []
+
+    async def gate(request: LLMRequest) -> dict:
+        asked.append(request.sample_index)
+        if len(asked) == 2:
+            both_asked.set()
+        await asyncio.wait_for(both_asked.wait(), timeout=5)
+        return {"reasoning": "r", "result": True}
+
+    provider = ScriptedProvider(gate)
+    verdict = await LLMBackend(provider).verify(VerifyRequest(claim="c"))
+    assert verdict.passed and asked == [0, 1]
+
+
+async def test_the_third_trial_is_asked_only_after_the_first_two_disagree():
+    provider = voting_provider(True, False, False)
+    verdict = await LLMBackend(provider).verify(VerifyRequest(claim="c"))
+    assert [r.sample_index for r in provider.calls] == [0, 1, 2]
+    assert not verdict.passed
+
+
+def calls_voting_in_turn(outcomes: list[bool]) -> int:
+    """How many trials one-at-a-time voting (today's and Mind2Web 2's) makes for `outcomes`."""
+    need, seen = len(outcomes) // 2 + 1, {True: 0, False: 0}
+    for index, outcome in enumerate(outcomes):
+        seen[outcome] += 1
+        if seen[outcome] >= need:
+            return index + 1
+    return len(outcomes)
+
+
+async def test_concurrent_voting_never_makes_more_calls_than_voting_in_turn():
+    for trials in range(1, 8):
+        for pattern in range(2**trials):
+            outcomes = [bool(pattern >> i & 1) for i in range(trials)]
+            provider = voting_provider(*outcomes)
+            await LLMBackend(provider, trials=trials).verify(VerifyRequest(claim="c"))
+            assert len(provider.calls) == calls_voting_in_turn(outcomes), outcomes
+
+
+async def test_a_failed_trial_fails_the_verification_after_its_sibling_finished():
+    finished: list[int] = []
+
+    async def one_fails(request: LLMRequest) -> dict:
+        if request.sample_index == 0:
+            raise LLMError("boom", kind="server")
+        await asyncio.sleep(0.01)
+        finished.append(request.sample_index)
+        return {"reasoning": "r", "result": True}
+
+    with pytest.raises(LLMError, match="boom"):
+        await LLMBackend(ScriptedProvider(one_fails)).verify(VerifyRequest(claim="c"))
+    assert finished == [1]
+
+
+async def test_the_verdict_schema_is_built_once_and_trials_share_one_request_hash(monkeypatch):
+    built: list[str] = []
+    original = backends._VerdictSchema.model_json_schema
+
+    def counting(*args, **kwargs):
+        built.append("schema")
+        return original(*args, **kwargs)
+
+    backends._schema_of.cache_clear()
+    monkeypatch.setattr(backends._VerdictSchema, "model_json_schema", counting)
+    provider = voting_provider(True, False, True)
+    backend = LLMBackend(provider)
+    await backend.verify(VerifyRequest(claim="one"))
+    await backend.verify(VerifyRequest(claim="two"))
+    assert built == ["schema"]
+    assert provider.calls[0]._base_digest == provider.calls[2]._base_digest is not None
+
+
+async def test_verify_prompts_do_not_carry_the_answer():
+    provider = voting_provider(True)
+    request = VerifyRequest(
+        claim="c", answer="THE-WHOLE-ANSWER", sources=["https://p/"], page_texts=["page"]
+    )
+    await LLMBackend(provider).verify(request)
+    assert all("THE-WHOLE-ANSWER" not in r.prompt_text() for r in provider.calls)
 
 
 async def test_trials_are_configurable():

@@ -9,13 +9,15 @@ read on later calls. The SDK retries transport failures; this module adds nothin
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
-
-import anthropic
+from typing import TYPE_CHECKING, Any, Literal
 
 from toolkit.errors import LLMError
 from toolkit.llm.models import ImagePart, LLMRequest, LLMResponse, Message, Usage
 from toolkit.llm.provider import RawOutput, classify_sdk_error, complete_structured
+from toolkit.llm.schema import sent_schema
+
+if TYPE_CHECKING:
+    import anthropic
 
 StructuredMode = Literal["auto", "native", "tool"]
 MAX_CACHE_BREAKPOINTS = 4
@@ -48,6 +50,8 @@ class AnthropicProvider:
     def client(self) -> anthropic.AsyncAnthropic:
         """The SDK client, created on first use so cache-only runs need no API key."""
         if self._client is None:
+            import anthropic  # the SDK is imported only when this provider makes a call
+
             self._client = anthropic.AsyncAnthropic(**self._options)
         return self._client
 
@@ -62,6 +66,8 @@ class AnthropicProvider:
 
     def classify(self, error: BaseException) -> LLMError:
         """Map an `anthropic` exception to an `LLMError` kind (529 → overloaded)."""
+        import anthropic
+
         status = getattr(error, "status_code", None)
         return classify_sdk_error(
             error,
@@ -77,6 +83,8 @@ class AnthropicProvider:
             await self._client.close()
 
     async def _attempt(self, request: LLMRequest) -> RawOutput:
+        import anthropic
+
         if request.output_schema is None:
             return _raw(await self.client.messages.create(**_base_params(request)))
         if self._use_tool(request.model):
@@ -93,7 +101,9 @@ class AnthropicProvider:
         return self.structured == "tool" or model in self._tool_models
 
     async def _native_attempt(self, request: LLMRequest) -> RawOutput:
-        schema = anthropic.transform_schema(request.output_schema or {})
+        import anthropic
+
+        schema = anthropic.transform_schema(sent_schema(request.output_schema or {}))
         params = _base_params(request)
         params["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
         return _raw(await self.client.messages.create(**params))
@@ -102,7 +112,11 @@ class AnthropicProvider:
         name = _tool_name(request)
         params = _base_params(request)
         params["tools"] = [
-            {"name": name, "description": TOOL_DESCRIPTION, "input_schema": request.output_schema}
+            {
+                "name": name,
+                "description": TOOL_DESCRIPTION,
+                "input_schema": sent_schema(request.output_schema or {}),
+            }
         ]
         params["tool_choice"] = {"type": "tool", "name": name}
         return _raw(await self.client.messages.create(**params))

@@ -1,37 +1,49 @@
 """The content-addressed response cache: SQLite in WAL mode, in front of every provider.
 
 Invariants: the key is `LLMRequest.cache_key()` (never credentials, timeouts or retries);
-only complete answers are stored — an error raises before anything is written, and a
-truncated or refused output is a failure, not an answer; several processes may share one
-file (WAL plus a busy timeout, one short transaction per write). Export writes one small JSON
-file per entry with a stable name, sorted keys and indentation, so recordings are reviewable
-in a pull request and serve as test fixtures.
+only complete, schema-valid answers are stored or served — an error raises before anything is
+written, a truncated or refused output is a failure, and a stored answer that no longer passes
+its schema is a miss that gets replaced; several processes may share one file (WAL plus a busy
+timeout, one short transaction per write). Large request parts (page text, screenshots) are
+stored once, by content digest, in `blobs`, however many trials and requests repeat them. The
+file's format is `PRAGMA user_version`; an older format is migrated in one transaction on open,
+a newer one or a file that is not (or no longer) SQLite is a `CacheError`. A garbled row is a
+miss, reported once per cache. Export writes one small JSON file per entry with a stable name,
+sorted keys and indentation, so recordings are reviewable in a pull request and serve as test
+fixtures.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from toolkit.errors import LLMError, ReplayMiss, SpecError
+from toolkit.errors import CacheError, LLMError, ReplayMiss, SpecError
 from toolkit.llm.diff import miss_message
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
-from toolkit.llm.provider import REFUSED_STOPS, TRUNCATED_STOPS, Provider
+from toolkit.llm.provider import REFUSED_STOPS, TRUNCATED_STOPS, Provider, answer_problems
 
 RECORD_VERSION = 1
+FORMAT_VERSION = 2
+"""1: one `responses` table with whole requests; 2: `entries` plus content-addressed `blobs`."""
 BUSY_TIMEOUT_S = 60.0
+SQLITE_MAGIC = b"SQLite format 3\x00"
+log = logging.getLogger("judgegen.llm.cache")
 
 SCHEMA_SQL = """
-CREATE TABLE IF NOT EXISTS responses (
+CREATE TABLE IF NOT EXISTS entries (
     key TEXT PRIMARY KEY,
     provider TEXT NOT NULL,
     model TEXT NOT NULL,
@@ -39,7 +51,11 @@ CREATE TABLE IF NOT EXISTS responses (
     request TEXT NOT NULL,
     response TEXT NOT NULL,
     created REAL NOT NULL
-)
+);
+CREATE TABLE IF NOT EXISTS blobs (
+    digest TEXT PRIMARY KEY,
+    data TEXT NOT NULL
+);
 """
 
 
@@ -90,6 +106,7 @@ class CacheStats(BaseModel):
 
     path: str
     entries: int
+    blobs: int = Field(default=0, description="Distinct large request parts, each stored once.")
     bytes: int
     by_model: dict[str, int]
     by_purpose: dict[str, int]
@@ -101,14 +118,18 @@ class ResponseCache:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        _check_file(self.path)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(
-            self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
-        )
-        self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        self._db.execute("PRAGMA journal_mode = WAL")
-        self._db.execute("PRAGMA synchronous = NORMAL")
-        self._db.execute(SCHEMA_SQL)
+        self._garbled: set[str] = set()
+        self._warned = False
+        with self._guard():
+            self._db = sqlite3.connect(
+                self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            )
+            self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            self._prepare()
 
     def close(self) -> None:
         """Close the connection."""
@@ -116,71 +137,88 @@ class ResponseCache:
             self._db.close()
 
     def get_response(self, key: str) -> LLMResponse | None:
-        """Only the stored response under `key` (the fast path of a cache hit)."""
-        with self._lock:
-            row = self._db.execute(
-                "SELECT response FROM responses WHERE key = ?", (key,)
-            ).fetchone()
-        return None if row is None else LLMResponse.model_validate_json(row[0])
+        """Only the stored response under `key` (the fast path of a cache hit); None on a miss."""
+        with self._guard():
+            row = self._db.execute("SELECT response FROM entries WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        try:
+            return LLMResponse.model_validate_json(row[0])
+        except ValueError:
+            self.forget(key, "unreadable rows are treated as misses and replaced")
+            return None
+
+    def forget(self, key: str, why: str) -> None:
+        """Mark `key`'s stored entry unusable: the next `put` replaces it; warn once per cache."""
+        self._garbled.add(key)
+        if not self._warned:
+            self._warned = True
+            log.warning("warning: response cache %s has unusable entries (%s)", self.path, why)
 
     def put(self, record: CacheRecord, *, replace: bool = False) -> None:
-        """Store `record`; an existing entry is kept unless `replace`."""
+        """Store `record` and its blobs; an existing entry is kept unless `replace` (or unusable)."""
+        replace = replace or record.key in self._garbled
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
         request = record.request
+        data, blobs = request.storage_form()
         values = (
             record.key,
             request.provider,
             request.model,
             request.metadata.purpose,
-            request.model_dump_json(),
+            json.dumps(data, ensure_ascii=False, separators=(",", ":")),
             record.response.model_dump_json(),
             time.time(),
         )
-        with self._lock:
-            self._db.execute(f"{verb} INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)", values)
+        with self._guard():
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                for digest, blob in blobs.items():
+                    self._db.execute("INSERT OR IGNORE INTO blobs VALUES (?, ?)", (digest, blob))
+                self._db.execute(f"{verb} INTO entries VALUES (?, ?, ?, ?, ?, ?, ?)", values)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        self._garbled.discard(record.key)
 
     def requests(self, model: str | None = None) -> list[LLMRequest]:
         """Recorded requests (optionally of one model), for explaining misses."""
-        sql, args = "SELECT request FROM responses", ()
+        sql, args = "SELECT key, request, NULL FROM entries", ()
         if model is not None:
             sql, args = sql + " WHERE model = ?", (model,)
-        with self._lock:
-            rows = self._db.execute(sql + " ORDER BY key", args).fetchall()
-        return [LLMRequest.model_validate_json(row[0]) for row in rows]
+        return [record.request for record in self._read(sql + " ORDER BY key", args, False)]
 
     def records(self) -> list[CacheRecord]:
-        """Every record, ordered by key."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT key, request, response FROM responses ORDER BY key"
-            ).fetchall()
-        return [
-            CacheRecord(
-                key=key,
-                request=LLMRequest.model_validate_json(req),
-                response=LLMResponse.model_validate_json(resp),
-            )
-            for key, req, resp in rows
-        ]
+        """Every readable record, ordered by key (unreadable ones are skipped with a warning)."""
+        sql = "SELECT key, request, response FROM entries ORDER BY key"
+        return list(self._read(sql, (), True))
 
     def stats(self) -> CacheStats:
         """Entry counts by model and purpose, and the file size."""
-        with self._lock:
-            total = self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
-            models = self._db.execute("SELECT model, COUNT(*) FROM responses GROUP BY model")
+        with self._guard():
+            total = self._db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+            models = self._db.execute("SELECT model, COUNT(*) FROM entries GROUP BY model")
             by_model = dict(models.fetchall())
-            purposes = self._db.execute("SELECT purpose, COUNT(*) FROM responses GROUP BY purpose")
+            purposes = self._db.execute("SELECT purpose, COUNT(*) FROM entries GROUP BY purpose")
             by_purpose = dict(purposes.fetchall())
+            blobs = self._db.execute("SELECT COUNT(*) FROM blobs").fetchone()[0]
         size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*"))
         return CacheStats(
-            path=str(self.path), entries=total, bytes=size, by_model=by_model, by_purpose=by_purpose
+            path=str(self.path),
+            entries=total,
+            blobs=blobs,
+            bytes=size,
+            by_model=by_model,
+            by_purpose=by_purpose,
         )
 
     def clear(self) -> int:
-        """Delete every entry; returns how many there were."""
-        with self._lock:
-            count = self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
-            self._db.execute("DELETE FROM responses")
+        """Delete every entry and blob; returns how many entries there were."""
+        with self._guard():
+            count = self._db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+            self._db.execute("DELETE FROM entries")
+            self._db.execute("DELETE FROM blobs")
         return count
 
     def export_dir(self, directory: Path) -> int:
@@ -197,6 +235,127 @@ class ResponseCache:
         for record in records:
             self.put(record, replace=replace)
         return len(records)
+
+    def _read(self, sql: str, args: tuple[Any, ...], responses: bool) -> Iterator[CacheRecord]:
+        with self._guard():
+            rows = self._db.execute(sql, args).fetchall()
+        for key, request, response in rows:
+            try:
+                yield CacheRecord(
+                    key=key,
+                    request=self._request(json.loads(request)),
+                    response=LLMResponse.model_validate_json(response or "{}"),
+                )
+            except (ValueError, KeyError):
+                self.forget(key, "unreadable rows are skipped")
+
+    def _request(self, data: dict[str, Any]) -> LLMRequest:
+        digests = [
+            item["blob"] for item in [*data.get("system", []), *_parts(data)] if "blob" in item
+        ]
+        blobs: dict[str, str] = {}
+        with self._guard():
+            for digest in digests:
+                row = self._db.execute("SELECT data FROM blobs WHERE digest = ?", (digest,))
+                found = row.fetchone()
+                if found is not None:
+                    blobs[digest] = found[0]
+        return LLMRequest.from_storage(data, blobs)
+
+    def _prepare(self) -> None:
+        """Create, or migrate in one transaction, the tables of FORMAT_VERSION."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            tables = {
+                row[0]
+                for row in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            }
+            if version > FORMAT_VERSION:
+                raise CacheError(
+                    self.path,
+                    f"it has cache format {version}, this judgegen reads up to {FORMAT_VERSION} "
+                    "(upgrade judgegen)",
+                )
+            if version < FORMAT_VERSION:
+                for statement in SCHEMA_SQL.split(";"):
+                    if statement.strip():
+                        self._db.execute(statement)
+                if "responses" in tables:
+                    self._migrate_v1()
+                self._db.execute(f"PRAGMA user_version = {FORMAT_VERSION}")
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+
+    def _migrate_v1(self) -> None:
+        """Re-key every format-1 row (whole requests) into entries and blobs; drop the old table."""
+        rows = self._db.execute("SELECT key, request, response, created FROM responses").fetchall()
+        for old_key, request_json, response_json, created in rows:
+            try:
+                request = LLMRequest.model_validate_json(request_json)
+                LLMResponse.model_validate_json(response_json)
+            except ValueError:
+                self.forget(old_key, "unreadable rows were dropped while upgrading its format")
+                continue
+            data, blobs = request.storage_form()
+            for digest, blob in blobs.items():
+                self._db.execute("INSERT OR IGNORE INTO blobs VALUES (?, ?)", (digest, blob))
+            self._db.execute(
+                "INSERT OR IGNORE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    request.cache_key(),
+                    request.provider,
+                    request.model,
+                    request.metadata.purpose,
+                    json.dumps(data, ensure_ascii=False, separators=(",", ":")),
+                    response_json,
+                    created,
+                ),
+            )
+        self._db.execute("DROP TABLE responses")
+        log.info(
+            "response cache %s upgraded to format %d (%d rows)",
+            self.path,
+            FORMAT_VERSION,
+            len(rows),
+        )
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        """Serialize access; a damaged file becomes a `CacheError` naming it."""
+        with self._lock:
+            try:
+                yield
+            except sqlite3.OperationalError:
+                raise
+            except sqlite3.DatabaseError as exc:
+                raise CacheError(self.path, str(exc)) from None
+
+
+def _parts(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return [part for message in data.get("messages", []) for part in message.get("content", [])]
+
+
+def _check_file(path: Path) -> None:
+    """Refuse a file that is not SQLite, or shorter than its header says (truncated)."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    with path.open("rb") as handle:
+        header = handle.read(100)
+    if not header.startswith(SQLITE_MAGIC):
+        raise CacheError(path, "it is not an SQLite database")
+    if len(header) < 100:
+        raise CacheError(path, "it is truncated (incomplete header)")
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    header_valid = header[24:28] == header[92:96]
+    if header_valid and pages and path.stat().st_size < pages * page_size:
+        raise CacheError(
+            path, f"it is truncated ({path.stat().st_size} bytes of {pages * page_size})"
+        )
 
 
 def record_json(record: CacheRecord) -> str:
@@ -250,8 +409,10 @@ class CachedProvider:
         key = request.cache_key()
         if self.cache is not None and self.mode is not CacheMode.REFRESH:
             stored = self.cache.get_response(key)
-            if stored is not None:
+            if stored is not None and not answer_problems(request, stored):
                 return _as_hit(stored)
+            if stored is not None:
+                self.cache.forget(key, "answers that fail their schema are treated as misses")
             if self.mode is CacheMode.STRICT:
                 recorded = self.cache.requests(request.model)
                 raise ReplayMiss(miss_message("strict cache miss", request, recorded))

@@ -2,18 +2,26 @@
 
 Invariant: `LLMRequest.cache_key()` depends only on what changes the model's answer
 (provider, model, endpoint, system, messages, schema, max tokens, sample index), never on
-metadata, credentials, timeouts or retries.
+metadata, credentials, timeouts or retries. Large parts (page text, screenshots) enter the
+key by their content digest, computed once per part; the trials of one request share one
+hash of the rest (`with_sample`), so a vote never re-hashes a 300 KB page.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 SCHEMA_VERSION = 1
+KEY_VERSION = 2
+"""Version of the key derivation; it prefixes every key, so a change never silently splits a cache."""
+BLOB_MIN_CHARS = 4096
+"""Text or image data at least this long is keyed and stored by its content digest."""
+_KEY_NEUTRAL = frozenset({"sample_index", "metadata", "provider"})
 
 Purpose = Literal["draft", "repair", "reflect", "regenerate", "extract", "verify", "test", "other"]
 
@@ -24,6 +32,11 @@ class TextPart(BaseModel):
     model_config = ConfigDict(frozen=True)
     type: Literal["text"] = "text"
     text: str
+    _digest: str | None = PrivateAttr(default=None)
+
+    def content(self) -> str:
+        """The part's payload (what a blob holds)."""
+        return self.text
 
 
 class ImagePart(BaseModel):
@@ -33,6 +46,11 @@ class ImagePart(BaseModel):
     type: Literal["image"] = "image"
     media_type: str = "image/jpeg"
     data: str
+    _digest: str | None = PrivateAttr(default=None)
+
+    def content(self) -> str:
+        """The part's payload (what a blob holds)."""
+        return self.data
 
 
 ContentPart = Annotated[TextPart | ImagePart, Field(discriminator="type")]
@@ -86,21 +104,59 @@ class LLMRequest(BaseModel):
     max_tokens: int = 4096
     sample_index: int = 0
     metadata: RequestMeta = Field(default_factory=RequestMeta)
+    _base_digest: str | None = PrivateAttr(default=None)
 
-    def canonical(self) -> dict[str, Any]:
-        """The part of the request that determines the answer, as plain JSON data."""
-        return self.model_dump(mode="json", exclude={"metadata"})
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Any:
+        """A copy; it keeps the memoized hash only when `update` leaves the hashed part alone."""
+        copied = super().model_copy(update=update, deep=deep)
+        if update and not set(update) <= _KEY_NEUTRAL:
+            copied._base_digest = None
+        return copied
 
-    def canonical_json(self) -> str:
-        """Canonical JSON: sorted keys, no whitespace, UTF-8 kept."""
-        return json.dumps(
-            self.canonical(), sort_keys=True, separators=(",", ":"), ensure_ascii=False
-        )
+    def with_sample(self, index: int) -> LLMRequest:
+        """Trial `index` of this request; all trials share one hash of the request."""
+        self.base_digest()
+        return self.model_copy(update={"sample_index": index})
 
-    def cache_key(self) -> str:
-        """Content address of the request, with its algorithm as a prefix."""
-        digest = hashlib.sha256(self.canonical_json().encode()).hexdigest()
-        return f"sha256-v{SCHEMA_VERSION}:{digest}"
+    def storage_form(self) -> tuple[dict[str, Any], dict[str, str]]:
+        """The request as JSON data with large parts replaced by digests, and those blobs."""
+        data = self.model_dump(mode="json")
+        blobs: dict[str, str] = {}
+        for block, stored in zip(self.system, data["system"], strict=True):
+            if len(block.text) >= BLOB_MIN_CHARS:
+                _to_blob(stored, "text", content_digest(block.text), blobs)
+        for message, stored_message in zip(self.messages, data["messages"], strict=True):
+            for part, stored in zip(message.content, stored_message["content"], strict=True):
+                if len(part.content()) >= BLOB_MIN_CHARS:
+                    field = "text" if isinstance(part, TextPart) else "data"
+                    _to_blob(stored, field, _part_digest(part), blobs)
+        return data, blobs
+
+    @classmethod
+    def from_storage(cls, data: dict[str, Any], blobs: Mapping[str, str]) -> LLMRequest:
+        """The request `storage_form` produced (a missing blob raises KeyError)."""
+        for block in data.get("system", []):
+            _from_blob(block, blobs)
+        for message in data.get("messages", []):
+            for part in message.get("content", []):
+                _from_blob(part, blobs)
+        return cls.model_validate(data)
+
+    def base_digest(self) -> str:
+        """Hash of everything that determines the answer except provider and sample index."""
+        if self._base_digest is None:
+            data, _ = self.storage_form()
+            for name in _KEY_NEUTRAL:
+                data.pop(name, None)
+            text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+            self._base_digest = hashlib.sha256(text.encode()).hexdigest()
+        return self._base_digest
+
+    def cache_key(self, provider: str | None = None) -> str:
+        """Content address of the request (for `provider`, default its own), algorithm-prefixed."""
+        name = self.provider if provider is None else provider
+        trial = f"{self.base_digest()}|{name}|{self.sample_index}"
+        return f"sha256-v{KEY_VERSION}:{hashlib.sha256(trial.encode()).hexdigest()}"
 
     def prompt_text(self) -> str:
         """All text of the request, system first; for diffs and debugging."""
@@ -108,6 +164,30 @@ class LLMRequest(BaseModel):
         for message in self.messages:
             texts += [p.text for p in message.content if isinstance(p, TextPart)]
         return "\n\n".join(texts)
+
+
+def content_digest(text: str) -> str:
+    """The algorithm-prefixed digest a blob is stored under."""
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def _part_digest(part: TextPart | ImagePart) -> str:
+    if part._digest is None:
+        part._digest = content_digest(part.content())
+    return part._digest
+
+
+def _to_blob(stored: dict[str, Any], field: str, digest: str, blobs: dict[str, str]) -> None:
+    blobs[digest] = stored[field]
+    stored[field] = ""
+    stored["blob"] = digest
+
+
+def _from_blob(stored: dict[str, Any], blobs: Mapping[str, str]) -> None:
+    digest = stored.pop("blob", None)
+    if digest is not None:
+        field = "data" if stored.get("type") == "image" else "text"
+        stored[field] = blobs[digest]
 
 
 class Usage(BaseModel):

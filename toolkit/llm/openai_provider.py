@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Literal
-
-import openai
+from typing import TYPE_CHECKING, Any, Literal
 
 from toolkit.errors import LLMError
 from toolkit.llm.models import ImagePart, LLMRequest, LLMResponse, Message, Usage
 from toolkit.llm.provider import RawOutput, classify_sdk_error, complete_structured
-from toolkit.llm.schema import strict_schema
+from toolkit.llm.schema import sent_schema
+
+if TYPE_CHECKING:
+    import openai
 
 SchemaMode = Literal["native", "json", "prompt"]
 LOCAL_PLACEHOLDER_KEY = "not-needed-for-local-servers"
@@ -60,6 +61,8 @@ class OpenAIProvider:
 
     def classify(self, error: BaseException) -> LLMError:
         """Map an `openai` exception to an `LLMError` kind."""
+        import openai
+
         return classify_sdk_error(
             error,
             status=getattr(error, "status_code", None),
@@ -73,6 +76,8 @@ class OpenAIProvider:
             await self._client.close()
 
     async def _attempt(self, request: LLMRequest) -> RawOutput:
+        import openai
+
         params = self._params(request)
         try:
             completion = await self.client.chat.completions.parse(**params)
@@ -98,6 +103,8 @@ class OpenAIProvider:
 
 
 def _make_client(base_url: str | None, max_retries: int, timeout_s: float) -> openai.AsyncOpenAI:
+    import openai  # the SDK is imported only when this provider makes a call
+
     kwargs: dict[str, Any] = {"max_retries": max_retries, "timeout": timeout_s}
     if base_url:
         kwargs["base_url"] = base_url
@@ -117,12 +124,12 @@ def _env_key() -> str | None:
 
 def _native_format(request: LLMRequest, schema: dict[str, Any]) -> dict[str, Any]:
     name = "".join(c if c.isalnum() or c in "_-" else "_" for c in request.schema_name or "")
-    spec = {"name": (name or "response")[:64], "schema": strict_schema(schema), "strict": True}
+    spec = {"name": (name or "response")[:64], "schema": sent_schema(schema), "strict": True}
     return {"type": "json_schema", "json_schema": spec}
 
 
 def _schema_instructions(schema: dict[str, Any]) -> str:
-    body = json.dumps(schema, sort_keys=True, indent=2)
+    body = json.dumps(sent_schema(schema), sort_keys=True, indent=2)
     return f"Reply with only a JSON object that conforms to this JSON schema:\n{body}"
 
 

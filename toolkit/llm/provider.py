@@ -16,8 +16,8 @@ from pydantic import BaseModel
 
 from toolkit.errors import LLMError
 from toolkit.llm.models import LLMRequest, LLMResponse, Message, Usage
-from toolkit.llm.schema import parse_json_output, validate
-from toolkit.llm.secrets import redact
+from toolkit.llm.schema import output_problems, parse_json_output
+from toolkit.util.redact import redact
 
 MAX_REASKS = 2
 
@@ -124,7 +124,14 @@ def _check_output(raw: RawOutput, request: LLMRequest) -> tuple[Any, list[str]]:
         parsed, error = parse_json_output(raw.text)
         if error:
             return None, [error]
-    return parsed, validate(parsed, request.output_schema)
+    return parsed, output_problems(parsed, request.output_schema)
+
+
+def answer_problems(request: LLMRequest, response: LLMResponse) -> list[str]:
+    """Why a stored or recorded answer no longer satisfies its request's schema ([] if it does)."""
+    if request.output_schema is None:
+        return []
+    return output_problems(response.parsed, request.output_schema)
 
 
 def _response(raw: RawOutput, parsed: Any, usage: Usage, latency: float) -> LLMResponse:

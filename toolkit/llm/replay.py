@@ -15,11 +15,12 @@ from toolkit.errors import LLMError, ReplayMiss
 from toolkit.llm.cache import CacheRecord, ResponseCache, load_records
 from toolkit.llm.diff import miss_message
 from toolkit.llm.models import LLMRequest, LLMResponse
+from toolkit.llm.provider import answer_problems
 
 
 def replay_key(request: LLMRequest) -> str:
     """The cache key with the provider name left out."""
-    return request.model_copy(update={"provider": ""}).cache_key()
+    return request.cache_key(provider="")
 
 
 class ReplayProvider:
@@ -53,6 +54,14 @@ class ReplayProvider:
                 for r in self._records.values()
             ]
             raise ReplayMiss(miss_message("replay miss", request, recorded))
+        problems = answer_problems(request, record.response)
+        if problems:
+            raise LLMError(
+                f"the recorded answer to {request.metadata.purpose} request "
+                f"{request.cache_key()} does not match its schema: {'; '.join(problems)}; "
+                "re-record it",
+                kind="invalid_output",
+            )
         return record.response.model_copy(update={"cache_hit": False})
 
     def classify(self, error: BaseException) -> LLMError:

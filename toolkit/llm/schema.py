@@ -1,9 +1,8 @@
-"""Just enough JSON Schema to check a model's structured output, plus the strict-mode rewrite.
+"""Structured output: the strict schema sent to the model, and the check of what came back.
 
-Covers what pydantic's `model_json_schema()` emits for judge templates: `type` (single or
-list), `properties`, `required`, `items`, `anyOf`/`oneOf`/`allOf`, `enum`, `const`, `$ref`
-into `$defs`. Anything else is accepted as is; the output is re-validated by the caller's
-pydantic template anyway.
+Invariant: the schema a model is shown (`sent_schema`: every object closed, every property
+required, as OpenAI's strict mode demands) is exactly the one its answer is validated against,
+with the maintained `jsonschema` validator. Both are built once per distinct schema.
 """
 
 from __future__ import annotations
@@ -11,99 +10,40 @@ from __future__ import annotations
 import copy
 import json
 import re
-from typing import Any
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
-_TYPE_CHECKS: dict[str, Any] = {
-    "object": lambda v: isinstance(v, dict),
-    "array": lambda v: isinstance(v, list),
-    "string": lambda v: isinstance(v, str),
-    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-    "boolean": lambda v: isinstance(v, bool),
-    "null": lambda v: v is None,
-}
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+
+MAX_PROBLEMS = 20
 _FENCE = re.compile(r"```(?:json)?\s*\n(.*?)```", re.DOTALL)
 
 
-def validate(value: Any, schema: dict[str, Any]) -> list[str]:
-    """Every way `value` breaks `schema`, as short messages with a JSON path; empty when valid."""
-    errors: list[str] = []
-    _check(value, schema, schema, "$", errors)
-    return errors[:20]
+def sent_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The strict form of `schema` that providers send (do not mutate: it is shared)."""
+    return _compiled(_schema_key(schema))[0]
 
 
-def _resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
-    ref = schema.get("$ref")
-    if not isinstance(ref, str) or not ref.startswith("#/"):
-        return schema
-    target: Any = root
-    for part in ref[2:].split("/"):
-        target = target.get(part, {}) if isinstance(target, dict) else {}
-    return {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+def output_problems(value: Any, schema: dict[str, Any]) -> list[str]:
+    """Every way `value` breaks the strict form of `schema`, with a JSON path; [] when valid."""
+    validator = _compiled(_schema_key(schema))[1]
+    if validator.is_valid(value):
+        return []
+    errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+    return [f"{error.json_path}: {error.message}" for error in errors[:MAX_PROBLEMS]]
 
 
-def _check(value: Any, schema: Any, root: dict[str, Any], path: str, errors: list[str]) -> None:
-    if not isinstance(schema, dict):
-        return
-    schema = _resolve(schema, root)
-    if not _check_type(value, schema, path, errors):
-        return
-    _check_choices(value, schema, root, path, errors)
-    if isinstance(value, dict):
-        _check_object(value, schema, root, path, errors)
-    if isinstance(value, list) and isinstance(schema.get("items"), dict):
-        for index, item in enumerate(value):
-            _check(item, schema["items"], root, f"{path}[{index}]", errors)
+def _schema_key(schema: dict[str, Any]) -> str:
+    return json.dumps(schema, separators=(",", ":"))
 
 
-def _check_type(value: Any, schema: dict[str, Any], path: str, errors: list[str]) -> bool:
-    expected = schema.get("type")
-    if expected is None:
-        return True
-    names = expected if isinstance(expected, list) else [expected]
-    if any(_TYPE_CHECKS.get(name, lambda v: True)(value) for name in names):
-        return True
-    errors.append(f"{path}: expected {' or '.join(names)}, got {type(value).__name__}")
-    return False
+@lru_cache(maxsize=512)
+def _compiled(schema_json: str) -> tuple[dict[str, Any], Draft202012Validator]:
+    from jsonschema import Draft202012Validator  # imported on first structured request
 
-
-def _check_choices(
-    value: Any, schema: dict[str, Any], root: dict[str, Any], path: str, errors: list[str]
-) -> None:
-    if "enum" in schema and value not in schema["enum"]:
-        errors.append(f"{path}: {value!r} is not one of {schema['enum']!r}")
-    if "const" in schema and value != schema["const"]:
-        errors.append(f"{path}: must equal {schema['const']!r}")
-    for sub in schema.get("allOf", []):
-        _check(value, sub, root, path, errors)
-    variants = schema.get("anyOf") or schema.get("oneOf")
-    if variants and not any(not validate_at(value, v, root) for v in variants):
-        errors.append(f"{path}: matches none of the allowed shapes")
-
-
-def validate_at(value: Any, schema: Any, root: dict[str, Any]) -> list[str]:
-    """Validate `value` against a sub-schema whose `$ref`s point into `root`."""
-    errors: list[str] = []
-    _check(value, schema, root, "$", errors)
-    return errors
-
-
-def _check_object(
-    value: dict[str, Any],
-    schema: dict[str, Any],
-    root: dict[str, Any],
-    path: str,
-    errors: list[str],
-) -> None:
-    properties = schema.get("properties", {})
-    for name in schema.get("required", []):
-        if name not in value:
-            errors.append(f"{path}.{name}: required field is missing")
-    for name, item in value.items():
-        if name in properties:
-            _check(item, properties[name], root, f"{path}.{name}", errors)
-        elif schema.get("additionalProperties") is False:
-            errors.append(f"{path}.{name}: unexpected field")
+    strict = strict_schema(json.loads(schema_json))
+    return strict, Draft202012Validator(strict)
 
 
 def parse_json_output(text: str) -> tuple[Any, str | None]:
@@ -119,7 +59,7 @@ def parse_json_output(text: str) -> tuple[Any, str | None]:
 
 
 def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """OpenAI strict-mode copy: every object closed and every property required (nullable stays)."""
+    """Strict-mode copy: every object closed and every property required (nullable stays)."""
     result = copy.deepcopy(schema)
     _make_strict(result)
     return result

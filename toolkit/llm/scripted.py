@@ -1,8 +1,10 @@
 """A provider whose answers come from a Python policy: for tests, demos and offline runs.
 
 The policy receives each `LLMRequest` and returns a string (the text; parsed as JSON when the
-request has a schema), a dict (the parsed object), an `LLMResponse`, or raises. Every request
-is recorded in `calls`, in order, so tests can assert exactly what was asked.
+request has a schema), a dict (the parsed object), an `LLMResponse`, or raises. Its answers go
+through the same structured-output loop as the SDK providers (strict validation, bounded
+re-asks, truncation and refusal as errors). Every request, re-asks included, is recorded in
+`calls`, in order, so tests can assert exactly what was asked.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 from toolkit.errors import LLMError, SpecError
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
+from toolkit.llm.provider import RawOutput, complete_structured
 
 Policy = Callable[[LLMRequest], str | dict | LLMResponse | Awaitable[Any]]
 
@@ -54,11 +57,23 @@ class ScriptedProvider:
         self.calls: list[LLMRequest] = []
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
+        """The policy's answer, validated (and re-asked) like a real provider's."""
+        return await complete_structured(request, self._attempt)
+
+    async def _attempt(self, request: LLMRequest) -> RawOutput:
         self.calls.append(request)
         value = self.policy(request)
         if inspect.isawaitable(value):
             value = await value
-        return response_from(value, request)
+        response = response_from(value, request)
+        return RawOutput(
+            text=response.text,
+            parsed=response.parsed,
+            stop_reason=response.stop_reason,
+            usage=response.usage,
+            model=response.model or request.model,
+            request_id=response.request_id,
+        )
 
     def classify(self, error: BaseException) -> LLMError:
         """A policy's own exception, reported as an `LLMError` of kind `unknown`."""

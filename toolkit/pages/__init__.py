@@ -1,4 +1,4 @@
-"""Cited pages: the offline page store, URL normalization, capture and Mind2Web 2 import.
+"""Cited pages: the offline page store, capture and Mind2Web 2 import (URLs: `toolkit.urls`).
 
 `PageStore` is the Evaluator's page source; `capture_pages` fills it with the system Chromium
 (Playwright is imported only when a capture runs); `import_m2w2` fills it from a Mind2Web 2
@@ -16,6 +16,7 @@ from toolkit.pages.capture import (
     default_chromium,
     require_chromium,
 )
+from toolkit.pages.citations import answer_files, cited_urls
 from toolkit.pages.m2w2 import (
     ImportProblem,
     ImportReport,
@@ -25,14 +26,6 @@ from toolkit.pages.m2w2 import (
 )
 from toolkit.pages.pdf import PdfTextError, looks_like_pdf, pdf_text
 from toolkit.pages.store import PageRecord, PageStore, content_hash
-from toolkit.pages.urls import (
-    answer_files,
-    cited_urls,
-    extract_urls,
-    is_web_url,
-    match_key,
-    normalize_url,
-)
 
 __all__ = [
     "CHROMIUM_ARGS",
@@ -51,14 +44,10 @@ __all__ = [
     "cited_urls",
     "content_hash",
     "default_chromium",
-    "extract_urls",
     "import_m2w2",
-    "is_web_url",
     "looks_like_pdf",
     "m2w2_file_stem",
     "m2w2_storage_key",
-    "match_key",
-    "normalize_url",
     "pdf_text",
     "require_chromium",
 ]

@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from toolkit.errors import InfraError
 from toolkit.pages.pdf import PdfTextError, looks_like_pdf, pdf_text
 from toolkit.pages.store import FailureKind, PageKind, PageRecord, PageStore
-from toolkit.pages.urls import is_web_url, normalize_url
+from toolkit.urls import canonical_url, is_web_url
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Response
@@ -116,10 +116,10 @@ async def capture_pages(
 ) -> CaptureReport:
     """Capture every URL not already stored as a page (all of them with `refresh`).
 
-    URLs are normalized and de-duplicated; strings that are not http(s) URLs are ignored.
+    URLs are canonicalized and de-duplicated; strings that are not http(s) URLs are ignored.
     Raises `InfraError` when Chromium cannot start.
     """
-    wanted = list(dict.fromkeys(normalize_url(u) for u in urls if is_web_url(u)))
+    wanted = list(dict.fromkeys(canonical_url(u) for u in urls if is_web_url(u)))
     report = CaptureReport(store=str(store.path))
     todo = [u for u in wanted if refresh or not store.has_page(u)]
     pending = set(todo)

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from toolkit.pages.pdf import PdfTextError, pdf_text
 from toolkit.pages.store import PageRecord, PageStore
-from toolkit.pages.urls import is_web_url
+from toolkit.urls import is_web_url
 
 IMPORT_REPORT_VERSION = 1
 

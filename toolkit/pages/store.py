@@ -21,12 +21,13 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, Field
 
 from toolkit.errors import InfraError
-from toolkit.pages.urls import match_key, normalize_url
-from toolkit.runner.fingerprint import sha256_bytes
+from toolkit.urls import canonical_url, normalize_url
+from toolkit.util.hashing import sha256_bytes
 
 PAGE_RECORD_VERSION = 1
 STORE_FILENAME = "pages.sqlite"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: `match_key` holds `toolkit.urls.normalize_url` (version 1 had a looser key)."""
 
 PageKind = Literal["web", "pdf"]
 INFRA_FAILURES = frozenset({"browser"})
@@ -96,7 +97,7 @@ class PageRecord(BaseModel):
     version: int = PAGE_RECORD_VERSION
     """Format version of this record."""
     url: str
-    """The normalized URL (`normalize_url`): the store key."""
+    """The canonical URL (`toolkit.urls.canonical_url`): the store key."""
     requested_url: str
     """The URL as it was asked for (cited form, or the Mind2Web 2 index key on import)."""
     final_url: str | None = None
@@ -133,7 +134,7 @@ class PageRecord(BaseModel):
     def web(cls, requested_url: str, text: str, screenshot: bytes | None, **extra: Any) -> Self:
         """A captured web page (text and JPEG screenshot)."""
         return cls(
-            url=normalize_url(requested_url),
+            url=canonical_url(requested_url),
             requested_url=requested_url,
             status="ok",
             kind="web",
@@ -147,7 +148,7 @@ class PageRecord(BaseModel):
     def pdf_document(cls, requested_url: str, pdf: bytes, text: str, **extra: Any) -> Self:
         """A captured PDF with the text extracted from it."""
         return cls(
-            url=normalize_url(requested_url),
+            url=canonical_url(requested_url),
             requested_url=requested_url,
             status="ok",
             kind="pdf",
@@ -161,7 +162,7 @@ class PageRecord(BaseModel):
     def failure(cls, requested_url: str, error_kind: FailureKind, error: str, **extra: Any) -> Self:
         """A capture that failed; it holds the reason and never any page content."""
         return cls(
-            url=normalize_url(requested_url),
+            url=canonical_url(requested_url),
             requested_url=requested_url,
             status="failed",
             error_kind=error_kind,
@@ -188,7 +189,8 @@ class PageStore:
     """Captured pages by normalized URL in `<directory>/pages.sqlite`; a `PageSource`.
 
     `get(url)` gives the page text, `screenshot(url)` a base64 JPEG, `lookup(url)` the whole
-    record (failures included). Lookups try the normalized URL, then its `match_key`.
+    record (failures included). Lookups try the canonical URL, then any row for the same page
+    (`toolkit.urls.normalize_url`, kept in the `match_key` column).
     """
 
     def __init__(self, directory: str | Path, *, readonly: bool = False) -> None:
@@ -209,8 +211,20 @@ class PageStore:
             self._db = sqlite3.connect(self.path, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
+            self._upgrade()
             self._db.executescript(_SCHEMA)
         self._db.execute("PRAGMA busy_timeout=5000")
+
+    def _upgrade(self) -> None:
+        """Recompute the same-page keys of a store written with an older key definition."""
+        (version,) = self._db.execute("PRAGMA user_version").fetchone()
+        if 0 < version < SCHEMA_VERSION:
+            with self._db:
+                rows = self._db.execute("SELECT url FROM pages").fetchall()
+                self._db.executemany(
+                    "UPDATE pages SET match_key = ? WHERE url = ?",
+                    [(normalize_url(url), url) for (url,) in rows],
+                )
 
     def close(self) -> None:
         """Close the database connection."""
@@ -226,7 +240,7 @@ class PageStore:
     # -- reading ----------------------------------------------------------------------------
 
     def _row(self, url: str, columns: tuple[str, ...]) -> dict[str, Any] | None:
-        key = normalize_url(url)
+        key = canonical_url(url)
         select = ", ".join(columns)
         with self._lock:
             row = self._db.execute(f"SELECT {select} FROM pages WHERE url = ?", (key,)).fetchone()
@@ -234,7 +248,7 @@ class PageStore:
                 row = self._db.execute(
                     f"SELECT {select} FROM pages WHERE match_key = ? "
                     "ORDER BY status = 'ok' DESC, rowid LIMIT 1",
-                    (match_key(key),),
+                    (normalize_url(key),),
                 ).fetchone()
         return dict(zip(columns, row, strict=True)) if row else None
 
@@ -251,7 +265,7 @@ class PageStore:
             return row[column]
         if row["error_kind"] in INFRA_FAILURES:
             raise InfraError(
-                f"capturing {normalize_url(url)} failed on our side ({row['error']}); "
+                f"capturing {canonical_url(url)} failed on our side ({row['error']}); "
                 "capture it again with `judgegen cache-pages`",
                 kind="page_capture",
             )
@@ -277,7 +291,7 @@ class PageStore:
         """Whether a page (not a failure) is stored for exactly this normalized URL."""
         with self._lock:
             row = self._db.execute(
-                "SELECT 1 FROM pages WHERE url = ? AND status = 'ok'", (normalize_url(url),)
+                "SELECT 1 FROM pages WHERE url = ? AND status = 'ok'", (canonical_url(url),)
             ).fetchone()
         return row is not None
 
@@ -310,8 +324,8 @@ class PageStore:
         if self.readonly:
             raise PermissionError(f"page store {self.path} was opened read-only")
         values = record.model_dump()
-        values["url"] = normalize_url(record.url)
-        values["match_key"] = match_key(values["url"])
+        values["url"] = canonical_url(record.url)
+        values["match_key"] = normalize_url(values["url"])
         values["fetched_at"] = record.fetched_at.isoformat()
         with self._lock, self._db:
             previous = self._db.execute(

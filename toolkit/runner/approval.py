@@ -13,8 +13,8 @@ from pathlib import Path
 from pydantic import BaseModel, Field, ValidationError
 
 from toolkit.errors import SpecError
-from toolkit.runner.fingerprint import sha256_file
-from toolkit.runner.results import write_atomic
+from toolkit.util.files import write_atomic
+from toolkit.util.hashing import sha256_file
 
 APPROVAL_VERSION = 1
 

@@ -7,23 +7,11 @@ differs from the one the current inputs and configuration give.
 
 from __future__ import annotations
 
-import hashlib
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 FINGERPRINT_VERSION = 1
-
-
-def sha256_bytes(data: bytes) -> str:
-    """`sha256:<hex>` of `data` (the algorithm prefix keeps a future change from aliasing)."""
-    return "sha256:" + hashlib.sha256(data).hexdigest()
-
-
-def sha256_file(path: str | Path) -> str:
-    """`sha256:<hex>` of a file's bytes."""
-    return sha256_bytes(Path(path).read_bytes())
 
 
 class Fingerprint(BaseModel):

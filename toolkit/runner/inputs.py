@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from toolkit.runner.fingerprint import sha256_bytes
+from toolkit.util.hashing import sha256_bytes
 
 DEFAULT_MAX_ANSWER_BYTES = 2_000_000
 TRAJECTORY_ANSWER_NAME = "final_answer"

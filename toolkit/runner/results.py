@@ -9,8 +9,6 @@ that the next run deletes — never a half-written result.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -18,27 +16,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from toolkit.runner.fingerprint import Fingerprint
+from toolkit.util.files import write_atomic
 
 RESULT_VERSION = 1
 SUMMARY_FILE = "summary.json"
 
 Status = Literal["complete", "incomplete", "excluded"]
-
-
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Write `data` (text as UTF-8 with `\n` kept, or bytes as they are) to `path` through a
-    temp file and os.replace, so readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data.encode("utf-8") if isinstance(data, str) else data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class UsageTotals(BaseModel):

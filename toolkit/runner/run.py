@@ -28,7 +28,7 @@ from toolkit.backends import ExtractRequest, JudgingBackend, Verdict, VerifyRequ
 from toolkit.errors import InfraError
 from toolkit.evaluator import PageSource
 from toolkit.runner.approval import approval_problem
-from toolkit.runner.fingerprint import Fingerprint, make_fingerprint, sha256_file
+from toolkit.runner.fingerprint import Fingerprint, make_fingerprint
 from toolkit.runner.inputs import AnswerInput
 from toolkit.runner.loader import Judge, load_judge
 from toolkit.runner.metrics import SkippedJudge, Summary, compute_summary
@@ -39,10 +39,11 @@ from toolkit.runner.results import (
     ResultStore,
     UsageTotals,
     score_file_path,
-    write_atomic,
     write_score_file,
 )
 from toolkit.tools import ToolCaller
+from toolkit.util.files import write_atomic
+from toolkit.util.hashing import sha256_file
 
 STOP_KINDS = frozenset({"budget"})
 RUN_RECORD_VERSION = 1

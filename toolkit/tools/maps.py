@@ -21,8 +21,8 @@ from urllib.parse import urlsplit
 import httpx2
 
 from toolkit.errors import InfraError
-from toolkit.llm.secrets import redact
 from toolkit.tools import call_tool
+from toolkit.util.redact import redact
 
 TRAVEL_MODES = ("driving", "walking", "transit")
 CITY_LEVELS = ("locality", "sublocality")

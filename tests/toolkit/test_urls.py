@@ -1,4 +1,4 @@
-"""URL normalization and citation extraction."""
+"""URLs: the canonical (fetch/store) form, the same-page key, and citation extraction."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.pages import answer_files, cited_urls, extract_urls, match_key, normalize_url
+from toolkit.pages import answer_files, cited_urls
+from toolkit.urls import canonical_url, extract_urls, normalize_url, same_page
 
 
 @pytest.mark.parametrize(
@@ -22,17 +23,17 @@ from toolkit.pages import answer_files, cited_urls, extract_urls, match_key, nor
         ("https://example.com/a!?", "https://example.com/a"),
     ],
 )
-def test_normalize_strips_decorations_agents_add(cited: str, key: str) -> None:
-    assert normalize_url(cited) == key
+def test_canonical_strips_decorations_agents_add(cited: str, key: str) -> None:
+    assert canonical_url(cited) == key
 
 
-def test_normalize_lowercases_scheme_and_host_but_not_path() -> None:
-    assert normalize_url("HTTPS://Example.COM/Path/To") == "https://example.com/Path/To"
+def test_canonical_lowercases_scheme_and_host_but_not_path() -> None:
+    assert canonical_url("HTTPS://Example.COM/Path/To") == "https://example.com/Path/To"
 
 
-def test_normalize_drops_fragment_and_keeps_query() -> None:
+def test_canonical_drops_fragment_and_keeps_query() -> None:
     url = "https://example.com/p?b=2&a=1#:~:text=hello"
-    assert normalize_url(url) == "https://example.com/p?b=2&a=1"
+    assert canonical_url(url) == "https://example.com/p?b=2&a=1"
 
 
 @pytest.mark.parametrize(
@@ -43,21 +44,21 @@ def test_normalize_drops_fragment_and_keeps_query() -> None:
         ("http://example.com:8080/x", "http://example.com:8080/x"),
     ],
 )
-def test_normalize_drops_only_default_ports(cited: str, key: str) -> None:
-    assert normalize_url(cited) == key
+def test_canonical_drops_only_default_ports(cited: str, key: str) -> None:
+    assert canonical_url(cited) == key
 
 
-def test_normalize_keeps_balanced_parentheses_in_path() -> None:
+def test_canonical_keeps_balanced_parentheses_in_path() -> None:
     url = "(https://en.wikipedia.org/wiki/Mercury_(planet))"
-    assert normalize_url(url) == "https://en.wikipedia.org/wiki/Mercury_(planet)"
+    assert canonical_url(url) == "https://en.wikipedia.org/wiki/Mercury_(planet)"
 
 
-def test_normalize_gives_empty_path_a_slash() -> None:
-    assert normalize_url("https://example.com") == "https://example.com/"
+def test_canonical_gives_empty_path_a_slash() -> None:
+    assert canonical_url("https://example.com") == "https://example.com/"
 
 
-def test_normalize_removes_markdown_escapes() -> None:
-    assert normalize_url(r"https://example.com/some\_page") == "https://example.com/some_page"
+def test_canonical_removes_markdown_escapes() -> None:
+    assert canonical_url(r"https://example.com/some\_page") == "https://example.com/some_page"
 
 
 @pytest.mark.parametrize(
@@ -69,22 +70,45 @@ def test_normalize_removes_markdown_escapes() -> None:
         ("//cdn.example.com/x", "https://cdn.example.com/x"),
     ],
 )
-def test_normalize_reads_schemeless_hosts_as_https(cited: str, key: str) -> None:
-    assert normalize_url(cited) == key
+def test_canonical_reads_schemeless_hosts_as_https(cited: str, key: str) -> None:
+    assert canonical_url(cited) == key
 
 
 @pytest.mark.parametrize("text", ["  not a url ", "file.txt is here", "v1.2"])
-def test_normalize_leaves_non_web_strings_stripped_only(text: str) -> None:
-    assert normalize_url(text) == text.strip()
+def test_canonical_leaves_non_web_strings_stripped_only(text: str) -> None:
+    assert canonical_url(text) == text.strip()
 
 
-def test_match_key_ignores_scheme_www_encoding_trailing_slash_and_utm() -> None:
+def test_same_page_key_ignores_scheme_www_encoding_trailing_slash_and_utm() -> None:
     variants = [
         "https://www.example.com/caf%C3%A9/?utm_source=chatgpt.com",
         "http://example.com/café",
         "https://example.com/café/",
     ]
-    assert len({match_key(v) for v in variants}) == 1
+    assert len({normalize_url(v) for v in variants}) == 1
+
+
+@pytest.mark.parametrize(
+    "cited",
+    [
+        "[the page](https://www.example.com/a/)",
+        "<http://example.com/a>",
+        "**https://example.com/a#top**.",
+        "'example.com/a',",
+    ],
+)
+def test_same_page_unwraps_markdown_and_decorations(cited: str) -> None:
+    assert same_page(cited, "https://example.com/a")
+
+
+def test_same_page_is_false_for_non_urls() -> None:
+    assert same_page("not a url", "not a url") is False
+
+
+def test_canonical_keeps_what_the_same_page_key_drops() -> None:
+    url = "http://www.example.com/a/?b=2&a=1"
+    assert canonical_url(url) == url
+    assert normalize_url(url) == "https://example.com/a?a=1&b=2"
 
 
 def test_extract_finds_markdown_and_bare_urls_in_order() -> None:
@@ -100,8 +124,8 @@ def test_extract_finds_markdown_and_bare_urls_in_order() -> None:
     ]
 
 
-def test_extract_deduplicates_by_normalized_url() -> None:
-    text = "[https://x.example/a](https://x.example/a) and https://X.example/a#frag again"
+def test_extract_deduplicates_by_page_keeping_the_first_spelling() -> None:
+    text = "[https://x.example/a](https://x.example/a) and http://X.example/a/#frag again"
     assert extract_urls(text) == ["https://x.example/a"]
 
 

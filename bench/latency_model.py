@@ -1,0 +1,70 @@
+"""A scripted LLM for the runner bench: answers like a model, after a fixed wall-clock latency.
+
+Used as `judgegen run --provider scripted:latency_model:respond` (bench/ on PYTHONPATH), so
+every call goes through the real path — LLMBackend prompts and voting, the response cache,
+the run's concurrency limit, budget, ledger, metering, the sandbox broker — and only the
+provider itself is simulated. The latency (seconds) comes from `JUDGEGEN_BENCH_LATENCY`.
+
+Answers depend only on the request's content, never on call order or the vote trial, so two
+runs (or two runners) asking the same questions get the same answers and every vote agrees.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import re
+from typing import Any
+
+from toolkit.llm.models import LLMRequest, TextPart
+
+LATENCY_ENV = "JUDGEGEN_BENCH_LATENCY"
+PASS_PERCENT = 75
+DATA_MARK = "BENCH-DATA: "
+_CLAIM = re.compile(r"Claim:\s*```\s*(.*?)\s*```", re.S)
+_URL = re.compile(r"Page URL: (\S+)")
+_YEAR = re.compile(r"Year: (\d{4})")
+
+
+def user_text(request: LLMRequest) -> str:
+    """The text of the request's messages (the rendered prompt, without system blocks)."""
+    return "\n".join(
+        part.text
+        for message in request.messages
+        for part in message.content
+        if isinstance(part, TextPart)
+    )
+
+
+def verdict(text: str) -> bool:
+    """Pass or fail from the claim and page URL alone: a stable pseudo-random 75% pass."""
+    claim = _CLAIM.search(text)
+    url = _URL.search(text)
+    key = f"{claim.group(1) if claim else text}|{url.group(1) if url else ''}"
+    return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % 100 < PASS_PERCENT
+
+
+def answer(request: LLMRequest) -> dict[str, Any]:
+    """The parsed object a model would return for this extraction or verification."""
+    text = user_text(request)
+    if request.metadata.purpose == "verify":
+        passed = verdict(text)
+        return {
+            "reasoning": "bench: " + ("supported" if passed else "unsupported"),
+            "result": passed,
+        }
+    if DATA_MARK in text:
+        line = text.split(DATA_MARK, 1)[1].splitlines()[0]
+        return json.loads(line)
+    year = _YEAR.search(text)
+    return {"year": int(year.group(1)) if year else None, "official": True}
+
+
+async def respond(request: LLMRequest) -> dict[str, Any]:
+    """The scripted provider's policy: wait the configured latency, then answer."""
+    latency = float(os.environ.get(LATENCY_ENV, "0") or 0)
+    if latency > 0:
+        await asyncio.sleep(latency)
+    return answer(request)

@@ -1,0 +1,63 @@
+"""`judgegen run` loads only what a run uses: no generation code, browser or unused SDKs.
+
+Checked in a fresh interpreter by listing `sys.modules` after the command, never by timing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.fixtures.runner.helpers import build_page_store, copy_fixtures
+
+REPO = Path(__file__).resolve().parents[2]
+
+# Top-level packages or module prefixes `run` never needs.
+NEVER_FOR_RUN = ("libcst", "playwright", "anthropic", "openai", "generator.lint", "generator.debug")
+NEVER_FOR_HELP = (*NEVER_FOR_RUN, "jinja2", "toolkit.runner.run", "toolkit.evaluator", "prompts")
+
+PROBE = """
+import json, sys
+from generator.cli import main
+try:
+    main(sys.argv[1:], prog_name="judgegen")
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def loaded_modules(*args: str, cwd: Path = REPO) -> set[str]:
+    """The modules a fresh interpreter holds after `judgegen ARGS` (last stdout line)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args], cwd=cwd, env=env, capture_output=True, text=True
+    )
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def offending(modules: set[str], prefixes: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == p or m.startswith(p + ".") for p in prefixes))
+
+
+def test_cli_import_and_run_help_load_no_generation_browser_or_runner_code() -> None:
+    modules = loaded_modules("run", "--help")
+    assert "generator.cli.run" in modules
+    assert offending(modules, NEVER_FOR_HELP) == []
+
+
+def test_an_in_process_run_loads_no_generation_code_browser_or_provider_sdk(
+    tmp_path: Path,
+) -> None:
+    copy_fixtures(tmp_path)
+    build_page_store(tmp_path / "pages")
+    args = ["run", "--answers", str(tmp_path / "answers"), "--judges", str(tmp_path / "judges")]
+    args += ["--results", str(tmp_path / "results"), "--pages", str(tmp_path / "pages")]
+    args += ["--include-unreviewed", "--no-sandbox", "--cache-mode", "off"]
+    args += ["--provider", "scripted:tests.fixtures.runner.llm_policy:policy"]
+    modules = loaded_modules(*args, cwd=tmp_path)
+    assert "toolkit.runner.run" in modules and list((tmp_path / "results").rglob("*.json"))
+    assert offending(modules, NEVER_FOR_RUN) == []

@@ -1,0 +1,128 @@
+"""Dates written in any common format: `parse_date` and `same_date`."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime
+from types import MappingProxyType
+
+from toolkit.checks.folding import fold
+
+_MONTHS = MappingProxyType(
+    {
+        "jan": 1,
+        "january": 1,
+        "feb": 2,
+        "february": 2,
+        "mar": 3,
+        "march": 3,
+        "apr": 4,
+        "april": 4,
+        "may": 5,
+        "jun": 6,
+        "june": 6,
+        "jul": 7,
+        "july": 7,
+        "aug": 8,
+        "august": 8,
+        "sep": 9,
+        "sept": 9,
+        "september": 9,
+        "oct": 10,
+        "october": 10,
+        "nov": 11,
+        "november": 11,
+        "dec": 12,
+        "december": 12,
+    }
+)
+_MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")(?![a-z])\.?"
+_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?(?![\d])"
+_YEAR = r"(?P<year>\d{4})(?!\d)"
+_DATE_PATTERNS = (
+    # December 7, 2023 / Dec. 7th 2023 / Thursday, Dec 7, 2023
+    re.compile(r"(?<![a-z])" + _MONTH + r"\s*" + _DAY + r"(?:\s*,\s*|\s+)(?:of\s+)?" + _YEAR),
+    # 7 December 2023 / 7th of Dec, 2023 / 07-Dec-2023
+    re.compile(r"(?<![\d])" + _DAY + r"(?:\s+of)?[\s-]*" + _MONTH + r"(?:\s*,\s*|[\s-]+)" + _YEAR),
+    # 2023 Dec 7 / 2023-Dec-07
+    re.compile(r"(?<![\d])" + _YEAR + r"[\s,-]+" + _MONTH + r"[\s-]*" + _DAY),
+    # 2023-12-07 / 2023/12/07 / 2023.12.07 / 2023-12-07T10:00:00Z
+    re.compile(
+        r"(?<![\d.])(?P<year>\d{4})(?P<sep>[-/.])(?P<month>\d{1,2})(?P=sep)(?P<day>\d{1,2})(?!\d)"
+    ),
+)
+_NUMERIC_DATE = re.compile(
+    r"(?<![\d./-])(?P<a>\d{1,2})(?P<sep>[-/.])(?P<b>\d{1,2})(?P=sep)"
+    r"(?P<year>\d{4}|(?<=/)\d{2})(?![\d]|[./-]\d)"
+)
+
+
+def _make_date(year: int, month: int, day: int) -> date | None:
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return None
+
+
+def _month_number(token: str) -> int:
+    return int(token) if token.isdigit() else _MONTHS[token.rstrip(".")]
+
+
+def _numeric_date(match: re.Match[str], dayfirst: bool) -> date | None:
+    first, second = int(match["a"]), int(match["b"])
+    year = int(match["year"])
+    if len(match["year"]) == 2:
+        year += 2000 if year < 69 else 1900
+    preferred = (year, second, first) if dayfirst else (year, first, second)
+    fallback = (year, first, second) if dayfirst else (year, second, first)
+    return _make_date(*preferred) or _make_date(*fallback)
+
+
+def parse_date(text: str | date | None, *, dayfirst: bool = False) -> date | None:
+    """The first full calendar date (year, month and day) written in `text`, or None.
+
+    Reads month-name forms ("Dec 7, 2023", "December 7th, 2023", "Dec. 7 2023", "7 Dec 2023",
+    "7th of December, 2023", "07-Dec-2023", "Thursday, December 7, 2023"), ISO forms
+    ("2023-12-07", "2023/12/07", "2023-12-07T10:30:00Z") and numeric forms ("12/07/2023",
+    "12-07-2023", "12.07.2023", "12/07/23"). Case is ignored and the date may sit inside a
+    longer sentence ("It was released on Dec 7, 2023 at noon."); the earliest date wins.
+
+    Month-name and ISO forms are unambiguous. Numeric day/month forms are read US-style
+    (month first: "12/07/2023" is December 7) unless `dayfirst=True` (then July 12); when
+    only one reading is a valid date ("25/12/2023") that reading is used. Two-digit years
+    are only read with slashes: 00-68 → 2000s, 69-99 → 1900s.
+
+    Returns None for partial dates ("December 2023", "Dec 7"), impossible dates
+    ("Feb 30, 2023"), None or non-text input. A `date` or `datetime` is returned as a date.
+    """
+    if isinstance(text, datetime):
+        return text.date()
+    if isinstance(text, date):
+        return text
+    if not isinstance(text, str) or not text:
+        return None
+    folded = fold(text)
+    found: list[tuple[int, int, date]] = []
+    for pattern in (*_DATE_PATTERNS, _NUMERIC_DATE):
+        for match in pattern.finditer(folded):
+            if pattern is _NUMERIC_DATE:
+                parsed = _numeric_date(match, dayfirst)
+            else:
+                month = _month_number(match["month"])
+                parsed = _make_date(int(match["year"]), month, int(match["day"]))
+            if parsed is not None:
+                found.append((match.start(), -len(match[0]), parsed))
+                break
+    return min(found)[2] if found else None
+
+
+def same_date(a: str | date | None, b: str | date | None, *, dayfirst: bool = False) -> bool:
+    """True when `a` and `b` name the same calendar day, whatever their formats.
+
+    Each side is read with `parse_date` (strings, `date` or `datetime`), so
+    "Dec 7, 2023", "December 7th, 2023", "2023-12-07", "7 Dec 2023" and "12/07/2023" all
+    match each other; with `dayfirst=True`, "07/12/2023" matches them instead. False when
+    either side has no full date ("December 2023", "", None) or the days differ.
+    """
+    left, right = parse_date(a, dayfirst=dayfirst), parse_date(b, dayfirst=dayfirst)
+    return left is not None and left == right

@@ -1,0 +1,100 @@
+"""Whether values occur in a page's text, ignoring case, accents and whitespace."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from numbers import Real
+from typing import Any
+
+from toolkit.checks.folding import WHITESPACE, as_text, fold
+
+
+def _normalized(text: str, fuzzy_whitespace: bool) -> str:
+    folded = fold(text)
+    return WHITESPACE.sub(" ", folded).strip() if fuzzy_whitespace else folded
+
+
+def page_contains(
+    page_text: str | None,
+    value: str | float | None,
+    *,
+    fuzzy_whitespace: bool = True,
+    whole_word: bool = False,
+) -> bool:
+    """True when `value` occurs in `page_text`, ignoring case and accents.
+
+    Both sides are folded: case ("PARIS" = "Paris"), accents ("Zürich" = "Zurich"),
+    curly quotes and dashes ("it’s" = "it's", "2020–2021" = "2020-2021"). With
+    `fuzzy_whitespace` (the default) any run of spaces, tabs or newlines counts as one
+    space, so "New\\n  York" contains "new york". With `whole_word=True` the match must
+    not be glued to letters or digits: "12" is then not found in "2012", nor "cat" in
+    "concatenate". A number `value` is searched as written (1200 does not find "1,200";
+    use `parse_number` for that). False for None, empty or whitespace-only `value`.
+    """
+    page = as_text(page_text)
+    if page is None:
+        return False
+    return _found(_normalized(page, fuzzy_whitespace), value, fuzzy_whitespace, whole_word)
+
+
+def _found(haystack: str, value: Any, fuzzy_whitespace: bool, whole_word: bool) -> bool:
+    """`page_contains` on an already normalised page."""
+    needle = as_text(value)
+    if needle is None:
+        return False
+    target = _normalized(needle, fuzzy_whitespace)
+    if not target.strip():
+        return False
+    if not whole_word:
+        return target in haystack
+    pattern = r"(?<![^\W_])" + re.escape(target) + r"(?![^\W_])"
+    return re.search(pattern, haystack) is not None
+
+
+def contains_any(
+    text: str | None,
+    values: Iterable[str] | str | None,
+    *,
+    fuzzy_whitespace: bool = True,
+    whole_word: bool = False,
+) -> bool:
+    """True when at least one of `values` occurs in `text`, matched as `page_contains` does.
+
+    `contains_any(page, ["Dec 7, 2023", "December 7, 2023"])` accepts either spelling.
+    False when `values` is empty or None; a single string counts as one value.
+    """
+    page, items = as_text(text), _values(values)
+    if page is None:
+        return False
+    haystack = _normalized(page, fuzzy_whitespace)
+    return any(_found(haystack, value, fuzzy_whitespace, whole_word) for value in items)
+
+
+def contains_all(
+    text: str | None,
+    values: Iterable[str] | str | None,
+    *,
+    fuzzy_whitespace: bool = True,
+    whole_word: bool = False,
+) -> bool:
+    """True when every one of `values` occurs in `text`, matched as `page_contains` does.
+
+    `contains_all(page, ["Paris", "1889"])` needs both. False when `values` is empty or
+    None; a single string counts as one value.
+    """
+    page, items = as_text(text), _values(values)
+    if page is None or not items:
+        return False
+    haystack = _normalized(page, fuzzy_whitespace)
+    return all(_found(haystack, value, fuzzy_whitespace, whole_word) for value in items)
+
+
+def _values(values: Any) -> list[Any]:
+    if values is None:
+        return []
+    if isinstance(values, (str, Real)):
+        return [values]
+    if isinstance(values, Iterable):
+        return list(values)
+    return []

@@ -1,0 +1,199 @@
+"""URLs as agents cite them: the one notion of "the same page", and citation extraction.
+
+Two forms, both built from the same parse (`_web_parts`, which unwraps Markdown links,
+`<url>`, quotes, emphasis and trailing punctuation and reads a bare `example.com/page` as
+https):
+- `canonical_url`: the address to fetch and the page store's primary key; only the spelling
+  is normalized (scheme and host case, default port, fragment, empty path).
+- `normalize_url`: the same-page key; two URLs with equal keys show the same page
+  (http = https, no "www."/"m.", no tracking parameters, sorted query, no trailing slash).
+The page store's fallback lookup, `checks.same_url` and the Evaluator's de-duplication of
+a judge's cited sources all use `normalize_url` (through `same_page`).
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import SplitResult, parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
+
+__all__ = [
+    "DEFAULT_PORTS",
+    "canonical_url",
+    "extract_urls",
+    "is_web_url",
+    "normalize_url",
+    "same_page",
+    "web_host",
+]
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+# Characters agents glue around a URL in prose or Markdown.
+_WRAPPERS = {"<": ">", "(": ")", "[": "]", "{": "}", '"': '"', "'": "'", "`": "`"}
+_TRAILING_PUNCT = ".,;:!?*_~'\"`"
+_BRACKET_PAIRS = {")": "(", "]": "[", "}": "{", ">": "<"}
+# Full-width punctuation that ends a URL in CJK prose.
+_CJK_STOPS = "，。、；：！？（）「」『』《》【】"
+_MARKDOWN_ESCAPE = re.compile(r"\\([_*\[\]()~`#.!-])")
+_MARKDOWN_WHOLE = re.compile(r"^\[[^\]]*\]\(\s*<?([^()\s>]+(?:\([^()\s]*\)[^()\s>]*)*)>?\s*\)$")
+_MARKDOWN_LINK = re.compile(
+    r"\[(?P<label>[^\]]*)\]\(\s*<?(?P<url>https?://[^()\s>]+(?:\([^()\s]*\)[^()\s>]*)*)>?"
+    r'(?:\s+"[^"]*")?\s*\)',
+    re.IGNORECASE,
+)
+# "example.com/page", "www.example.com" or "localhost:3000/x": a host, then a path, query or nothing.
+_SCHEMELESS_HOST = re.compile(
+    r"^(?:localhost|(?:[a-z0-9-]+\.)+[a-z]{2,})(?::\d+)?(?:[/?#]|$)", re.IGNORECASE
+)
+_BARE_URL = re.compile(rf"https?://[^\s<>\"'`{_CJK_STOPS}]+", re.IGNORECASE)
+_TRACKING_PARAMS = frozenset(
+    {"fbclid", "gclid", "dclid", "msclkid", "yclid", "igshid", "mc_cid", "mc_eid", "_ga"}
+)
+
+
+def _strip_wrappers(text: str) -> str:
+    """Remove surrounding quotes/brackets/emphasis and trailing punctuation, keeping balanced ones."""
+    previous = None
+    while text != previous:
+        previous = text
+        text = text.strip().strip("*_")
+        if len(text) >= 2 and _WRAPPERS.get(text[0]) == text[-1]:
+            text = text[1:-1]
+        elif text and text[0] in _WRAPPERS and _WRAPPERS[text[0]] not in text[1:]:
+            text = text[1:]
+        while text and text[-1] in _TRAILING_PUNCT:
+            text = text[:-1]
+        while text and text[-1] in _BRACKET_PAIRS:
+            opener = _BRACKET_PAIRS[text[-1]]
+            if text.count(opener) >= text.count(text[-1]):
+                break
+            text = text[:-1]
+    return text
+
+
+def _unwrap(url: str) -> str:
+    """The URL inside a Markdown link, angle brackets, quotes or emphasis, unescaped."""
+    text = url.strip()
+    whole = _MARKDOWN_WHOLE.match(text)
+    if whole:
+        text = whole.group(1)
+    return _MARKDOWN_ESCAPE.sub(r"\1", _strip_wrappers(text))
+
+
+def _web_parts(url: object) -> SplitResult | None:
+    """The parts of an http(s) URL with a host, or None when `url` is not one."""
+    if not isinstance(url, str):
+        return None
+    text = _unwrap(url)
+    if not text or any(ch.isspace() for ch in text):
+        return None
+    if text.startswith("//"):
+        text = "https:" + text
+    elif _SCHEMELESS_HOST.match(text):
+        text = "https://" + text
+    try:
+        parts = urlsplit(text)
+        _ = parts.port
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in DEFAULT_PORTS or not parts.hostname:
+        return None
+    return parts
+
+
+def _netloc(host: str, port: int | None, scheme: str) -> str:
+    if ":" in host:
+        host = f"[{host}]"
+    return host if port in (None, DEFAULT_PORTS[scheme]) else f"{host}:{port}"
+
+
+def canonical_url(url: str) -> str:
+    """The address to fetch and the page store's key: decorations stripped, scheme and host
+    lower-cased, default port and #fragment dropped, `/` for an empty path.
+
+    Keeps what could make a different page on some server (http vs https, "www.", the query
+    as written). A string that is not an http(s) URL comes back unwrapped and stripped only.
+    """
+    parts = _web_parts(url)
+    if parts is None:
+        return _unwrap(url)
+    scheme = parts.scheme.lower()
+    netloc = _netloc((parts.hostname or "").lower(), parts.port, scheme)
+    userinfo = parts.netloc.rpartition("@")[0]
+    if userinfo:
+        netloc = f"{userinfo}@{netloc}"
+    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
+
+
+def web_host(url: object) -> str | None:
+    """The lower-case host of an http(s) URL without "www."/"m." and dots at either end."""
+    parts = _web_parts(url)
+    return None if parts is None else _clean_host(unquote(parts.hostname or ""))
+
+
+def _clean_host(host: str) -> str:
+    host = host.lower().lstrip("*").strip(".")
+    for prefix in ("www.", "m."):
+        if host.startswith(prefix) and host.count(".") >= 2:
+            host = host[len(prefix) :]
+    return host
+
+
+def normalize_url(url: str | None) -> str:
+    """The same-page key of `url`: two URLs with the same key show the same page.
+
+    Unwraps what agents put around a URL (`[label](url)`, `<url>`, quotes, `**`, trailing
+    punctuation); treats http as https; lower-cases the host and drops "www." and "m.",
+    default ports, user info, the #fragment, a trailing slash, tracking parameters (utm_*,
+    fbclid, gclid, ...); sorts the query and normalises percent-encoding ("Caf%C3%A9" =
+    "Café"). A URL without a scheme ("example.com/a") is read as https. Path case is kept.
+
+    Example: "HTTP://www.Example.com:80/a/b/?utm_source=x&z=1&a=2#top" →
+    "https://example.com/a/b?a=2&z=1". Returns "" for None, non-http(s) schemes
+    ("mailto:...") and text that is not a URL.
+    """
+    parts = _web_parts(url)
+    if parts is None:
+        return ""
+    netloc = _netloc(_clean_host(unquote(parts.hostname or "")), parts.port, parts.scheme.lower())
+    path = quote(unquote(parts.path), safe="/:@!$&'()*+,;=~-._")
+    path = re.sub(r"/{2,}", "/", path).rstrip("/")
+    query = sorted(
+        (key, value)
+        for key, value in parse_qsl(parts.query, keep_blank_values=True)
+        if not key.lower().startswith("utm_") and key.lower() not in _TRACKING_PARAMS
+    )
+    return urlunsplit(("https", netloc, path, urlencode(query, quote_via=quote), ""))
+
+
+def same_page(a: str | None, b: str | None) -> bool:
+    """True when `a` and `b` are both URLs with the same `normalize_url` key."""
+    key = normalize_url(a)
+    return bool(key) and key == normalize_url(b)
+
+
+def is_web_url(url: str) -> bool:
+    """Whether `url` (possibly decorated) is an http(s) URL with a host."""
+    return _web_parts(url) is not None
+
+
+def extract_urls(text: str) -> list[str]:
+    """Every http(s) URL cited in `text` (Markdown link targets and bare URLs), canonical.
+
+    In order of first appearance, one per page (`normalize_url`), each in the spelling it
+    was first cited with. A Markdown link counts by its target; its label is not read as a
+    second citation.
+    """
+    found: list[tuple[int, str]] = []
+    masked = list(text)
+    for match in _MARKDOWN_LINK.finditer(text):
+        found.append((match.start(), match.group("url")))
+        masked[match.start() : match.end()] = " " * (match.end() - match.start())
+    for match in _BARE_URL.finditer("".join(masked)):
+        found.append((match.start(), match.group(0)))
+    urls: dict[str, str] = {}
+    for _, raw in sorted(found, key=lambda item: item[0]):
+        key = normalize_url(raw)
+        if key:
+            urls.setdefault(key, canonical_url(raw))
+    return list(urls.values())

@@ -1,0 +1,1 @@
+"""Small utilities shared across toolkit and generator: hashing, atomic writes, redaction."""

@@ -1,0 +1,21 @@
+"""Content hashes with an algorithm prefix (`sha256:<hex>`), so a future change cannot alias."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+
+def sha256_bytes(data: bytes) -> str:
+    """`sha256:<hex>` of `data`."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def sha256_text(text: str) -> str:
+    """`sha256:<hex>` of `text` encoded as UTF-8."""
+    return sha256_bytes(text.encode("utf-8"))
+
+
+def sha256_file(path: str | Path) -> str:
+    """`sha256:<hex>` of a file's bytes."""
+    return sha256_bytes(Path(path).read_bytes())
