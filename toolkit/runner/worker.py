@@ -60,7 +60,15 @@ from toolkit.runner.sandbox import (
 )
 
 _READ_CHUNK = 1 << 16
-_WARM_MODULES = ("toolkit", "toolkit.compat", "toolkit.tools.maps")
+# Everything a judge imports is loaded before the guards go up: `toolkit` loads its names lazily,
+# and `toolkit.checks` pulls in tldextract → urllib3, which opens a socket at import time.
+_WARM_MODULES = (
+    "toolkit",
+    "toolkit.evaluator",
+    "toolkit.checks",
+    "toolkit.compat",
+    "toolkit.tools.maps",
+)
 _TRACEBACK_CHARS = 8000
 
 
