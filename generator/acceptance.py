@@ -34,9 +34,9 @@ AnswerStatus = Literal["match", "mismatch", "unlabelled", "error"]
 class BudgetedClient:
     """Forwards LLM calls until `budget_usd` is spent, then refuses (`BudgetExceeded`)."""
 
-    def __init__(self, client: Any, budget_usd: float) -> None:
+    def __init__(self, client: Any, budget_usd: float, *, replayed: bool = False) -> None:
         self.client, self.budget_usd, self.spent_usd = client, budget_usd, 0.0
-        self.calls = 0
+        self.calls, self.replayed = 0, replayed
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         if self.spent_usd >= self.budget_usd:
@@ -46,7 +46,7 @@ class BudgetedClient:
             )
         response: LLMResponse = await self.client.complete(request)
         self.calls += 1
-        if not response.cache_hit:
+        if not response.cache_hit and not self.replayed:  # a replay calls no model
             self.spent_usd += response.cost_usd
         return response
 
@@ -112,17 +112,22 @@ class AcceptanceReport(BaseModel):
         """No mismatch, no judge failure, no evidence finding."""
         return all(a.status in ("match", "unlabelled") and not a.findings for a in self.answers)
 
-    def summary_line(self) -> str:
-        """`3/3 sample answers score as intended` (or why not)."""
+    def summary_line(self, *, cost: bool = True) -> str:
+        """`3/3 sample answers score as intended` (or why not); `cost` adds the spending.
+
+        Prompts leave the cost out: it depends on what the cache held, not on the judge.
+        """
         if not self.ran:
             return f"skipped: {self.note}"
         labelled = [a for a in self.answers if a.status != "unlabelled"]
         matching = sum(a.status == "match" for a in labelled)
         findings = sum(len(a.findings) for a in self.answers)
         text = f"{matching}/{len(labelled)} labelled sample answers score as intended"
+        if not labelled:
+            text = f"{len(self.answers)} sample answers scored; no intended scores given"
         if findings:
             text += f"; {findings} evidence finding(s)"
-        return text + f" (${self.cost_usd:.4f} of ${self.budget_usd:.2f} budget)"
+        return text + (f" (${self.cost_usd:.4f} of ${self.budget_usd:.2f} budget)" if cost else "")
 
     def problem(self, source: str) -> Problem | None:
         """The mismatches and findings as one repair problem, with tree and verification log."""

@@ -35,8 +35,9 @@ if TYPE_CHECKING:
 
     from generator.pipeline import GenerationRun
 
-# Findings that mean the module cannot run at all, so debugging it would only crash.
-BLOCKING_RULES = frozenset({"JG000", "invalid-syntax", "JG001"})
+# Findings after which running the module shows nothing useful: it cannot run (syntax, no
+# entry point) or its runs are not reproducible (clock, randomness: JG008).
+BLOCKING_RULES = frozenset({"JG000", "invalid-syntax", "JG001", "JG008"})
 
 
 @dataclass
@@ -142,7 +143,9 @@ def acceptance_backend(run: GenerationRun) -> AcceptanceBackend | None:
     if not isinstance(judge, LLMBackend):
         return None
     if run.budgeted is None:
-        run.budgeted = BudgetedClient(judge.client, run.options.acceptance_budget_usd)
+        run.budgeted = BudgetedClient(
+            judge.client, run.options.acceptance_budget_usd, replayed=run.tape.replayed
+        )
     budgeted = LLMBackend(
         run.budgeted,
         model=judge.model,
@@ -173,8 +176,15 @@ async def run_acceptance(
 ) -> tuple[AcceptanceReport, dict[str, dict[str, Any]]]:
     """The acceptance stage on `source`, recorded; skipped (and said so) when disabled."""
     backend = acceptance_backend(run)
-    if not run.options.acceptance or backend is None:
-        note = "--no-acceptance" if not run.options.acceptance else "no verification model"
+    cites = any("http://" in a.text or "https://" in a.text for a in run.loaded.answers)
+    if not run.options.acceptance or backend is None or (run.pages is None and cites):
+        note = (
+            "--no-acceptance"
+            if not run.options.acceptance
+            else "no verification model"
+            if backend is None
+            else "no page store for the cited pages (--pages)"
+        )
         report = AcceptanceReport.skipped(note)
         run.acceptance, run.summaries = report, {}
         run.record(StageRecord(stage="acceptance", status="skipped", summary=note))
@@ -227,9 +237,8 @@ async def mutation_stage(run: GenerationRun, source: str) -> MutationStage:
     gate = run.options.min_kill_rate
     if gate is not None and stage.ran and (stage.kill_rate or 0.0) < gate:
         status = "failed"
+    summary = stage.summary_line() if stage.ran else stage.note
     run.record(
-        StageRecord(
-            stage="mutation", status=status, summary=stage.summary_line(), details=stage.survivors()
-        )
+        StageRecord(stage="mutation", status=status, summary=summary, details=stage.survivors())
     )
     return stage

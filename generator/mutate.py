@@ -271,12 +271,12 @@ class MutationStage(BaseModel):
 
     @property
     def total(self) -> int:
-        """Mutations scored (errors included)."""
-        return sum(len(r.mutations) for r in self.reports)
+        """Mutations the judge scored (a run the judge crashed on is listed, not counted)."""
+        return sum(row.outcome != "error" for r in self.reports for row in r.mutations)
 
     @property
     def kill_rate(self) -> float | None:
-        """Killed over all mutations of all accepted answers (None when none applied)."""
+        """Killed over scored mutations of all accepted answers (None when none scored)."""
         killed = sum(r.killed for r in self.reports)
         return killed / self.total if self.total else None
 

@@ -126,7 +126,7 @@ def evidence_text(
         note = acceptance.note if acceptance is not None else "not run"
         lines = [f"Acceptance did not run ({note}); only stubbed debug runs are known."]
     else:
-        lines = [acceptance.summary_line()]
+        lines = [acceptance.summary_line(cost=False)]
         for item in acceptance.answers:
             intended = (
                 "no intended score" if item.intended is None else f"intended {item.intended:g}"

@@ -12,7 +12,9 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from toolkit.errors import LLMError, SpecError
@@ -92,6 +94,8 @@ def load_policy(spec: str) -> Policy:
             f"'{spec}' is not module:function",
             "use scripted:pkg.mod:func",
         )
+    if "" not in sys.path and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))  # like `--backend`: modules of the working dir
     try:
         return getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError) as exc:
