@@ -95,3 +95,12 @@ def example_run_policy(request: LLMRequest) -> LLMResponse:
     task_id = request.metadata.task_id or ""
     replies = EXAMPLE_REPLIES / task_id / "replies"
     return FixturePolicy(ROOT / "tasks" / task_id, replies, fixed_usage=False)(request)
+
+
+WALKTHROUGH = ROOT / "tests" / "fixtures" / "generator" / "walkthrough"
+
+
+def walkthrough_policy(request: LLMRequest) -> LLMResponse:
+    """The README's `judgegen regenerate` walkthrough: authored replies to the edited example."""
+    task_id = request.metadata.task_id or ""
+    return FixturePolicy(ROOT / "tasks" / task_id, WALKTHROUGH / task_id / "replies")(request)

@@ -59,8 +59,16 @@ class ScriptedProvider:
         self.calls: list[LLMRequest] = []
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
-        """The policy's answer, validated (and re-asked) like a real provider's."""
-        return await complete_structured(request, self._attempt)
+        """The policy's answer, validated (and re-asked) like a real provider's.
+
+        An exception the policy raises is an infrastructure failure (`LLMError`), never a verdict.
+        """
+        try:
+            return await complete_structured(request, self._attempt)
+        except LLMError:
+            raise
+        except Exception as exc:
+            raise self.classify(exc) from exc
 
     async def _attempt(self, request: LLMRequest) -> RawOutput:
         self.calls.append(request)
