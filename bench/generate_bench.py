@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from generator.debug import debug_stage, run_local
+from generator.debug import debug_stage
 from generator.lint import lint_source
 from generator.pipeline import PipelineOptions, generate
 from generator.spec import load_spec
@@ -80,9 +80,9 @@ async def one_generation(task_id: str, local: bool) -> dict[str, float]:
         repo = scratch_repo(Path(tmp), task_id)
         loaded = load_spec(repo / "tasks" / task_id)
         client = LLMClient(ScriptedProvider(InstantModel(task_id)), model="bench-model")
-        runner = run_local if local else None
+        isolation = "in_process" if local else "sandbox"
         options = PipelineOptions(
-            model="bench-model", extract_model="bench", repo=repo, runner=runner
+            model="bench-model", extract_model="bench", repo=repo, isolation=isolation
         )
         started = time.perf_counter()
         result = await generate(loaded, client, None, options)
@@ -92,7 +92,7 @@ async def one_generation(task_id: str, local: bool) -> dict[str, float]:
         lint_source(source, f"{task_id}.py")
         lint = time.perf_counter() - started
         started = time.perf_counter()
-        report = await debug_stage(source, loaded, None, runner=runner)
+        report = await debug_stage(source, loaded, None, isolation=isolation)
         debug = time.perf_counter() - started
         assert report.runs, "the debug stage ran nothing"
     return {"total": total, "lint": lint, "debug": debug}

@@ -16,11 +16,13 @@ import hashlib
 import json
 import os
 import re
+import time
 from typing import Any
 
 from toolkit.llm.models import LLMRequest, TextPart
 
 LATENCY_ENV = "JUDGEGEN_BENCH_LATENCY"
+FIRST_CALL_ENV = "JUDGEGEN_BENCH_FIRST_CALL"  # file that receives the wall time of the first call
 PASS_PERCENT = 75
 DATA_MARK = "BENCH-DATA: "
 _CLAIM = re.compile(r"Claim:\s*```\s*(.*?)\s*```", re.S)
@@ -62,8 +64,16 @@ def answer(request: LLMRequest) -> dict[str, Any]:
     return {"year": int(year.group(1)) if year else None, "official": True}
 
 
+def _mark_first_call(path: str | None) -> None:
+    """Write the wall time of the run's first call to `path` (one stat per later call)."""
+    if path and not os.path.exists(path):
+        with open(path, "w") as handle:
+            handle.write(repr(time.time()))
+
+
 async def respond(request: LLMRequest) -> dict[str, Any]:
     """The scripted provider's policy: wait the configured latency, then answer."""
+    _mark_first_call(os.environ.get(FIRST_CALL_ENV))
     latency = float(os.environ.get(LATENCY_ENV, "0") or 0)
     if latency > 0:
         await asyncio.sleep(latency)

@@ -47,11 +47,12 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path[:0] = [str(ROOT), str(BENCH)]
 
-from latency_model import LATENCY_ENV  # noqa: E402
-from runner_workload import Schedule, Workload, build, schedule  # noqa: E402
+from latency_model import FIRST_CALL_ENV, LATENCY_ENV  # noqa: E402
+from runner_workload import Schedule, Workload, build  # noqa: E402
 
 LAUNCH = "import sys; from generator.cli import main; sys.exit(main())"
 PROVIDER = "scripted:latency_model:respond"
+REPO_ENV = "RUNNER_BENCH_REPO"
 MODES = ("sandboxed", "in-process")
 SCENARIOS = ("chain", "throughput", "zero", "cached")
 
@@ -64,6 +65,7 @@ class Run:
     exit_code: int
     record: dict[str, Any]
     stderr: str
+    first_call: float | None
 
     @property
     def usage(self) -> dict[str, Any]:
@@ -76,13 +78,13 @@ class Run:
 
 
 def cli_env(latency: float) -> dict[str, str]:
-    """The environment of the CLI: this checkout first, no judgegen settings or API keys."""
+    """The environment of the CLI: the checkout under test first, no judgegen settings or keys."""
     env = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith("JUDGEGEN_") and not k.endswith("_API_KEY")
     }
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(BENCH)])
+    env["PYTHONPATH"] = os.pathsep.join([os.environ.get(REPO_ENV, str(ROOT)), str(BENCH)])
     env[LATENCY_ENV] = repr(latency)
     return env
 
@@ -92,16 +94,22 @@ def judgegen_run(root: Path, sandboxed: bool, latency: float, extra: list[str]) 
     args = [sys.executable, "-c", LAUNCH, "run", "--answers", "answers", "--judges", "judges"]
     args += ["--pages", "pages", "--include-unreviewed", "--provider", PROVIDER, "--json"]
     args += ([] if sandboxed else ["--no-sandbox"]) + extra
+    env = cli_env(latency)
+    marker = root / "first-call"
+    marker.unlink(missing_ok=True)
+    env[FIRST_CALL_ENV] = str(marker)
+    began = time.time()
     started = time.perf_counter()
-    done = subprocess.run(args, cwd=root, env=cli_env(latency), capture_output=True, text=True)
+    done = subprocess.run(args, cwd=root, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - started
+    first_call = float(marker.read_text()) - began if marker.exists() else None
     try:
         record = json.loads(done.stdout)
     except ValueError:
         record = {}
     if done.returncode != 0 or not record:
         sys.stderr.write(f"judgegen run exited {done.returncode}:\n{done.stderr[-3000:]}\n")
-    return Run(wall, done.returncode, record, done.stderr)
+    return Run(wall, done.returncode, record, done.stderr, first_call)
 
 
 def help_time(repeats: int) -> tuple[float, float]:
@@ -117,6 +125,18 @@ def help_time(repeats: int) -> tuple[float, float]:
         )
         times.append(time.perf_counter() - started)
     return min(times), statistics.median(times)
+
+
+def measure_schedule(root: Path) -> Schedule:
+    """The workload's schedule, computed by the checkout under test (its own backend)."""
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "runner_workload.py"), str(root)],
+        env=cli_env(0.0),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return Schedule(**json.loads(done.stdout))
 
 
 def prepare(base: Path, workload: Workload, mode: str, args: argparse.Namespace) -> Path:
@@ -136,13 +156,13 @@ def row(label: str, run: Run, n: int, latency: float, sched: Schedule, concurren
         "exit": run.exit_code,
         "evaluations": n,
         "wall_s": round(run.wall, 3),
+        "first_call_s": round(run.first_call, 3) if run.first_call is not None else None,
         "ideal_s": round(ideal, 3),
         "bound": bound,
         "ratio": round(run.wall / ideal, 2) if ideal else None,
         "ms_per_eval": round(run.wall / n * 1000, 1),
         "calls_per_eval": round(calls / n, 1),
         "m2w2_calls_per_eval": round(sum(sched.m2w2_calls) / n, 1),
-        "calls_above_m2w2": sum(c > m for c, m in zip(sched.calls, sched.m2w2_calls, strict=True)),
         "chain_calls": chain,
         "scheduled_calls": sum(sched.calls),
     }
@@ -150,10 +170,11 @@ def row(label: str, run: Run, n: int, latency: float, sched: Schedule, concurren
 
 def print_row(r: dict) -> None:
     ratio = f"{r['ratio']:.2f}" if r["ratio"] is not None else "  - "
+    first = f"{r['first_call_s']:.2f}" if r["first_call_s"] is not None else "-"
     print(
-        f"{r['run']:<26} {r['evaluations']:>5} {r['wall_s']:>8.2f} {r['ideal_s']:>7.2f} "
+        f"{r['run']:<36} {r['evaluations']:>5} {r['wall_s']:>8.2f} {r['ideal_s']:>7.2f} "
         f"{r['bound']:>5} {ratio:>6} {r['ms_per_eval']:>8.1f} {r['calls_per_eval']:>6.1f}"
-        f"/{r['m2w2_calls_per_eval']:<6.1f} {r['chain_calls']:>5}  exit {r['exit']}",
+        f"/{r['m2w2_calls_per_eval']:<6.1f} {r['chain_calls']:>5} {first:>6}  exit {r['exit']}",
         flush=True,
     )
 
@@ -164,22 +185,29 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="90 throughput evaluations.")
     parser.add_argument("--only", default=",".join(SCENARIOS), help="Scenarios to run.")
     parser.add_argument("--modes", default=",".join(MODES), help="sandboxed,in-process")
-    parser.add_argument("--items", type=int, default=7, help="Items per chain-bound answer.")
+    parser.add_argument(
+        "--items", type=int, default=12, help="Items per chain-bound answer (~4 chain calls each)."
+    )
     parser.add_argument("--page-chars", type=int, default=30_000, help="Text per cited page.")
     parser.add_argument("--screenshot-bytes", type=int, default=40_000)
     parser.add_argument("--help-repeats", type=int, default=5)
     parser.add_argument("--json", action="store_true", help="Also print the rows as JSON.")
+    parser.add_argument(
+        "--repo", type=Path, help="Run the CLI of this checkout (default: the bench's own)."
+    )
     parser.add_argument("run_args", nargs="*", help="Extra `judgegen run` flags, after --.")
     args = parser.parse_args()
+    if args.repo:
+        os.environ[REPO_ENV] = str(args.repo.resolve())
     only = set(args.only.split(","))
     modes = [m for m in MODES if m in args.modes.split(",")]
-    items = 4 if args.quick else args.items
+    items = 6 if args.quick else args.items
     throughput = Workload("throughput", tasks=9, answers=10 if args.quick else 50, items=1)
     workloads = {
         "chain": Workload("chain", tasks=3, answers=1, items=items),
         "throughput": throughput,
         "zero": throughput,
-        "cached": Workload("cached", tasks=3, answers=3, items=items),
+        "cached": Workload("cached", tasks=3, answers=3, items=4),
     }
     concurrency = _concurrency(args.run_args)
     rows: list[dict] = []
@@ -190,12 +218,12 @@ def main() -> None:
         f"{' '.join(args.run_args) or '(none)'}"
     )
     print(
-        f"{'run':<26} {'evals':>5} {'wall s':>8} {'ideal':>7} {'bound':>5} {'ratio':>6} "
-        f"{'ms/eval':>8} {'calls/m2w2':>13} {'chain':>5}"
+        f"{'run':<36} {'evals':>5} {'wall s':>8} {'ideal':>7} {'bound':>5} {'ratio':>6} "
+        f"{'ms/eval':>8} {'calls/m2w2':>13} {'chain':>5} {'1st call':>6}"
     )
+    schedules: dict[str, Schedule] = {}
     with tempfile.TemporaryDirectory(prefix="runner-bench-") as tmp:
         base = Path(tmp)
-        schedules: dict[str, Schedule] = {}
         for name in SCENARIOS:
             if name not in only:
                 continue
@@ -204,7 +232,7 @@ def main() -> None:
             for mode in modes:
                 root = prepare(base, workload, mode, args)
                 if workload.name not in schedules:
-                    schedules[workload.name] = schedule(root, 1.0)
+                    schedules[workload.name] = measure_schedule(root)
                 sched = schedules[workload.name]
                 label = f"{name} {mode}"
                 first = judgegen_run(root, mode == "sandboxed", latency, args.run_args)
@@ -231,8 +259,11 @@ def main() -> None:
                         )
                         print_row(rows[-1])
                 shutil.rmtree(root)
-    above = sum(r["calls_above_m2w2"] for r in rows)
-    print(f"evaluations with more LLM calls than Mind2Web 2 would make: {above}")
+    above = sum(
+        sum(c > m for c, m in zip(s.calls, s.m2w2_calls, strict=True)) for s in schedules.values()
+    )
+    total = sum(len(s.calls) for s in schedules.values())
+    print(f"evaluations with more LLM calls than Mind2Web 2 would make: {above} of {total}")
     if args.json:
         print(json.dumps({"help_s": [help_min, help_median], "rows": rows}, indent=2))
 

@@ -91,10 +91,11 @@ async def evaluate(ev: Evaluator) -> None:
     overall = ev.add_parallel(id="overall", desc="The answer as a whole")
     distinct = ev.add_leaf(id="distinct", desc="The items are distinct", parent=overall)
     focused = ev.add_leaf(id="focused", desc="The answer stays on the task", parent=overall)
+    names = ", ".join(item.name or "unnamed" for item in found.items)
     await ev.batch_verify(
         [
-            ("The items listed are all different places.", None, distinct, None),
-            ("The answer only lists places the task asks for.", None, focused, "Be lenient."),
+            (f"The places {{names}} are all different places.", None, distinct, None),
+            (f"The places {{names}} are what the task asks for.", None, focused, "Be lenient."),
         ]
     )
 '''
@@ -215,6 +216,7 @@ async def _schedule(root: Path, latency: float) -> Schedule:
     import os
 
     from latency_model import LATENCY_ENV, respond
+    from m2w2_cost import m2w2_calls
 
     from toolkit.backends import LLMBackend
     from toolkit.llm import LLMClient, ScriptedProvider
@@ -236,7 +238,8 @@ async def _schedule(root: Path, latency: float) -> Schedule:
             backend=backend, answer=item.text or "", pages=store
         )
         chain = round((loop.time() - started) / latency)
-        return chain, len(provider.calls), m2w2_calls(summary, provider.calls, store)
+        paid = sum(1 for r in provider.calls if r.metadata.purpose == "extract")
+        return chain, len(provider.calls), m2w2_calls(summary, paid, store)
 
     rows = await asyncio.gather(*(one(item) for item in inputs))
     store.close()
@@ -245,23 +248,8 @@ async def _schedule(root: Path, latency: float) -> Schedule:
     )
 
 
-VOTE_CALLS = 2  # the bench's model never disagrees with itself: a vote stops after 2 trials
+if __name__ == "__main__":  # `python runner_workload.py ROOT`: the schedule of ROOT, as JSON
+    import sys
+    from dataclasses import asdict
 
-
-def m2w2_calls(summary: dict[str, Any], requests: list[Any], pages: Any) -> int:
-    """The LLM calls Mind2Web 2's toolkit makes for the same judge and verdicts.
-
-    Its extractions cost one call each (none for a page it cannot load); each verification is
-    a majority vote (2 calls when the trials agree) on the answer alone, or on every cited page
-    it can load — all pages at once, stopping the others when one supports the claim, by which
-    time they have made their calls too. Skipped leaves cost nothing in either toolkit.
-    """
-    extractions = sum(1 for r in requests if r.metadata.purpose == "extract")
-    verify = 0
-    for entry in summary.get("verifications", []):
-        if entry.get("passed") is None:
-            continue
-        sources = entry.get("sources") or []
-        loaded = sum(1 for url in sources if pages.get(url) is not None)
-        verify += VOTE_CALLS * (loaded if sources else 1)
-    return extractions + verify
+    print(json.dumps(asdict(schedule(Path(sys.argv[1]), 1.0))))

@@ -102,7 +102,10 @@ def _default(value: Any) -> str:
 
 
 def _parameter(param: inspect.Parameter) -> str:
-    prefix = {inspect.Parameter.VAR_POSITIONAL: "*", inspect.Parameter.VAR_KEYWORD: "**"}
+    prefix: dict[object, str] = {
+        inspect.Parameter.VAR_POSITIONAL: "*",
+        inspect.Parameter.VAR_KEYWORD: "**",
+    }
     text = prefix.get(param.kind, "") + param.name
     has_annotation = param.annotation is not inspect.Parameter.empty
     if has_annotation:

@@ -124,7 +124,11 @@ async def check_candidate(run: GenerationRun, source: str, number: int, label: s
     if not runnable:
         return Checked(source, lint)
     report = await debug_stage(
-        source, run.loaded, run.extractor, limits=run.options.limits, runner=run.options.runner
+        source,
+        run.loaded,
+        run.extractor,
+        limits=run.options.limits,
+        isolation=run.options.isolation,
     )
     _debug_record(run, report, number, label)
     debug = report.problem(source)
@@ -161,7 +165,7 @@ async def judge_runs(
     run: GenerationRun, source: str, backend: Any
 ) -> AsyncIterator[tuple[ReviewRuns, Path]]:
     """The judge written to a scratch file, and runs of it with `backend` and the pages."""
-    sandbox = run.options.runner is None
+    sandbox = run.options.isolation == "sandbox"
     with tempfile.TemporaryDirectory(prefix="judgegen-accept-") as tmp:
         path = Path(tmp) / f"{run.loaded.task_id}.py"
         path.write_text(source, "utf-8")

@@ -21,10 +21,8 @@ from pydantic import BaseModel, Field
 from generator.debug_runs import (
     DebugJobs,
     Extracts,
-    Runner,
     SharedExtractor,
     StubbedBackend,
-    run_local,
     stub_verdict,
 )
 from generator.draft import Problem, offending_lines
@@ -32,7 +30,8 @@ from generator.evidence import evidence_findings
 from generator.rubric import flatten
 from generator.spec import LoadedSpec, SampleAnswer
 from toolkit.errors import InfraError
-from toolkit.runner.protocol import EvalJob, EvalOutcome, SandboxLimits
+from toolkit.runner.builder import Isolation
+from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -42,13 +41,11 @@ __all__ = [
     "DebugIssue",
     "DebugReport",
     "DebugRun",
-    "Runner",
     "SharedExtractor",
     "StubbedBackend",
     "clean_trace",
     "debug_stage",
     "inspect_outcome",
-    "run_local",
     "stub_verdict",
 ]
 
@@ -275,14 +272,14 @@ async def debug_stage(
     extraction: Extracts | SharedExtractor | None,
     *,
     limits: SandboxLimits = DEFAULT_LIMITS,
-    runner: Runner | None = None,
+    isolation: Isolation = "sandbox",
     patterns: tuple[str, ...] = PATTERNS,
 ) -> DebugReport:
     """Run `source` on every sample answer × verdict pattern, plus an identical all-pass rerun.
 
     `extraction` does the real extraction (None: every extraction is empty). Jobs run in one
-    sandboxed worker pool, or through `runner(job, backend, pages, limits)` when given (e.g.
-    `run_local`). Called by `judgegen generate` and `judgegen check`.
+    sandboxed worker, or in this process with `isolation="in_process"` (tests, benches).
+    Called by `judgegen generate` and `judgegen check`.
     """
     report = DebugReport()
     extractor = (
@@ -291,7 +288,7 @@ async def debug_stage(
     with tempfile.TemporaryDirectory(prefix="judgegen-debug-") as tmp:
         path = Path(tmp) / f"{loaded.task_id}.py"
         path.write_text(source, "utf-8")
-        async with DebugJobs(StubbedBackend(extractor), limits, runner) as jobs:
+        async with DebugJobs(StubbedBackend(extractor), limits, isolation) as jobs:
             session = _Session(path, loaded.task_id, jobs)
             for answer in loaded.answers:
                 await _debug_answer(report, session, answer, patterns)

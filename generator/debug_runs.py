@@ -2,23 +2,20 @@
 
 Verdicts follow a named pattern (all pass, all fail, two seeded mixes hashed from the claim, so
 a pattern gives the same verdicts on every run); extraction is real but asked once per
-distinct request for the whole generation. Jobs run one at a time in a single sandboxed worker
-pool whose backend switches pattern between jobs, or in-process through `run_local` (tests,
-benches: same outcome shape, a timeout, no isolation).
+distinct request for the whole generation. Jobs run one at a time on an executor from the run
+builder (a single sandboxed worker by default, or in process for tests and benches) whose
+backend switches pattern between jobs.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
-import traceback
-from collections.abc import Callable
 from typing import Any, Protocol
 
 from toolkit.backends import ExtractRequest, Verdict, VerifyRequest
-from toolkit.runner.protocol import EvalJob, EvalOutcome, SandboxLimits
-
-Runner = Callable[..., Any]
+from toolkit.runner.builder import Isolation, judge_executor
+from toolkit.runner.executors import Executor
+from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits
 
 
 def stub_verdict(pattern: str, claim: str) -> bool:
@@ -69,64 +66,27 @@ class StubbedBackend:
         return Verdict(passed=passed, reasoning=f"stub: {self.pattern}")
 
 
-async def run_local(job: EvalJob, backend: Any, pages: Any, limits: SandboxLimits) -> EvalOutcome:
-    """In-process stand-in for the sandbox (same outcome shape, a timeout, no isolation)."""
-    from toolkit.runner.loader import load_judge
-
-    try:
-        judge = load_judge(job.judge_path)
-        summary, _ = await asyncio.wait_for(
-            judge.run(backend=backend, answer=job.answer, pages=pages, answer_name=job.answer_name),
-            timeout=limits.timeout_s,
-        )
-    except TimeoutError:
-        return EvalOutcome.failure(
-            job, "timeout", f"no result after {limits.timeout_s:g}s", error_type="Timeout"
-        )
-    except Exception as exc:
-        evaluator = getattr(exc, "__evaluator__", None)
-        outcome = EvalOutcome.failure(
-            job,
-            getattr(exc, "kind", "exception"),
-            str(exc),
-            error_type=type(exc).__name__,
-        )
-        outcome.errors[0]["traceback"] = traceback.format_exc()
-        outcome.summary = evaluator.get_summary() if evaluator is not None else None
-        return outcome
-    status = "incomplete" if summary.get("status") == "incomplete" else "complete"
-    return EvalOutcome(
-        status=status,
-        task_id=job.task_id,
-        answer_name=job.answer_name,
-        summary=summary,
-        errors=list(summary.get("errors", [])),
-    )
-
-
 class DebugJobs:
-    """Runs debug jobs one at a time: in one sandboxed worker pool, or through `runner`."""
+    """Runs debug jobs one at a time with the run builder (one sandboxed worker by default)."""
 
     def __init__(
-        self, backend: StubbedBackend, limits: SandboxLimits, runner: Runner | None
+        self, backend: StubbedBackend, limits: SandboxLimits, isolation: Isolation = "sandbox"
     ) -> None:
-        self.backend, self.limits, self.runner = backend, limits, runner
-        self.pool: Any = None
+        self.backend = backend
+        self._context = judge_executor(backend, isolation=isolation, limits=limits, jobs=1)
+        self.executor: Executor | None = None
 
     async def __aenter__(self) -> DebugJobs:
-        if self.runner is None:
-            from toolkit.runner.pool import WorkerPool
-
-            self.pool = await WorkerPool(1, self.limits, self.backend).__aenter__()
+        self.executor = await self._context.__aenter__()
         return self
 
-    async def __aexit__(self, *exc_info: object) -> None:
-        if self.pool is not None:
-            await self.pool.aclose()
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self._context.__aexit__(*exc_info)
+        self.executor = None
 
     async def run(self, job: EvalJob, pattern: str) -> EvalOutcome:
+        """Run `job` with verdicts following `pattern`."""
+        if self.executor is None:
+            raise RuntimeError("use DebugJobs as `async with DebugJobs(...) as jobs:`")
         self.backend.pattern = pattern
-        if self.pool is not None:
-            return await self.pool.evaluate(job)
-        assert self.runner is not None
-        return await self.runner(job, self.backend, None, self.limits)
+        return await self.executor.evaluate(job)

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from generator.context import GenerationContext
 from prompts import render
 from toolkit.errors import JudgegenError
-from toolkit.llm.models import LLMRequest, Message, RequestMeta
+from toolkit.llm.models import LLMRequest, Message, Purpose, RequestMeta
 
 _FENCE = re.compile(r"^```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 DEFAULT_MAX_TOKENS = 16_000
@@ -70,6 +70,19 @@ def _spec_vars(context: GenerationContext) -> dict:
     return {"spec": context.loaded.spec}
 
 
+def judge_request(
+    context: GenerationContext, model: str, text: str, *, purpose: Purpose, label: str
+) -> LLMRequest:
+    """A request whose reply is a whole judge module: the shared system block, then `text`."""
+    return LLMRequest(
+        model=model,
+        system=[context.system_block()],
+        messages=[Message.user(text)],
+        max_tokens=DEFAULT_MAX_TOKENS,
+        metadata=RequestMeta(purpose=purpose, task_id=context.loaded.task_id, label=label),
+    )
+
+
 def draft_request(context: GenerationContext, model: str) -> LLMRequest:
     """The request for the first draft of the judge."""
     text = render(
@@ -78,13 +91,7 @@ def draft_request(context: GenerationContext, model: str) -> LLMRequest:
         answers=context.loaded.answers,
         **_spec_vars(context),
     )
-    return LLMRequest(
-        model=model,
-        system=[context.system_block()],
-        messages=[Message.user(text)],
-        max_tokens=DEFAULT_MAX_TOKENS,
-        metadata=RequestMeta(purpose="draft", task_id=context.loaded.task_id, label="draft"),
-    )
+    return judge_request(context, model, text, purpose="draft", label="draft")
 
 
 def repair_request(
@@ -98,12 +105,4 @@ def repair_request(
         round=round_number,
         **_spec_vars(context),
     )
-    return LLMRequest(
-        model=model,
-        system=[context.system_block()],
-        messages=[Message.user(text)],
-        max_tokens=DEFAULT_MAX_TOKENS,
-        metadata=RequestMeta(
-            purpose="repair", task_id=context.loaded.task_id, label=f"repair_{round_number}"
-        ),
-    )
+    return judge_request(context, model, text, purpose="repair", label=f"repair_{round_number}")

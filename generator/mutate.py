@@ -132,8 +132,9 @@ def replace_name(answer: str) -> Mutation | None:
 
 def swap_sources(answer: str) -> Mutation | None:
     """Swap the cited URLs of the first two list items that cite different URLs."""
-    cited = [(m, _URL.search(m.group(0))) for m in _LIST_ITEM.finditer(answer)]
-    cited = [(m, u) for m, u in cited if u is not None]
+    cited = [
+        (m, u) for m in _LIST_ITEM.finditer(answer) if (u := _URL.search(m.group(0))) is not None
+    ]
     for (first, url_a), (second, url_b) in itertools.pairwise(cited):
         if url_a.group(0) == url_b.group(0):
             continue

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from generator.acceptance import DEFAULT_BUDGET_USD, AcceptanceReport, BudgetedClient
 from generator.checking import Checked, check_candidate, mutation_stage
 from generator.context import GenerationContext, build_context
-from generator.debug import DEFAULT_LIMITS, DebugReport, Runner, SharedExtractor
+from generator.debug import DEFAULT_LIMITS, DebugReport, SharedExtractor
 from generator.draft import NoCodeBlock, draft_request, extract_code, repair_request
 from generator.mutate import MutationStage
 from generator.publish import PublishResult, check_publishable, publish
@@ -36,7 +36,8 @@ from generator.tape import CallTape
 from toolkit.backends import LLMBackend, LLMClientLike
 from toolkit.errors import JudgegenError
 from toolkit.llm.models import LLMRequest
-from toolkit.runner.protocol import SandboxLimits
+from toolkit.runner.builder import Isolation
+from toolkit.sandbox.protocol import SandboxLimits
 
 Progress = Callable[[str], None]
 
@@ -64,7 +65,7 @@ class PipelineOptions:
     max_examples: int = 2
     fixtures_dir: Path | None = None
     limits: SandboxLimits = field(default_factory=lambda: DEFAULT_LIMITS.model_copy())
-    runner: Runner | None = None
+    isolation: Isolation = "sandbox"
     acceptance: bool = True
     acceptance_budget_usd: float = DEFAULT_BUDGET_USD
     mutation: bool = True
@@ -99,12 +100,34 @@ class GenerationRun:
     summaries: dict[str, dict[str, Any]] = field(default_factory=dict)
     mutation: MutationStage | None = None
 
+    @classmethod
+    def start(
+        cls,
+        loaded: LoadedSpec,
+        options: PipelineOptions,
+        generation: LLMClientLike,
+        extraction: LLMClientLike | None,
+        progress: Progress,
+        context: GenerationContext,
+    ) -> GenerationRun:
+        """A run whose calls go on one tape; extraction, when it has its own client, on a
+        second tape sharing the first one's budget and usage."""
+        tape = CallTape(generation, replayed=options.fixtures_dir is not None)
+        extract_tape = (
+            tape
+            if extraction is None or extraction is generation
+            else CallTape(extraction, shared=tape)
+        )
+        backend = LLMBackend(extract_tape, model=options.extract_model)
+        return cls(loaded, options, tape, SharedExtractor(backend), progress, context)
+
     def record(self, stage: StageRecord) -> None:
         self.stages.append(stage)
         self.progress(f"[{self.loaded.task_id}] {stage.stage}: {stage.status}: {stage.summary}")
 
 
-async def _ask_for_code(run: GenerationRun, request_kind: str, request: LLMRequest) -> str:
+async def ask_for_code(run: GenerationRun, request_kind: str, request: LLMRequest) -> str:
+    """Send `request` and pull the judge module out of the reply (GenerationFailed if none)."""
     response = await run.tape.complete(request)
     try:
         return extract_code(response.text)
@@ -114,7 +137,7 @@ async def _ask_for_code(run: GenerationRun, request_kind: str, request: LLMReque
 
 async def draft_stage(run: GenerationRun) -> str:
     """Ask for the first draft."""
-    source = await _ask_for_code(run, "draft", draft_request(run.context, run.options.model))
+    source = await ask_for_code(run, "draft", draft_request(run.context, run.options.model))
     run.record(StageRecord(stage="draft", status="ok", summary=f"{len(source.splitlines())} lines"))
     return source
 
@@ -150,7 +173,7 @@ async def repair_loop(run: GenerationRun, source: str) -> tuple[str, DebugReport
             )
         previous = problem.signature
         request = repair_request(run.context, run.options.model, source, problem, round_number + 1)
-        source = await _ask_for_code(run, "repair", request)
+        source = await ask_for_code(run, "repair", request)
         run.record(
             StageRecord(
                 stage="repair",
@@ -321,20 +344,13 @@ async def generate(
 ) -> GenerationResult:
     """Generate, check, accept, mutation-test, reflect on and publish one task's judge."""
     check_publishable(options, loaded.task_id)
-    tape = CallTape(generation, replayed=options.fixtures_dir is not None)
-    extract_tape = (
-        tape
-        if extraction is None or extraction is generation
-        else CallTape(extraction, shared=tape)
-    )
-    backend = LLMBackend(extract_tape, model=options.extract_model)
     context = build_context(
         loaded,
         judges_dir=options.repo / options.judges_dir,
         reviews_dir=options.repo / options.reviews_dir,
         max_examples=options.max_examples,
     )
-    run = GenerationRun(loaded, options, tape, SharedExtractor(backend), progress, context)
+    run = GenerationRun.start(loaded, options, generation, extraction, progress, context)
     run.pages = _open_pages(options.pages)
     spec_summary = f"{len(loaded.answers)} sample answers, spec {loaded.sha256()[:19]}"
     run.record(StageRecord(stage="spec", status="ok", summary=spec_summary))
@@ -351,7 +367,7 @@ async def generate(
         report=report,
         passes=passes,
         stages=run.stages,
-        tape=tape,
+        tape=run.tape,
         examples=names,
         progress=progress,
         acceptance=run.acceptance,

@@ -2,13 +2,17 @@
 
 The three files are written into the work tree and, unless `--no-commit`, committed on branch
 `judge/<task_id>` with git plumbing (see `generator.gitops`): the user's index, HEAD and other
-files are left exactly as they were.
+files are left exactly as they were. `generate` and `regenerate` both publish through here;
+a regeneration also moves the old approval aside in the same commit (`moves`).
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel
 
@@ -17,6 +21,7 @@ from generator.gitops import CommitResult, GitError, commit_files, format_messag
 from generator.provenance import Provenance, with_header
 from generator.review import ReflectionPass, ReviewRecord, StageRecord, render_json, render_markdown
 from generator.spec import LoadedSpec
+from generator.tape import CallTape
 from prompts import prompts_sha256
 from toolkit.util.files import write_atomic
 from toolkit.util.hashing import sha256_text
@@ -24,8 +29,35 @@ from toolkit.util.hashing import sha256_text
 if TYPE_CHECKING:
     from generator.acceptance import AcceptanceReport
     from generator.mutate import MutationStage
-    from generator.pipeline import PipelineOptions, Progress
-    from generator.tape import CallTape
+
+Trailers = list[tuple[str, str]]
+
+
+class PublishOptions(Protocol):
+    """What publishing reads from the pipeline's options."""
+
+    @property
+    def model(self) -> str: ...
+    @property
+    def repo(self) -> Path: ...
+    @property
+    def judges_dir(self) -> Path: ...
+    @property
+    def reviews_dir(self) -> Path: ...
+    @property
+    def commit(self) -> bool: ...
+    @property
+    def fixtures_dir(self) -> Path | None: ...
+    @property
+    def responses(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Move:
+    """A file the publication moves aside (repo-relative paths); committed as a rename."""
+
+    source: Path
+    target: Path
 
 
 class PublishResult(BaseModel):
@@ -54,7 +86,7 @@ def in_repo(root: Path, path: Path) -> str:
         raise GitError(f"{path} is outside the repository {root}") from None
 
 
-def check_publishable(options: PipelineOptions, task_id: str) -> None:
+def check_publishable(options: PublishOptions, task_id: str) -> None:
     """Fail before any LLM call when the outputs could not be committed (GitError)."""
     if options.commit:
         root = repo_root(options.repo)
@@ -62,7 +94,7 @@ def check_publishable(options: PipelineOptions, task_id: str) -> None:
         in_repo(root, options.repo / options.reviews_dir / f"{task_id}.md")
 
 
-def commit_message(record: ReviewRecord, trailers: list[tuple[str, str]]) -> str:
+def commit_message(record: ReviewRecord, trailers: Trailers) -> str:
     """Subject, a short body, and provenance trailers (ends with a newline)."""
     repairs = sum(1 for s in record.stages if s.stage == "repair" and s.status == "ok")
     kept = sum(1 for p in record.reflections if p.outcome == "kept")
@@ -79,17 +111,20 @@ def publish(
     *,
     run_source: str,
     loaded: LoadedSpec,
-    options: PipelineOptions,
+    options: PublishOptions,
     report: DebugReport,
     passes: list[ReflectionPass],
     stages: list[StageRecord],
     tape: CallTape,
     examples: list[str],
-    progress: Progress,
+    progress: Callable[[str], None],
+    summary: str = "judge and review written",
+    moves: Sequence[Move] = (),
+    message: Callable[[ReviewRecord, Trailers], str] = commit_message,
     acceptance: AcceptanceReport | None = None,
     mutation: MutationStage | None = None,
 ) -> PublishResult:
-    """Write the judge and review record, then commit them on `judge/<task_id>`."""
+    """Write the judge and review record, apply `moves`, then commit on `judge/<task_id>`."""
     task_id = loaded.task_id
     provenance = Provenance(
         task_id=task_id,
@@ -101,10 +136,6 @@ def publish(
     )
     judge_text = with_header(run_source, provenance)
     judge_sha = sha256_text(judge_text)
-    stages = [
-        *stages,
-        StageRecord(stage="publish", status="ok", summary="judge and review written"),
-    ]
     record = ReviewRecord(
         task_id=task_id,
         status="published",
@@ -113,7 +144,7 @@ def publish(
         skeleton_tree=report.skeleton_tree,
         results=report.scores(),
         reflections=passes,
-        stages=stages,
+        stages=[*stages, StageRecord(stage="publish", status="ok", summary=summary)],
         usage=tape.usage_rows(),
         usage_line=tape.summary_line(),
         examples=examples,
@@ -132,13 +163,20 @@ def publish(
     files = (
         {in_repo(root, base / rel): text.encode() for rel, text in outputs.items()} if root else {}
     )
+    removals = [in_repo(root, base / move.source) for move in moves] if root else []
     for relative, text in outputs.items():
         write_atomic(base / relative, text)
+    for move in moves:
+        os.replace(base / move.source, base / move.target)
+        if root is not None:
+            files[in_repo(root, base / move.target)] = (base / move.target).read_bytes()
     progress(f"[{task_id}] publish: wrote {', '.join(str(p) for p in outputs)}")
     commit = None
     if root is not None:
         trailers = [*provenance.trailers(), ("Judgegen-Judge-Sha256", judge_sha)]
-        commit = commit_files(root, f"judge/{task_id}", files, commit_message(record, trailers))
+        commit = commit_files(
+            root, f"judge/{task_id}", files, message(record, trailers), removals=removals
+        )
         progress(f"[{task_id}] publish: committed {commit.commit[:12]} on judge/{task_id}")
     paths = [str(base / rel) for rel in outputs]
     return PublishResult(

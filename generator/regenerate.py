@@ -12,9 +12,7 @@ old judge and its approval as they were.
 from __future__ import annotations
 
 import difflib
-import os
-import subprocess
-import tempfile
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
@@ -22,40 +20,28 @@ from pydantic import BaseModel, Field
 
 from generator.codediff import diff_functions, splice
 from generator.context import GenerationContext, api_reference, mistakes_catalog
-from generator.debug import DebugReport, SharedExtractor
-from generator.draft import DEFAULT_MAX_TOKENS, NoCodeBlock, extract_code
-from generator.gitops import (
-    CommitResult,
-    GitError,
-    PreparedCommit,
-    format_message,
-    prepare_commit,
-    repo_root,
-    update_branch,
-)
+from generator.draft import judge_request
+from generator.gitops import GitError, format_message, versions
 from generator.lint import lint_source
 from generator.pipeline import (
-    GenerationFailed,
     GenerationRun,
     PipelineOptions,
     Progress,
+    ask_for_code,
     reflect_stage,
     repair_loop,
 )
-from generator.provenance import Provenance, strip_header, with_header
-from generator.publish import PublishResult, check_publishable, in_repo, toolkit_version
-from generator.review import ReflectionPass, ReviewRecord, StageRecord, render_json, render_markdown
+from generator.provenance import Provenance, strip_header
+from generator.publish import Move, PublishResult, Trailers, check_publishable, publish
+from generator.review import ReviewRecord, StageRecord
 from generator.review_runs import JudgeRunError, RubricAndCodeDiff, rubric_and_code_diff
 from generator.spec import MARKDOWN_SPEC_FILE, SPEC_FILE, LoadedSpec, load_spec, parse_spec
 from generator.spec import spec_sha256 as hash_spec
-from generator.tape import CallTape
-from prompts import prompts_sha256, render
-from toolkit.backends import LLMBackend, LLMClientLike
+from prompts import render
+from toolkit.backends import LLMClientLike
 from toolkit.errors import SpecError
-from toolkit.llm.models import LLMRequest, Message, RequestMeta
+from toolkit.llm.models import LLMRequest
 from toolkit.runner.approval import approval_path, load_approval
-from toolkit.util.files import write_atomic
-from toolkit.util.hashing import sha256_text
 
 REGENERATE_VERSION = 1
 MAX_SPEC_COMMITS = 500
@@ -158,12 +144,6 @@ class SpecChange(BaseModel):
         return f"spec changed {old} -> {self.new_sha256[:19]}; {where}"
 
 
-def _git(cwd: Path, *args: str) -> str | None:
-    env = {k: v for k, v in os.environ.items() if k != "GIT_INDEX_FILE"}
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, env=env, check=False)
-    return proc.stdout.decode("utf-8", errors="replace") if proc.returncode == 0 else None
-
-
 def _spec_file(loaded: LoadedSpec) -> Path:
     folder = Path(loaded.task_dir)
     yaml_file = folder / SPEC_FILE
@@ -192,22 +172,16 @@ def recover_old_spec(loaded: LoadedSpec, old_sha256: str | None) -> SpecChange:
         spec_file=str(spec_file),
         new_text=spec_file.read_text("utf-8"),
     )
-    folder = Path(loaded.task_dir).resolve()
-    top = _git(folder, "rev-parse", "--show-toplevel")
-    if old_sha256 is None or top is None:
+    if old_sha256 is None:
         return change
-    root = Path(top.strip())
-    relative = folder.relative_to(root.resolve()).as_posix()
-    paths = [f"{relative}/{SPEC_FILE}", f"{relative}/{MARKDOWN_SPEC_FILE}"]
-    listing = _git(
-        root, "log", "--all", f"--max-count={MAX_SPEC_COMMITS}", "--format=%H", "--", *paths
-    )
-    for commit in ["", *(listing or "").split()]:
-        for path in paths:
-            text = _git(root, "show", f"{commit}:{path}")
-            if text is not None and _matches(text, path, old_sha256):
-                where = f"{commit[:12]}:{path}" if commit else f"the index:{path}"
+    try:
+        for where, text in versions(
+            Path(loaded.task_dir), (SPEC_FILE, MARKDOWN_SPEC_FILE), MAX_SPEC_COMMITS
+        ):
+            if _matches(text, where.rpartition(":")[2], old_sha256):
                 return change.model_copy(update={"old_text": text, "recovered_from": where})
+    except GitError:
+        pass
     return change
 
 
@@ -224,15 +198,7 @@ def regenerate_request(
         new_sha256=change.new_sha256,
         source=source,
     )
-    return LLMRequest(
-        model=model,
-        system=[context.system_block()],
-        messages=[Message.user(text)],
-        max_tokens=DEFAULT_MAX_TOKENS,
-        metadata=RequestMeta(
-            purpose="regenerate", task_id=context.loaded.task_id, label="regenerate"
-        ),
-    )
+    return judge_request(context, model, text, purpose="regenerate", label="regenerate")
 
 
 class ApprovalChange(BaseModel):
@@ -297,47 +263,6 @@ async def _diff(
     return diff, diff.to_text()
 
 
-def _git_checked(
-    root: Path, *args: str, env: dict[str, str] | None = None, stdin: bytes | None = None
-) -> str:
-    full_env = {k: v for k, v in os.environ.items() if k != "GIT_INDEX_FILE"} | (env or {})
-    proc = subprocess.run(
-        ["git", *args], cwd=root, input=stdin, capture_output=True, env=full_env, check=False
-    )
-    if proc.returncode != 0:
-        detail = proc.stderr.decode(errors="replace").strip()
-        raise GitError(f"git {' '.join(args[:2])} failed: {detail}")
-    return proc.stdout.decode().strip()
-
-
-def _without(prepared: PreparedCommit, removals: list[str], message: str) -> PreparedCommit:
-    """The prepared commit rebuilt without `removals` (same parent), when its tree has them."""
-    root = Path(prepared.repo)
-    present = _git_checked(root, "ls-tree", "--name-only", prepared.commit, *removals)
-    if not present:
-        return prepared
-    with tempfile.TemporaryDirectory(prefix="judgegen-index-") as tmp:
-        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
-        _git_checked(root, "read-tree", prepared.commit, env=env)
-        _git_checked(root, "update-index", "--force-remove", "--", *present.splitlines(), env=env)
-        tree = _git_checked(root, "write-tree", env=env)
-    parents = ["-p", prepared.parent] if prepared.parent else []
-    commit = _git_checked(root, "commit-tree", tree, *parents, "-F", "-", stdin=message.encode())
-    return prepared.model_copy(update={"commit": commit, "changed": True})
-
-
-def commit_regeneration(
-    root: Path, branch: str, files: dict[str, bytes], removals: list[str], message: str
-) -> CommitResult:
-    """Commit `files` on `branch` and drop `removals` from its tree, checkout untouched.
-
-    Builds on `gitops.prepare_commit` and moves the branch with its compare-and-swap
-    `update_branch`; only the removal of the invalidated approval file is done here.
-    """
-    prepared = prepare_commit(root, branch, files, message)
-    return update_branch(_without(prepared, removals, message))
-
-
 def _approval_change(options: PipelineOptions, task_id: str) -> ApprovalChange:
     """What will happen to the approval: it names the judge being replaced, so it moves aside."""
     record = load_approval(options.repo / options.reviews_dir, task_id)
@@ -351,14 +276,9 @@ def _approval_change(options: PipelineOptions, task_id: str) -> ApprovalChange:
     )
 
 
-def _move_approval(options: PipelineOptions, task_id: str, change: ApprovalChange) -> None:
-    """Rename `reviews/<id>.approval.json` to the stale name (after the new judge is written)."""
-    if change.had_approval:
-        current = approval_path(options.repo / options.reviews_dir, task_id)
-        os.replace(current, options.repo / change.moved_to)
-
-
-def _commit_message(record: ReviewRecord, change: SpecChange, diff_text: str) -> str:
+def _commit_message(
+    change: SpecChange, diff_text: str, record: ReviewRecord, trailers: Trailers
+) -> str:
     repairs = sum(1 for s in record.stages if s.stage == "repair" and s.status == "ok")
     body = (
         f"`judgegen regenerate {record.task_id}` updated the reviewed judge for an edited spec "
@@ -366,93 +286,9 @@ def _commit_message(record: ReviewRecord, change: SpecChange, diff_text: str) ->
         f"byte-identical and the old approval was moved aside. Review record: "
         f"reviews/{record.task_id}.md\n\n{diff_text.rstrip()}\n\n{record.usage_line}"
     )
-    trailers = [*record.provenance.trailers(), ("Judgegen-Judge-Sha256", record.judge_sha256 or "")]
     return format_message(
         f"Regenerate judge for {record.task_id} after a spec change", body, trailers
     )
-
-
-def _publish(
-    run: GenerationRun,
-    source: str,
-    report: DebugReport,
-    passes: list[ReflectionPass],
-    change: SpecChange,
-    diff_text: str,
-    splice_note: str,
-) -> tuple[PublishResult, ApprovalChange]:
-    """Write judge, review record and approval change; commit them on `judge/<task_id>`."""
-    options, task_id = run.options, run.loaded.task_id
-    provenance = Provenance(
-        task_id=task_id,
-        spec_sha256=change.new_sha256,
-        prompts_sha256=prompts_sha256(),
-        model=options.model,
-        toolkit_version=toolkit_version(),
-    )
-    judge_text = with_header(source, provenance)
-    judge_sha = sha256_text(judge_text)
-    approval = _approval_change(options, task_id)
-    stages = [
-        *run.stages,
-        StageRecord(
-            stage="publish",
-            status="ok",
-            summary=f"changes against the reviewed judge (rubric nodes, then code); {splice_note}",
-            details=diff_text.splitlines(),
-        ),
-        StageRecord(
-            stage="publish",
-            status="ok",
-            summary="judge and review written; " + approval.message(task_id),
-        ),
-    ]
-    record = ReviewRecord(
-        task_id=task_id,
-        status="published",
-        provenance=provenance,
-        judge_sha256=judge_sha,
-        skeleton_tree=report.skeleton_tree,
-        results=report.scores(),
-        reflections=passes,
-        stages=stages,
-        usage=run.tape.usage_rows(),
-        usage_line=run.tape.summary_line(),
-        fixtures=run.tape.fixture_names(options.fixtures_dir),
-    )
-    outputs = {
-        options.judges_dir / f"{task_id}.py": judge_text,
-        options.reviews_dir / f"{task_id}.md": render_markdown(record),
-        options.reviews_dir / f"{task_id}.json": render_json(record),
-    }
-    root = repo_root(options.repo) if options.commit else None
-    for relative, text in outputs.items():
-        write_atomic(options.repo / relative, text)
-    _move_approval(options, task_id, approval)
-    run.progress(f"[{task_id}] publish: wrote {', '.join(str(p) for p in outputs)}")
-    run.progress(f"[{task_id}] approval: {approval.message(task_id)}")
-    commit = None
-    if root is not None:
-        files = {in_repo(root, options.repo / rel): t.encode() for rel, t in outputs.items()}
-        removals = []
-        if approval.had_approval:
-            stale = options.repo / approval.moved_to
-            files[in_repo(root, stale)] = stale.read_bytes()
-            removals.append(
-                in_repo(root, approval_path(options.repo / options.reviews_dir, task_id))
-            )
-        message = _commit_message(record, change, diff_text)
-        commit = commit_regeneration(root, f"judge/{task_id}", files, removals, message)
-        run.progress(f"[{task_id}] publish: committed {commit.commit[:12]} on judge/{task_id}")
-    paths = [str(options.repo / rel) for rel in outputs]
-    result = PublishResult(
-        judge_path=paths[0],
-        review_path=paths[1],
-        sidecar_path=paths[2],
-        record=record,
-        commit=commit,
-    )
-    return result, approval
 
 
 async def regenerate(
@@ -468,8 +304,8 @@ async def regenerate(
     """Update the reviewed judge of `loaded` for its changed spec, check it and publish it.
 
     A judge whose provenance already names the current spec is skipped unless `force`.
-    The rubric diff runs in the sandbox unless `sandbox` is False (default: sandboxed unless
-    `options.runner` replaces the debug stage's sandbox).
+    The rubric diff runs in the sandbox unless `sandbox` is False (default: where
+    `options.isolation` runs the debug stage).
     Raises `GenerationFailed` (nothing written) when the update still fails lint or debug.
     """
     task_id = loaded.task_id
@@ -489,20 +325,13 @@ async def regenerate(
     load_approval(options.repo / options.reviews_dir, task_id)
     old_body = reviewed_body(state)
     change = recover_old_spec(loaded, state.judge_spec_sha256)
-    tape = CallTape(generation)
-    extract_tape = (
-        tape
-        if extraction is None or extraction is generation
-        else CallTape(extraction, shared=tape)
-    )
-    backend = LLMBackend(extract_tape, model=options.extract_model)
     context = GenerationContext(
         loaded=loaded,
         api_reference=api_reference(),
         mistakes_catalog=mistakes_catalog(),
         examples=[],
     )
-    run = GenerationRun(loaded, options, tape, SharedExtractor(backend), progress, context)
+    run = GenerationRun.start(loaded, options, generation, extraction, progress, context)
     run.record(
         StageRecord(
             stage="spec",
@@ -511,11 +340,8 @@ async def regenerate(
             details=change.unified_diff().splitlines(),
         )
     )
-    response = await tape.complete(regenerate_request(context, options.model, old_body, change))
-    try:
-        source = extract_code(response.text)
-    except NoCodeBlock as exc:
-        raise GenerationFailed(f"regenerate: {exc}", run.stages) from None
+    request = regenerate_request(context, options.model, old_body, change)
+    source = await ask_for_code(run, "regenerate", request)
     changed = diff_functions(old_body, source)
     run.record(
         StageRecord(
@@ -529,9 +355,37 @@ async def regenerate(
     source, report, passes = await reflect_stage(run, source, report)
     final, how = _splice_checked(old_body, source, task_id)
     progress(f"[{task_id}] splice: {how}")
-    sandboxed = options.runner is None if sandbox is None else sandbox
+    sandboxed = options.isolation == "sandbox" if sandbox is None else sandbox
     diff, diff_text = await _diff(run, old_body, final, sandboxed)
-    published, approval = _publish(run, final, report, passes, change, diff_text, how)
+    approval = _approval_change(options, task_id)
+    stages = [
+        *run.stages,
+        StageRecord(
+            stage="publish",
+            status="ok",
+            summary=f"changes against the reviewed judge (rubric nodes, then code); {how}",
+            details=diff_text.splitlines(),
+        ),
+    ]
+    moves = []
+    if approval.had_approval:
+        current = approval_path(options.reviews_dir, task_id)
+        moves.append(Move(source=current, target=Path(approval.moved_to)))
+    published = publish(
+        run_source=final,
+        loaded=loaded,
+        options=options,
+        report=report,
+        passes=passes,
+        stages=stages,
+        tape=run.tape,
+        examples=[],
+        progress=progress,
+        summary="judge and review written; " + approval.message(task_id),
+        moves=moves,
+        message=partial(_commit_message, change, diff_text),
+    )
+    progress(f"[{task_id}] approval: {approval.message(task_id)}")
     return RegenerationResult(
         task_id=task_id,
         status="published",

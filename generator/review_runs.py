@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel, Field
 
@@ -22,7 +22,9 @@ from toolkit.backends import JudgingBackend, LLMBackend
 from toolkit.errors import InfraError, JudgegenError
 from toolkit.evaluator import PageSource
 from toolkit.llm.settings import LLMSettings
-from toolkit.runner.protocol import EvalJob, EvalOutcome, SandboxLimits
+from toolkit.runner.builder import judge_executor
+from toolkit.runner.executors import Executor
+from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits
 
 if TYPE_CHECKING:
     from toolkit.llm import LLMClient
@@ -74,24 +76,22 @@ class ReviewRuns:
         sandbox: bool = True,
         timeout_s: float = DEFAULT_TIMEOUT_S,
     ) -> None:
-        from toolkit.runner.run import InProcessExecutor, LazyExecutor
-
-        self.executor: Any
-        if sandbox:
-            from toolkit.runner.pool import WorkerPool
-
-            limits = SandboxLimits(timeout_s=timeout_s)
-            self.executor = LazyExecutor(lambda: WorkerPool(1, limits, backend, pages=pages))
-        else:
-            self.executor = InProcessExecutor(backend, pages=pages, timeout_s=timeout_s)
+        self._context = judge_executor(
+            backend,
+            isolation="sandbox" if sandbox else "in_process",
+            pages=pages,
+            limits=SandboxLimits(timeout_s=timeout_s),
+            jobs=1,
+        )
+        self.executor: Executor | None = None
 
     async def __aenter__(self) -> ReviewRuns:
+        self.executor = await self._context.__aenter__()
         return self
 
-    async def __aexit__(self, *exc_info: object) -> None:
-        close = getattr(self.executor, "__aexit__", None)
-        if close is not None:
-            await close(*exc_info)
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self._context.__aexit__(*exc_info)
+        self.executor = None
 
     async def outcome(
         self, judge_path: Path, answer: str, *, task_id: str, answer_name: str
@@ -104,6 +104,8 @@ class ReviewRuns:
             task_id=task_id,
             agent_name="review",
         )
+        if self.executor is None:
+            raise RuntimeError("use ReviewRuns as `async with ReviewRuns(...) as runs:`")
         return await self.executor.evaluate(job)
 
     async def summary(
@@ -138,7 +140,7 @@ def extraction_backend(settings: LLMSettings) -> tuple[LLMBackend, LLMClient]:
     from toolkit.llm import default_backend
 
     backend = default_backend(settings)
-    return backend, backend.client
+    return backend, cast("LLMClient", backend.client)  # default_backend builds an LLMClient
 
 
 async def skeleton_summary(

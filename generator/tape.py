@@ -2,7 +2,8 @@
 
 The client's own ledger stays the authority on spending; the tape only keeps what this
 generation asked, so its review record can show usage per purpose and name the recorded
-fixtures that answered (when replaying).
+fixtures that answered (when replaying). Failed calls are kept with what they were billed, as
+the ledger keeps them, so the record and the `LLM:` line add up the same calls.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from pathlib import Path
 
 from generator.review import UsageRow
 from toolkit.backends import LLMClientLike
+from toolkit.errors import LLMError
 from toolkit.llm.ledger import UsageSummary
-from toolkit.llm.models import LLMRequest, LLMResponse
+from toolkit.llm.models import LLMRequest, LLMResponse, Usage
 
 
 class CallTape:
@@ -24,10 +26,17 @@ class CallTape:
         self.client = client
         self.entries: list[tuple[LLMRequest, LLMResponse]] = shared.entries if shared else []
         self.replayed = shared.replayed if shared else replayed
+        self.failed: list[LLMRequest] = shared.failed if shared else []
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
-        """Forward `request` and keep the exchange."""
-        response = await self.client.complete(request)
+        """Forward `request` and keep the exchange (a failure with its billed usage)."""
+        try:
+            response = await self.client.complete(request)
+        except LLMError as exc:
+            usage = exc.usage if isinstance(exc.usage, Usage) else Usage()
+            self.entries.append((request, LLMResponse(usage=usage, cost_usd=exc.cost_usd)))
+            self.failed.append(request)
+            raise
         self.entries.append((request, response))
         return response
 
@@ -77,6 +86,8 @@ class CallTape:
             input_tokens=sum(r.input_tokens for r in rows),
             output_tokens=sum(r.output_tokens for r in rows),
             cost_usd=sum(r.cost_usd for r in rows),
+            saved_usd=sum(response.saved_usd for _, response in self.entries),
+            errors=len(self.failed),
         ).line()
         if self.replayed:
             estimate = sum(r.estimated_live_usd or 0.0 for r in rows)

@@ -31,6 +31,7 @@ def environment() -> Environment:
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
+        auto_reload=False,  # templates do not change during a command; skip a stat per render
     )
     env.filters["json"] = _json
     return env

@@ -8,7 +8,8 @@ JudgegenError
  │    ├── LLMError    the LLM call still failed after retries / re-asks (keeps usage)
  │    ├── ReplayMiss  the replay provider has no recording for a request
  │    └── CacheError  the response cache file is unusable (stops the command: exit 3)
- └── BudgetExceeded   the dollar cap was reached; no new calls are made (also an InfraError)
+ ├── BudgetExceeded   the dollar cap was reached; no new calls are made (also an InfraError)
+ └── JudgeFailed      a judge raised or ran out of time; carries the partial tree it built
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ class LLMError(InfraError):
     ) -> None:
         self.attempts = attempts
         self.body = body
+        self.cost_usd = 0.0
+        """What the failed call was billed, once the budget has priced it."""
         super().__init__(message, kind=kind, usage=usage)
 
 
@@ -82,3 +85,25 @@ class BudgetExceeded(InfraError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, kind="budget")
+
+
+class JudgeFailed(JudgegenError):
+    """A judge raised (or overran its time): the original exception and the partial summary.
+
+    `partial` is the summary of the tree the judge had built (native judges), or None.
+    `timed_out` is True when the judge was stopped by its deadline rather than raising.
+    """
+
+    def __init__(
+        self,
+        cause: BaseException,
+        partial: dict[str, Any] | None,
+        *,
+        timed_out: bool = False,
+        partial_error: BaseException | None = None,
+    ) -> None:
+        self.cause = cause
+        self.partial = partial
+        self.timed_out = timed_out
+        self.partial_error = partial_error
+        super().__init__(f"{type(cause).__name__}: {cause}")

@@ -140,13 +140,13 @@ def _clean_host(host: str) -> str:
 
 
 def normalize_url(url: str | None) -> str:
-    """The same-page key of `url`: two URLs with the same key show the same page.
+    """A comparison key for `url`: two URLs with the same key show the same page.
 
-    Unwraps what agents put around a URL (`[label](url)`, `<url>`, quotes, `**`, trailing
-    punctuation); treats http as https; lower-cases the host and drops "www." and "m.",
+    Lower-cases scheme and host, treats http as https, drops "www." and "m." prefixes,
     default ports, user info, the #fragment, a trailing slash, tracking parameters (utm_*,
-    fbclid, gclid, ...); sorts the query and normalises percent-encoding ("Caf%C3%A9" =
-    "Café"). A URL without a scheme ("example.com/a") is read as https. Path case is kept.
+    fbclid, gclid, ...) and surrounding punctuation or angle brackets; sorts the query
+    parameters and normalises percent-encoding ("Caf%C3%A9" = "Café"). A URL without a
+    scheme ("example.com/a") is read as https. Path case is kept ("/Page" ≠ "/page").
 
     Example: "HTTP://www.Example.com:80/a/b/?utm_source=x&z=1&a=2#top" →
     "https://example.com/a/b?a=2&z=1". Returns "" for None, non-http(s) schemes

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from toolkit.errors import SpecError
+from toolkit.errors import CacheError, SpecError
 from toolkit.llm.cache import ResponseCache
 from toolkit.llm.settings import LLMSettings
 
@@ -38,6 +38,9 @@ def _guarded(action: Callable[[], Any]) -> Any:
         return action()
     except SpecError as exc:
         raise click.UsageError(str(exc)) from None
+    except CacheError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(3)
     except (sqlite3.Error, OSError) as exc:
         click.echo(f"error: response cache failed: {exc}", err=True)
         sys.exit(3)
@@ -68,7 +71,10 @@ def stats(cache_path: Path | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(figures.model_dump(mode="json"), sort_keys=True, indent=2))
         return
-    click.echo(f"{figures.path}: {figures.entries} entries, {figures.bytes / 1024:.0f} KiB")
+    click.echo(
+        f"{figures.path}: {figures.entries} entries, {figures.blobs} blobs, "
+        f"{figures.bytes / 1024:.0f} KiB"
+    )
     for label, counts in (("model", figures.by_model), ("purpose", figures.by_purpose)):
         for name, count in sorted(counts.items()):
             click.echo(f"  {label} {name}: {count}")

@@ -8,20 +8,20 @@ changed come from the sources, ignoring formatting. Git is only read (`git show 
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import click
 
-from generator.cli.llm_options import llm_options
-from generator.cli.tree import (
+from generator.cli.common import (
     load_task,
     location_options,
     pick_answer,
     run_review,
     sandbox_options,
 )
+from generator.cli.llm_options import llm_options
 from generator.debug import SharedExtractor
+from generator.gitops import GitError, file_at, last_change
 from generator.review_runs import RubricAndCodeDiff, extraction_backend, rubric_and_code_diff
 from generator.spec import SampleAnswer
 from toolkit.llm.settings import LLMSettings
@@ -31,33 +31,25 @@ WORKTREE = "WORKTREE"
 __all__ = ["WORKTREE", "diff", "judge_at", "rubric_and_code_diff"]
 
 
-def _git(cwd: Path, *args: str) -> str:
-    try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
-    except FileNotFoundError as exc:
-        raise click.UsageError("git is not installed") from exc
-    if done.returncode != 0:
-        raise click.UsageError(f"git {' '.join(args)}: {done.stderr.strip()}")
-    return done.stdout
-
-
 def judge_at(path: Path, rev: str) -> str:
     """The judge file's text at git revision `rev` (`WORKTREE`: the file on disk)."""
     if rev == WORKTREE:
         if not path.is_file():
             raise click.UsageError(f"no judge {path} in the working tree")
         return path.read_text("utf-8")
-    folder = path.resolve().parent
-    top = Path(_git(folder, "rev-parse", "--show-toplevel").strip())
-    relative = path.resolve().relative_to(top).as_posix()
-    return _git(top, "show", f"{rev}:{relative}")
+    try:
+        return file_at(path, rev)
+    except GitError as exc:
+        raise click.UsageError(str(exc)) from exc
 
 
 def last_commit(path: Path) -> str:
     """The last commit that touched `path`."""
-    folder = path.resolve().parent
-    commit = _git(folder, "log", "-1", "--format=%H", "--", path.resolve().name).strip()
-    if not commit:
+    try:
+        commit = last_change(path)
+    except GitError as exc:
+        raise click.UsageError(str(exc)) from exc
+    if commit is None:
         raise click.UsageError(f"{path} has no commit yet (give REV_A explicitly)")
     return commit
 

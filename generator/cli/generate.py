@@ -49,7 +49,6 @@ async def _generate_all(
         click.echo(generation.summary_line(), err=True)
         await generation.aclose()
         if extraction is not generation:
-            click.echo(f"{extraction.summary_line()} (extraction)", err=True)
             await extraction.aclose()
     return done, failed
 

@@ -10,7 +10,7 @@ import click
 
 from generator.gitops import GitError, RefChanged
 from toolkit.errors import InfraError, SpecError
-from toolkit.llm import LLMClient, build_client
+from toolkit.llm import LLMClient, account_for, build_client
 from toolkit.llm.settings import LLMSettings
 
 
@@ -23,13 +23,14 @@ def fixtures_dir(provider: str) -> Path | None:
 def generation_clients(settings: LLMSettings) -> tuple[LLMClient, LLMClient]:
     """The generation client, and the extraction client (the same one when the provider is).
 
-    One client means one budget and one ledger; with different providers (e.g. Anthropic to
-    generate, OpenAI to extract) each client has its own budget of --budget-usd.
+    Both charge one account: one --budget-usd cap and one ledger for the whole command, so its
+    `LLM:` line covers generation and extraction alike, even on different providers.
     """
+    account = account_for(settings)
     judge_settings = settings.model_copy(update={"model": None})
-    generation = build_client(settings, "generation")
+    generation = build_client(settings, "generation", account)
     same = settings.for_role("generation").provider == judge_settings.for_role("judge").provider
-    return generation, generation if same else build_client(judge_settings, "judge")
+    return generation, generation if same else build_client(judge_settings, "judge", account)
 
 
 @contextmanager

@@ -3,19 +3,21 @@
 `@llm_options` adds --provider, --model, --base-url, --schema-mode, --cache-mode,
 --cache-path, --budget-usd and --concurrency, merges them over `JUDGEGEN_*` variables and
 judgegen.toml (a flag not given does not override), and hands the command one
-`llm_settings: LLMSettings` keyword argument. Invalid settings are a usage error (exit 2).
+`llm_settings: LLMSettings` keyword argument. Invalid settings are a usage error (exit 2);
+an unusable response cache file stops the command with one line and exit 3.
 """
 
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
-from toolkit.errors import SpecError
+from toolkit.errors import CacheError, SpecError
 from toolkit.llm.cache import CacheMode
 from toolkit.llm.settings import LLMSettings
 
@@ -88,7 +90,11 @@ def llm_options(command: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         values = {name: kwargs.pop(name, None) for name in OPTION_NAMES}
         kwargs["llm_settings"] = settings_from(values)
-        return command(*args, **kwargs)
+        try:
+            return command(*args, **kwargs)
+        except CacheError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(3)
 
     for option in reversed(_OPTIONS):
         wrapper = option(wrapper)

@@ -16,18 +16,18 @@ from typing import Any
 
 import click
 
-from generator.cli.common import open_pages
-from generator.cli.llm_options import llm_options
-from generator.cli.tree import (
+from generator.cli.common import (
     backend_options,
     judge_file,
     load_task,
     location_options,
     open_backend,
+    open_pages,
     pick_answer,
     run_review,
     sandbox_options,
 )
+from generator.cli.llm_options import llm_options
 from generator.mutate import (
     MUTATION_VERSION,
     MutationReport,

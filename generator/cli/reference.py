@@ -42,6 +42,8 @@ def render_reference() -> str:
                 with click.Context(command, info_name=name, parent=ctx) as sub_ctx:
                     for sub in command.list_commands(sub_ctx):
                         sub_command = command.get_command(sub_ctx, sub)
+                        if sub_command is None:
+                            continue
                         parts += [
                             f"### judgegen {name} {sub}",
                             "",

@@ -47,7 +47,6 @@ async def _regenerate_all(
         click.echo(generation.summary_line(), err=True)
         await generation.aclose()
         if extraction is not generation:
-            click.echo(f"{extraction.summary_line()} (extraction)", err=True)
             await extraction.aclose()
     return done, failed
 

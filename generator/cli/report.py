@@ -10,6 +10,7 @@ import click
 
 from toolkit.runner.metrics import Summary, compute_summary, format_table
 from toolkit.runner.results import SUMMARY_FILE, EvaluationResult, iter_results, read_result
+from toolkit.util.files import write_atomic
 
 
 def _previous(agent_dir: Path) -> Summary | None:
@@ -51,8 +52,7 @@ def _write_html(path: Path, out: Path) -> int:
                 "complete": summary.counts.complete,
                 "incomplete": summary.counts.incomplete,
             }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_report(results, metrics), "utf-8")
+    write_atomic(out, render_report(results, metrics))
     click.echo(f"wrote {out} ({len(results)} result(s))", err=True)
     return 1 if any(r["status"] == "incomplete" for r in results) else 0
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 import os
 import sys
 from collections.abc import Callable
@@ -12,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from generator.cli.common import open_pages
+from generator.cli.common import backend_options, load_backend_factory, open_pages
 from generator.cli.llm_options import llm_options
 from toolkit.errors import InfraError, JudgegenError, SpecError
 from toolkit.runner.inputs import (
@@ -25,30 +24,9 @@ from toolkit.runner.inputs import (
 if TYPE_CHECKING:  # the runner loads when a run starts, not for `run --help`
     from toolkit.backends import JudgingBackend
     from toolkit.llm.settings import LLMSettings
+    from toolkit.runner.report import RunReport
     from toolkit.runner.results import EvaluationResult
-    from toolkit.runner.run import RunOptions, RunReport
-
-
-def load_backend_factory(spec: str) -> JudgingBackend:
-    """Call the `package.module:factory` named by `spec` and check it returns a backend."""
-    from toolkit.backends import JudgingBackend
-
-    module_name, _, attribute = spec.partition(":")
-    if not module_name or not attribute:
-        raise click.BadParameter("expected package.module:factory", param_hint="--backend")
-    if "" not in sys.path and str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))  # like `python -m`: modules of the working dir
-    try:
-        factory = getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as exc:
-        raise click.BadParameter(f"cannot load {spec}: {exc}", param_hint="--backend") from exc
-    backend = factory()
-    if not isinstance(backend, JudgingBackend):
-        raise click.BadParameter(
-            f"{spec}() returned {type(backend).__name__}, which has no extract/verify",
-            param_hint="--backend",
-        )
-    return backend
+    from toolkit.runner.scheduler import RunOptions
 
 
 def _discover(
@@ -111,26 +89,19 @@ async def _run_with(
     timeout_s: float,
     sandbox: bool,
 ) -> RunReport:
-    from toolkit.runner.run import InProcessExecutor, LazyExecutor, Runner, ToolTable
+    from toolkit.runner.scheduler import run_evaluations
+    from toolkit.sandbox.protocol import SandboxLimits
 
-    progress = _progress(len(inputs))
-    tools = _tools()
-    if not sandbox:
-        executor = InProcessExecutor(
-            backend, pages=pages, tools=ToolTable(tools), timeout_s=timeout_s
-        )
-        runner = Runner(backend=backend, executor=executor, options=options, progress=progress)
-        return await runner.run(inputs)
-    from toolkit.runner.pool import WorkerPool
-    from toolkit.runner.protocol import SandboxLimits
-
-    limits = SandboxLimits(timeout_s=timeout_s)
-    jobs = max(1, options.jobs)
-    async with LazyExecutor(
-        lambda: WorkerPool(jobs, limits, backend, pages=pages, tools=tools)
-    ) as pool:
-        runner = Runner(backend=backend, executor=pool, options=options, progress=progress)
-        return await runner.run(inputs)
+    return await run_evaluations(
+        inputs,
+        backend=backend,
+        options=options,
+        isolation="sandbox" if sandbox else "in_process",
+        pages=pages,
+        tools=_tools(),
+        limits=SandboxLimits(timeout_s=timeout_s),
+        progress=_progress(len(inputs)),
+    )
 
 
 def _tools() -> dict[str, Any]:
@@ -142,7 +113,7 @@ def _tools() -> dict[str, Any]:
 
 def _build_backend(backend_spec: str | None, settings: LLMSettings) -> tuple[Any, Any]:
     """(metered judging backend, metered LLM client or None when a --backend is given)."""
-    from toolkit.runner.run import MeteredBackend, MeteredClient
+    from toolkit.runner.metering import MeteredBackend, MeteredClient
 
     if backend_spec:
         return MeteredBackend(load_backend_factory(backend_spec)), None
@@ -192,12 +163,7 @@ def _llm_identity(backend: Any, settings: LLMSettings) -> str:
     type=click.Path(file_okay=False, path_type=Path),
     help="Where `judgegen approve` records approvals.",
 )
-@click.option("--backend", "backend_spec", help="package.module:factory → a JudgingBackend.")
-@click.option(
-    "--pages",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Offline page store (from `judgegen cache-pages`).",
-)
+@backend_options
 @click.option("--include-unreviewed", is_flag=True, help="Also run judges without approval.")
 @click.option("--overwrite", is_flag=True, help="Redo every result, fresh or not.")
 @click.option(
@@ -256,7 +222,7 @@ def run(
     Exit codes: 0 every evaluation complete; 1 some incomplete (or malformed inputs);
     2 usage or input error; 3 an infrastructure failure (e.g. budget) stopped the run.
     """
-    from toolkit.runner.run import RunOptions
+    from toolkit.runner.scheduler import RunOptions
 
     if not judges.is_dir():
         raise click.UsageError(f"no judges directory {judges} (use --judges DIR)")

@@ -1,109 +1,34 @@
-"""`judgegen tree`: a judge's rubric skeleton (the tree of an all-pass run), as a reviewer reads it.
-
-Also home of the small pieces the review commands (tree, diff, validate, mutate) share: the
-sandbox options, locating a task's spec, judge and sample answer, and turning failures into
-exit codes.
-"""
+"""`judgegen tree`: a judge's rubric skeleton (the tree of an all-pass run), as a reviewer reads it."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal
 
 import click
 
+from generator.cli.common import (
+    judge_file,
+    load_task,
+    location_options,
+    pick_answer,
+    run_review,
+    sandbox_options,
+)
 from generator.cli.llm_options import llm_options
 from generator.debug import SharedExtractor
 from generator.review_runs import (
-    DEFAULT_TIMEOUT_S,
-    JudgeRunError,
     extraction_backend,
     skeleton_summary,
 )
 from generator.rubric import outline, statistics, tree_of
-from generator.spec import LoadedSpec, SampleAnswer, load_spec
-from toolkit.errors import InfraError, SpecError
+from generator.spec import SampleAnswer
+from toolkit.errors import SpecError
 from toolkit.llm.settings import LLMSettings
 
 TREE_VERSION = 1
-T = TypeVar("T")
-
-
-def sandbox_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Add --no-sandbox and --timeout (seconds per judge run)."""
-    command = click.option(
-        "--timeout",
-        "timeout_s",
-        default=DEFAULT_TIMEOUT_S,
-        show_default=True,
-        type=click.FloatRange(min=0, min_open=True),
-        help="Seconds per judge run.",
-    )(command)
-    return click.option(
-        "--no-sandbox", is_flag=True, help="Run the judge in this process (no isolation)."
-    )(command)
-
-
-def location_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Add --judges DIR and --tasks DIR."""
-    command = click.option(
-        "--tasks",
-        "tasks_dir",
-        default="tasks",
-        show_default=True,
-        type=click.Path(file_okay=False, path_type=Path),
-    )(command)
-    return click.option(
-        "--judges",
-        default="generated_judges",
-        show_default=True,
-        type=click.Path(file_okay=False, path_type=Path),
-    )(command)
-
-
-def load_task(task: str, tasks_dir: Path) -> LoadedSpec:
-    """The task's spec and sample answers; an invalid or missing spec is a usage error."""
-    try:
-        return load_spec(task, tasks_dir)
-    except SpecError as exc:
-        raise click.UsageError(str(exc)) from exc
-
-
-def judge_file(judges: Path, task_id: str) -> Path:
-    """`judges/<task_id>.py`, which must exist."""
-    path = judges / f"{task_id}.py"
-    if not path.is_file():
-        raise click.UsageError(f"no judge {path} (generate it, or pass --judges DIR)")
-    return path
-
-
-def pick_answer(loaded: LoadedSpec, name: str | None) -> SampleAnswer:
-    """The sample answer called `name` (with or without its suffix), or the first one."""
-    if name is None:
-        return loaded.answers[0]
-    for answer in loaded.answers:
-        if name in (answer.name, Path(answer.path).name):
-            return answer
-    known = ", ".join(a.name for a in loaded.answers)
-    raise click.UsageError(f"task {loaded.task_id} has no sample answer '{name}' (has: {known})")
-
-
-def run_review(work: Coroutine[Any, Any, T]) -> T:
-    """Run `work`; infrastructure failures exit 3, a failing judge exits 1."""
-    try:
-        return asyncio.run(work)
-    except InfraError as exc:
-        click.echo(f"error: infrastructure failure: {exc}", err=True)
-        sys.exit(3)
-    except JudgeRunError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(1)
-    except SpecError as exc:
-        raise click.UsageError(str(exc)) from exc
 
 
 def one_line(tree: dict[str, Any]) -> dict[str, Any]:
@@ -193,7 +118,7 @@ def tree(
         }
         click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
         return
-    style = "markdown" if fmt == "markdown" else "text"
+    style: Literal["text", "markdown"] = "markdown" if fmt == "markdown" else "text"
     click.echo(outline(one_line(skeleton), style=style), nl=False)
 
 

@@ -10,16 +10,16 @@ from typing import Any
 import click
 from pydantic import BaseModel, Field
 
-from generator.cli.common import open_pages
-from generator.cli.llm_options import llm_options
-from generator.cli.tree import (
+from generator.cli.common import (
     backend_options,
     load_task,
     location_options,
     open_backend,
+    open_pages,
     run_review,
     sandbox_options,
 )
+from generator.cli.llm_options import llm_options
 from generator.labels import AnswerLabels, LabelAgreement, agreement, task_labels
 from generator.review_runs import JudgeRunError, ReviewRuns
 from generator.spec import SPEC_FILE, LoadedSpec

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, computed_field
 
-LINT_VERSION = 1
+LINT_VERSION: Literal[1] = 1
 
 
 class Finding(BaseModel):

@@ -8,8 +8,9 @@ import pytest
 
 from generator.importer import import_judge
 from tests.fixtures.m2w2 import scenario
+from tests.fixtures.runner.helpers import run_in_sandbox
 from toolkit.backends import ScriptedBackend
-from toolkit.runner.sandbox import EvalJob, EvalOutcome, SandboxLimits, run_in_sandbox
+from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits
 from toolkit.tools.maps import maps_tools
 
 TASK = scenario.TASKS["portland_bookstores"]

@@ -11,7 +11,6 @@ from generator.debug import (
     SharedExtractor,
     clean_trace,
     debug_stage,
-    run_local,
     stub_verdict,
 )
 from generator.spec import LoadedSpec, SampleAnswer, TaskSpec
@@ -63,7 +62,7 @@ class FakeExtraction:
 
 
 async def run(source: str, *answers: str, extraction: Any = None) -> Any:
-    return await debug_stage(source, loaded(*answers), extraction, runner=run_local)
+    return await debug_stage(source, loaded(*answers), extraction, isolation="in_process")
 
 
 async def test_a_sound_judge_runs_every_answer_under_every_pattern() -> None:
@@ -111,7 +110,12 @@ async def test_timeout_is_reported() -> None:
         "    import asyncio\n    await asyncio.sleep(5)\n    leaf = ev.add_leaf",
     )
     report = await debug_stage(
-        source, loaded("red"), None, runner=run_local, limits=_limits(0.2), patterns=("all_pass",)
+        source,
+        loaded("red"),
+        None,
+        isolation="in_process",
+        limits=_limits(0.2),
+        patterns=("all_pass",),
     )
     assert report.issues[0].kind == "timeout"
 
@@ -190,6 +194,6 @@ def test_clean_trace_keeps_only_judge_frames() -> None:
 
 
 def _limits(timeout_s: float) -> Any:
-    from toolkit.runner.protocol import SandboxLimits
+    from toolkit.sandbox.protocol import SandboxLimits
 
     return SandboxLimits(timeout_s=timeout_s)

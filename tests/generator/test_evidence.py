@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.debug import debug_stage, run_local
+from generator.debug import debug_stage
 from generator.evidence import all_pass_below_one, claim_placeholders, source_missing
 from generator.spec import LoadedSpec, SampleAnswer, TaskSpec
 
@@ -98,7 +98,7 @@ async def test_debug_stage_reports_a_page_check_without_sources_with_its_line() 
     loaded = LoadedSpec(
         spec=spec, task_dir="-", answers=[SampleAnswer(name="good", path="-", text="Red.")]
     )
-    report = await debug_stage(JUDGE, loaded, Extraction(), runner=run_local)
+    report = await debug_stage(JUDGE, loaded, Extraction(), isolation="in_process")
     kinds = {issue.kind for issue in report.issues}
     assert kinds == {"source_missing"}
     assert {line for issue in report.issues for line in issue.lines} == {18}

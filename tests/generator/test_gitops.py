@@ -6,7 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from generator.gitops import RefChanged, commit_files, format_message, prepare_commit, update_branch
+from generator.gitops import (
+    GitError,
+    RefChanged,
+    commit_files,
+    file_at,
+    format_message,
+    last_change,
+    prepare_commit,
+    update_branch,
+    versions,
+)
 from tests.generator.conftest import git
 
 FILES = {"generated_judges/demo.py": b"TASK_ID = 'demo'\n", "reviews/demo.md": b"# demo\n"}
@@ -117,3 +127,48 @@ def test_repository_without_commits_gets_a_root_commit(
     assert result.parent is None and result.created_branch
     assert git(repo, "ls-tree", "-r", "--name-only", "judge/demo").splitlines() == sorted(FILES)
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_removals_leave_the_branch_tree_and_the_checkout_alone(git_repo: Path) -> None:
+    commit_files(git_repo, "judge/demo", FILES, "one\n")
+    before = snapshot(git_repo)
+    result = commit_files(
+        git_repo,
+        "judge/demo",
+        {"reviews/demo.old.md": b"# old\n"},
+        "two\n",
+        removals=["reviews/demo.md"],
+    )
+    files = git(git_repo, "ls-tree", "-r", "--name-only", result.commit).splitlines()
+    assert "reviews/demo.md" not in files and "reviews/demo.old.md" in files
+    assert snapshot(git_repo) == before
+
+
+def test_commit_message_is_stored_byte_for_byte_so_trailers_parse(git_repo: Path) -> None:
+    message = format_message("Subject", "Body.", [("Judgegen-Task", "demo")])
+    result = commit_files(git_repo, "judge/demo", FILES, message)
+    assert git(git_repo, "cat-file", "commit", result.commit).endswith("\n\n" + message.strip())
+    trailers = git(git_repo, "log", "-1", "--format=%(trailers:key=Judgegen-Task)", result.commit)
+    assert trailers == "Judgegen-Task: demo"
+
+
+def test_file_at_reads_a_committed_version_and_names_a_bad_revision(git_repo: Path) -> None:
+    (git_repo / "README.md").write_text("changed on disk\n")
+    assert file_at(git_repo / "README.md", "HEAD") == "hello\n"
+    with pytest.raises(GitError, match="unknown revision 'nope'"):
+        file_at(git_repo / "README.md", "nope")
+    assert last_change(git_repo / "README.md") == git(git_repo, "rev-parse", "HEAD")
+
+
+def test_versions_lists_the_index_then_commits_newest_first(git_repo: Path) -> None:
+    (git_repo / "README.md").write_text("second\n")
+    git(git_repo, "commit", "-q", "-am", "second")
+    (git_repo / "README.md").write_text("staged\n")
+    git(git_repo, "add", "README.md")
+    texts = [text for _, text in versions(git_repo, ["README.md"], max_commits=10)]
+    assert texts == ["staged\n", "second\n", "hello\n"]
+
+
+def test_outside_a_repository_is_a_git_error(tmp_path: Path) -> None:
+    with pytest.raises(GitError, match="not inside a git work tree"):
+        list(versions(tmp_path, ["task.yaml"], max_commits=1))

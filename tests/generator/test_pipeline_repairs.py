@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from generator.debug import run_local
 from generator.pipeline import GenerationFailed, PipelineOptions, generate
 from generator.spec import load_spec
 from toolkit.llm.client import LLMClient
@@ -43,7 +42,7 @@ async def run(tmp_path: Path, replies: dict[str, str | dict]) -> tuple[ScriptedP
     shutil.copytree(FIXTURE, task, ignore=shutil.ignore_patterns("replies"))
     provider = ScriptedProvider(Script(replies))
     options = PipelineOptions(
-        model="m", extract_model="e", repo=tmp_path, commit=False, runner=run_local
+        model="m", extract_model="e", repo=tmp_path, commit=False, isolation="in_process"
     )
     result = await generate(load_spec(task), LLMClient(provider, model="m"), None, options)
     return provider, result

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from generator.acceptance import AcceptanceBackend, acceptance_stage
-from generator.debug import SharedExtractor, debug_stage, run_local
+from generator.debug import SharedExtractor, debug_stage
 from generator.labels import intended_labels
 from generator.lint import lint_source
 from generator.pipeline import GenerationResult, PipelineOptions, generate
@@ -66,7 +66,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GenerationRe
         extract_model="o4-mini",
         repo=repo,
         commit=False,
-        runner=run_local,
+        isolation="in_process",
         pages=page_store(repo / "pages"),
     )
     yield asyncio.run(generate(load_spec(repo / "tasks" / "launch_gate"), client(), None, options))
@@ -137,7 +137,7 @@ async def test_the_honest_draft_of_the_same_task_has_zero_findings(tmp_path: Pat
     assert report.findings == [], report.render()
     llm = client()
     extractor = SharedExtractor(LLMBackend(llm, model="o4-mini"))
-    debug = await debug_stage(report.source, loaded, extractor, runner=run_local)
+    debug = await debug_stage(report.source, loaded, extractor, isolation="in_process")
     assert debug.issues == []
     judge = tmp_path / "launch_gate.py"
     judge.write_text(report.source)

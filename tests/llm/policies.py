@@ -11,3 +11,10 @@ def verdict(request: LLMRequest) -> dict:
     """A deterministic verdict derived from the request text and sample index."""
     digest = hashlib.sha256(f"{request.prompt_text()}|{request.sample_index}".encode()).digest()
     return {"reasoning": f"digest {digest[:4].hex()}", "result": digest[0] % 2 == 0}
+
+
+def unexpected_extraction(request: LLMRequest) -> dict:
+    """Every extraction answers `{"unexpected": 1}` (schema-breaking); verifications say yes."""
+    if request.schema_name == "VerificationResult":
+        return {"reasoning": "scripted: supported", "result": True}
+    return {"unexpected": 1}

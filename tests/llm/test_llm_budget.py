@@ -44,7 +44,7 @@ async def test_in_flight_calls_finish_and_queued_ones_are_refused() -> None:
         return priced(request)
 
     provider = ScriptedProvider(slow)
-    client = LLMClient(provider, budget_usd=1.5, prices=ONE_DOLLAR_PER_CALL, concurrency=2)
+    client = LLMClient(provider, budget_usd=0.5, prices=ONE_DOLLAR_PER_CALL, concurrency=2)
     calls = [client.complete(verify_request(f"c{i}", model="m")) for i in range(6)]
     results = await asyncio.gather(*calls, return_exceptions=True)
     done = [r for r in results if isinstance(r, LLMResponse)]

@@ -90,3 +90,19 @@ def test_judge_model_default_matches_the_toolkit_backend_default() -> None:
     from toolkit.backends import DEFAULT_JUDGE_MODEL
 
     assert LLMSettings().judge_model == DEFAULT_JUDGE_MODEL
+
+
+def test_sdks_and_the_schema_validator_are_imported_only_when_used() -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from toolkit.llm.client import build_provider\n"
+        "from toolkit.llm.settings import LLMSettings\n"
+        "import toolkit.backends\n"
+        "build_provider('anthropic', LLMSettings()); build_provider('openai', LLMSettings())\n"
+        "print(sorted(m for m in ('anthropic', 'openai', 'jsonschema') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -117,7 +117,9 @@ def test_a_judge_crashing_on_a_mutation_is_an_error_not_a_kill(work: Path) -> No
     rows = {row["name"]: row for row in json.loads(result.stdout)["mutations"]}
     assert rows["drop_cited_url"]["outcome"] == "error"
     assert rows["drop_cited_url"]["score"] is None
-    assert "ValueError: no URL for Mount Everest" in rows["drop_cited_url"]["error"]
+    assert (
+        "ValueError: the judge raised: no URL for Mount Everest" in rows["drop_cited_url"]["error"]
+    )
     assert rows["change_date"]["outcome"] == "killed"
 
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
+import tomllib
+from pathlib import Path
 
 from playwright.async_api import async_playwright
 
@@ -116,3 +119,26 @@ async def test_report_tree_renders_nodes_and_status_colors_in_chromium(tmp_path)
 def _rgb(hex_color: str) -> str:
     r, g, b = (int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
     return f"rgb({r}, {g}, {b})"
+
+
+def test_report_matches_its_recorded_snapshot():
+    snapshot = Path(__file__).parents[1] / "fixtures" / "review" / "report_snapshot.html"
+    html = render_report([RESULT], {"agent_a": {"partial_completion": 0.5, "complete": 1}})
+    assert html == snapshot.read_text("utf-8"), "re-record only for an intended change of look"
+
+
+def test_non_python_files_of_the_packages_are_declared_package_data():
+    pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    declared = pyproject["tool"]["setuptools"]["package-data"]
+    for package in ("generator", "prompts"):
+        root = Path(__file__).parents[2] / package
+        data = {
+            p.relative_to(root).as_posix()
+            for p in root.rglob("*")
+            if p.is_file() and p.suffix not in {".py", ".pyc"}
+        }
+        covered = {
+            name for g in declared[package] for name in glob.glob(g, root_dir=root, recursive=True)
+        }
+        missing = sorted(data - covered)
+        assert missing == [], f"add to [tool.setuptools.package-data] {package}: {missing}"

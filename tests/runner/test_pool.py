@@ -8,9 +8,11 @@ import os
 import signal
 from pathlib import Path
 
+from tests.fixtures.runner.helpers import run_in_sandbox
 from toolkit.backends import ScriptedBackend
-from toolkit.runner import pool as pool_module
-from toolkit.runner.sandbox import EvalJob, EvalOutcome, SandboxLimits, WorkerPool, run_in_sandbox
+from toolkit.sandbox import pool as pool_module
+from toolkit.sandbox.pool import WorkerPool
+from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits
 
 JUDGES = Path(__file__).resolve().parent.parent / "fixtures" / "hostile_judges"
 FAST = SandboxLimits(timeout_s=1.5, cpu_s=5, memory_mb=512, max_output_bytes=4096)

@@ -250,12 +250,12 @@ def test_sandboxed_rerun_with_nothing_to_redo_starts_no_worker(
     work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert invoke(run_args(work, "--include-unreviewed", "--no-sandbox")).exit_code == 0
-    from toolkit.runner import pool
+    from toolkit.sandbox import pool
 
-    def no_pool(*args: object, **kwargs: object) -> None:
-        raise AssertionError("a worker pool was started for a run with nothing to do")
+    async def no_worker(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a worker was started for a run with nothing to do")
 
-    monkeypatch.setattr(pool, "WorkerPool", no_pool)
+    monkeypatch.setattr(pool.WorkerProcess, "start", no_worker)
     rerun = invoke(run_args(work, "--include-unreviewed"))
     assert rerun.exit_code == 0 and "11 up to date" in rerun.stderr
 

@@ -21,7 +21,8 @@ from tests.fixtures.runner.helpers import (
 from tests.fixtures.runner.scripted import FlakyBackend, make_backend
 from toolkit import BudgetExceeded, ScriptedBackend
 from toolkit.runner.inputs import discover_answers
-from toolkit.runner.run import RunOptions, run_evaluations
+from toolkit.runner.scheduler import RunOptions, run_evaluations
+from toolkit.sandbox.protocol import SandboxLimits
 
 # Both backends stand for the same configured one, as a `--backend` spec names it.
 SPEC = "tests.fixtures.runner.scripted:factory"
@@ -218,7 +219,13 @@ def test_judge_timeout_is_an_incomplete_result(work: Path) -> None:
     slow = make_backend(latency_s=5.0)
     inputs = [i for i in discover_answers(work / "answers") if i.task_id == "louvre_hours"][:1]
     report = asyncio.run(
-        run_evaluations(inputs, backend=slow, options=options(work), timeout_s=0.2)
+        run_evaluations(
+            inputs,
+            backend=slow,
+            options=options(work),
+            isolation="in_process",
+            limits=SandboxLimits(timeout_s=0.2),
+        )
     )
     (result,) = report.results
     assert result.status == "incomplete"
@@ -257,8 +264,8 @@ def test_corrupt_result_file_is_redone(work: Path) -> None:
 
 
 def test_in_process_executor_is_usable_directly(work: Path) -> None:
-    from toolkit.runner.protocol import EvalJob
-    from toolkit.runner.run import InProcessExecutor
+    from toolkit.runner.executors import InProcessExecutor
+    from toolkit.sandbox.protocol import EvalJob
 
     executor = InProcessExecutor(make_backend(), pages=DictPages())
     answer = (work / "answers/alpha/python_match/answer_1.md").read_text()
@@ -280,7 +287,6 @@ def test_judge_calling_the_maps_tool_scores_as_when_run_directly(
 ) -> None:
     from tests.fixtures.m2w2 import scenario
     from toolkit.runner.inputs import AnswerInput
-    from toolkit.runner.pool import WorkerPool
     from toolkit.tools.maps import maps_tools
 
     task = scenario.TASKS["portland_bookstores"]
@@ -305,12 +311,14 @@ def test_judge_calling_the_maps_tool_scores_as_when_run_directly(
     opts = options(tmp_path, judges_dir=judges)
 
     async def go() -> object:
-        if not sandbox:
-            return await run_evaluations(
-                [item], backend=backend, options=opts, pages=scenario.DictPages(), tools=tools
-            )
-        async with WorkerPool(1, None, backend, pages=scenario.DictPages(), tools=tools) as pool:
-            return await run_evaluations([item], backend=backend, options=opts, executor=pool)
+        return await run_evaluations(
+            [item],
+            backend=backend,
+            options=opts,
+            isolation="sandbox" if sandbox else "in_process",
+            pages=scenario.DictPages(),
+            tools=tools,
+        )
 
     (result,) = asyncio.run(go()).results
     assert result.status == "complete", result.errors
@@ -319,8 +327,8 @@ def test_judge_calling_the_maps_tool_scores_as_when_run_directly(
 
 
 def test_jobs_bounds_the_evaluations_in_flight(work: Path) -> None:
-    from toolkit.runner.protocol import EvalJob, EvalOutcome
-    from toolkit.runner.run import InProcessExecutor
+    from toolkit.runner.executors import InProcessExecutor
+    from toolkit.sandbox.protocol import EvalJob, EvalOutcome
 
     inner = InProcessExecutor(make_backend(latency_s=0.01), pages=DictPages())
     in_flight, peak = 0, 0

@@ -17,7 +17,13 @@ REPO = Path(__file__).resolve().parents[2]
 
 # Top-level packages or module prefixes `run` never needs.
 NEVER_FOR_RUN = ("libcst", "playwright", "anthropic", "openai", "generator.lint", "generator.debug")
-NEVER_FOR_HELP = (*NEVER_FOR_RUN, "jinja2", "toolkit.runner.run", "toolkit.evaluator", "prompts")
+NEVER_FOR_HELP = (
+    *NEVER_FOR_RUN,
+    "jinja2",
+    "toolkit.runner.scheduler",
+    "toolkit.evaluator",
+    "prompts",
+)
 
 PROBE = """
 import json, sys
@@ -59,5 +65,5 @@ def test_an_in_process_run_loads_no_generation_code_browser_or_provider_sdk(
     args += ["--include-unreviewed", "--no-sandbox", "--cache-mode", "off"]
     args += ["--provider", "scripted:tests.fixtures.runner.llm_policy:policy"]
     modules = loaded_modules(*args, cwd=tmp_path)
-    assert "toolkit.runner.run" in modules and list((tmp_path / "results").rglob("*.json"))
+    assert "toolkit.runner.scheduler" in modules and list((tmp_path / "results").rglob("*.json"))
     assert offending(modules, NEVER_FOR_RUN) == []

@@ -9,20 +9,23 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+from tests.fixtures.runner.helpers import run_in_sandbox
 from toolkit.backends import ExtractRequest, ScriptedBackend, Verdict, VerifyRequest
 from toolkit.errors import BudgetExceeded, InfraError
-from toolkit.runner.broker import Broker
 from toolkit.runner.loader import load_judge
-from toolkit.runner.protocol import (
+from toolkit.sandbox.broker import Broker
+from toolkit.sandbox.protocol import (
     MAX_FRAME_BYTES,
     Call,
+    EvalJob,
+    EvalOutcome,
     FrameBuffer,
     ProtocolError,
     Reply,
+    SandboxLimits,
     decode,
     encode,
 )
-from toolkit.runner.sandbox import EvalJob, EvalOutcome, SandboxLimits, run_in_sandbox
 
 JUDGES = Path(__file__).resolve().parent.parent / "fixtures" / "hostile_judges"
 LIMITS = SandboxLimits(timeout_s=5)
@@ -40,7 +43,9 @@ class Pages:
 
 
 def extract(request: ExtractRequest) -> dict:
-    return {"city": "Paris", "url": "https://a"}
+    """The scripted extraction: only the fields the requested template has (output is strict)."""
+    values = {"city": "Paris", "url": "https://a"}
+    return {name: values[name] for name in request.output_schema["properties"] if name in values}
 
 
 def job(name: str) -> EvalJob:

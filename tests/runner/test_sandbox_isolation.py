@@ -10,18 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.runner.helpers import run_in_sandbox
 from toolkit.backends import ScriptedBackend
-from toolkit.runner import pool as pool_module
-from toolkit.runner.sandbox import (
-    EvalJob,
-    EvalOutcome,
-    Isolation,
-    SandboxLimits,
-    WorkerPool,
-    probe_isolation,
-    run_in_sandbox,
-    scrubbed_environment,
-)
+from toolkit.sandbox import isolation as isolation_module
+from toolkit.sandbox import pool as pool_module
+from toolkit.sandbox.isolation import Isolation, probe_isolation, scrubbed_environment
+from toolkit.sandbox.pool import WorkerPool
+from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits
 
 JUDGES = Path(__file__).resolve().parent.parent / "fixtures" / "hostile_judges"
 CANARY = "sk-ant-canary-9f3b1c"
@@ -94,7 +89,7 @@ async def test_probe_isolation_keeps_network_when_limits_allow_it() -> None:
 
 
 async def test_probe_isolation_warns_when_unshare_is_missing(monkeypatch) -> None:
-    monkeypatch.setattr(pool_module.shutil, "which", lambda name: None)
+    monkeypatch.setattr(isolation_module.shutil, "which", lambda name: None)
     isolation = await probe_isolation()
     assert isolation.prefix == () and "unshare" in (isolation.warning or "")
 
@@ -194,14 +189,14 @@ async def test_reading_another_process_proc_entry_is_a_sandbox_violation() -> No
 async def test_without_a_pid_namespace_the_fallback_keeps_network_and_fs_isolation(
     monkeypatch,
 ) -> None:
-    real = pool_module._command_works
+    real = isolation_module._command_works
 
     async def no_pid_namespace(prefix: list[str]) -> tuple[bool, str]:
         if "--pid" in prefix:
             return False, "unshare: cannot mount proc (test)"
         return await real(prefix)
 
-    monkeypatch.setattr(pool_module, "_command_works", no_pid_namespace)
+    monkeypatch.setattr(isolation_module, "_command_works", no_pid_namespace)
     async with WorkerPool(1, LIMITS, ScriptedBackend()) as pool:
         written = await pool.evaluate(job("writes_outside"))
         proc = await pool.evaluate(job("reads_parent_proc"))
@@ -236,7 +231,7 @@ def test_credential_files_under_home_are_hidden_in_the_worker_namespace(tmp_path
     (home / "notes.txt").write_text("kept")
     script = (
         "import os, sys\n"
-        "from toolkit.runner.sandbox import hide_credentials\n"
+        "from toolkit.sandbox.confinement import hide_credentials\n"
         "home = sys.argv[1]\n"
         "print(sorted(os.path.basename(p) for p in hide_credentials(home)))\n"
         "print(os.listdir(os.path.join(home, '.ssh')))\n"

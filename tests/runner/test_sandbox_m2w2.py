@@ -10,7 +10,8 @@ from generator.importer import import_judge
 from tests.fixtures.m2w2 import scenario
 from tests.fixtures.m2w2.scenario import TASKS
 from toolkit.backends import ScriptedBackend
-from toolkit.runner.sandbox import EvalJob, SandboxLimits, WorkerPool
+from toolkit.sandbox.pool import WorkerPool
+from toolkit.sandbox.protocol import EvalJob, SandboxLimits
 from toolkit.tools.maps import maps_tools
 
 

@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from toolkit.backends import ScriptedBackend
-from toolkit.errors import SpecError
+from toolkit.errors import JudgeFailed, SpecError
 from toolkit.runner.loader import load_judge
 
 SWALLOWING_JUDGE = """
@@ -61,7 +61,7 @@ async def test_native_judge_gets_task_constants_and_ground_truth(tmp_path):
     ]
 
 
-async def test_partial_tree_is_attached_to_a_judge_exception(tmp_path):
+async def test_a_failing_judge_raises_judge_failed_with_its_partial_tree(tmp_path):
     source = """
     TASK_ID = "boom"
     TASK_DESCRIPTION = "x"
@@ -71,9 +71,28 @@ async def test_partial_tree_is_attached_to_a_judge_exception(tmp_path):
         raise RuntimeError("judge bug")
     """
     judge = load_judge(write(tmp_path, "boom.py", source))
-    with pytest.raises(RuntimeError) as info:
+    with pytest.raises(JudgeFailed) as info:
         await judge.run(backend=ScriptedBackend(), answer="x")
-    assert info.value.__evaluator__.find_node("before") is not None
+    assert isinstance(info.value.cause, RuntimeError) and not info.value.timed_out
+    tree = info.value.partial["eval_breakdown"][0]["verification_tree"]
+    assert [child["id"] for child in tree["children"]] == ["before"]
+
+
+async def test_a_judge_over_its_deadline_raises_judge_failed_marked_timed_out(tmp_path):
+    source = """
+    import asyncio
+
+    TASK_ID = "slow"
+
+    async def evaluate(ev):
+        ev.add_custom_node(result=True, id="before", desc="built before the wait")
+        await asyncio.sleep(30)
+    """
+    judge = load_judge(write(tmp_path, "slow.py", source))
+    with pytest.raises(JudgeFailed) as info:
+        await judge.run(backend=ScriptedBackend(), answer="x", timeout_s=0.05)
+    assert info.value.timed_out and isinstance(info.value.cause, TimeoutError)
+    assert info.value.partial["eval_breakdown"][0]["verification_tree"]["children"]
 
 
 def test_a_module_without_an_entry_point_is_a_spec_error(tmp_path):

@@ -1,8 +1,7 @@
 """Deterministic checks a judge can use instead of an LLM call where the check is mechanical.
 
-Every function returns a plain value and never raises on bad input: None, empty or
-unparseable input gives False (or None for the `parse_*` and `url_domain` functions, "" for
-`normalize_url`). A misspelled keyword is a TypeError naming the closest valid one. Use a
+Every function returns a plain value and never raises: None, empty or unparseable input gives
+False (or None for the `parse_*` and `url_domain` functions, "" for `normalize_url`). Use a
 check's result directly: `ev.add_custom_node(result=checks.same_date(a, b), id=..., desc=...)`.
 """
 

@@ -34,11 +34,10 @@ def _extractor() -> tldextract.TLDExtract:
 
 
 def same_url(a: str | None, b: str | None) -> bool:
-    """True when `a` and `b` are URLs of the same page (the same `normalize_url` key).
+    """True when `a` and `b` have the same `normalize_url` key (and both are URLs).
 
-    "http://www.example.com/a/" = "https://example.com/a" = "example.com/a#intro" =
-    "[see](https://example.com/a)"; "https://example.com/a" ≠ "https://example.com/b" and
-    ≠ "https://other.com/a".
+    "http://www.example.com/a/" = "https://example.com/a" = "example.com/a#intro";
+    "https://example.com/a" ≠ "https://example.com/b" and ≠ "https://other.com/a".
     """
     return same_page(a, b)
 
@@ -47,11 +46,10 @@ def url_domain(url: str | None) -> str | None:
     """The site a URL belongs to: its registrable domain, lower-case, without "www.".
 
     "https://www.nytimes.com/2023/x" → "nytimes.com"; "https://docs.github.com/en" →
-    "github.com"; "https://news.bbc.co.uk/a" → "bbc.co.uk" (public suffixes such as co.uk,
-    com.au, gov.cn come from the Public Suffix List); shared hosting keeps the owner's
-    subdomain ("alice.github.io" → "alice.github.io"); an IP address, "localhost" or a host
-    under no known suffix is returned as is. None when `url` is not an http(s) URL. To test
-    membership use `url_in_domain`.
+    "github.com"; "https://news.bbc.co.uk/a" → "bbc.co.uk" (country second levels such as
+    co.uk, com.au, gov.cn are kept); shared hosting keeps the owner's subdomain
+    ("alice.github.io" → "alice.github.io"); an IP address or "localhost" is returned as
+    is. None when `url` is not an http(s) URL. To test membership use `url_in_domain`.
     """
     host = web_host(url)
     if host is None:

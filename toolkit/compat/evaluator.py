@@ -44,7 +44,7 @@ def _known(method: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str, Any]
 class Evaluator(CoreEvaluator):
     """judgegen's Evaluator, accepting Mind2Web 2's historical keyword spellings."""
 
-    def initialize(  # type: ignore[override]
+    def initialize(
         self,
         task_id: str,
         strategy: AggregationStrategy | str = AggregationStrategy.PARALLEL,
@@ -56,19 +56,21 @@ class Evaluator(CoreEvaluator):
         known = _known(CoreEvaluator.initialize, kwargs)
         return super().initialize(task_id, strategy, agent_name, answer_name, **known)
 
-    async def extract(  # type: ignore[override]
+    async def extract(
         self,
         prompt: str,
         template_class: type[BaseModel],
         extraction_name: str = "extraction",
         source: str | None = None,
+        additional_instruction: str | None = None,
         **kwargs: Any,
     ) -> BaseModel:
         """Extract as the core does; unknown keywords are dropped."""
-        known = _known(CoreEvaluator.extract, kwargs)
-        return await super().extract(prompt, template_class, extraction_name, source, **known)
+        return await super().extract(
+            prompt, template_class, extraction_name, source, additional_instruction
+        )
 
-    async def verify(  # type: ignore[override]
+    async def verify(
         self,
         claim: str,
         node: VerificationNode | None,
@@ -78,7 +80,7 @@ class Evaluator(CoreEvaluator):
         """Verify as the core does; unknown keywords are dropped."""
         return await super().verify(claim, node, sources, **_known(CoreEvaluator.verify, kwargs))
 
-    async def batch_verify(  # type: ignore[override]
+    async def batch_verify(
         self,
         claims_and_sources: Sequence[tuple[str, Any, VerificationNode, str | None]],
         **kwargs: Any,
@@ -97,26 +99,24 @@ class Evaluator(CoreEvaluator):
         id: str | None = None,
         desc: str | None = None,
         parent: VerificationNode | None = None,
+        critical: bool = False,
         **kwargs: Any,
     ) -> VerificationNode:
         """Add a parallel parent; `id_=` is accepted for `id=`."""
         node_id, node_desc = _node_args(id, desc, kwargs)
-        return super().add_parallel(
-            node_id, node_desc, parent, **_known(CoreEvaluator.add_parallel, kwargs)
-        )
+        return super().add_parallel(node_id, node_desc, parent, critical)
 
     def add_sequential(
         self,
         id: str | None = None,
         desc: str | None = None,
         parent: VerificationNode | None = None,
+        critical: bool = False,
         **kwargs: Any,
     ) -> VerificationNode:
         """Add a sequential parent; `id_=` is accepted for `id=`."""
         node_id, node_desc = _node_args(id, desc, kwargs)
-        return super().add_sequential(
-            node_id, node_desc, parent, **_known(CoreEvaluator.add_sequential, kwargs)
-        )
+        return super().add_sequential(node_id, node_desc, parent, critical)
 
     def add_leaf(
         self,

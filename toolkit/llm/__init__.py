@@ -5,9 +5,16 @@ Callers build an `LLMClient` with `build_client(LLMSettings.from_env_and_file(..
 the wrappers).
 """
 
+from toolkit.llm.account import Account
 from toolkit.llm.budget import Budget, SkippedRequest
 from toolkit.llm.cache import CachedProvider, CacheMode, CacheRecord, ResponseCache
-from toolkit.llm.client import LLMClient, build_client, build_provider, default_backend
+from toolkit.llm.client import (
+    LLMClient,
+    account_for,
+    build_client,
+    build_provider,
+    default_backend,
+)
 from toolkit.llm.ledger import Ledger, LedgerRow, UsageSummary
 from toolkit.llm.models import LLMRequest, LLMResponse, Message, RequestMeta, SystemBlock, Usage
 from toolkit.llm.pricing import ModelPrice, PriceTable
@@ -18,6 +25,7 @@ from toolkit.llm.settings import LLMSettings
 
 __all__ = [
     "MAX_REASKS",
+    "Account",
     "Budget",
     "CacheMode",
     "CacheRecord",
@@ -40,6 +48,7 @@ __all__ = [
     "SystemBlock",
     "Usage",
     "UsageSummary",
+    "account_for",
     "build_client",
     "build_provider",
     "default_backend",

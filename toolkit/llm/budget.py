@@ -69,7 +69,8 @@ class BudgetProvider:
         try:
             response = await self.inner.complete(request)
         except LLMError as exc:
-            self._charge(request, exc.usage if isinstance(exc.usage, Usage) else Usage())
+            usage = exc.usage if isinstance(exc.usage, Usage) else Usage()
+            exc.cost_usd = self._charge(request, usage)
             raise
         response.cost_usd = self._charge(request, response.usage)
         return response

@@ -184,15 +184,15 @@ class ResponseCache:
 
     def requests(self, model: str | None = None) -> list[LLMRequest]:
         """Recorded requests (optionally of one model), for explaining misses."""
-        sql, args = "SELECT key, request, NULL FROM entries", ()
+        sql, args = "SELECT key, request, NULL FROM entries", tuple[str, ...]()
         if model is not None:
             sql, args = sql + " WHERE model = ?", (model,)
-        return [record.request for record in self._read(sql + " ORDER BY key", args, False)]
+        return [record.request for record in self._read(sql + " ORDER BY key", args)]
 
     def records(self) -> list[CacheRecord]:
         """Every readable record, ordered by key (unreadable ones are skipped with a warning)."""
         sql = "SELECT key, request, response FROM entries ORDER BY key"
-        return list(self._read(sql, (), True))
+        return list(self._read(sql, ()))
 
     def stats(self) -> CacheStats:
         """Entry counts by model and purpose, and the file size."""
@@ -236,7 +236,7 @@ class ResponseCache:
             self.put(record, replace=replace)
         return len(records)
 
-    def _read(self, sql: str, args: tuple[Any, ...], responses: bool) -> Iterator[CacheRecord]:
+    def _read(self, sql: str, args: tuple[Any, ...]) -> Iterator[CacheRecord]:
         with self._guard():
             rows = self._db.execute(sql, args).fetchall()
         for key, request, response in rows:

@@ -3,7 +3,8 @@
 The client composes the wrappers around one provider, outermost first:
 ledger → cache → concurrency limit → budget → provider. So every request leaves a ledger row;
 cache hits need no slot and no budget; the budget is checked when a call gets its slot, so
-queued calls stop once the cap is reached while calls already in flight finish.
+queued calls stop once the cap is reached while calls already in flight finish. The budget,
+ledger and prices belong to an `Account` that several clients of one command may share.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from toolkit.errors import SpecError
+from toolkit.llm.account import Account
 from toolkit.llm.budget import Budget, BudgetProvider
 from toolkit.llm.cache import CachedProvider, CacheMode, ResponseCache
 from toolkit.llm.concurrency import ConcurrencyLimit
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
 
 
 class LLMClient:
-    """One provider behind the cache, concurrency limit, budget and ledger."""
+    """One provider behind the cache, concurrency limit, and its account's budget and ledger."""
 
     def __init__(
         self,
@@ -38,17 +40,33 @@ class LLMClient:
         ledger: Ledger | None = None,
         prices: PriceTable | None = None,
         model: str | None = None,
+        account: Account | None = None,
     ) -> None:
+        """Pass `account` to share one budget and ledger with other clients; otherwise this
+        client gets its own from `budget_usd`, `ledger` and `prices`."""
         self.provider = provider
         self.model = model
-        self.prices = prices or PriceTable()
-        self.ledger = ledger or Ledger(prices=self.prices)
-        self.budget = Budget(budget_usd)
+        self.account = account or Account(budget_usd=budget_usd, ledger=ledger, prices=prices)
         self.cache = cache
-        budgeted = BudgetProvider(provider, self.budget, self.prices)
+        budgeted = BudgetProvider(provider, self.account.budget, self.account.prices)
         self.limit = ConcurrencyLimit(budgeted, concurrency)
         cached = CachedProvider(self.limit, cache, cache_mode if cache else CacheMode.OFF)
-        self._chain = LedgerProvider(cached, self.ledger)
+        self._chain = LedgerProvider(cached, self.account.ledger)
+
+    @property
+    def budget(self) -> Budget:
+        """The account's budget."""
+        return self.account.budget
+
+    @property
+    def ledger(self) -> Ledger:
+        """The account's ledger."""
+        return self.account.ledger
+
+    @property
+    def prices(self) -> PriceTable:
+        """The account's price table."""
+        return self.account.prices
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """Answer `request` (provider name filled in, so it is part of the cache key)."""
@@ -57,14 +75,12 @@ class LLMClient:
         return await self._chain.complete(request)
 
     def summary(self) -> UsageSummary:
-        """Totals of everything this client answered."""
-        return self.ledger.summary()
+        """Totals of everything this client's account answered."""
+        return self.account.summary()
 
     def summary_line(self) -> str:
-        """The end-of-command line, plus what the budget stopped, if anything."""
-        line = self.summary().line()
-        stopped = self.budget.report()
-        return f"{line}; {stopped}" if stopped else line
+        """The account's end-of-command line, plus what the budget stopped, if anything."""
+        return self.account.summary_line()
 
     async def aclose(self) -> None:
         """Close the provider's connections and the cache file."""
@@ -122,28 +138,39 @@ def _offline_provider(kind: str, rest: str, spec: str) -> Provider:
     )
 
 
-def build_client(settings: LLMSettings, role: Role = "judge") -> LLMClient:
-    """An `LLMClient` for `role` (judge or generation) from `settings`."""
+def build_client(
+    settings: LLMSettings, role: Role = "judge", account: Account | None = None
+) -> LLMClient:
+    """An `LLMClient` for `role` (judge or generation) from `settings`, charging `account`
+    (a new one from the settings' cap, ledger and prices when not given)."""
     resolved = settings.for_role(role)
     model = resolved.model or settings.judge_model
-    prices = PriceTable.with_overrides(settings.prices)
     mode = resolved.cache_mode
     cache = None if mode is CacheMode.OFF else ResponseCache(resolved.cache_path)
     return LLMClient(
         build_provider(resolved.provider, resolved),
         cache=cache,
         cache_mode=mode,
-        budget_usd=resolved.budget_usd,
         concurrency=resolved.concurrency,
-        ledger=Ledger(resolved.ledger_path, prices),
-        prices=prices,
         model=model,
+        account=account or account_for(settings),
     )
 
 
-def default_backend(settings: LLMSettings, **options: Any) -> LLMBackend:
+def account_for(settings: LLMSettings) -> Account:
+    """The one account a command opens from its settings (cap, ledger file, price overrides)."""
+    return Account.open(
+        budget_usd=settings.budget_usd,
+        ledger_path=settings.ledger_path,
+        price_overrides=settings.prices,
+    )
+
+
+def default_backend(
+    settings: LLMSettings, account: Account | None = None, **options: Any
+) -> LLMBackend:
     """The toolkit's default judging backend (`LLMBackend`) running on this layer."""
     from toolkit.backends import LLMBackend
 
-    client = build_client(settings, "judge")
+    client = build_client(settings, "judge", account)
     return LLMBackend(client, model=client.model or settings.judge_model, **options)

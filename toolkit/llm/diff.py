@@ -8,11 +8,11 @@ JSON line.
 from __future__ import annotations
 
 import difflib
-import hashlib
 import json
 from collections.abc import Iterable
 
 from toolkit.llm.models import ImagePart, LLMRequest
+from toolkit.util.hashing import sha256_text
 
 MAX_DIFF_LINES = 80
 MAX_CANDIDATES = 500
@@ -42,8 +42,7 @@ def render_lines(request: LLMRequest) -> list[str]:
 
 def _part_lines(part: object) -> list[str]:
     if isinstance(part, ImagePart):
-        digest = hashlib.sha256(part.data.encode()).hexdigest()[:16]
-        return [f"[image {part.media_type} sha256:{digest}]"]
+        return [f"[image {part.media_type} {sha256_text(part.data)[:23]}]"]
     return getattr(part, "text", "").splitlines()
 
 

@@ -144,15 +144,22 @@ class LedgerProvider:
         self._clock = clock
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
-        """Forward `request`; record usage, cost, latency and cache hit, or the error kind."""
+        """Forward `request`; record usage, cost, latency and cache hit, or the error kind.
+
+        The row's cost and saving are copied onto the response (or the error), so every
+        record made from it shows the ledger's figures."""
         started = self._clock()
         try:
             response = await self.inner.complete(request)
         except LLMError as exc:
             usage = exc.usage if isinstance(exc.usage, Usage) else Usage()
-            self.ledger.record(self._row(request, usage, False, started, exc.kind))
+            row = self._row(request, usage, False, started, exc.kind)
+            self.ledger.record(row)
+            exc.cost_usd = row.cost_usd
             raise
-        self.ledger.record(self._row(request, response.usage, response.cache_hit, started, None))
+        row = self._row(request, response.usage, response.cache_hit, started, None)
+        self.ledger.record(row)
+        response.cost_usd, response.saved_usd = row.cost_usd, row.saved_usd
         return response
 
     def classify(self, error: BaseException) -> LLMError:

@@ -9,12 +9,13 @@ hash of the rest (`with_sample`), so a vote never re-hashes a 300 KB page.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from toolkit.util.hashing import sha256_text
 
 SCHEMA_VERSION = 1
 KEY_VERSION = 2
@@ -106,7 +107,7 @@ class LLMRequest(BaseModel):
     metadata: RequestMeta = Field(default_factory=RequestMeta)
     _base_digest: str | None = PrivateAttr(default=None)
 
-    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Any:
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy; it keeps the memoized hash only when `update` leaves the hashed part alone."""
         copied = super().model_copy(update=update, deep=deep)
         if update and not set(update) <= _KEY_NEUTRAL:
@@ -124,7 +125,7 @@ class LLMRequest(BaseModel):
         blobs: dict[str, str] = {}
         for block, stored in zip(self.system, data["system"], strict=True):
             if len(block.text) >= BLOB_MIN_CHARS:
-                _to_blob(stored, "text", content_digest(block.text), blobs)
+                _to_blob(stored, "text", sha256_text(block.text), blobs)
         for message, stored_message in zip(self.messages, data["messages"], strict=True):
             for part, stored in zip(message.content, stored_message["content"], strict=True):
                 if len(part.content()) >= BLOB_MIN_CHARS:
@@ -149,14 +150,14 @@ class LLMRequest(BaseModel):
             for name in _KEY_NEUTRAL:
                 data.pop(name, None)
             text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-            self._base_digest = hashlib.sha256(text.encode()).hexdigest()
+            self._base_digest = sha256_text(text)
         return self._base_digest
 
     def cache_key(self, provider: str | None = None) -> str:
         """Content address of the request (for `provider`, default its own), algorithm-prefixed."""
         name = self.provider if provider is None else provider
         trial = f"{self.base_digest()}|{name}|{self.sample_index}"
-        return f"sha256-v{KEY_VERSION}:{hashlib.sha256(trial.encode()).hexdigest()}"
+        return f"sha256-v{KEY_VERSION}:" + sha256_text(trial).removeprefix("sha256:")
 
     def prompt_text(self) -> str:
         """All text of the request, system first; for diffs and debugging."""
@@ -166,14 +167,9 @@ class LLMRequest(BaseModel):
         return "\n\n".join(texts)
 
 
-def content_digest(text: str) -> str:
-    """The algorithm-prefixed digest a blob is stored under."""
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
-
-
 def _part_digest(part: TextPart | ImagePart) -> str:
     if part._digest is None:
-        part._digest = content_digest(part.content())
+        part._digest = sha256_text(part.content())
     return part._digest
 
 
@@ -217,6 +213,9 @@ class LLMResponse(BaseModel):
     stop_reason: str | None = None
     usage: Usage = Field(default_factory=Usage)
     cost_usd: float = 0.0
+    saved_usd: float = Field(
+        default=0.0, exclude=True, description="What a cache hit would have cost (per call)."
+    )
     request_id: str | None = None
     cache_hit: bool = False
     latency_s: float = 0.0

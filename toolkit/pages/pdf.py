@@ -1,11 +1,12 @@
-"""PDF detection and text extraction (pypdf), shared by page capture and the Mind2Web 2 import."""
+"""PDF detection and text extraction (pypdf), shared by page capture and the Mind2Web 2 import.
+
+pypdf loads only when a PDF is read: `judgegen run` opens the page store through this package
+and never parses a PDF.
+"""
 
 from __future__ import annotations
 
 import io
-
-from pypdf import PdfReader
-from pypdf.errors import PyPdfError
 
 PDF_MAGIC = b"%PDF-"
 
@@ -25,6 +26,9 @@ def pdf_text(data: bytes) -> str:
     """The text of every page of a PDF, pages separated by blank lines."""
     if not looks_like_pdf(None, data[:1024]):
         raise PdfTextError("not a PDF (no %PDF- header)")
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
     try:
         reader = PdfReader(io.BytesIO(data))
         pages = [page.extract_text() or "" for page in reader.pages]

@@ -130,6 +130,7 @@ def _trajectory_input(run: str, task_dir: Path, max_bytes: int) -> AnswerInput:
         )
         item.input_error = True
         return item
+    problem: str | None
     try:
         record = json.loads(candidates[0].read_bytes().decode("utf-8", errors="replace"))
     except ValueError as exc:

@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import importlib.util
+import linecache
 import logging
 import sys
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from toolkit.backends import JudgingBackend
-from toolkit.errors import SpecError
+from toolkit.errors import JudgeFailed, SpecError
 from toolkit.evaluator import Evaluator, PageSource
 from toolkit.tools import ToolCaller, current_tool_errors, current_tools
 
@@ -52,11 +53,12 @@ class Judge:
         answer_name: str = "unknown_answer",
         tools: ToolCaller | None = None,
         model: str | None = None,
+        timeout_s: float | None = None,
     ) -> tuple[dict[str, Any], Evaluator | None]:
         """Run the judge on one answer; returns its summary and (native judges) the evaluator.
 
-        Exceptions from the judge propagate; for native judges the caller can still read the
-        partial tree from the evaluator attached to the exception as `__evaluator__`.
+        A judge that raises, exits or overruns `timeout_s` raises `JudgeFailed`, carrying the
+        original exception and the partial tree built so far (native judges).
         """
         token = current_tools.set(tools)
         tool_errors: list[dict[str, Any]] = []
@@ -64,11 +66,11 @@ class Judge:
         try:
             if self.style == "native":
                 summary, evaluator = await self._run_native(
-                    backend, answer, pages, agent_name, answer_name
+                    backend, answer, pages, agent_name, answer_name, timeout_s
                 )
                 return _with_tool_errors(summary, tool_errors), evaluator
             context = JudgeContext(backend=backend, pages=pages, model=model)
-            summary = await self.module.evaluate_answer(
+            call = self.module.evaluate_answer(
                 client=context,
                 answer=answer,
                 agent_name=agent_name,
@@ -78,6 +80,7 @@ class Judge:
                 logger=logging.getLogger(f"judgegen.judge.{self.task_id}"),
                 model=model or getattr(backend, "model", None) or "o4-mini",
             )
+            summary = await _guarded(call, timeout_s, None)
             return _with_tool_errors(dict(summary), tool_errors), None
         finally:
             current_tool_errors.reset(errors_token)
@@ -90,6 +93,7 @@ class Judge:
         pages: PageSource | None,
         agent_name: str,
         answer_name: str,
+        timeout_s: float | None,
     ) -> tuple[dict[str, Any], Evaluator]:
         evaluator = Evaluator.create(
             task_id=self.task_id,
@@ -104,12 +108,34 @@ class Judge:
         ground_truth = getattr(self.module, "GROUND_TRUTH", None)
         if ground_truth:
             evaluator.add_ground_truth(ground_truth)
-        try:
-            await self.module.evaluate(evaluator)
-        except BaseException as exc:
-            exc.__evaluator__ = evaluator  # type: ignore[attr-defined]
-            raise
+        await _guarded(self.module.evaluate(evaluator), timeout_s, evaluator)
         return evaluator.get_summary(), evaluator
+
+
+async def _guarded(
+    call: Awaitable[Any], timeout_s: float | None, evaluator: Evaluator | None
+) -> Any:
+    """Await the judge's entry point; its failure or overrun becomes `JudgeFailed`."""
+    try:
+        async with asyncio.timeout(timeout_s) as deadline:
+            return await call
+    except (Exception, SystemExit) as exc:
+        timed_out = isinstance(exc, TimeoutError) and deadline.expired()
+        cause: BaseException = exc
+        if timed_out:
+            cause = TimeoutError(f"judge timed out after {timeout_s:g}s")
+        partial, partial_error = _partial(evaluator)
+        raise JudgeFailed(cause, partial, timed_out=timed_out, partial_error=partial_error) from exc
+
+
+def _partial(evaluator: Evaluator | None) -> tuple[dict[str, Any] | None, BaseException | None]:
+    """The summary of whatever tree the judge built before it failed."""
+    if evaluator is None:
+        return None, None
+    try:
+        return evaluator.get_summary(), None
+    except Exception as exc:
+        return None, exc
 
 
 def _with_tool_errors(summary: dict[str, Any], errors: list[dict[str, Any]]) -> dict[str, Any]:
@@ -121,17 +147,30 @@ def _with_tool_errors(summary: dict[str, Any], errors: list[dict[str, Any]]) -> 
 
 
 def load_judge(path: str | Path) -> Judge:
-    """Import the judge at `path` under a private module name and detect its entry point."""
+    """Read the judge at `path` and load it (see `load_judge_source`)."""
     path = Path(path)
-    source = path.read_bytes()
+    return load_judge_source(path.read_bytes(), path)
+
+
+def load_judge_source(source: bytes, path: str | Path) -> Judge:
+    """Import judge `source` under a private module name and detect its entry point.
+
+    `path` names the judge in tracebacks and messages; the file itself is never read here,
+    so the code that runs is exactly `source` (the bytes whose approval was checked).
+    """
+    path = Path(path)
     digest = hashlib.sha256(source).hexdigest()
     module_name = f"judgegen_judge_{path.stem}_{digest[:12]}"
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        raise SpecError(str(path), "module", "cannot be imported", "check the file is Python")
-    module = importlib.util.module_from_spec(spec)
+    try:
+        text = source.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecError(str(path), "module", f"is not UTF-8 ({exc})", "save it as UTF-8") from exc
+    code = compile(text, str(path), "exec", dont_inherit=True)
+    linecache.cache[str(path)] = (len(text), None, text.splitlines(True), str(path))
+    module = ModuleType(module_name)
+    module.__file__ = str(path)
     sys.modules[module_name] = module
-    spec.loader.exec_module(module)
+    exec(code, module.__dict__)
     if callable(getattr(module, "evaluate", None)):
         style = "native"
     elif callable(getattr(module, "evaluate_answer", None)):

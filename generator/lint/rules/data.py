@@ -250,13 +250,12 @@ async def evaluate(ev: Evaluator) -> None:
         elif method == "batch_verify" and call.args and isinstance(call.args[0].value, cst.List):
             for element in call.args[0].value.elements:
                 entry = element.value
-                sourced = (
+                if (
                     isinstance(entry, cst.Tuple)
                     and len(entry.elements) > 1
                     and _has_sources(entry.elements[1].value)
-                )
-                if sourced:
-                    claims.append(entry.elements[0].value)  # type: ignore[union-attr]
+                ):
+                    claims.append(entry.elements[0].value)
         found: list[cst.FormattedString] = []
         for claim in claims:
             if isinstance(claim, cst.FormattedString):
@@ -394,8 +393,8 @@ async def evaluate(ev: Evaluator) -> None:
 
     def _settle(self, facts: ScopeFacts) -> None:
         for name, bindings in facts.bindings.items():
-            calls = [evaluator_call(b.value, EXTRACT) for b in bindings]
-            calls = [c for c in calls if c is not None]
+            found = (evaluator_call(b.value, EXTRACT) for b in bindings)
+            calls = [c for c in found if c is not None]
             if not calls:
                 continue
             loads = facts.loads.get(name, [])

@@ -16,7 +16,8 @@ from toolkit.awaitables import resolve
 from toolkit.backends import ExtractRequest, JudgingBackend, Verdict, VerifyRequest
 from toolkit.errors import InfraError
 from toolkit.evaluator import PageSource
-from toolkit.runner.protocol import Call, Reply
+from toolkit.runner.executors import ToolTable
+from toolkit.sandbox.protocol import Call, Reply
 from toolkit.util.redact import redact
 
 ToolProvider = Callable[..., Awaitable[Any] | Any]
@@ -39,7 +40,7 @@ class Broker:
     ) -> None:
         self.backend = backend
         self.pages = pages
-        self.tools = dict(tools or {})
+        self.tools = ToolTable(tools or {})
 
     async def handle(self, call: Call) -> Reply:
         """Answer one call; every exception becomes an error reply, never a crash."""
@@ -69,11 +70,6 @@ class Broker:
             shot = getattr(self.pages, "screenshot", None)
             return await resolve(shot(str(payload["url"]))) if shot else None
         if method == "tool":
-            return await self._tool(str(payload["name"]), dict(payload.get("args") or {}))
+            result = await self.tools.call(str(payload["name"]), dict(payload.get("args") or {}))
+            return _jsonable(result)
         raise InfraError(f"unknown broker method '{method}'", kind="protocol")
-
-    async def _tool(self, name: str, args: dict[str, Any]) -> Any:
-        provider = self.tools.get(name)
-        if provider is None:
-            raise InfraError(f"tool '{name}' is not available: no provider for it", kind="tool")
-        return _jsonable(await resolve(provider(**args)))

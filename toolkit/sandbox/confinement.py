@@ -1,12 +1,9 @@
-"""Sandboxed judge execution: the public entry points and the confinement applied in workers.
+"""The confinement applied inside the sandbox: audit-hook guard, rlimits, seccomp, file system.
 
-Judges are untrusted code. Each evaluation runs in a fresh process forked from a long-lived
-worker (`toolkit.runner.worker`, started by `toolkit.runner.pool.WorkerPool`) with no API keys
-in its environment, no network and a read-only file system (except its temp dir) where the OS
-allows it, rlimits, a seccomp filter, an audit-hook guard and a wall-clock timeout; its LLM,
-page and tool requests travel over a socket to the parent's broker (`toolkit.runner.broker`).
-Whatever the judge does, the caller gets an `EvalOutcome`: `complete`, or `incomplete` with
-clear errors. The audit hook gives clear messages; seccomp and namespaces are the boundary.
+Judges are untrusted code. Each evaluation runs in a fresh job process forked from a worker
+(`toolkit.sandbox.worker`) with no API keys in its environment, no network, rlimits, a seccomp
+filter and an audit-hook guard. The audit hook gives clear messages; seccomp and namespaces
+are the boundary.
 """
 
 from __future__ import annotations
@@ -19,48 +16,10 @@ import re
 import resource
 import socket
 import sys
-from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from toolkit.backends import JudgingBackend
-from toolkit.evaluator import PageSource
-from toolkit.runner.broker import Broker, ToolProvider
-from toolkit.runner.pool import Isolation, WorkerPool, probe_isolation, scrubbed_environment
-from toolkit.runner.protocol import EvalJob, EvalOutcome, SandboxLimits, error_dict
-
-__all__ = [
-    "Broker",
-    "EvalJob",
-    "EvalOutcome",
-    "Guard",
-    "Isolation",
-    "SandboxLimits",
-    "SandboxViolation",
-    "ToolProvider",
-    "WorkerPool",
-    "apply_job_limits",
-    "error_dict",
-    "hide_credentials",
-    "install_seccomp",
-    "make_filesystem_readonly",
-    "probe_isolation",
-    "run_in_sandbox",
-    "scrubbed_environment",
-]
-
-
-async def run_in_sandbox(
-    job: EvalJob,
-    backend: JudgingBackend,
-    pages: PageSource | None = None,
-    limits: SandboxLimits | None = None,
-    tools: Mapping[str, ToolProvider] | None = None,
-) -> EvalOutcome:
-    """Evaluate one job in a one-worker pool (the generator's debug runs); never raises for the judge."""
-    async with WorkerPool(1, limits, backend, pages, tools) as pool:
-        return await pool.evaluate(job)
-
+from toolkit.sandbox.protocol import SandboxLimits
 
 # -- the audit-hook guard (clear errors for the usual ways out) ------------------------------
 

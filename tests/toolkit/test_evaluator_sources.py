@@ -1,0 +1,125 @@
+"""Verifying a claim against several cited pages: two pages at a time, in order, first yes wins."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tests.toolkit.conftest import DictPages
+from toolkit.backends import Verdict, VerifyRequest
+from toolkit.errors import InfraError
+from toolkit.evaluator import Evaluator
+
+URLS = [f"https://{name}.example/" for name in "abcde"]
+
+
+class GatedBackend:
+    """Verdicts by URL; each URL's check waits for its gate, so tests decide the timing."""
+
+    def __init__(self, passing: set[str], errors: frozenset[str] = frozenset()) -> None:
+        self.passing = passing
+        self.errors = errors
+        self.gates = {url: asyncio.Event() for url in URLS}
+        self.started: list[str] = []
+        self.cancelled: list[str] = []
+
+    async def extract(self, request):  # pragma: no cover - not used here
+        return {}
+
+    async def verify(self, request: VerifyRequest) -> Verdict:
+        url = request.sources[0]
+        self.started.append(url)
+        try:
+            await self.gates[url].wait()
+        except asyncio.CancelledError:
+            self.cancelled.append(url)
+            raise
+        if url in self.errors:
+            raise InfraError(f"LLM call for {url} failed", kind="llm")
+        return Verdict(passed=url in self.passing, reasoning=f"checked {url}")
+
+
+def evaluator(backend: GatedBackend) -> Evaluator:
+    return Evaluator.create(
+        task_id="t1",
+        task_description="Find things.",
+        answer="the answer",
+        backend=backend,
+        pages=DictPages({url: f"page {url}" for url in URLS}),
+        agent_name="agent",
+        answer_name="answer_1",
+    )
+
+
+async def settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+async def test_two_cited_pages_are_checked_at_once() -> None:
+    backend = GatedBackend(passing={URLS[1]})
+    ev = evaluator(backend)
+    verify = asyncio.ensure_future(ev.verify("c", ev.add_leaf(id="x", desc="x"), sources=URLS[:3]))
+    await settle()
+    assert backend.started == URLS[:2]
+    backend.gates[URLS[0]].set()
+    backend.gates[URLS[1]].set()
+    assert await verify is True
+    assert backend.started == URLS[:2]
+
+
+async def test_the_earliest_supporting_page_decides_even_when_a_later_one_answers_first() -> None:
+    backend = GatedBackend(passing={URLS[0], URLS[1]})
+    ev = evaluator(backend)
+    verify = asyncio.ensure_future(ev.verify("c", ev.add_leaf(id="x", desc="x"), sources=URLS[:2]))
+    await settle()
+    backend.gates[URLS[1]].set()
+    await settle()
+    assert not verify.done()
+    backend.gates[URLS[0]].set()
+    assert await verify is True
+    assert ev.verifications[-1]["supported_by"] == URLS[0]
+
+
+async def test_once_a_page_supports_the_claim_its_pending_partner_is_cancelled() -> None:
+    backend = GatedBackend(passing={URLS[0]})
+    ev = evaluator(backend)
+    verify = asyncio.ensure_future(ev.verify("c", ev.add_leaf(id="x", desc="x"), sources=URLS))
+    await settle()
+    backend.gates[URLS[0]].set()
+    assert await verify is True
+    assert backend.cancelled == [URLS[1]]
+    assert backend.started == URLS[:2]
+
+
+async def test_later_waves_start_only_after_no_page_of_the_earlier_wave_supports_it() -> None:
+    backend = GatedBackend(passing={URLS[4]})
+    for gate in backend.gates.values():
+        gate.set()
+    ev = evaluator(backend)
+    node = ev.add_leaf(id="x", desc="x")
+    assert await ev.verify("c", node, sources=URLS) is True
+    assert backend.started == URLS and ev.verifications[-1]["supported_by"] == URLS[4]
+
+
+async def test_a_failing_check_before_the_supporting_page_marks_the_node_error() -> None:
+    backend = GatedBackend(passing={URLS[1]}, errors={URLS[0]})
+    for gate in backend.gates.values():
+        gate.set()
+    ev = evaluator(backend)
+    node = ev.add_leaf(id="x", desc="x")
+    assert await ev.verify("c", node, sources=URLS[:2]) is False
+    assert node.status == "error" and ev.status == "incomplete"
+
+
+async def test_verifications_are_logged_in_the_order_they_start_not_finish() -> None:
+    backend = GatedBackend(passing=set(URLS))
+    ev = evaluator(backend)
+    first = ev.verify("first", ev.add_leaf(id="x", desc="x"), sources=URLS[0])
+    second = ev.verify("second", ev.add_leaf(id="y", desc="y"), sources=URLS[1])
+    both = asyncio.gather(first, second)
+    await settle()
+    backend.gates[URLS[1]].set()
+    await settle()
+    backend.gates[URLS[0]].set()
+    assert await both == [True, True]
+    assert [entry["claim"] for entry in ev.verifications] == ["first", "second"]

@@ -1,0 +1,51 @@
+"""The one way to build what runs judges: `judge_executor`, sandboxed unless asked otherwise.
+
+`judgegen run` (through `run_evaluations`), the review commands and the generator's debug stage
+all get their executor here, so a judge runs the same way — same limits, same outcome shape —
+whoever asks. The sandboxed pool starts its workers on the first job, so a run with nothing to
+evaluate starts no processes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Literal
+
+from toolkit.backends import JudgingBackend
+from toolkit.evaluator import PageSource
+from toolkit.runner.executors import Executor, InProcessExecutor, ToolTable
+from toolkit.sandbox.broker import ToolProvider
+from toolkit.sandbox.protocol import SandboxLimits
+
+Isolation = Literal["sandbox", "in_process"]
+
+
+@asynccontextmanager
+async def judge_executor(
+    backend: JudgingBackend,
+    *,
+    isolation: Isolation = "sandbox",
+    pages: PageSource | None = None,
+    tools: Mapping[str, ToolProvider] | None = None,
+    limits: SandboxLimits | None = None,
+    jobs: int = 4,
+) -> AsyncIterator[Executor]:
+    """Yield an executor running judges with `backend`, `pages` and `tools` under `limits`.
+
+    `isolation="sandbox"` (the default) runs each judge in a confined worker process, at most
+    `jobs` at a time; `"in_process"` runs judges in this process, without isolation (a judge
+    that blocks the event loop cannot be stopped), for trusted judges and debugging.
+    """
+    limits = limits or SandboxLimits()
+    if isolation == "in_process":
+        caller = ToolTable(tools) if tools is not None else None
+        yield InProcessExecutor(backend, pages=pages, tools=caller, timeout_s=limits.timeout_s)
+        return
+    from toolkit.sandbox.pool import WorkerPool
+
+    pool = WorkerPool(max(1, jobs), limits, backend, pages=pages, tools=tools)
+    try:
+        yield pool
+    finally:
+        await pool.aclose()

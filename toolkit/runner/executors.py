@@ -1,0 +1,78 @@
+"""Executors: what runs one judge on one answer. In process here; sandboxed in `toolkit.sandbox`.
+
+Every executor has the same interface (`evaluate(job) -> EvalOutcome`, never raising for the
+judge's failure) and the same outcome shape, because both run the judge through
+`toolkit.runner.judging.evaluate_job`. Build one with `toolkit.runner.builder.judge_executor`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from toolkit.awaitables import resolve
+from toolkit.backends import JudgingBackend
+from toolkit.errors import InfraError
+from toolkit.evaluator import PageSource
+from toolkit.runner.judging import evaluate_job
+from toolkit.runner.loader import Judge, load_judge
+from toolkit.sandbox.protocol import EvalJob, EvalOutcome
+from toolkit.tools import ToolCaller
+from toolkit.util.hashing import sha256_file
+
+
+class Executor(Protocol):
+    """Runs one judge on one answer; never raises for a judge's failure."""
+
+    async def evaluate(self, job: EvalJob) -> EvalOutcome: ...
+
+
+class ToolTable:
+    """A `ToolCaller` over named tool functions (e.g. `maps_tools(...)`); the broker serves
+    sandboxed judges from one too."""
+
+    def __init__(self, tools: Mapping[str, Callable[..., Any]]) -> None:
+        self.tools = dict(tools)
+
+    async def call(self, name: str, args: dict[str, Any]) -> Any:
+        """Call tool `name`; an unknown tool is an InfraError (node `error`), never a crash."""
+        function = self.tools.get(name)
+        if function is None:
+            raise InfraError(f"tool '{name}' is not available: no provider for it", kind="tool")
+        return await resolve(function(**args))
+
+
+class InProcessExecutor:
+    """Runs judges in this process (no isolation): for debugging and for trusted judges."""
+
+    def __init__(
+        self,
+        backend: JudgingBackend,
+        pages: PageSource | None = None,
+        tools: ToolCaller | None = None,
+        timeout_s: float = 600.0,
+    ) -> None:
+        self.backend = backend
+        self.pages = pages
+        self.tools = tools
+        self.timeout_s = timeout_s
+        self._judges: dict[tuple[str, str], asyncio.Future[Judge]] = {}
+
+    async def _judge(self, path: str) -> Judge:
+        """Load each judge revision once, off the event loop (compiling blocks other calls)."""
+        key = (path, sha256_file(path))
+        if key not in self._judges:
+            self._judges[key] = asyncio.ensure_future(asyncio.to_thread(load_judge, path))
+        return await self._judges[key]
+
+    async def evaluate(self, job: EvalJob) -> EvalOutcome:
+        """Load and run the judge; exceptions and timeouts become an incomplete outcome."""
+        return await evaluate_job(
+            lambda: self._judge(job.judge_path),
+            job,
+            backend=self.backend,
+            pages=self.pages,
+            tools=self.tools,
+            timeout_s=self.timeout_s,
+        )

@@ -1,0 +1,171 @@
+"""Running one judge on one answer and turning whatever happened into an `EvalOutcome`.
+
+The one way a judge is run, shared by the in-process executor and the sandbox's job process:
+load the judge, run it, keep its partial tree when it fails, and call the outcome `complete`
+only for a JSON-serializable, complete summary with no errors.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import traceback
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from toolkit.backends import JudgingBackend
+from toolkit.errors import InfraError, JudgeFailed
+from toolkit.evaluator import PageSource
+from toolkit.runner.loader import Judge
+from toolkit.sandbox.confinement import SandboxViolation
+from toolkit.sandbox.protocol import EvalJob, EvalOutcome, error_dict
+from toolkit.tools import ToolCaller
+
+_TRACEBACK_CHARS = 8000
+
+
+def exception_kind(exc: BaseException) -> str:
+    """The outcome error kind of an exception that ended an evaluation."""
+    if isinstance(exc, InfraError):
+        return exc.kind
+    if isinstance(exc, SandboxViolation):
+        return "sandbox_violation"
+    if isinstance(exc, MemoryError):
+        return "memory_limit"
+    if isinstance(exc, SystemExit):
+        return "judge_exit"
+    return "judge_exception"
+
+
+def exception_error(exc: BaseException, stage: str, kind: str | None = None) -> dict[str, Any]:
+    """An outcome error entry for `exc` (type, kind, `stage: message`, traceback tail)."""
+    if isinstance(exc, MemoryError) and exc.__traceback__ is not None:
+        traceback.clear_frames(exc.__traceback__)
+    try:
+        text = "".join(traceback.format_exception(exc))[-_TRACEBACK_CHARS:]
+    except MemoryError:
+        text = None
+    message = str(exc) or type(exc).__name__
+    if isinstance(exc, MemoryError):
+        message = "the judge ran out of memory (address-space limit reached)"
+    kind = kind or exception_kind(exc)
+    return error_dict(type(exc).__name__, kind, f"{stage}: {message}", text)
+
+
+def _first_unserializable(value: Any, path: str = "summary") -> str | None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"{path} has a non-string key {key!r}"
+            found = _first_unserializable(item, f"{path}[{key!r}]")
+            if found:
+                return found
+        return None
+    if isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            found = _first_unserializable(item, f"{path}[{index}]")
+            if found:
+                return found
+        return None
+    if isinstance(value, float) and value != value:
+        return f"{path} is NaN"
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return None
+    return f"{path} is a {type(value).__name__}"
+
+
+def check_summary(summary: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """(the summary, None) when it is a JSON-serializable dict, else (None, the error)."""
+    if summary is None:
+        return None, None
+    if not isinstance(summary, dict):
+        problem = f"the judge returned a {type(summary).__name__}, not a summary dict"
+        return None, error_dict("TypeError", "summary_not_serializable", problem)
+    try:
+        json.dumps(summary, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        where = _first_unserializable(summary) or str(exc)
+        problem = f"the summary does not serialize to JSON: {where}"
+        return None, error_dict(type(exc).__name__, "summary_not_serializable", problem)
+    return summary, None
+
+
+def dedupe(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`errors` without repeated entries, in order."""
+    seen: set[str] = set()
+    unique = []
+    for entry in errors:
+        key = json.dumps(entry, sort_keys=True, default=str)
+        if key not in seen:
+            seen.add(key)
+            unique.append(entry)
+    return unique
+
+
+def with_errors(outcome: EvalOutcome, errors: list[dict[str, Any]]) -> EvalOutcome:
+    """`outcome` with `errors` added: incomplete, and its summary marked so, when any."""
+    if not errors:
+        return outcome
+    summary = {**outcome.summary, "status": "incomplete"} if outcome.summary else None
+    update = {
+        "status": "incomplete",
+        "errors": dedupe([*outcome.errors, *errors]),
+        "summary": summary,
+    }
+    return outcome.model_copy(update=update)
+
+
+async def evaluate_job(
+    load: Callable[[], Awaitable[Judge]],
+    job: EvalJob,
+    *,
+    backend: JudgingBackend,
+    pages: PageSource | None,
+    tools: ToolCaller | None,
+    timeout_s: float | None = None,
+) -> EvalOutcome:
+    """Load the judge with `load` (awaited) and run it on `job`; never raises for the judge's failure."""
+    started = time.monotonic()
+    errors: list[dict[str, Any]] = []
+    summary: Any = None
+    task_id = job.task_id
+    try:
+        judge = await load()
+    except Exception as exc:
+        errors.append(exception_error(exc, "loading the judge failed", "judge_load"))
+    else:
+        task_id = task_id or judge.task_id
+        try:
+            summary, _ = await judge.run(
+                backend=backend,
+                answer=job.answer,
+                pages=pages,
+                agent_name=job.agent_name,
+                answer_name=job.answer_name,
+                tools=tools,
+                timeout_s=timeout_s,
+            )
+        except JudgeFailed as failed:
+            kind = "timeout" if failed.timed_out else None
+            stage = "the judge ran out of time" if failed.timed_out else "the judge raised"
+            errors.append(exception_error(failed.cause, stage, kind))
+            if failed.partial_error is not None:
+                errors.append(
+                    exception_error(failed.partial_error, "building the partial summary failed")
+                )
+            summary = failed.partial
+    summary, problem = check_summary(summary)
+    if problem:
+        errors.append(problem)
+    complete = summary is not None and not errors and summary.get("status") == "complete"
+    if summary is not None and not complete:
+        summary["status"] = "incomplete"
+    return EvalOutcome(
+        status="complete" if complete else "incomplete",
+        task_id=task_id,
+        agent_name=job.agent_name,
+        answer_name=job.answer_name,
+        summary=summary,
+        errors=dedupe(errors),
+        duration_s=round(time.monotonic() - started, 6),
+    )

@@ -1,0 +1,77 @@
+"""Usage metering: every LLM request and backend call is charged to the evaluation that made it.
+
+The scheduler sets `current_meter` around each evaluation; the metered wrappers charge the
+current meter and the run's meter, so per-result usage and the run total come from one count.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolkit.backends import ExtractRequest, JudgingBackend, Verdict, VerifyRequest
+from toolkit.runner.results import UsageTotals
+
+
+@dataclass
+class Meter:
+    """Usage charged to one evaluation."""
+
+    usage: UsageTotals = field(default_factory=UsageTotals)
+
+
+current_meter: ContextVar[Meter | None] = ContextVar("judgegen_meter", default=None)
+
+
+class MeteredBackend:
+    """Wraps a judging backend and charges each request to the current evaluation's meter."""
+
+    def __init__(self, inner: JudgingBackend, run_meter: Meter | None = None) -> None:
+        self.inner = inner
+        self.run_meter = run_meter or Meter()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def _charge(self, kind: str) -> None:
+        for meter in {id(m): m for m in (current_meter.get(), self.run_meter) if m}.values():
+            meter.usage.backend_calls += 1
+            if kind == "extract":
+                meter.usage.extract_calls += 1
+            else:
+                meter.usage.verify_calls += 1
+
+    async def extract(self, request: ExtractRequest) -> Any:
+        self._charge("extract")
+        return await self.inner.extract(request)
+
+    async def verify(self, request: VerifyRequest) -> Verdict:
+        self._charge("verify")
+        return await self.inner.verify(request)
+
+
+class MeteredClient:
+    """Wraps an LLM client (`complete`) and charges tokens, cost and cache hits to the meter."""
+
+    def __init__(self, inner: Any, run_meter: Meter | None = None) -> None:
+        self.inner = inner
+        self.run_meter = run_meter or Meter()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def complete(self, request: Any) -> Any:
+        response = await self.inner.complete(request)
+        for meter in {id(m): m for m in (current_meter.get(), self.run_meter) if m}.values():
+            u = meter.usage
+            u.llm_calls += 1
+            u.cache_hits += int(bool(getattr(response, "cache_hit", False)))
+            usage = getattr(response, "usage", None)
+            if usage is not None:
+                u.input_tokens += usage.input_tokens
+                u.output_tokens += usage.output_tokens
+                u.cache_read_tokens += usage.cache_read_tokens
+                u.cache_write_tokens += usage.cache_write_tokens
+            u.cost_usd += float(getattr(response, "cost_usd", 0.0) or 0.0)
+        return response

@@ -1,0 +1,95 @@
+"""What a run did: the in-memory report and its versioned machine-readable record (`--json`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, Field
+
+from toolkit.runner.metrics import SkippedJudge, Summary
+from toolkit.runner.results import EvaluationResult, UsageTotals
+
+RUN_RECORD_VERSION = 1
+
+
+@dataclass
+class RunReport:
+    """What a run did: every result it holds, what it redid, skipped and why it stopped."""
+
+    results: list[EvaluationResult] = field(default_factory=list)
+    evaluated: int = 0
+    reused: int = 0
+    not_started: int = 0
+    skipped_judges: list[SkippedJudge] = field(default_factory=list)
+    skipped_answers: int = 0
+    stopped: str | None = None
+    summaries: dict[str, Summary] = field(default_factory=dict)
+    input_errors: list[EvaluationResult] = field(default_factory=list)
+    usage: UsageTotals = field(default_factory=UsageTotals)
+
+    @property
+    def incomplete(self) -> list[EvaluationResult]:
+        """Results of this run that are incomplete."""
+        return [r for r in self.results if r.status == "incomplete"]
+
+    @property
+    def exit_code(self) -> int:
+        """3 infrastructure stop; 1 incomplete results or malformed inputs; else 0."""
+        if self.stopped:
+            return 3
+        return 1 if self.incomplete or self.input_errors else 0
+
+    def to_record(self) -> RunRecord:
+        """The machine-readable form of this report."""
+
+        def ref(result: EvaluationResult) -> ResultRef:
+            return ResultRef(
+                agent=result.agent_name,
+                task_id=result.task_id,
+                answer_name=result.answer_name,
+                reason=result.reason,
+            )
+
+        return RunRecord(
+            exit_code=self.exit_code,
+            evaluated=self.evaluated,
+            reused=self.reused,
+            not_started=self.not_started,
+            skipped_answers=self.skipped_answers,
+            stopped=self.stopped,
+            skipped_judges=self.skipped_judges,
+            incomplete=[ref(r) for r in self.incomplete],
+            input_errors=[ref(r) for r in self.input_errors],
+            usage=self.usage,
+            summaries=self.summaries,
+        )
+
+
+class ResultRef(BaseModel):
+    """Which result, and (for malformed inputs) why."""
+
+    agent: str
+    task_id: str
+    answer_name: str
+    reason: str | None = None
+
+
+class RunRecord(BaseModel):
+    """`judgegen run --json`: what the run did, and the summary of every agent it touched."""
+
+    version: int = RUN_RECORD_VERSION
+    exit_code: int
+    evaluated: int = Field(description="Evaluations run now (judge executed).")
+    reused: int = Field(description="Fresh results kept from earlier runs.")
+    not_started: int = Field(description="Left for the next run after an infrastructure stop.")
+    skipped_answers: int = Field(description="Answers of tasks whose judge may not run.")
+    stopped: str | None = Field(default=None, description="Why the run stopped early.")
+    skipped_judges: list[SkippedJudge] = Field(default_factory=list)
+    incomplete: list[ResultRef] = Field(default_factory=list)
+    input_errors: list[ResultRef] = Field(default_factory=list)
+    usage: UsageTotals = Field(description="Usage of the evaluations run now.")
+    summaries: dict[str, Summary] = Field(default_factory=dict)
+
+
+Progress = Callable[[str, EvaluationResult | None], None]

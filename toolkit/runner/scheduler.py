@@ -1,0 +1,358 @@
+"""Running reviewed judges over many answers: skip what is fresh, redo the rest, write metrics.
+
+For each answer the scheduler computes the fingerprint its result would have; a stored result
+with that fingerprint (complete or excluded) is kept, anything else — missing, incomplete,
+stale — is redone on an executor (`toolkit.runner.builder`: sandboxed by default). A budget
+failure stops the run cleanly: jobs not yet started are left for the next run.
+`run_evaluations` is the library entry point.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from prompts import prompts_sha256
+from toolkit.backends import JudgingBackend
+from toolkit.evaluator import PageSource
+from toolkit.runner.approval import approval_problem
+from toolkit.runner.builder import Isolation, judge_executor
+from toolkit.runner.executors import Executor
+from toolkit.runner.fingerprint import Fingerprint, make_fingerprint
+from toolkit.runner.inputs import AnswerInput
+from toolkit.runner.metering import Meter, MeteredBackend, current_meter
+from toolkit.runner.metrics import SkippedJudge, compute_summary
+from toolkit.runner.report import Progress, RunReport
+from toolkit.runner.results import (
+    SUMMARY_FILE,
+    EvaluationResult,
+    ResultStore,
+    UsageTotals,
+    score_file_path,
+    write_score_file,
+)
+from toolkit.sandbox.broker import ToolProvider
+from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits
+from toolkit.util.files import write_atomic
+from toolkit.util.hashing import sha256_file
+
+STOP_KINDS = frozenset({"budget"})
+
+
+@dataclass
+class RunOptions:
+    """Where things live and how the run behaves."""
+
+    judges_dir: Path = Path("generated_judges")
+    results_dir: Path = Path("results")
+    reviews_dir: Path = Path("reviews")
+    include_unreviewed: bool = False
+    overwrite: bool = False
+    jobs: int = 4
+    backend_spec: str | None = None
+
+
+@dataclass
+class JudgeInfo:
+    """The judge that serves one task, and whether it may run."""
+
+    task_id: str
+    path: Path
+    sha256: str | None
+    problem: str | None = None
+    unreviewed: bool = False
+
+
+def _noop(event: str, result: EvaluationResult | None) -> None:
+    return None
+
+
+def resolve_judges(task_ids: Iterable[str], options: RunOptions) -> dict[str, JudgeInfo]:
+    """The judge of each task, with the reason it may not run (missing, unreviewed, changed)."""
+    judges: dict[str, JudgeInfo] = {}
+    for task_id in sorted(set(task_ids)):
+        path = (Path(options.judges_dir) / f"{task_id}.py").resolve()
+        if not path.is_file():
+            judges[task_id] = JudgeInfo(task_id, path, None, f"no judge at {path}")
+            continue
+        info = JudgeInfo(task_id, path, sha256_file(path))
+        problem = approval_problem(path, options.reviews_dir, task_id)
+        if problem and options.include_unreviewed:
+            info.unreviewed = True
+        elif problem:
+            info.problem = f"{problem}; run `judgegen approve {task_id}` or --include-unreviewed"
+        judges[task_id] = info
+    return judges
+
+
+class Scheduler:
+    """One run over a set of inputs: decides what to redo, runs it on the executor, records it."""
+
+    def __init__(
+        self,
+        *,
+        backend: JudgingBackend,
+        executor: Executor,
+        options: RunOptions,
+        progress: Progress = _noop,
+    ) -> None:
+        self.backend = backend
+        self.executor = executor
+        self.options = options
+        self.progress = progress
+        self.store = ResultStore(options.results_dir)
+        self.report = RunReport()
+        self._stop = asyncio.Event()
+        self._prompts_digest = prompts_sha256()
+
+    def fingerprint(self, item: AnswerInput, judge: JudgeInfo | None) -> Fingerprint:
+        """The fingerprint the current judge and configuration give this answer."""
+        return make_fingerprint(
+            judge_sha256=judge.sha256 if judge else None,
+            answer_sha256=item.answer_sha256,
+            backend=getattr(self.backend, "inner", self.backend),
+            backend_spec=self.options.backend_spec,
+            prompts_digest=self._prompts_digest,
+        )
+
+    async def run(self, inputs: list[AnswerInput]) -> RunReport:
+        """Evaluate `inputs`, write their results and each agent's summary."""
+        judges = resolve_judges((i.task_id for i in inputs), self.options)
+        self.report.skipped_judges = [
+            SkippedJudge(task_id=j.task_id, reason=j.problem) for j in judges.values() if j.problem
+        ]
+        for agent in sorted({i.agent_name for i in inputs}):
+            self.store.remove_stray_temp_files(agent)
+        pending: list[tuple[AnswerInput, JudgeInfo, Fingerprint]] = []
+        for item in inputs:
+            judge = judges.get(item.task_id)
+            needs_judge = item.excluded is None and not item.empty
+            if not item.input_error and (judge is None or judge.problem):
+                self.report.skipped_answers += 1
+                continue
+            fp = self.fingerprint(item, judge)
+            if self._reuse(item, judge, fp):
+                continue
+            if needs_judge and judge is not None:
+                pending.append((item, judge, fp))
+            else:
+                self._record(item, self._decided_result(item, judge, fp))
+        semaphore = asyncio.Semaphore(max(1, self.options.jobs))
+        await asyncio.gather(*(self._evaluate(semaphore, *job) for job in pending))
+        self._write_summaries(inputs, judges)
+        return self.report
+
+    def _reuse(self, item: AnswerInput, judge: JudgeInfo | None, fp: Fingerprint) -> bool:
+        """Keep a fresh stored result (same fingerprint, not incomplete); False to redo it."""
+        if self.options.overwrite:
+            return False
+        stored = self.store.read(item.agent_name, item.task_id, item.answer_name)
+        if stored is None or stored.status == "incomplete" or stored.fingerprint != fp:
+            return False
+        if stored.unreviewed_judge and judge is not None and not judge.unreviewed:
+            stored = stored.model_copy(update={"unreviewed_judge": False})
+            self.store.write(stored)  # the same bytes were approved since
+        traj = item.traj_dir
+        if (
+            traj
+            and stored.status == "complete"
+            and not score_file_path(traj, item.task_id).exists()
+        ):
+            write_score_file(traj, item.task_id, stored)
+        self.report.reused += 1
+        self.report.results.append(stored)
+        if item.input_error:
+            self.report.input_errors.append(stored)
+        self.progress("reused", stored)
+        return True
+
+    def _base(self, item: AnswerInput, judge: JudgeInfo | None, fp: Fingerprint) -> dict:
+        return {
+            "task_id": item.task_id,
+            "agent_name": item.agent_name,
+            "answer_name": item.answer_name,
+            "notes": list(item.notes),
+            "input_kind": item.kind,
+            "input_path": str(item.path),
+            "unreviewed_judge": bool(judge and judge.unreviewed),
+            "fingerprint": fp,
+        }
+
+    def _decided_result(
+        self, item: AnswerInput, judge: JudgeInfo | None, fp: Fingerprint
+    ) -> EvaluationResult:
+        """Result of an answer whose outcome the input alone decides (excluded or empty)."""
+        if item.excluded is not None:
+            return EvaluationResult(
+                **self._base(item, judge, fp),
+                status="excluded",
+                final_score=None,
+                reason=item.excluded,
+            )
+        judge_model = getattr(self.backend, "model", None)
+        tree = {
+            "id": "root",
+            "desc": "Empty answer: scored 0 without running the judge.",
+            "critical": False,
+            "score": 0.0,
+            "status": "failed",
+            "strategy": "parallel",
+            "children": [],
+        }
+        return EvaluationResult(
+            **self._base(item, judge, fp),
+            status="complete",
+            final_score=0.0,
+            judge_model=judge_model,
+            extract_model=getattr(self.backend, "extract_model", None) or judge_model,
+            eval_breakdown=[
+                {"info": [{"empty_answer": "no answer text"}], "verification_tree": tree}
+            ],
+            tree_statistics={"depth": 0, "total_nodes": 1, "leaf_nodes": 1},
+        )
+
+    async def _evaluate(
+        self,
+        semaphore: asyncio.Semaphore,
+        item: AnswerInput,
+        judge: JudgeInfo,
+        fp: Fingerprint,
+    ) -> None:
+        async with semaphore:
+            if self._stop.is_set():
+                self.report.not_started += 1
+                return
+            meter = Meter()
+            token = current_meter.set(meter)
+            job = EvalJob(
+                judge_path=str(judge.path),
+                answer=item.text or "",
+                agent_name=item.agent_name,
+                answer_name=item.answer_name,
+                task_id=item.task_id,
+            )
+            try:
+                outcome = await self.executor.evaluate(job)
+            except Exception as exc:
+                outcome = EvalOutcome.failure(
+                    job,
+                    getattr(exc, "kind", None) or "runner",
+                    str(exc),
+                    error_type=type(exc).__name__,
+                )
+            finally:
+                current_meter.reset(token)
+            result = self._outcome_result(item, judge, fp, outcome, meter.usage)
+            self.report.evaluated += 1
+            await self._record_async(item, result)
+            stop = next((e for e in result.errors if e.get("kind") in STOP_KINDS), None)
+            if stop is not None and not self._stop.is_set():
+                self.report.stopped = f"{stop.get('type', 'error')}: {stop.get('message', '')}"
+                self._stop.set()
+
+    def _outcome_result(
+        self,
+        item: AnswerInput,
+        judge: JudgeInfo,
+        fp: Fingerprint,
+        outcome: EvalOutcome,
+        usage: UsageTotals,
+    ) -> EvaluationResult:
+        summary = outcome.summary or {}
+        errors = list(summary.get("errors") or []) + list(outcome.errors)
+        complete = outcome.status == "complete" and not errors
+        score = summary.get("final_score")
+        judge_model = summary.get("judge_model") or getattr(self.backend, "model", None)
+        return EvaluationResult(
+            **self._base(item, judge, fp),
+            status="complete" if complete else "incomplete",
+            final_score=float(score) if complete and score is not None else None,
+            partial_score=None if complete or score is None else float(score),
+            errors=errors,
+            judge_model=judge_model,
+            extract_model=summary.get("extract_model") or judge_model,
+            eval_breakdown=list(summary.get("eval_breakdown") or []),
+            tree_statistics=dict(summary.get("tree_statistics") or {}),
+            verifications=list(summary.get("verifications") or []),
+            missing_sources=list(summary.get("missing_sources") or []),
+            usage=usage,
+            duration_s=round(outcome.duration_s, 3),
+        )
+
+    def _write_files(self, item: AnswerInput, result: EvaluationResult) -> None:
+        self.store.write(result)
+        if item.traj_dir is not None:
+            if result.status == "complete":
+                write_score_file(item.traj_dir, item.task_id, result)
+            else:
+                score_file_path(item.traj_dir, item.task_id).unlink(missing_ok=True)
+
+    def _record(self, item: AnswerInput, result: EvaluationResult) -> None:
+        self._write_files(item, result)
+        self._account(item, result)
+
+    async def _record_async(self, item: AnswerInput, result: EvaluationResult) -> None:
+        """Write off the event loop (the fsync would stall every other evaluation)."""
+        await asyncio.to_thread(self._write_files, item, result)
+        self._account(item, result)
+
+    def _account(self, item: AnswerInput, result: EvaluationResult) -> None:
+        if item.input_error:
+            self.report.input_errors.append(result)
+        self.report.results.append(result)
+        self.report.usage = self.report.usage + result.usage
+        self.progress(result.status, result)
+
+    def _write_summaries(self, inputs: list[AnswerInput], judges: dict[str, JudgeInfo]) -> None:
+        tasks_by_agent: dict[str, set[str]] = defaultdict(set)
+        for item in inputs:
+            tasks_by_agent[item.agent_name].add(item.task_id)
+        for agent, tasks in sorted(tasks_by_agent.items()):
+            skipped = [s for s in self.report.skipped_judges if s.task_id in tasks]
+            summary = compute_summary(
+                agent,
+                self.store.iter_agent(agent),
+                skipped_judges=skipped,
+                include_unreviewed=self.options.include_unreviewed,
+            )
+            path = self.store.root / agent / SUMMARY_FILE
+            write_atomic(path, summary.model_dump_json(indent=2) + "\n")
+            self.report.summaries[agent] = summary
+
+
+async def run_evaluations(
+    inputs: list[AnswerInput],
+    *,
+    backend: JudgingBackend,
+    options: RunOptions,
+    executor: Executor | None = None,
+    isolation: Isolation = "sandbox",
+    pages: PageSource | None = None,
+    tools: Mapping[str, ToolProvider] | None = None,
+    limits: SandboxLimits | None = None,
+    progress: Progress = _noop,
+) -> RunReport:
+    """Evaluate `inputs` and write their results and each agent's summary.
+
+    Judges run sandboxed (`isolation="in_process"` to run them here) with at most
+    `options.jobs` at a time, unless an `executor` is given.
+    """
+    metered = backend if isinstance(backend, MeteredBackend) else MeteredBackend(backend)
+    if executor is not None:
+        scheduler = Scheduler(
+            backend=metered, executor=executor, options=options, progress=progress
+        )
+        return await scheduler.run(inputs)
+    async with judge_executor(
+        metered,
+        isolation=isolation,
+        pages=pages,
+        tools=tools,
+        limits=limits,
+        jobs=options.jobs,
+    ) as built:
+        scheduler = Scheduler(backend=metered, executor=built, options=options, progress=progress)
+        return await scheduler.run(inputs)
