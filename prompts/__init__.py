@@ -45,10 +45,11 @@ def render(name: str, **context: Any) -> str:
     return environment().get_template(name).render(**context)
 
 
-def prompts_sha256() -> str:
-    """Hash of every template and data file under prompts/, for provenance and fingerprints."""
+def prompts_sha256(under: str = "") -> str:
+    """Hash of every template and data file under prompts/ (or its subfolder `under`, e.g.
+    "toolkit" for the templates judges use), for provenance and fingerprints."""
     digest = hashlib.sha256()
-    for path in sorted(PROMPTS_DIR.rglob("*")):
+    for path in sorted((PROMPTS_DIR / under).rglob("*")):
         if path.is_file() and path.suffix in {".j2", ".yaml", ".md"}:
             digest.update(path.relative_to(PROMPTS_DIR).as_posix().encode() + b"\0")
             digest.update(path.read_bytes() + b"\0")

@@ -194,7 +194,7 @@ async def test_pool_used_without_async_with_starts_itself() -> None:
     finally:
         await pool.aclose()
     assert outcome.status == "complete"
-    assert pool.isolation.prefix or pool.isolation.warning
+    assert pool.isolation.bwrap or pool.isolation.warning
 
 
 async def test_per_job_limits_override_the_pools() -> None:

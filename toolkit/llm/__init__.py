@@ -1,9 +1,11 @@
 """The LLM layer: provider-neutral requests, providers, response cache, budget and ledger.
 
-Callers build an `LLMClient` with `build_client(LLMSettings.from_env_and_file(...))` and
-`await client.complete(request)`; providers sit behind it (see `client.py` for the order of
-the wrappers). Names load on first use, so `toolkit.llm.models` alone (what a judge's
-backend requests need) does not import the cache, client, budget and providers.
+Callers build an `LLMClient` with `build_client(LLMSettings.from_env_and_file(...), role,
+account)` and `await client.complete(request)`; providers sit behind it (see `client.py` for
+the order of the wrappers). A command opens one `Account` (`account_for(settings)`) and passes
+it to every client it builds, so one budget and one ledger cover the whole command. Names load
+on first use, so `toolkit.llm.models` alone (what a judge's backend requests need) does not
+import the cache, client, budget and providers.
 """
 
 from __future__ import annotations

@@ -36,12 +36,17 @@ from toolkit.llm.models import LLMRequest, LLMResponse, Usage
 from toolkit.llm.provider import REFUSED_STOPS, TRUNCATED_STOPS, Provider, answer_problems
 
 RECORD_VERSION = 1
-FORMAT_VERSION = 2
-"""1: one `responses` table with whole requests; 2: `entries` plus content-addressed `blobs`."""
+FORMAT_VERSION = 3
+"""1: one `responses` table with whole requests; 2: `entries` plus content-addressed `blobs`;
+3: each entry records whether its answer was checked against its schema (hits skip the check)."""
 BUSY_TIMEOUT_S = 60.0
 SQLITE_MAGIC = b"SQLite format 3\x00"
 log = logging.getLogger("judgegen.llm.cache")
 
+ENTRY_COLUMNS = (
+    "(key, provider, model, purpose, request, response, created, checked) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
 SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS entries (
     key TEXT PRIMARY KEY,
@@ -50,7 +55,8 @@ CREATE TABLE IF NOT EXISTS entries (
     purpose TEXT NOT NULL,
     request TEXT NOT NULL,
     response TEXT NOT NULL,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    checked INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS blobs (
     digest TEXT PRIMARY KEY,
@@ -137,16 +143,29 @@ class ResponseCache:
             self._db.close()
 
     def get_response(self, key: str) -> LLMResponse | None:
-        """Only the stored response under `key` (the fast path of a cache hit); None on a miss."""
+        """Only the stored response under `key`; None on a miss or an unreadable row."""
+        found = self.lookup(key)
+        return None if found is None else found[0]
+
+    def lookup(self, key: str) -> tuple[LLMResponse, bool] | None:
+        """The stored response under `key` and whether it was checked against its schema (the
+        fast path of a cache hit); None on a miss or an unreadable row."""
         with self._guard():
-            row = self._db.execute("SELECT response FROM entries WHERE key = ?", (key,)).fetchone()
+            row = self._db.execute(
+                "SELECT response, checked FROM entries WHERE key = ?", (key,)
+            ).fetchone()
         if row is None:
             return None
         try:
-            return LLMResponse.model_validate_json(row[0])
+            return LLMResponse.model_validate_json(row[0]), bool(row[1])
         except ValueError:
             self.forget(key, "unreadable rows are treated as misses and replaced")
             return None
+
+    def mark_checked(self, key: str) -> None:
+        """Record that `key`'s answer passed its schema, so later hits skip the check."""
+        with self._guard():
+            self._db.execute("UPDATE entries SET checked = 1 WHERE key = ?", (key,))
 
     def forget(self, key: str, why: str) -> None:
         """Mark `key`'s stored entry unusable: the next `put` replaces it; warn once per cache."""
@@ -155,8 +174,10 @@ class ResponseCache:
             self._warned = True
             log.warning("warning: response cache %s has unusable entries (%s)", self.path, why)
 
-    def put(self, record: CacheRecord, *, replace: bool = False) -> None:
-        """Store `record` and its blobs; an existing entry is kept unless `replace` (or unusable)."""
+    def put(self, record: CacheRecord, *, replace: bool = False, checked: bool = False) -> None:
+        """Store `record` and its blobs; an existing entry is kept unless `replace` (or unusable).
+
+        `checked` says the answer was validated against the request's schema."""
         replace = replace or record.key in self._garbled
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
         request = record.request
@@ -169,13 +190,14 @@ class ResponseCache:
             json.dumps(data, ensure_ascii=False, separators=(",", ":")),
             record.response.model_dump_json(),
             time.time(),
+            int(checked),
         )
         with self._guard():
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 for digest, blob in blobs.items():
                     self._db.execute("INSERT OR IGNORE INTO blobs VALUES (?, ?)", (digest, blob))
-                self._db.execute(f"{verb} INTO entries VALUES (?, ?, ?, ?, ?, ?, ?)", values)
+                self._db.execute(f"{verb} INTO entries {ENTRY_COLUMNS}", values)
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -277,6 +299,10 @@ class ResponseCache:
                     f"it has cache format {version}, this judgegen reads up to {FORMAT_VERSION} "
                     "(upgrade judgegen)",
                 )
+            if version == 2:
+                self._db.execute(
+                    "ALTER TABLE entries ADD COLUMN checked INTEGER NOT NULL DEFAULT 0"
+                )
             if version < FORMAT_VERSION:
                 for statement in SCHEMA_SQL.split(";"):
                     if statement.strip():
@@ -303,7 +329,7 @@ class ResponseCache:
             for digest, blob in blobs.items():
                 self._db.execute("INSERT OR IGNORE INTO blobs VALUES (?, ?)", (digest, blob))
             self._db.execute(
-                "INSERT OR IGNORE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT OR IGNORE INTO entries {ENTRY_COLUMNS}",
                 (
                     request.cache_key(),
                     request.provider,
@@ -312,6 +338,7 @@ class ResponseCache:
                     json.dumps(data, ensure_ascii=False, separators=(",", ":")),
                     response_json,
                     created,
+                    0,
                 ),
             )
         self._db.execute("DROP TABLE responses")
@@ -352,7 +379,9 @@ def _check_file(path: Path) -> None:
     page_size = 65536 if page_size == 1 else page_size
     pages = int.from_bytes(header[28:32], "big")
     header_valid = header[24:28] == header[92:96]
-    if header_valid and pages and path.stat().st_size < pages * page_size:
+    wal = path.with_name(path.name + "-wal")
+    pending = wal.is_file() and wal.stat().st_size > 0  # a checkpoint may still extend the file
+    if header_valid and pages and not pending and path.stat().st_size < pages * page_size:
         raise CacheError(
             path, f"it is truncated ({path.stat().st_size} bytes of {pages * page_size})"
         )
@@ -408,11 +437,9 @@ class CachedProvider:
             return await self.inner.complete(request)
         key = request.cache_key()
         if self.cache is not None and self.mode is not CacheMode.REFRESH:
-            stored = self.cache.get_response(key)
-            if stored is not None and not answer_problems(request, stored):
-                return _as_hit(stored)
-            if stored is not None:
-                self.cache.forget(key, "answers that fail their schema are treated as misses")
+            found = self.cache.lookup(key)
+            if found is not None and self._usable(key, request, *found):
+                return _as_hit(found[0])
             if self.mode is CacheMode.STRICT:
                 recorded = self.cache.requests(request.model)
                 raise ReplayMiss(miss_message("strict cache miss", request, recorded))
@@ -437,13 +464,31 @@ class CachedProvider:
         if not done.cancelled():
             done.exception()
 
+    def _usable(self, key: str, request: LLMRequest, stored: LLMResponse, checked: bool) -> bool:
+        """A stored answer is served only if it passes its schema (checked once per entry)."""
+        if checked:
+            return True
+        if answer_problems(request, stored):
+            self.cache.forget(key, "answers that fail their schema are treated as misses")  # type: ignore[union-attr]
+            return False
+        self.cache.mark_checked(key)  # type: ignore[union-attr]
+        return True
+
     async def _call_and_store(self, key: str, request: LLMRequest) -> LLMResponse:
         response = await self.inner.complete(request)
+        problems = answer_problems(request, response)
+        if problems:
+            raise LLMError(
+                f"{request.model}: answer does not match its schema: {'; '.join(problems)}",
+                kind="invalid_output",
+                usage=response.usage,
+                body=response.text[:2000],
+            )
         storing = self.cache is not None and self.mode in {CacheMode.RW, CacheMode.REFRESH}
         if storing and cacheable(response):
             record = CacheRecord.of(request, response, key)
             replace = self.mode is CacheMode.REFRESH
-            await asyncio.to_thread(self.cache.put, record, replace=replace)  # type: ignore[union-attr]
+            await asyncio.to_thread(self.cache.put, record, replace=replace, checked=True)  # type: ignore[union-attr]
         return response
 
 
