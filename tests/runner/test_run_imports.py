@@ -20,6 +20,9 @@ NEVER_FOR_RUN = ("libcst", "playwright", "anthropic", "openai", "generator.lint"
 NEVER_FOR_HELP = (
     *NEVER_FOR_RUN,
     "jinja2",
+    "pydantic",
+    "filelock",
+    "toolkit.llm.cache",
     "toolkit.runner.scheduler",
     "toolkit.evaluator",
     "prompts",

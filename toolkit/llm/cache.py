@@ -24,13 +24,13 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from toolkit.errors import CacheError, LLMError, ReplayMiss, SpecError
+from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.diff import miss_message
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
 from toolkit.llm.provider import REFUSED_STOPS, TRUNCATED_STOPS, Provider, answer_problems
@@ -63,21 +63,6 @@ CREATE TABLE IF NOT EXISTS blobs (
     data TEXT NOT NULL
 );
 """
-
-
-class CacheMode(StrEnum):
-    """How the cache treats a request."""
-
-    OFF = "off"
-    """Always call the provider; read and write nothing."""
-    RW = "rw"
-    """Serve hits; call the provider on a miss and store the answer (the default)."""
-    RO = "ro"
-    """Serve hits; call the provider on a miss but store nothing."""
-    STRICT = "strict"
-    """Serve hits; a miss is an error naming the nearest recorded request (tests, CI, demos)."""
-    REFRESH = "refresh"
-    """Always call the provider and overwrite what is stored."""
 
 
 class CacheRecord(BaseModel):
