@@ -22,7 +22,6 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -59,21 +58,6 @@ CREATE TABLE IF NOT EXISTS blobs (
     data TEXT NOT NULL
 );
 """
-
-
-class CacheMode(StrEnum):
-    """How the cache treats a request."""
-
-    OFF = "off"
-    """Always call the provider; read and write nothing."""
-    RW = "rw"
-    """Serve hits; call the provider on a miss and store the answer (the default)."""
-    RO = "ro"
-    """Serve hits; call the provider on a miss but store nothing."""
-    STRICT = "strict"
-    """Serve hits; a miss is an error naming the nearest recorded request (tests, CI, demos)."""
-    REFRESH = "refresh"
-    """Always call the provider and overwrite what is stored."""
 
 
 class CacheRecord(BaseModel):
