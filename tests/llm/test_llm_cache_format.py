@@ -12,7 +12,8 @@ import pytest
 from tests.llm.conftest import VERDICT_SCHEMA, verify_request
 from tests.llm.policies import verdict
 from toolkit.errors import CacheError
-from toolkit.llm.cache import FORMAT_VERSION, CacheMode, CacheRecord, ResponseCache
+from toolkit.llm.cache import FORMAT_VERSION, CacheRecord, ResponseCache
+from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.client import LLMClient
 from toolkit.llm.models import LLMRequest, LLMResponse, Message, RequestMeta, SystemBlock
 from toolkit.llm.scripted import ScriptedProvider

@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 
 from toolkit.errors import LLMError, ReplayMiss
-from toolkit.llm.cache import CacheMode, CacheRecord, ResponseCache
+from toolkit.llm.cache import CacheRecord, ResponseCache
+from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.diff import miss_message
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
 from toolkit.llm.provider import REFUSED_STOPS, TRUNCATED_STOPS, Provider, answer_problems
