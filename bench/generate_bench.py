@@ -24,7 +24,8 @@ from typing import Any
 
 from generator.stages.debug import debug_stage
 from generator.stages.lint import lint_source
-from generator.stages.pipeline import PipelineOptions, generate
+from generator.stages.pipeline import generate
+from generator.stages.run import PipelineOptions
 from generator.stages.spec import load_spec
 from toolkit.llm.client import LLMClient
 from toolkit.llm.models import LLMRequest

@@ -12,7 +12,7 @@ from generator.cli.generation import fixtures_dir, generation_clients, generatio
 from generator.cli.llm_options import llm_options
 from generator.review.regenerate import RegenerationResult, find_stale, judge_file
 from generator.review.regenerate import regenerate as run_regeneration
-from generator.stages.pipeline import GenerationFailed, PipelineOptions
+from generator.stages.run import GenerationFailed, PipelineOptions
 from generator.stages.spec import LoadedSpec, load_spec
 from toolkit.errors import SpecError
 from toolkit.llm.settings import LLMSettings

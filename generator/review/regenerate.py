@@ -25,16 +25,10 @@ from generator.review.runs import JudgeRunError, RubricAndCodeDiff, rubric_and_c
 from generator.stages.context import GenerationContext, api_reference, mistakes_catalog
 from generator.stages.draft import judge_request
 from generator.stages.lint import lint_source
-from generator.stages.pipeline import (
-    GenerationRun,
-    PipelineOptions,
-    Progress,
-    ask_for_code,
-    reflect_stage,
-    repair_loop,
-)
+from generator.stages.pipeline import ask_for_code, reflect_stage, repair_loop
 from generator.stages.provenance import Provenance, strip_header
 from generator.stages.publish import Move, PublishResult, Trailers, check_publishable, publish
+from generator.stages.run import GenerationRun, PipelineOptions, Progress
 from generator.stages.spec import MARKDOWN_SPEC_FILE, SPEC_FILE, LoadedSpec, load_spec, parse_spec
 from generator.stages.spec import spec_sha256 as hash_spec
 from prompts import render

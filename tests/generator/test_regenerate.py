@@ -20,8 +20,8 @@ from generator.review.regenerate import (
     regenerate,
     staleness,
 )
-from generator.stages.pipeline import GenerationFailed, PipelineOptions
 from generator.stages.provenance import Provenance, strip_header, with_header
+from generator.stages.run import GenerationFailed, PipelineOptions
 from generator.stages.spec import load_spec
 from prompts import prompts_sha256
 from tests.generator.conftest import GIT_ENV, git
