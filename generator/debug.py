@@ -26,6 +26,7 @@ from generator.debug_runs import (
     stub_verdict,
 )
 from generator.draft import Problem, offending_lines
+from generator.evidence import evidence_findings
 from generator.rubric import flatten
 from generator.spec import LoadedSpec, SampleAnswer
 from toolkit.errors import InfraError
@@ -103,24 +104,56 @@ class DebugReport(BaseModel):
         return table
 
     def problem(self, source: str) -> Problem | None:
-        """The first issue as a repair-prompt problem (with the others listed), or None."""
+        """Every distinct issue once, with how many runs showed it, as one repair problem.
+
+        Identical errors collapse ("TypeError ... in 12 of 12 runs"); a call the toolkit
+        rejected quotes the real signature, so the repair sees what it may pass.
+        """
         if not self.issues:
             return None
+        groups: dict[str, list[DebugIssue]] = {}
+        for issue in self.issues:
+            groups.setdefault(issue.signature(), []).append(issue)
+        total = len(self.runs) or len(self.issues)
         first = self.issues[0]
-        others = [f"- {i.kind} on {i.answer}/{i.pattern}: {i.message}" for i in self.issues[1:6]]
-        summary = (
-            f"Running the judge on sample answer '{first.answer}' with verdict pattern "
-            f"'{first.pattern}' failed: {first.kind}: {first.message}"
-        )
-        if others:
-            summary += "\nOther issues:\n" + "\n".join(others)
+        parts = []
+        for same in groups.values():
+            where = ", ".join(f"{i.answer}/{i.pattern}" for i in same[:4])
+            more = f", +{len(same) - 4} more" if len(same) > 4 else ""
+            line = f" (judge line {same[0].lines[-1]})" if same[0].lines else ""
+            parts.append(
+                f"- {same[0].kind}{line} in {len(same)} of {total} runs ({where}{more}): "
+                f"{same[0].message}"
+            )
+        summary = "Running the judge on the sample answers found:\n" + "\n".join(parts)
+        signature = quoted_signature(first.message)
+        if signature:
+            summary += f"\nThe real signature: `{signature}`"
+        lines = sorted({n for issues in groups.values() for n in issues[0].lines[-1:]})
         return Problem(
             stage="debug",
-            signature=first.signature(),
+            signature=" | ".join(sorted(groups)),
             summary=summary,
             details=first.trace,
-            lines=offending_lines(source, first.lines),
+            lines=offending_lines(source, lines or first.lines),
         )
+
+
+_REJECTED_CALL = re.compile(r"\b(Evaluator\.\w+|\w+)\(\) got an unexpected keyword argument")
+
+
+def quoted_signature(message: str) -> str | None:
+    """The toolkit signature of the call a TypeError message names, or None."""
+    from generator.apiref import check_functions, evaluator_methods, render_signature
+
+    match = _REJECTED_CALL.search(message)
+    if match is None:
+        return None
+    name = match.group(1).split(".")[-1]
+    function = evaluator_methods().get(name) or check_functions().get(name)
+    if function is None:
+        return None
+    return " ".join(render_signature(function, drop_self=True).split()).replace("( ", "(")
 
 
 def _judge_lines(trace: str, judge_name: str) -> list[int]:
@@ -217,6 +250,11 @@ class _Session:
         outcome = await self.jobs.run(job, pattern)
         issues = inspect_outcome(outcome, answer.name, pattern, self.path.name)
         summary = outcome.summary or {}
+        if not issues:
+            issues = [
+                _issue(f.kind, answer.name, pattern, f.message, lines=[f.line] if f.line else [])
+                for f in evidence_findings(summary, pattern)
+            ]
         tree = summary.get("eval_breakdown", [{}])[0].get("verification_tree") or {}
         run = DebugRun(
             answer=answer.name,

@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from generator.rubric import flatten, tree_of
+from generator.spec import LoadedSpec
 from toolkit.errors import SpecError
 
 LABELS_VERSION = 1
@@ -94,6 +95,38 @@ def task_labels(task_dir: Path) -> dict[str, AnswerLabels]:
     for path in sorted((task_dir / "labels").glob("*.yaml")):
         label = load_labels(path)
         labels[label.answer or f"{path.stem}.md"] = label
+    return labels
+
+
+def intended_labels(loaded: LoadedSpec) -> dict[str, AnswerLabels]:
+    """What the author intends each sample answer to score, keyed by the answer's name (stem).
+
+    Label files (`tasks/<id>/labels/<answer>.yaml`) give a root score and node outcomes; the
+    spec's `intended_scores` gives root scores only. Both may be present; they must agree.
+    """
+    labels = {Path(name).stem: label for name, label in task_labels(Path(loaded.task_dir)).items()}
+    for answer, score in (loaded.spec.intended_scores or {}).items():
+        label = labels.get(answer)
+        if label is None:
+            labels[answer] = AnswerLabels(answer=f"{answer}.md", root_score=score)
+        elif label.root_score is None:
+            label.root_score = score
+        elif abs(label.root_score - score) > 1e-9:
+            raise SpecError(
+                f"{loaded.task_dir}/labels/{answer}.yaml",
+                "root_score",
+                f"is {label.root_score:g} but task.yaml intended_scores.{answer} is {score:g}",
+                "make the two agree, or drop one",
+            )
+    names = {a.name for a in loaded.answers}
+    unknown = sorted(set(labels) - names)
+    if unknown:
+        raise SpecError(
+            f"{loaded.task_dir}",
+            "intended_scores / labels",
+            f"name sample answers that do not exist: {', '.join(unknown)}",
+            f"use the names of answers/*.md ({', '.join(sorted(names))})",
+        )
     return labels
 
 

@@ -12,8 +12,13 @@ import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    from generator.review_runs import ReviewRuns
 
 MUTATION_VERSION = 1
 
@@ -173,3 +178,124 @@ class MutationResult:
     score: float
     status: str
     killed: bool
+
+
+class MutationRow(BaseModel):
+    """One mutation and how the judge scored it."""
+
+    name: str
+    description: str
+    score: float | None = Field(description="Root score of the mutated answer; None on error.")
+    outcome: Literal["killed", "survived", "error"]
+    error: str | None = None
+
+
+class MutationReport(BaseModel):
+    """Every mutation of one sample answer, and the share the judge killed."""
+
+    version: int = MUTATION_VERSION
+    task_id: str
+    answer: str
+    original_score: float
+    mutations: list[MutationRow] = Field(default_factory=list)
+
+    @property
+    def killed(self) -> int:
+        """Mutations that lowered the score."""
+        return sum(row.outcome == "killed" for row in self.mutations)
+
+    @property
+    def kill_rate(self) -> float | None:
+        """Killed mutations over all mutations (None when no mutation applied)."""
+        return self.killed / len(self.mutations) if self.mutations else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report with its computed counts, as written to JSON."""
+        return {**self.model_dump(mode="json"), "killed": self.killed, "kill_rate": self.kill_rate}
+
+
+def mutation_row(result: MutationResult, error: str | None) -> MutationRow:
+    """The report row of one scored mutation (an error is neither killed nor survived)."""
+    outcome: Literal["killed", "survived", "error"] = (
+        "error" if error else ("killed" if result.killed else "survived")
+    )
+    return MutationRow(
+        name=result.mutation.name,
+        description=result.mutation.description,
+        score=None if error else result.score,
+        outcome=outcome,
+        error=error,
+    )
+
+
+async def mutate_answer(
+    runs: ReviewRuns,
+    judge: Path,
+    task_id: str,
+    answer_name: str,
+    answer_text: str,
+    original: float,
+    progress: Any = None,
+) -> MutationReport:
+    """Score every mutation of one accepted answer with the judge at `judge`."""
+    from generator.review_runs import JudgeRunError
+
+    report = MutationReport(task_id=task_id, answer=answer_name, original_score=original)
+    for mutation in mutate_all(answer_text):
+        if progress is not None:
+            progress(f"[{task_id}] {mutation.name}: {mutation.description}")
+        error, score = None, 0.0
+        try:
+            summary = await runs.summary(
+                judge, mutation.text, task_id=task_id, answer_name=f"{answer_name}~{mutation.name}"
+            )
+            score = float(summary.get("final_score") or 0.0)
+        except JudgeRunError as exc:
+            error = str(exc)
+        result = MutationResult(
+            mutation=mutation,
+            score=score,
+            status="error" if error else "complete",
+            killed=score < original - 1e-9,
+        )
+        report.mutations.append(mutation_row(result, error))
+    return report
+
+
+class MutationStage(BaseModel):
+    """Mutation testing inside `generate`: every accepted sample answer, one fact at a time."""
+
+    version: int = MUTATION_VERSION
+    ran: bool = True
+    note: str = ""
+    reports: list[MutationReport] = Field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        """Mutations the judge scored (a run the judge crashed on is listed, not counted)."""
+        return sum(row.outcome != "error" for r in self.reports for row in r.mutations)
+
+    @property
+    def kill_rate(self) -> float | None:
+        """Killed over scored mutations of all accepted answers (None when none scored)."""
+        killed = sum(r.killed for r in self.reports)
+        return killed / self.total if self.total else None
+
+    def survivors(self) -> list[str]:
+        """`answer: mutation (change) scored s` for each surviving mutation."""
+        return [
+            f"{r.answer}: {row.name} ({row.description}) still scored {row.score:g}"
+            for r in self.reports
+            for row in r.mutations
+            if row.outcome == "survived" and row.score is not None
+        ]
+
+    def summary_line(self) -> str:
+        """`kill rate 0.67 (4 of 6 mutations of good)` or why it did not run."""
+        if not self.ran:
+            return f"skipped: {self.note}"
+        if self.kill_rate is None:
+            return "no mutation applies to the accepted sample answers"
+        killed = sum(r.killed for r in self.reports)
+        answers = ", ".join(r.answer for r in self.reports)
+        return f"kill rate {self.kill_rate:.2f} ({killed} of {self.total} mutations of {answers})"

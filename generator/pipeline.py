@@ -11,22 +11,24 @@ import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
+from generator.acceptance import DEFAULT_BUDGET_USD, AcceptanceReport, BudgetedClient
+from generator.checking import Checked, check_candidate, mutation_stage
 from generator.context import GenerationContext, build_context
-from generator.debug import DEFAULT_LIMITS, DebugReport, SharedExtractor, debug_stage
-from generator.draft import (
-    NoCodeBlock,
-    Problem,
-    draft_request,
-    extract_code,
-    offending_lines,
-    repair_request,
-)
-from generator.lint import lint_source
+from generator.debug import DEFAULT_LIMITS, DebugReport, SharedExtractor
+from generator.draft import NoCodeBlock, draft_request, extract_code, repair_request
+from generator.mutate import MutationStage
 from generator.publish import PublishResult, check_publishable, publish
-from generator.reflect import load_checklist, parse_reflection, reflect_request
+from generator.reflect import (
+    ChecklistFinding,
+    evidence_text,
+    load_checklist,
+    parse_reflection,
+    reflect_request,
+)
 from generator.review import ReflectionPass, ReviewRecord, StageRecord
 from generator.rubric import diff_trees, outline
 from generator.spec import LoadedSpec
@@ -64,6 +66,12 @@ class PipelineOptions:
     fixtures_dir: Path | None = None
     limits: SandboxLimits = field(default_factory=lambda: DEFAULT_LIMITS.model_copy())
     isolation: Isolation = "sandbox"
+    acceptance: bool = True
+    acceptance_budget_usd: float = DEFAULT_BUDGET_USD
+    mutation: bool = True
+    min_kill_rate: float | None = None
+    pages: Path | None = None
+    responses: str = ""
 
 
 class GenerationResult(BaseModel):
@@ -86,6 +94,11 @@ class GenerationRun:
     progress: Progress
     context: GenerationContext
     stages: list[StageRecord] = field(default_factory=list)
+    pages: Any = None
+    budgeted: BudgetedClient | None = None
+    acceptance: AcceptanceReport | None = None
+    summaries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    mutation: MutationStage | None = None
 
     @classmethod
     def start(
@@ -99,7 +112,7 @@ class GenerationRun:
     ) -> GenerationRun:
         """A run whose calls go on one tape; extraction, when it has its own client, on a
         second tape sharing the first one's budget and usage."""
-        tape = CallTape(generation)
+        tape = CallTape(generation, replayed=options.fixtures_dir is not None)
         extract_tape = (
             tape
             if extraction is None or extraction is generation
@@ -111,72 +124,6 @@ class GenerationRun:
     def record(self, stage: StageRecord) -> None:
         self.stages.append(stage)
         self.progress(f"[{self.loaded.task_id}] {stage.stage}: {stage.status}: {stage.summary}")
-
-
-def _lint(source: str, task_id: str) -> tuple[str, Problem | None, list[str]]:
-    report = lint_source(source, f"{task_id}.py")
-    formatted = report.source
-    if report.ok:
-        return formatted, None, []
-    details = [f"line {f.line}: {f.rule} {f.message}" for f in report.findings]
-    problem = Problem(
-        stage="lint",
-        signature="lint:" + "; ".join(sorted({f"{f.rule} {f.message}" for f in report.findings})),
-        summary=f"The linter found {len(report.findings)} problem(s):\n" + "\n".join(details),
-        details=report.render(guidance=True),
-        lines=offending_lines(formatted, [f.line for f in report.findings], context=0),
-    )
-    return formatted, problem, details
-
-
-async def _check(
-    run: GenerationRun, source: str, round_number: int, label: str
-) -> tuple[str, Problem | None, DebugReport | None]:
-    """Lint, then (when clean) debug `source`; record both stages."""
-    source, problem, details = _lint(source, run.loaded.task_id)
-    if problem is not None:
-        run.record(
-            StageRecord(
-                stage="lint",
-                round=round_number,
-                status="failed",
-                summary=f"{label}: {len(details)} finding(s)",
-                details=details,
-            )
-        )
-        return source, problem, None
-    run.record(
-        StageRecord(stage="lint", round=round_number, status="ok", summary=f"{label}: clean")
-    )
-    report = await debug_stage(
-        source,
-        run.loaded,
-        run.extractor,
-        limits=run.options.limits,
-        isolation=run.options.isolation,
-    )
-    runs = len(report.runs)
-    if report.ok:
-        run.record(
-            StageRecord(
-                stage="debug",
-                round=round_number,
-                status="ok",
-                summary=f"{label}: {runs} runs, no issue",
-            )
-        )
-        return source, None, report
-    details = [f"{i.kind} on {i.answer}/{i.pattern}: {i.message}" for i in report.issues]
-    run.record(
-        StageRecord(
-            stage="debug",
-            round=round_number,
-            status="failed",
-            summary=f"{label}: {len(report.issues)} issue(s) in {runs} runs",
-            details=details,
-        )
-    )
-    return source, report.problem(source), report
 
 
 async def ask_for_code(run: GenerationRun, request_kind: str, request: LLMRequest) -> str:
@@ -196,16 +143,17 @@ async def draft_stage(run: GenerationRun) -> str:
 
 
 async def repair_loop(run: GenerationRun, source: str) -> tuple[str, DebugReport]:
-    """Lint and debug; on a problem ask for a repair, at most `max_repairs` times.
+    """Lint, debug and accept; on a problem ask for a repair, at most `max_repairs` times.
 
     Stops early when a repair brings back the same error signature.
     """
     previous: str | None = None
     for round_number in range(run.options.max_repairs + 1):
         label = "draft" if round_number == 0 else f"repair {round_number}"
-        source, problem, report = await _check(run, source, round_number, label)
-        if problem is None and report is not None:
-            return source, report
+        checked = await check_candidate(run, source, round_number, label)
+        source, problem = checked.source, checked.problem
+        if problem is None and checked.report is not None:
+            return source, checked.report
         assert problem is not None
         if problem.signature == previous:
             run.record(
@@ -231,7 +179,7 @@ async def repair_loop(run: GenerationRun, source: str) -> tuple[str, DebugReport
                 stage="repair",
                 round=round_number + 1,
                 status="ok",
-                summary=f"asked to fix {problem.stage}: {problem.signature}",
+                summary=f"asked to fix {problem.stage}: {problem.signature[:300]}",
             )
         )
     raise AssertionError("unreachable")
@@ -259,13 +207,24 @@ def revision_changes(
     return [*changes, f"code: +{added} -{removed} lines"]
 
 
+def _earlier(passes: list[ReflectionPass]) -> list[str]:
+    """What the previous pass found and what became of it (only the last pass: bounded)."""
+    if not passes:
+        return []
+    last = passes[-1]
+    lines = [f"pass {last.pass_number}: {last.outcome.replace('_', ' ')}. {last.reason}".strip()]
+    lines += [f"{f.item}: {f.evidence} -> {f.fix}" for f in last.findings if f.status == "problem"]
+    return lines
+
+
 async def reflect_stage(
     run: GenerationRun, source: str, report: DebugReport
 ) -> tuple[str, DebugReport, list[ReflectionPass]]:
-    """Checklist passes; a revision is kept only if it passes lint and debug again.
+    """Checklist passes with evidence; a revision is kept only if it passes every check again.
 
-    A pass without problems (or without a revision) ends the stage; after a kept or a
-    reverted revision the next pass reviews the current judge, told what happened before.
+    Each pass sees the sample answers, what acceptance extracted and verified, the scores vs
+    the intended ones, surviving mutations and the previous pass's findings. A pass that
+    changes nothing ends the stage.
     """
     checklist = load_checklist()
     passes: list[ReflectionPass] = []
@@ -276,12 +235,11 @@ async def reflect_stage(
             source=source,
             skeleton=outline(report.skeleton_tree) if report.skeleton_tree else "(no tree)",
             results=results_text(report),
+            evidence=evidence_text(run.loaded, run.acceptance, run.mutation),
             checklist=checklist,
             pass_number=number,
             max_passes=run.options.max_reflections,
-            earlier=[
-                f"pass {p.pass_number}: {p.outcome.replace('_', ' ')}. {p.reason}" for p in passes
-            ],
+            earlier=_earlier(passes),
         )
         reflection = parse_reflection(await run.tape.complete(request))
         problems = [f"{f.item}: {f.evidence} -> {f.fix}" for f in reflection.problems()]
@@ -303,32 +261,15 @@ async def reflect_stage(
                 )
             )
             break
-        candidate, problem, candidate_report = await _check(
-            run, revised, number, f"reflection {number}"
-        )
-        if problem is not None or candidate_report is None:
-            reason = f"The revision was reverted: it failed {problem.stage if problem else 'debug'} ({problem.signature if problem else 'no report'})."
-            passes.append(
-                ReflectionPass(
-                    pass_number=number,
-                    findings=reflection.findings,
-                    outcome="reverted",
-                    reason=reason,
-                )
-            )
-            run.record(
-                StageRecord(
-                    stage="reflect",
-                    round=number,
-                    status="reverted",
-                    summary=reason,
-                    details=problems,
-                )
-            )
+        kept = (run.acceptance, run.summaries)
+        checked = await check_candidate(run, revised, number, f"reflection {number}")
+        if checked.problem is not None or checked.report is None:
+            run.acceptance, run.summaries = kept
+            passes.append(_reverted(run, number, reflection.findings, checked, problems))
             continue
-        changes = revision_changes(source, candidate, report, candidate_report)
-        source, report = candidate, candidate_report
-        reason = "The revision passed lint and debug and was kept."
+        changes = revision_changes(source, checked.source, report, checked.report)
+        source, report = checked.source, checked.report
+        reason = "The revision passed lint, debug and acceptance and was kept."
         passes.append(
             ReflectionPass(
                 pass_number=number,
@@ -350,6 +291,50 @@ async def reflect_stage(
     return source, report, passes
 
 
+def _reverted(
+    run: GenerationRun,
+    number: int,
+    findings: list[ChecklistFinding],
+    checked: Checked,
+    problems: list[str],
+) -> ReflectionPass:
+    problem = checked.problem
+    what = f"{problem.stage} ({problem.signature[:200]})" if problem else "debug (no report)"
+    reason = f"The revision was reverted: it failed {what}."
+    run.record(
+        StageRecord(
+            stage="reflect", round=number, status="reverted", summary=reason, details=problems
+        )
+    )
+    return ReflectionPass(pass_number=number, findings=findings, outcome="reverted", reason=reason)
+
+
+def _open_pages(path: Path | None) -> Any:
+    if path is None:
+        return None
+    from toolkit.pages.store import PageStore
+
+    return PageStore(path, readonly=True)
+
+
+async def prove(
+    run: GenerationRun, source: str, report: DebugReport
+) -> tuple[str, DebugReport, list[ReflectionPass]]:
+    """Mutation-test the accepted judge, reflect with the evidence, re-test a revised judge."""
+    mutation = await mutation_stage(run, source)
+    revised, report, passes = await reflect_stage(run, source, report)
+    if revised != source:
+        mutation = await mutation_stage(run, revised)
+    gate = run.options.min_kill_rate
+    if gate is not None and mutation.ran and (mutation.kill_rate or 0.0) < gate:
+        raise GenerationFailed(
+            f"mutation kill rate {mutation.kill_rate or 0.0:.2f} is below --min-kill-rate "
+            f"{gate:.2f}: {'; '.join(mutation.survivors()[:3])}",
+            run.stages,
+        )
+    return revised, report, passes
+
+
 async def generate(
     loaded: LoadedSpec,
     generation: LLMClientLike,
@@ -357,7 +342,7 @@ async def generate(
     options: PipelineOptions,
     progress: Progress = lambda message: None,
 ) -> GenerationResult:
-    """Generate, check, reflect on and publish the judge of one task."""
+    """Generate, check, accept, mutation-test, reflect on and publish one task's judge."""
     check_publishable(options, loaded.task_id)
     context = build_context(
         loaded,
@@ -366,6 +351,7 @@ async def generate(
         max_examples=options.max_examples,
     )
     run = GenerationRun.start(loaded, options, generation, extraction, progress, context)
+    run.pages = _open_pages(options.pages)
     spec_summary = f"{len(loaded.answers)} sample answers, spec {loaded.sha256()[:19]}"
     run.record(StageRecord(stage="spec", status="ok", summary=spec_summary))
     names = [f"{e.task_id} ({e.origin})" for e in context.examples]
@@ -373,7 +359,7 @@ async def generate(
     run.record(StageRecord(stage="context", status="ok", summary=examples))
     source = await draft_stage(run)
     source, report = await repair_loop(run, source)
-    source, report, passes = await reflect_stage(run, source, report)
+    source, report, passes = await prove(run, source, report)
     result = publish(
         run_source=source,
         loaded=loaded,
@@ -384,5 +370,7 @@ async def generate(
         tape=run.tape,
         examples=names,
         progress=progress,
+        acceptance=run.acceptance,
+        mutation=run.mutation,
     )
     return GenerationResult(task_id=loaded.task_id, record=result.record, publish=result)

@@ -25,6 +25,11 @@ class Provenance(BaseModel):
     prompts_sha256: str = Field(description="Hash of every template under prompts/.")
     model: str = Field(description="The generation model that wrote the judge.")
     toolkit_version: str = Field(description="judgegen toolkit version the judge targets.")
+    responses: str | None = Field(
+        default=None,
+        description="Where the model's responses came from when no model was called "
+        "(e.g. `authored fixture, no model called`).",
+    )
 
     def _pairs(self) -> list[tuple[str, str]]:
         return [
@@ -33,6 +38,7 @@ class Provenance(BaseModel):
             ("prompts_sha256", self.prompts_sha256),
             ("model", self.model),
             ("toolkit_version", self.toolkit_version),
+            *([("responses", self.responses)] if self.responses else []),
         ]
 
     def header(self) -> str:

@@ -1,15 +1,19 @@
 """The reflect stage's pieces: the checklist, the reflection request, and the model's findings.
 
-The model reviews the judge against `prompts/checklist.yaml` and returns structured findings
-(item, status, evidence, fix) and, when something is wrong, a revised module. Whether a
-revision is kept (it must pass lint and debug again) is decided by the pipeline.
+The model reviews the judge against `prompts/checklist.yaml` with the evidence of real runs
+(sample answers, extracted values, the verification log, scores vs intended, surviving
+mutations) and replies with its findings in a ```json block and, when something is wrong, the
+whole revised module in a ```python block: a module escaped inside a JSON string is fragile for
+real models. Whether a revision is kept (it must pass every check again) is the pipeline's call.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -20,8 +24,15 @@ from prompts import PROMPTS_DIR, render
 from toolkit.errors import LLMError, SpecError
 from toolkit.llm.models import LLMRequest, LLMResponse, Message, RequestMeta
 
+if TYPE_CHECKING:
+    from generator.acceptance import AcceptanceReport
+    from generator.mutate import MutationStage
+    from generator.spec import LoadedSpec
+
 CHECKLIST_PATH = PROMPTS_DIR / "checklist.yaml"
 DEFAULT_MAX_TOKENS = 16_000
+MAX_EVIDENCE_CHARS = 600  # per extracted value or claim, so evidence stays bounded
+_JSON_FENCE = re.compile(r"^```[ \t]*json[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 
 
 class ChecklistItem(BaseModel):
@@ -85,7 +96,8 @@ class Reflection(BaseModel):
 
     findings: list[ChecklistFinding]
     revised_script: str | None = Field(
-        default=None, description="The complete corrected module, or null when nothing changes."
+        default=None,
+        description="The complete corrected module (from the reply's ```python block), or None.",
     )
 
     def problems(self) -> list[ChecklistFinding]:
@@ -102,6 +114,43 @@ class Reflection(BaseModel):
             return self.revised_script.rstrip() + "\n"
 
 
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_EVIDENCE_CHARS else text[:MAX_EVIDENCE_CHARS] + " …"
+
+
+def evidence_text(
+    loaded: LoadedSpec, acceptance: AcceptanceReport | None, mutation: MutationStage | None
+) -> str:
+    """What real runs showed, per sample answer, for the reflection prompt (bounded text)."""
+    if acceptance is None or not acceptance.ran:
+        note = acceptance.note if acceptance is not None else "not run"
+        lines = [f"Acceptance did not run ({note}); only stubbed debug runs are known."]
+    else:
+        lines = [acceptance.summary_line(cost=False)]
+        for item in acceptance.answers:
+            intended = (
+                "no intended score" if item.intended is None else f"intended {item.intended:g}"
+            )
+            lines += ["", f"### {item.answer}: scored {item.actual}, {intended} ({item.status})"]
+            if item.error:
+                lines.append(f"the judge failed: {_clip(item.error)}")
+            for extracted in item.extracted:
+                lines.append("extracted " + _clip(json.dumps(extracted, ensure_ascii=False)))
+            for entry in item.verifications:
+                verdict = {None: "skipped", True: "pass", False: "fail"}[entry.passed]
+                sources = ", ".join(entry.sources) or "no sources"
+                lines.append(
+                    f"verify line {entry.line} {entry.node_id}: {verdict} [{sources}] "
+                    + _clip(entry.claim)
+                )
+            lines += [f"node disagreement: {d}" for d in item.node_disagreements]
+            lines += [f"finding (line {f.line}): {f.message}" for f in item.findings]
+    if mutation is not None and mutation.ran:
+        lines += ["", f"Mutation testing: {mutation.summary_line()}."]
+        lines += [f"survived: {s}" for s in mutation.survivors()]
+    return "\n".join(lines)
+
+
 def reflect_request(
     context: GenerationContext,
     model: str,
@@ -112,15 +161,18 @@ def reflect_request(
     checklist: Checklist,
     pass_number: int,
     max_passes: int,
+    evidence: str = "",
     earlier: list[str] | None = None,
 ) -> LLMRequest:
-    """The request for one checklist pass over `source` (`earlier`: what past passes did)."""
+    """The request for one checklist pass over `source` (`earlier`: the previous pass)."""
     text = render(
         "generator/reflect.j2",
         spec=context.loaded.spec,
+        answers=context.loaded.answers,
         source=source,
         skeleton=skeleton,
         results=results,
+        evidence=evidence,
         checklist=checklist.items,
         pass_number=pass_number,
         max_passes=max_passes,
@@ -130,8 +182,6 @@ def reflect_request(
         model=model,
         system=[context.system_block()],
         messages=[Message.user(text)],
-        output_schema=Reflection.model_json_schema(),
-        schema_name="Reflection",
         max_tokens=DEFAULT_MAX_TOKENS,
         metadata=RequestMeta(
             purpose="reflect", task_id=context.loaded.task_id, label=f"reflect_{pass_number}"
@@ -140,13 +190,24 @@ def reflect_request(
 
 
 def parse_reflection(response: LLMResponse) -> Reflection:
-    """The reflection in `response` (parsed object, else the text as JSON); LLMError if invalid."""
-    data = response.parsed
+    """The reflection in `response`: a ```json findings block plus an optional ```python module.
+
+    A structured (JSON) reply with `revised_script` is still read. LLMError if neither fits.
+    """
     try:
-        if data is None:
-            data = json.loads(response.text)
-        return Reflection.model_validate(data)
+        if response.parsed is not None:
+            return Reflection.model_validate(response.parsed)
+        blocks = _JSON_FENCE.findall(response.text)
+        data = json.loads(blocks[-1] if blocks else response.text)
+        if isinstance(data, list):
+            data = {"findings": data}
+        reflection = Reflection.model_validate(data)
     except (ValueError, ValidationError) as exc:
         raise LLMError(
-            f"reflection output is not a valid Reflection: {exc}", kind="invalid_output"
+            f"reflection output holds no valid ```json findings block: {exc}",
+            kind="invalid_output",
         ) from None
+    if reflection.revised_script is None:
+        with contextlib.suppress(NoCodeBlock):
+            reflection.revised_script = extract_code(response.text)
+    return reflection

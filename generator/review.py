@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from generator.acceptance import AcceptanceReport
+from generator.mutate import MutationStage
 from generator.provenance import Provenance
 from generator.reflect import ChecklistFinding
 from generator.rubric import outline
@@ -21,9 +23,20 @@ REVIEW_VERSION = 1
 class StageRecord(BaseModel):
     """One step of the pipeline, in order: what ran, how it ended, and what it found."""
 
-    stage: Literal["spec", "context", "draft", "lint", "debug", "repair", "reflect", "publish"]
+    stage: Literal[
+        "spec",
+        "context",
+        "draft",
+        "lint",
+        "debug",
+        "repair",
+        "acceptance",
+        "mutation",
+        "reflect",
+        "publish",
+    ]
     round: int = Field(default=0, description="Repair round or reflection pass (0 = first).")
-    status: Literal["ok", "failed", "kept", "reverted", "unchanged", "stopped"]
+    status: Literal["ok", "failed", "kept", "reverted", "unchanged", "stopped", "skipped"]
     summary: str
     details: list[str] = Field(default_factory=list, description="Findings or issues, one each.")
 
@@ -49,6 +62,10 @@ class UsageRow(BaseModel):
     input_tokens: int
     output_tokens: int
     cost_usd: float
+    estimated_live_usd: float | None = Field(
+        default=None,
+        description="Replayed fixtures cost nothing; what the same calls would cost live.",
+    )
 
 
 class ReviewRecord(BaseModel):
@@ -70,6 +87,15 @@ class ReviewRecord(BaseModel):
     examples: list[str] = Field(default_factory=list, description="Example judges shown.")
     fixtures: list[str] = Field(
         default_factory=list, description="Recorded responses replayed (file names), if any."
+    )
+    responses: str = Field(
+        default="", description="Where the model responses came from, when not a live model."
+    )
+    acceptance: AcceptanceReport | None = Field(
+        default=None, description="Sample answers scored for real vs the intended scores."
+    )
+    mutation: MutationStage | None = Field(
+        default=None, description="Mutation testing of the accepted sample answers."
     )
 
 
@@ -130,13 +156,18 @@ def _stage_lines(stages: list[StageRecord]) -> list[str]:
 
 
 def _usage_lines(record: ReviewRecord) -> list[str]:
-    lines = ["| purpose | calls | cached | input tokens | output tokens | cost (USD) |"]
-    lines.append("|---|---|---|---|---|---|")
+    estimate = any(row.estimated_live_usd is not None for row in record.usage)
+    head = "| purpose | calls | cached | input tokens | output tokens | cost (USD) |"
+    lines = [head + (" estimate if live (USD) |" if estimate else "")]
+    lines.append("|---|---|---|---|---|---|" + ("---|" if estimate else ""))
     for row in record.usage:
-        lines.append(
+        cells = (
             f"| {row.purpose} | {row.calls} | {row.cached} | {row.input_tokens} | "
             f"{row.output_tokens} | {row.cost_usd:.4f} |"
         )
+        if estimate:
+            cells += f" {row.estimated_live_usd or 0.0:.4f} |"
+        lines.append(cells)
     if record.usage_line:
         lines += ["", record.usage_line]
     return lines
@@ -150,6 +181,38 @@ def _one_line_descs(tree: dict[str, Any]) -> dict[str, Any]:
 def skeleton_outline(tree: dict[str, Any] | None) -> str:
     """The all-pass tree as a Markdown outline with critical/sequential marks."""
     return outline(_one_line_descs(tree), style="markdown") if tree else "(none)\n"
+
+
+def _acceptance_lines(report: AcceptanceReport | None) -> list[str]:
+    lines = ["## Acceptance (sample answers scored with the real judging backend)", ""]
+    if report is None or not report.ran:
+        note = report.note if report is not None else "not run"
+        return [*lines, f"Not run: {note}.", ""]
+    lines += [report.summary_line() + ".", "", "| answer | intended | actual | result |"]
+    lines.append("|---|---|---|---|")
+    for item in report.answers:
+        intended = "-" if item.intended is None else _fmt(item.intended)
+        lines.append(f"| {item.answer} | {intended} | {_fmt(item.actual)} | {item.status} |")
+        for note in [*item.node_disagreements, *(f.message for f in item.findings)]:
+            escaped = note.replace("|", "\\|").replace("\n", " ")
+            lines.append(f"|  | | | {escaped} |")
+    return [*lines, ""]
+
+
+def _mutation_lines(stage: MutationStage | None) -> list[str]:
+    lines = ["## Mutation testing (inside generate)", ""]
+    if stage is None or not stage.ran:
+        note = stage.note if stage is not None else "not run"
+        return [*lines, f"Not run: {note}.", ""]
+    lines += [stage.summary_line() + ".", ""]
+    if stage.reports:
+        lines += ["| answer | mutation | change | score | outcome |", "|---|---|---|---|---|"]
+    for report in stage.reports:
+        for row in report.mutations:
+            change = row.description.replace("|", "\\|").replace("\n", " ")
+            score = "error" if row.score is None else f"{row.score:.3f}"
+            lines.append(f"| {report.answer} | {row.name} | {change} | {score} | {row.outcome} |")
+    return [*lines, ""]
 
 
 def render_markdown(record: ReviewRecord) -> str:
@@ -166,6 +229,7 @@ def render_markdown(record: ReviewRecord) -> str:
         f"- Prompts: `{p.prompts_sha256}`",
         f"- Generation model: `{p.model}`; toolkit {p.toolkit_version}",
         f"- Example judges shown: {', '.join(record.examples) or 'none'}",
+        *([f"- Model responses: **{record.responses}**"] if record.responses else []),
         "",
         "## Rubric skeleton (all-pass run)",
         "",
@@ -174,6 +238,8 @@ def render_markdown(record: ReviewRecord) -> str:
         "## Checklist reflection",
         "",
         *_reflection_lines(record.reflections),
+        *_acceptance_lines(record.acceptance),
+        *_mutation_lines(record.mutation),
         "## Sample answers (root score per verdict pattern)",
         "",
         "Extraction is real; verdicts are stubbed (all pass, all fail, two seeded mixes), so",

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from toolkit.errors import SpecError
 from toolkit.util.hashing import sha256_text
@@ -46,6 +46,18 @@ class TaskSpec(BaseModel):
     time_varying: bool = Field(
         default=False, description="True when correct facts change over time (verify on pages)."
     )
+    intended_scores: dict[str, float] | None = Field(
+        default=None,
+        description="Sample answer name -> the root score the author intends (0..1).",
+    )
+
+    @field_validator("intended_scores")
+    @classmethod
+    def _scores_in_range(cls, scores: dict[str, float] | None) -> dict[str, float] | None:
+        for name, score in (scores or {}).items():
+            if not 0.0 <= score <= 1.0:
+                raise ValueError(f"intended score of '{name}' is {score}; use 0..1")
+        return scores
 
 
 class SampleAnswer(BaseModel):
@@ -76,9 +88,12 @@ class LoadedSpec(BaseModel):
 
 def spec_sha256(spec: TaskSpec) -> str:
     """`sha256:<hex>` of the spec's canonical JSON."""
-    canonical = json.dumps(
-        spec.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), ensure_ascii=False
-    )
+    data = spec.model_dump(mode="json")
+    # Fields added after version 1 enter the hash only when set, so old specs keep theirs.
+    for added in ("intended_scores",):
+        if data.get(added) is None:
+            data.pop(added, None)
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return sha256_text(canonical)
 
 
@@ -222,6 +237,15 @@ notes: ""
 # true when the correct facts change over time (prices, rankings, latest versions); the
 # judge then verifies against the cited pages rather than fixed values.
 time_varying: false
+
+# The root score you intend each sample answer (answers/<name>.md) to get, 0..1. The draft
+# prompt shows them, and `generate` scores the samples with the real judging model and
+# repairs the judge until it agrees. Node-level outcomes go in labels/<name>.yaml
+# (`root_score: 1.0` and `nodes: {{node_id: pass|fail|skip}}`).
+intended_scores:
+  good: 1.0
+  partial: 0.5
+  wrong: 0.0
 
 # Sample answers go in answers/*.md (good, partial and wrong ones, citing URLs); the debug
 # stage runs the draft judge on each. Optional human node labels go in labels/.

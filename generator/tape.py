@@ -20,9 +20,12 @@ from toolkit.llm.models import LLMRequest, LLMResponse, Usage
 class CallTape:
     """Wraps a client; `entries` holds (request, response) pairs in call order."""
 
-    def __init__(self, client: LLMClientLike, shared: CallTape | None = None) -> None:
+    def __init__(
+        self, client: LLMClientLike, shared: CallTape | None = None, *, replayed: bool = False
+    ) -> None:
         self.client = client
         self.entries: list[tuple[LLMRequest, LLMResponse]] = shared.entries if shared else []
+        self.replayed = shared.replayed if shared else replayed
         self.failed: list[LLMRequest] = shared.failed if shared else []
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
@@ -51,6 +54,7 @@ class CallTape:
                     input_tokens=0,
                     output_tokens=0,
                     cost_usd=0.0,
+                    estimated_live_usd=0.0 if self.replayed else None,
                 ),
             )
             row.calls += 1
@@ -61,7 +65,12 @@ class CallTape:
                     usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
                 )
                 row.output_tokens += usage.output_tokens
-                row.cost_usd = round(row.cost_usd + response.cost_usd, 6)
+                if self.replayed:  # a replay calls no model: it costs nothing
+                    row.estimated_live_usd = round(
+                        (row.estimated_live_usd or 0.0) + response.cost_usd, 6
+                    )
+                else:
+                    row.cost_usd = round(row.cost_usd + response.cost_usd, 6)
         order = ["draft", "repair", "reflect", "extract", "verify"]
         return sorted(
             rows.values(),
@@ -69,9 +78,9 @@ class CallTape:
         )
 
     def summary_line(self) -> str:
-        """The ledger's summary line over this generation's calls."""
+        """The ledger's summary line over this generation's calls (replays: $0 + an estimate)."""
         rows = self.usage_rows()
-        return UsageSummary(
+        line = UsageSummary(
             calls=sum(r.calls for r in rows),
             cached=sum(r.cached for r in rows),
             input_tokens=sum(r.input_tokens for r in rows),
@@ -80,6 +89,10 @@ class CallTape:
             saved_usd=sum(response.saved_usd for _, response in self.entries),
             errors=len(self.failed),
         ).line()
+        if self.replayed:
+            estimate = sum(r.estimated_live_usd or 0.0 for r in rows)
+            line += f" (replayed fixtures, no model called; estimate if live: ${estimate:.2f})"
+        return line
 
     def fixture_names(self, directory: Path | None) -> list[str]:
         """Names of the recording files in `directory` that answered this generation's calls."""

@@ -10,9 +10,10 @@ import hashlib
 import json
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+if TYPE_CHECKING:  # Jinja2 loads on the first render: hashing the templates does not need it
+    from jinja2 import Environment
 
 PROMPTS_DIR = Path(__file__).resolve().parent
 
@@ -24,6 +25,8 @@ def _json(value: Any, indent: int | None = 2) -> str:
 @cache
 def environment() -> Environment:
     """The shared Jinja2 environment for prompt templates."""
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
     env = Environment(
         loader=FileSystemLoader(str(PROMPTS_DIR)),
         undefined=StrictUndefined,

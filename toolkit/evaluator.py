@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import sys
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
@@ -30,11 +32,22 @@ from toolkit.tree import AggregationStrategy, VerificationNode, tree_statistics
 from toolkit.urls import normalize_url
 
 SUMMARY_VERSION = 1
+_TOOLKIT_DIR = str(Path(__file__).resolve().parent)
 # Cited pages checked at once for one claim. The chain of a claim whose k-th page supports it
 # is ceil(k/2) checks instead of k; the price is at most one extra page check per claim (the
 # wave partner of a supporting page, cancelled if it has not started), still never more than
 # Mind2Web 2, which checks every cited page at once.
 SOURCE_WAVE = 2
+
+
+def _judge_line() -> int | None:
+    """The line of the innermost caller outside the toolkit (the judge's call), if any."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if not frame.f_code.co_filename.startswith(_TOOLKIT_DIR):
+            return frame.f_lineno
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
 
 
 class PageSource(Protocol):
@@ -457,7 +470,8 @@ class Evaluator:
         if additional_instruction == "None":
             additional_instruction = None
         urls = _normalize_sources(sources)
-        entry: dict[str, Any] = {}  # logged in the order verifications start, not finish
+        # logged in the order verifications start, not finish
+        entry: dict[str, Any] = {"line": _judge_line()}
         self.verifications.append(entry)
         try:
             verdict, used = await self._decide(claim, urls, additional_instruction)
@@ -548,9 +562,12 @@ class Evaluator:
         passed: bool | None = None,
         entry: dict[str, Any] | None = None,
     ) -> None:
-        """Fill `entry` (the slot reserved when the verification started) or append one."""
+        """Fill `entry` (the slot reserved when the verification started) or append one.
+
+        `line` is the judge line that called `verify` (for the generator's evidence checks).
+        """
         if entry is None:
-            entry = {}
+            entry = {"line": _judge_line()}
             self.verifications.append(entry)
         entry.update(
             node_id=node.id if node else None,

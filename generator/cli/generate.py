@@ -15,6 +15,19 @@ from generator.pipeline import generate as run_generation
 from generator.spec import LoadedSpec, load_spec
 from toolkit.llm.settings import LLMSettings
 
+# A recordings folder holding this file is hand-authored; its first line says so.
+FIXTURE_MARKER = "PROVENANCE.txt"
+
+
+def responses_note(recordings: Path | None) -> str:
+    """How the responses of a replay were made: the folder's marker, or "replayed recordings"."""
+    if recordings is None:
+        return ""
+    marker = recordings / FIXTURE_MARKER
+    if marker.is_file():
+        return marker.read_text("utf-8").strip().splitlines()[0]
+    return "replayed recordings, no model called"
+
 
 async def _generate_all(
     specs: list[LoadedSpec], settings: LLMSettings, options: PipelineOptions
@@ -51,6 +64,31 @@ async def _generate_all(
 @click.option("--max-repairs", default=3, show_default=True, type=click.IntRange(0, 3))
 @click.option("--max-reflections", default=2, show_default=True, type=click.IntRange(0, 2))
 @click.option("--examples", "max_examples", default=2, show_default=True, type=click.IntRange(1, 3))
+@click.option(
+    "--pages",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Page store the acceptance and mutation runs read cited pages from "
+    "(see `judgegen cache-pages`); without it every cited page counts as missing.",
+)
+@click.option(
+    "--no-acceptance",
+    is_flag=True,
+    help="Skip scoring the sample answers with the real judging model (the review says so).",
+)
+@click.option(
+    "--acceptance-budget-usd",
+    default=1.0,
+    show_default=True,
+    type=click.FloatRange(min=0.0),
+    help="Dollar cap on the acceptance and mutation stages' LLM calls.",
+)
+@click.option("--no-mutation", is_flag=True, help="Skip mutation testing of the accepted samples.")
+@click.option(
+    "--min-kill-rate",
+    type=click.FloatRange(0.0, 1.0),
+    default=None,
+    help="Fail (publish nothing) when mutation testing kills fewer than this share.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 @llm_options
 @click.pass_context
@@ -64,13 +102,21 @@ def generate_cmd(
     max_repairs: int,
     max_reflections: int,
     max_examples: int,
+    pages: Path | None,
+    no_acceptance: bool,
+    acceptance_budget_usd: float,
+    no_mutation: bool,
+    min_kill_rate: float | None,
     as_json: bool,
     llm_settings: LLMSettings,
 ) -> None:
     """Generate the judge of each TASK_ID from tasks/<TASK_ID>/task.yaml.
 
-    Stages: spec, context, draft, lint, debug (sample answers × stubbed verdict patterns,
-    up to 3 repair rounds), checklist reflection (up to 2 passes), publish. Writes
+    Stages: spec, context, draft, lint, debug (sample answers × stubbed verdict patterns),
+    acceptance (the sample answers scored with the real judging model and --pages, compared
+    with the intended scores in task.yaml or labels/), up to 3 repair rounds, mutation
+    testing of the accepted answers, checklist reflection with that evidence (up to 2
+    passes), publish. Writes
     generated_judges/<id>.py and reviews/<id>.md + .json, and commits them on branch
     judge/<id> without touching your index, HEAD or other files (--no-commit: files only).
     Progress and the LLM usage summary go to stderr; the published paths to stdout.
@@ -80,8 +126,8 @@ def generate_cmd(
       judgegen generate rust_2024_edition --no-commit --provider replay:recordings/rust_2024_edition
 
     \b
-    Exit codes: 0 every judge published; 1 a judge still failed lint/debug after the
-    repairs (nothing published for it); 2 invalid spec, flags or not a git repository
+    Exit codes: 0 every judge published; 1 a judge still failed lint/debug/acceptance after
+    the repairs, or its kill rate is below --min-kill-rate (nothing published for it); 2 invalid spec, flags or not a git repository
     (use --no-commit); 3 infrastructure failure (LLM, budget, replay miss, sandbox, or the
     branch moved while publishing).
     """
@@ -98,6 +144,12 @@ def generate_cmd(
             max_reflections=max_reflections,
             max_examples=max_examples,
             fixtures_dir=fixtures_dir(settings.provider),
+            pages=pages,
+            acceptance=not no_acceptance,
+            acceptance_budget_usd=acceptance_budget_usd,
+            mutation=not no_mutation,
+            min_kill_rate=min_kill_rate,
+            responses=responses_note(fixtures_dir(settings.provider)),
         )
         done, failed = asyncio.run(_generate_all(specs, settings, options))
     _print(done, failed, as_json)

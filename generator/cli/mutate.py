@@ -12,10 +12,9 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import click
-from pydantic import BaseModel, Field
 
 from generator.cli.common import (
     backend_options,
@@ -29,65 +28,25 @@ from generator.cli.common import (
     sandbox_options,
 )
 from generator.cli.llm_options import llm_options
-from generator.mutate import MutationResult, mutate_all
-from generator.review_runs import JudgeRunError, ReviewRuns
+from generator.mutate import (
+    MUTATION_VERSION,
+    MutationReport,
+    mutate_answer,
+)
+from generator.review_runs import ReviewRuns
 from generator.spec import LoadedSpec, SampleAnswer
 from toolkit.llm.settings import LLMSettings
 
-MUTATION_REPORT_VERSION = 1
+MUTATION_REPORT_VERSION = MUTATION_VERSION
 SECTION_START = "<!-- judgegen:mutation:start -->"
 SECTION_END = "<!-- judgegen:mutation:end -->"
 SIDECAR_KEY = "mutation_testing"
-
-
-class MutationRow(BaseModel):
-    """One mutation and how the judge scored it."""
-
-    name: str
-    description: str
-    score: float | None = Field(description="Root score of the mutated answer; None on error.")
-    outcome: Literal["killed", "survived", "error"]
-    error: str | None = None
-
-
-class MutationReport(BaseModel):
-    """Every mutation of one sample answer, and the share the judge killed."""
-
-    version: int = MUTATION_REPORT_VERSION
-    task_id: str
-    answer: str
-    original_score: float
-    mutations: list[MutationRow] = Field(default_factory=list)
-
-    @property
-    def killed(self) -> int:
-        """Mutations that lowered the score."""
-        return sum(row.outcome == "killed" for row in self.mutations)
-
-    @property
-    def kill_rate(self) -> float | None:
-        """Killed mutations over all mutations (None when no mutation applied)."""
-        return self.killed / len(self.mutations) if self.mutations else None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The report with its computed counts, as written to JSON."""
-        return {**self.model_dump(mode="json"), "killed": self.killed, "kill_rate": self.kill_rate}
 
 
 class NotAccepted(click.ClickException):
     """The answer to mutate does not score 1, so a lower score would prove nothing."""
 
     exit_code = 1
-
-
-def _row(result: MutationResult, error: str | None) -> MutationRow:
-    return MutationRow(
-        name=result.mutation.name,
-        description=result.mutation.description,
-        score=None if error else result.score,
-        outcome="error" if error else ("killed" if result.killed else "survived"),
-        error=error,
-    )
 
 
 async def _score(runs: ReviewRuns, judge: Path, task_id: str, name: str, text: str) -> float:
@@ -123,22 +82,15 @@ async def _mutate(
     try:
         async with ReviewRuns(backend, pages=pages, sandbox=sandbox, timeout_s=timeout_s) as runs:
             answer, original = await _accepted(runs, judge, loaded, chosen)
-            report = MutationReport(
-                task_id=loaded.task_id, answer=answer.name, original_score=original
+            report = await mutate_answer(
+                runs,
+                judge,
+                loaded.task_id,
+                answer.name,
+                answer.text,
+                original,
+                progress=lambda message: click.echo(message, err=True),
             )
-            for mutation in mutate_all(answer.text):
-                click.echo(f"[{loaded.task_id}] {mutation.name}: {mutation.description}", err=True)
-                error, score, status = None, 0.0, "complete"
-                try:
-                    score = await _score(
-                        runs, judge, loaded.task_id, f"{answer.name}~{mutation.name}", mutation.text
-                    )
-                except JudgeRunError as exc:
-                    error, status = str(exc), "error"
-                result = MutationResult(
-                    mutation=mutation, score=score, status=status, killed=score < original - 1e-9
-                )
-                report.mutations.append(_row(result, error))
             return report
     finally:
         if client is not None:

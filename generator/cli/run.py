@@ -23,7 +23,6 @@ from toolkit.runner.inputs import (
     discover_trajectories,
     trajectory_root,
 )
-from toolkit.runner.results_lock import results_lock
 
 if TYPE_CHECKING:  # the runner loads when a run starts, not for `run --help`
     from toolkit.backends import JudgingBackend
@@ -330,6 +329,8 @@ def run(
         backend_spec=backend_spec or _llm_identity(backend, llm_settings),
         require_sandbox=require_sandbox,
     )
+    from toolkit.runner.results_lock import results_lock
+
     try:
         with results_lock(results, wait=not no_wait, on_wait=lambda m: click.echo(m, err=True)):
             report = asyncio.run(

@@ -1,10 +1,12 @@
 """Re-record the example generations: `python -m tests.generator.record_examples [TASK_ID...]`.
 
 Each example task `tasks/<id>/` has the scripted "model" replies under
-`tests/fixtures/generator/examples/<id>/replies/` (drafts, repairs, reflections, extractions,
-written by hand). This runs the pipeline with that scripted model through a response cache,
-exports every exchange to `recordings/<id>/`, then runs exactly what the README runs,
-`judgegen generate <id> --provider replay:recordings/<id> --cache-mode off --no-commit`, so the
+`tests/fixtures/generator/examples/<id>/replies/` (drafts, repairs, reflections, extractions
+and verdicts, all written by hand: no model was called). This runs the pipeline with that
+scripted model through a response cache, exports every exchange to `recordings/<id>/` with a
+`PROVENANCE.txt` saying they are authored fixtures, then runs exactly what the README runs,
+`judgegen generate <id> --provider replay:recordings/<id> --pages pages --cache-mode off
+--no-commit` (pages imported from `examples/pages/`), so the
 committed judge and review record are what a replay reproduces. It also scores the sample
 answers with the new judge (`judgegen run`, pages imported from `examples/pages/`, verdicts
 from `replies/verdicts.json`) so the README's `judgegen run` replays offline too, and approves
@@ -27,7 +29,8 @@ from pathlib import Path
 from generator.pipeline import PipelineOptions, generate
 from generator.spec import load_spec
 from tests.generator.scripted_generation import FixturePolicy
-from toolkit.llm.cache import CacheMode, ResponseCache
+from toolkit.llm.cache import ResponseCache
+from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.client import LLMClient
 from toolkit.llm.scripted import ScriptedProvider
 from toolkit.llm.settings import DEFAULT_GENERATION_MODEL, DEFAULT_JUDGE_MODEL
@@ -36,6 +39,13 @@ from toolkit.runner.approval import approval_problem, approve
 ROOT = Path(__file__).resolve().parents[2]
 REPLIES = ROOT / "tests" / "fixtures" / "generator" / "examples"
 RECORDINGS = ROOT / "recordings"
+PROVENANCE = (
+    "authored fixture, no model called\n\n"
+    "Every response in this folder was written by hand "
+    "(tests/fixtures/generator/examples/<task>/replies/) and recorded by "
+    "tests/generator/record_examples.py; no language model produced any of them. Costs shown "
+    "when replaying them are estimates of what the same calls would cost live.\n"
+)
 EXAMPLE_REVIEWER = "judgegen maintainers (example judges, reviewed with their recordings)"
 APPROVED_AT = datetime(2026, 11, 29, tzinfo=UTC)
 
@@ -46,7 +56,10 @@ def example_ids() -> list[str]:
 
 
 async def record_generation(task_id: str, cache_path: Path, scratch: Path) -> None:
-    """Run the scripted generation through the cache; the judge lands in `scratch`."""
+    """Run the scripted generation through the cache; the judge lands in `scratch`.
+
+    Acceptance and mutation read the example pages from `scratch/pages`.
+    """
     task_dir = ROOT / "tasks" / task_id
     cache = ResponseCache(cache_path)
     policy = FixturePolicy(task_dir, REPLIES / task_id / "replies", fixed_usage=False)
@@ -59,6 +72,7 @@ async def record_generation(task_id: str, cache_path: Path, scratch: Path) -> No
         extract_model=DEFAULT_JUDGE_MODEL,
         repo=scratch,
         commit=False,
+        pages=scratch / "pages",
     )
     await generate(load_spec(task_dir), clients[0], clients[1], options)
     cache.close()
@@ -70,9 +84,13 @@ def cli(*args: str | Path) -> None:
     subprocess.run([*command, *map(str, args)], cwd=ROOT, check=True)
 
 
+def import_pages(store: Path) -> None:
+    """The example answers' cited pages, imported into a page store at `store`."""
+    cli("cache-pages", "--import-m2w2", "examples/pages", "--store", store)
+
+
 def record_run(task_id: str, cache_path: Path, scratch: Path) -> None:
     """Score the sample answers with the new judge, as the README does, through the cache."""
-    cli("cache-pages", "--import-m2w2", "examples/pages", "--store", scratch / "pages")
     cli(
         "run",
         "--answers",
@@ -103,18 +121,22 @@ def export(task_id: str, cache_path: Path) -> int:
         old.unlink()
     cache = ResponseCache(cache_path)
     try:
-        return cache.export_dir(target)
+        count = cache.export_dir(target)
     finally:
         cache.close()
+    (target / "PROVENANCE.txt").write_text(PROVENANCE, "utf-8")
+    return count
 
 
-def replay(task_id: str) -> None:
+def replay(task_id: str, pages: Path) -> None:
     """Generate the committed judge and review record from the recordings, as the README does."""
     cli(
         "generate",
         task_id,
         "--provider",
         f"replay:recordings/{task_id}",
+        "--pages",
+        pages,
         "--cache-mode",
         "off",
         "--no-commit",
@@ -135,11 +157,12 @@ def record_all(task_ids: list[str]) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             scratch, cache_path = Path(tmp), Path(tmp) / "cache.sqlite"
             seed_context(scratch)
+            import_pages(scratch / "pages")
             asyncio.run(record_generation(task_id, cache_path, scratch))
             record_run(task_id, cache_path, scratch)
             count = export(task_id, cache_path)
-        print(f"{task_id}: {count} recordings", file=sys.stderr)
-        replay(task_id)
+            print(f"{task_id}: {count} recordings", file=sys.stderr)
+            replay(task_id, scratch / "pages")
 
 
 def approve_all(task_ids: list[str]) -> None:

@@ -1,9 +1,12 @@
-"""A scripted generation model for tests: replies come from files in a fixture folder.
+"""A scripted generation model for tests: replies come from hand-authored files in a fixture folder.
 
-`replies/<label>.md` answers the draft and repair requests (labels `draft`, `repair_1`, …),
-`replies/<label>.json` the reflections, and `replies/extract.json` maps each sample answer's
-name to what extraction returns for it (or to a mapping of template class name → result, for
-judges that extract more than once).
+No model wrote these replies. `replies/<label>.md` answers the draft, repair and reflection
+requests (labels `draft`, `repair_1`, `reflect_1`, …; a reflection is a ```json findings block
+plus an optional ```python module), `replies/extract.json` maps each sample answer's name to what
+extraction returns for it (or to a mapping of template class name → result, for judges that
+extract more than once), and `replies/verdicts.json` lists the verification verdicts (claim +
+source → verdict) that the acceptance and mutation stages ask for. A request with no fixture is
+an error, so a fixture never guesses.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from generator.mutate import mutate_all
 from generator.spec import load_spec
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
 from toolkit.llm.scripted import response_from
@@ -32,6 +36,9 @@ class FixturePolicy:
         self.replies = replies or task_dir / "replies"
         self.fixed_usage = fixed_usage
         self.answers = {a.name: a.text for a in load_spec(task_dir).answers}
+        for answer in load_spec(task_dir).answers:
+            for mutation in mutate_all(answer.text):
+                self.answers[f"{answer.name}~{mutation.name}"] = mutation.text
         self.extractions = json.loads((self.replies / "extract.json").read_text())
 
     def __call__(self, request: LLMRequest) -> LLMResponse:
@@ -46,13 +53,29 @@ class FixturePolicy:
         """The fixture reply for `request`."""
         label = request.metadata.label or ""
         if request.metadata.purpose == "extract":
-            prompt = request.prompt_text()
-            name = next(n for n, text in self.answers.items() if text.strip() in prompt)
-            entry = self.extractions[name]
+            entry = self.extractions[self.answer_name(request)]
             return entry.get(request.schema_name or "", entry)
-        if request.metadata.purpose == "reflect":
-            return json.loads((self.replies / f"{label}.json").read_text())
+        if request.metadata.purpose == "verify":
+            return self.verdict(request)
         return (self.replies / f"{label}.md").read_text()
+
+    def answer_name(self, request: LLMRequest) -> str:
+        """The sample answer (or `answer~mutation`) whose text the extraction prompt holds."""
+        prompt = request.prompt_text()
+        found = [n for n, text in self.answers.items() if text.strip() in prompt]
+        if not found:
+            raise KeyError("the extraction prompt holds no known sample answer or mutation")
+        return max(found, key=lambda n: len(self.answers[n]))
+
+    def verdict(self, request: LLMRequest) -> dict:
+        """The authored verdict whose claim (and source, when given) the request mentions."""
+        prompt = request.prompt_text()
+        path = self.replies / "verdicts.json"
+        entries = json.loads(path.read_text()) if path.is_file() else []
+        for entry in entries:
+            if entry["claim"] in prompt and (entry.get("source") or "") in prompt:
+                return {"reasoning": entry["reasoning"], "result": entry["passed"]}
+        raise KeyError(f"no authored verdict in {path} for this verification:\n{prompt[-1500:]}")
 
 
 RIVER_FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "generator" / "river_lengths"
@@ -68,18 +91,16 @@ EXAMPLE_REPLIES = ROOT / "tests" / "fixtures" / "generator" / "examples"
 
 
 def example_run_policy(request: LLMRequest) -> LLMResponse:
-    """The scripted judging model of the examples' `judgegen run` recordings.
-
-    Verifications are answered from `replies/verdicts.json` (claim + source → verdict);
-    a verification with no entry is an error, so a recording never guesses.
-    """
+    """The scripted judging model of the examples' `judgegen run` recordings (authored verdicts)."""
     task_id = request.metadata.task_id or ""
     replies = EXAMPLE_REPLIES / task_id / "replies"
-    if request.metadata.purpose != "verify":
-        return FixturePolicy(ROOT / "tasks" / task_id, replies, fixed_usage=False)(request)
-    prompt = request.prompt_text()
-    for entry in json.loads((replies / "verdicts.json").read_text()):
-        if entry["claim"] in prompt and entry["source"] in prompt:
-            value = {"reasoning": entry["reasoning"], "result": entry["passed"]}
-            return response_from(value, request)
-    raise KeyError(f"no scripted verdict for this verification:\n{prompt[-1500:]}")
+    return FixturePolicy(ROOT / "tasks" / task_id, replies, fixed_usage=False)(request)
+
+
+WALKTHROUGH = ROOT / "tests" / "fixtures" / "generator" / "walkthrough"
+
+
+def walkthrough_policy(request: LLMRequest) -> LLMResponse:
+    """The README's `judgegen regenerate` walkthrough: authored replies to the edited example."""
+    task_id = request.metadata.task_id or ""
+    return FixturePolicy(ROOT / "tasks" / task_id, WALKTHROUGH / task_id / "replies")(request)

@@ -67,7 +67,12 @@ async def run(source: str, *answers: str, extraction: Any = None) -> Any:
 
 async def test_a_sound_judge_runs_every_answer_under_every_pattern() -> None:
     report = await run(
-        GOOD, "red", "blue", extraction=SharedExtractor(FakeExtraction({"name": "red"}))
+        GOOD,
+        "red",
+        "blue",
+        extraction=SharedExtractor(
+            FakeExtraction({"name": "red", "url": "https://example.org/red"})
+        ),
     )
     assert report.ok
     assert [(r.answer, r.pattern) for r in report.runs] == [
@@ -83,7 +88,7 @@ async def test_a_sound_judge_runs_every_answer_under_every_pattern() -> None:
 
 
 async def test_extraction_is_asked_once_per_distinct_request() -> None:
-    fake = FakeExtraction({"name": "red"})
+    fake = FakeExtraction({"name": "red", "url": "https://example.org/red"})
     await run(GOOD, "red", "blue", extraction=SharedExtractor(fake))
     assert fake.calls == 2
 

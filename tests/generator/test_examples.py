@@ -48,7 +48,9 @@ def test_replay_reproduces_the_committed_judge_and_review(
 ) -> None:
     checkout(tmp_path, task_id)
     monkeypatch.chdir(tmp_path)
-    args = ["generate", task_id, "--provider", f"replay:recordings/{task_id}"]
+    pages = ["cache-pages", "--import-m2w2", "examples/pages", "--store", "pages"]
+    assert CliRunner().invoke(main, pages).exit_code == 0
+    args = ["generate", task_id, "--provider", f"replay:recordings/{task_id}", "--pages", "pages"]
     result = CliRunner().invoke(main, [*args, "--cache-mode", "off", "--no-commit"])
     assert result.exit_code == 0, result.stderr[-3000:]
     for path in (
@@ -78,7 +80,27 @@ def test_review_names_every_recording_it_used(task_id: str) -> None:
     recorded = sorted(p.name for p in (ROOT / "recordings" / task_id).glob("*.json"))
     assert set(record["fixtures"]) <= set(recorded)
     unused = set(recorded) - set(record["fixtures"])
-    assert unused and all(name.startswith("verify-") for name in unused)
+    assert all(name.startswith("verify-") for name in unused)
+
+
+@pytest.mark.parametrize("task_id", EXAMPLES)
+def test_example_records_say_no_model_was_called(task_id: str) -> None:
+    record = json.loads((ROOT / "reviews" / f"{task_id}.json").read_text())
+    assert record["responses"] == "authored fixture, no model called"
+    assert record["provenance"]["responses"] == "authored fixture, no model called"
+    assert all(row["cost_usd"] == 0 for row in record["usage"])
+    marker = (ROOT / "recordings" / task_id / "PROVENANCE.txt").read_text()
+    assert marker.startswith("authored fixture, no model called")
+
+
+@pytest.mark.parametrize("task_id", EXAMPLES)
+def test_example_records_show_acceptance_and_kill_rate(task_id: str) -> None:
+    record = json.loads((ROOT / "reviews" / f"{task_id}.json").read_text())
+    answers = {a["answer"]: (a["intended"], a["actual"]) for a in record["acceptance"]["answers"]}
+    assert answers == {"good": (1.0, 1.0), "partial": (0.5, 0.5), "wrong": (0.0, 0.0)}
+    killed = [row for r in record["mutation"]["reports"] for row in r["mutations"]]
+    assert record["mutation"]["ran"] and any(row["outcome"] == "killed" for row in killed)
+    assert "kill rate" in (ROOT / "reviews" / f"{task_id}.md").read_text()
 
 
 @pytest.mark.parametrize("task_id", EXAMPLES)

@@ -103,15 +103,16 @@ def test_requests_carry_their_purpose_for_the_ledger() -> None:
     assert draft_request(context, "m").metadata.purpose == "draft"
     assert repair_request(context, "m", SOURCE, PROBLEM, 1).metadata.purpose == "repair"
     assert reflect_for(context).metadata.purpose == "reflect"
-    assert reflect_for(context).output_schema is not None
+    assert reflect_for(context).output_schema is None  # the module comes back in a code fence
 
 
-def test_checklist_covers_the_four_reviews() -> None:
+def test_checklist_covers_the_five_reviews() -> None:
     assert [item.id for item in load_checklist().items] == [
         "correctness",
         "coherence",
         "completeness",
         "edge_cases",
+        "api_use",
     ]
 
 

@@ -12,7 +12,8 @@ import pytest
 from tests.llm.conftest import VERDICT_SCHEMA, verify_request
 from tests.llm.policies import verdict
 from toolkit.errors import CacheError
-from toolkit.llm.cache import FORMAT_VERSION, CacheMode, CacheRecord, ResponseCache
+from toolkit.llm.cache import FORMAT_VERSION, CacheRecord, ResponseCache
+from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.client import LLMClient
 from toolkit.llm.models import LLMRequest, LLMResponse, Message, RequestMeta, SystemBlock
 from toolkit.llm.scripted import ScriptedProvider
@@ -141,7 +142,7 @@ def test_a_format_2_cache_gains_the_checked_column_and_keeps_its_entries(tmp_pat
 async def test_stored_answers_are_checked_once_and_hits_skip_the_check(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolkit.llm import cache as cache_module
+    from toolkit.llm import cached_provider as cache_module
 
     path = tmp_path / "c.sqlite"
     request = verify_request().model_copy(update={"provider": "scripted"})

@@ -17,7 +17,9 @@ from toolkit.util.lazy import lazy_exports
 if TYPE_CHECKING:
     from toolkit.llm.account import Account
     from toolkit.llm.budget import Budget, SkippedRequest
-    from toolkit.llm.cache import CachedProvider, CacheMode, CacheRecord, ResponseCache
+    from toolkit.llm.cache import CacheRecord, ResponseCache
+    from toolkit.llm.cache_mode import CacheMode
+    from toolkit.llm.cached_provider import CachedProvider
     from toolkit.llm.client import (
         LLMClient,
         account_for,
@@ -38,9 +40,9 @@ _HOMES = {
     "MAX_REASKS": "toolkit.llm.provider",
     "Account": "toolkit.llm.account",
     "Budget": "toolkit.llm.budget",
-    "CacheMode": "toolkit.llm.cache",
+    "CacheMode": "toolkit.llm.cache_mode",
     "CacheRecord": "toolkit.llm.cache",
-    "CachedProvider": "toolkit.llm.cache",
+    "CachedProvider": "toolkit.llm.cached_provider",
     "LLMClient": "toolkit.llm.client",
     "LLMRequest": "toolkit.llm.models",
     "LLMResponse": "toolkit.llm.models",

@@ -9,6 +9,7 @@ read on later calls. The SDK retries transport failures; this module adds nothin
 from __future__ import annotations
 
 import json
+import os
 from typing import TYPE_CHECKING, Any, Literal
 
 from toolkit.errors import LLMError
@@ -52,6 +53,9 @@ class AnthropicProvider:
         if self._client is None:
             import anthropic  # the SDK is imported only when this provider makes a call
 
+            keys = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+            if "base_url" not in self._options and not any(os.environ.get(k) for k in keys):
+                raise LLMError("no Anthropic credentials: set ANTHROPIC_API_KEY", kind="config")
             self._client = anthropic.AsyncAnthropic(**self._options)
         return self._client
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from toolkit.errors import LLMError, SpecError
@@ -57,8 +59,16 @@ class ScriptedProvider:
         self.calls: list[LLMRequest] = []
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
-        """The policy's answer, validated (and re-asked) like a real provider's."""
-        return await complete_structured(request, self._attempt)
+        """The policy's answer, validated (and re-asked) like a real provider's.
+
+        An exception the policy raises is an infrastructure failure (`LLMError`), never a verdict.
+        """
+        try:
+            return await complete_structured(request, self._attempt)
+        except LLMError:
+            raise
+        except Exception as exc:
+            raise self.classify(exc) from exc
 
     async def _attempt(self, request: LLMRequest) -> RawOutput:
         self.calls.append(request)
@@ -92,6 +102,8 @@ def load_policy(spec: str) -> Policy:
             f"'{spec}' is not module:function",
             "use scripted:pkg.mod:func",
         )
+    if "" not in sys.path and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))  # like `--backend`: modules of the working dir
     try:
         return getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError) as exc:

@@ -91,13 +91,15 @@ class WorkerSetup:
 
 
 async def prepare_setup(network: bool, probe_file: str) -> tuple[WorkerSetup, str | None]:
-    """Probe bubblewrap and build the seccomp filters; returns the setup and any warning."""
+    """Probe bubblewrap and build the seccomp filters (concurrently); returns the setup and
+    any warning."""
+    filters = asyncio.ensure_future(
+        asyncio.to_thread(lambda: (seccomp.sandbox_filter(), seccomp.job_filter(network)))
+    )
     isolation = await probe_isolation(network)
     warnings = [isolation.warning] if isolation.warning else []
     try:
-        sandbox_bpf, job_bpf = await asyncio.to_thread(
-            lambda: (seccomp.sandbox_filter(), seccomp.job_filter(network))
-        )
+        sandbox_bpf, job_bpf = await filters
     except (ImportError, OSError, RuntimeError) as exc:
         sandbox_bpf, job_bpf = b"", b""
         warnings.append(f"no seccomp filter: libseccomp is unavailable ({exc})")
@@ -135,11 +137,13 @@ class WorkerProcess:
         parent_sock, child_sock = socket.socketpair()
         job_fd = _memfd("judgegen-job-filter", setup.job_filter)
         sandbox_fd = _memfd("judgegen-sandbox-filter", setup.sandbox_filter)
+        filter_fds = [fd for fd in (job_fd, sandbox_fd) if fd is not None]
         scratch_bytes = SCRATCH_FILES * limits.max_file_mb * 1024 * 1024
         command = setup.isolation.command(env, scratch_bytes, sandbox_fd)
-        worker_args = ["--fd", str(child_sock.fileno()), "--job-filter-fd", str(job_fd)]
+        worker_args = ["--fd", str(child_sock.fileno())]
+        worker_args += ["--job-filter-fd", str(job_fd)] if job_fd is not None else []
         worker_args += [arg for path in setup.hidden for arg in ("--hidden", path)]
-        fds = (child_sock.fileno(), job_fd, *([sandbox_fd] if sandbox_fd is not None else []))
+        fds = (child_sock.fileno(), *filter_fds)
         try:
             process = await asyncio.create_subprocess_exec(
                 *command,
@@ -161,7 +165,7 @@ class WorkerProcess:
             raise
         finally:
             child_sock.close()
-            for fd in fds[1:]:
+            for fd in filter_fds:
                 os.close(fd)
         reader, writer = await asyncio.open_unix_connection(sock=parent_sock)
         worker = cls(process, reader, writer, home, limits.max_output_bytes)
@@ -316,9 +320,9 @@ def _finish(
 
 
 class WorkerPool:
-    """`size` sandboxed workers sharing one broker; `evaluate` runs a job on a free one.
+    """Up to `size` sandboxed workers sharing one broker; `evaluate` runs a job on a free one.
 
-    Use as `async with WorkerPool(4, limits, backend, pages, tools) as pool:` (or call
+    Workers start on demand: the first evaluation waits for one worker, not for `size`. Use as `async with WorkerPool(4, limits, backend, pages, tools) as pool:` (or call
     `evaluate` directly: the pool starts on the first job). A worker that crashed, timed out or
     broke the protocol is replaced on the next job. Each outcome carries the guards measured in
     effect; when some are missing the pool says which on stderr, and with `require_sandbox`
@@ -363,7 +367,8 @@ class WorkerPool:
         return self
 
     async def start(self) -> None:
-        """Probe the isolation once (warning on stderr if weak) and start the workers."""
+        """Probe the isolation and build the filters once (warning on stderr if weak);
+        workers themselves start when a job needs one."""
         async with self._start_lock:
             if self._started:
                 return
@@ -372,11 +377,6 @@ class WorkerPool:
             self.setup, warning = await prepare_setup(self.limits.network, probe)
             if warning:
                 print(f"judgegen: warning: {warning}", file=sys.stderr)
-            started = await asyncio.gather(
-                *(WorkerProcess.start(self.setup, self.limits) for _ in range(self.size)),
-                return_exceptions=True,
-            )
-            self._idle = [w for w in started if isinstance(w, WorkerProcess)]
             self._started = True
 
     async def __aexit__(self, *exc_info: object) -> None:

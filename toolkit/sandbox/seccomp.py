@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import tempfile
+from typing import Any
 
 SANDBOX_DENIED = (
     "mount",
@@ -61,25 +62,32 @@ JOB_DENIED = ("fork", "vfork", "execve", "execveat", "setrlimit")
 _CLONE_THREAD = 0x00010000
 
 
-def _add(filter_: object, syscall: str, action: int, *args: object) -> None:
+def _add(filter_: Any, syscall: str, action: int, *args: object) -> None:
     """Add one rule; a syscall unknown on this arch (e.g. `fork` on arm64) is skipped."""
     try:
-        filter_.add_rule(action, syscall, *args)  # type: ignore[attr-defined]
+        filter_.add_rule(action, syscall, *args)
     except OSError as exc:
         if exc.errno != errno.EINVAL:
             raise
 
 
-def _export(filter_: object) -> bytes:
+def _export(filter_: Any) -> bytes:
     with tempfile.TemporaryFile() as handle:
-        filter_.export_bpf(handle)  # type: ignore[attr-defined]
+        filter_.export_bpf(handle)
         handle.seek(0)
         return handle.read()
 
 
+def _library() -> Any:
+    """pyseccomp, imported on first use (it loads libseccomp; RuntimeError when missing)."""
+    import pyseccomp  # type: ignore[import-untyped]
+
+    return pyseccomp
+
+
 def sandbox_filter() -> bytes:
     """BPF of the sandbox filter (for `bwrap --add-seccomp-fd`)."""
-    import pyseccomp
+    pyseccomp = _library()
 
     filter_ = pyseccomp.SyscallFilter(defaction=pyseccomp.ALLOW)
     for syscall in SANDBOX_DENIED:
@@ -89,7 +97,7 @@ def sandbox_filter() -> bytes:
 
 def job_filter(allow_network: bool) -> bytes:
     """BPF of the job filter: the sandbox list plus processes, programs, sockets, rlimits."""
-    import pyseccomp
+    pyseccomp = _library()
 
     eperm = pyseccomp.ERRNO(errno.EPERM)
     filter_ = pyseccomp.SyscallFilter(defaction=pyseccomp.ALLOW)

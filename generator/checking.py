@@ -1,0 +1,248 @@
+"""The checks a candidate judge must pass before the pipeline keeps it: lint, debug, acceptance.
+
+`check_candidate` lints the source; when the code can run (it parses and has its entry point)
+it is debugged even if lint found something, so lint and debug problems reach the model in
+one repair round. A candidate that runs cleanly is then scored for real on the sample answers
+(acceptance) and compared with the intended scores. `mutation_stage` damages the accepted
+answers one fact at a time. Every outcome is recorded on the run as a `StageRecord`.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from generator.acceptance import (
+    AcceptanceBackend,
+    AcceptanceReport,
+    BudgetedClient,
+    acceptance_stage,
+)
+from generator.debug import DebugReport, debug_stage
+from generator.draft import Problem, offending_lines
+from generator.labels import intended_labels
+from generator.lint import lint_source
+from generator.mutate import MutationStage, mutate_answer
+from generator.review import StageRecord
+from generator.review_runs import ReviewRuns
+from toolkit.backends import LLMBackend
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from generator.pipeline import GenerationRun
+
+# Findings after which running the module shows nothing useful: it cannot run (syntax, no
+# entry point) or its runs are not reproducible (clock, randomness: JG008).
+BLOCKING_RULES = frozenset({"JG000", "invalid-syntax", "JG001", "JG008"})
+
+
+@dataclass
+class Checked:
+    """What the checks of one candidate found."""
+
+    source: str
+    problem: Problem | None = None
+    report: DebugReport | None = None
+    acceptance: AcceptanceReport | None = None
+    summaries: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def lint_problem(source: str, task_id: str) -> tuple[str, Problem | None, list[str], bool]:
+    """(formatted source, problem, finding lines, can the code run) of the lint stage."""
+    report = lint_source(source, f"{task_id}.py")
+    formatted = report.source
+    if report.ok:
+        return formatted, None, [], True
+    details = [f"line {f.line}: {f.rule} {f.message}" for f in report.findings]
+    problem = Problem(
+        stage="lint",
+        signature="lint:" + "; ".join(sorted({f"{f.rule} {f.message}" for f in report.findings})),
+        summary=f"The linter found {len(report.findings)} problem(s):\n" + "\n".join(details),
+        details=report.render(guidance=True),
+        lines=offending_lines(formatted, [f.line for f in report.findings], context=0),
+    )
+    runs = not any(f.rule in BLOCKING_RULES for f in report.findings)
+    return formatted, problem, details, runs
+
+
+def merge_problems(first: Problem, second: Problem) -> Problem:
+    """One repair problem holding both (lint findings and what running the code showed)."""
+    return Problem(
+        stage=f"{first.stage}+{second.stage}",
+        signature=f"{first.signature} || {second.signature}",
+        summary=f"{first.summary}\n\nRunning the code also showed:\n{second.summary}",
+        details="\n\n".join(d for d in (first.details, second.details) if d),
+        lines=sorted(set(first.lines) | set(second.lines), key=_line_number),
+    )
+
+
+def _line_number(numbered: str) -> int:
+    head = numbered.split("|", 1)[0].strip()
+    return int(head) if head.isdigit() else 0
+
+
+def _debug_record(run: GenerationRun, report: DebugReport, number: int, label: str) -> None:
+    runs = len(report.runs)
+    if report.ok:
+        run.record(
+            StageRecord(
+                stage="debug", round=number, status="ok", summary=f"{label}: {runs} runs, no issue"
+            )
+        )
+        return
+    groups: dict[str, list[str]] = {}
+    for issue in report.issues:
+        groups.setdefault(issue.signature(), []).append(f"{issue.answer}/{issue.pattern}")
+    details = []
+    for same in groups.values():
+        issue = next(i for i in report.issues if f"{i.answer}/{i.pattern}" == same[0])
+        line = f" (line {issue.lines[-1]})" if issue.lines else ""
+        details.append(f"{issue.kind}{line} in {len(same)}/{runs} runs: {issue.message}")
+    run.record(
+        StageRecord(
+            stage="debug",
+            round=number,
+            status="failed",
+            summary=f"{label}: {len(report.issues)} issue(s) in {runs} runs",
+            details=details,
+        )
+    )
+
+
+async def check_candidate(run: GenerationRun, source: str, number: int, label: str) -> Checked:
+    """Lint, debug (when the code can run) and acceptance (when it runs cleanly)."""
+    source, lint, details, runnable = lint_problem(source, run.loaded.task_id)
+    status = "ok" if lint is None else "failed"
+    summary = f"{label}: clean" if lint is None else f"{label}: {len(details)} finding(s)"
+    run.record(
+        StageRecord(stage="lint", round=number, status=status, summary=summary, details=details)
+    )
+    if not runnable:
+        return Checked(source, lint)
+    report = await debug_stage(
+        source,
+        run.loaded,
+        run.extractor,
+        limits=run.options.limits,
+        isolation=run.options.isolation,
+    )
+    _debug_record(run, report, number, label)
+    debug = report.problem(source)
+    if lint is not None:
+        return Checked(source, merge_problems(lint, debug) if debug else lint, report)
+    if debug is not None:
+        return Checked(source, debug, report)
+    acceptance, summaries = await run_acceptance(run, source, number, label)
+    problem = acceptance.problem(source) if acceptance.ran else None
+    return Checked(source, problem, report, acceptance, summaries)
+
+
+def acceptance_backend(run: GenerationRun) -> AcceptanceBackend | None:
+    """The real judging backend (budgeted), or None when the run has no verification model."""
+    judge = run.extractor.backend
+    if not isinstance(judge, LLMBackend):
+        return None
+    if run.budgeted is None:
+        run.budgeted = BudgetedClient(
+            judge.client, run.options.acceptance_budget_usd, replayed=run.tape.replayed
+        )
+    budgeted = LLMBackend(
+        run.budgeted,
+        model=judge.model,
+        extract_model=judge.extract_model,
+        trials=judge.trials,
+        provider=judge.provider,
+    )
+    return AcceptanceBackend(run.extractor, budgeted)
+
+
+@asynccontextmanager
+async def judge_runs(
+    run: GenerationRun, source: str, backend: Any
+) -> AsyncIterator[tuple[ReviewRuns, Path]]:
+    """The judge written to a scratch file, and runs of it with `backend` and the pages."""
+    sandbox = run.options.isolation == "sandbox"
+    with tempfile.TemporaryDirectory(prefix="judgegen-accept-") as tmp:
+        path = Path(tmp) / f"{run.loaded.task_id}.py"
+        path.write_text(source, "utf-8")
+        async with ReviewRuns(
+            backend, pages=run.pages, sandbox=sandbox, timeout_s=run.options.limits.timeout_s
+        ) as runs:
+            yield runs, path
+
+
+async def run_acceptance(
+    run: GenerationRun, source: str, number: int, label: str
+) -> tuple[AcceptanceReport, dict[str, dict[str, Any]]]:
+    """The acceptance stage on `source`, recorded; skipped (and said so) when disabled."""
+    backend = acceptance_backend(run)
+    cites = any("http://" in a.text or "https://" in a.text for a in run.loaded.answers)
+    if not run.options.acceptance or backend is None or (run.pages is None and cites):
+        note = (
+            "--no-acceptance"
+            if not run.options.acceptance
+            else "no verification model"
+            if backend is None
+            else "no page store for the cited pages (--pages)"
+        )
+        report = AcceptanceReport.skipped(note)
+        run.acceptance, run.summaries = report, {}
+        run.record(StageRecord(stage="acceptance", status="skipped", summary=note))
+        return report, {}
+    labels = intended_labels(run.loaded)
+    async with judge_runs(run, source, backend) as (runs, path):
+        report, summaries = await acceptance_stage(path, run.loaded, runs, labels)
+    assert run.budgeted is not None
+    report.calls, report.cost_usd = run.budgeted.calls, round(run.budgeted.spent_usd, 6)
+    report.budget_usd = run.options.acceptance_budget_usd
+    run.acceptance, run.summaries = report, summaries
+    details = [
+        f"{a.answer}: intended {a.intended}, actual {a.actual} ({a.status})" for a in report.answers
+    ] + [f"{a.answer}: {f.message}" for a in report.answers for f in a.findings]
+    run.record(
+        StageRecord(
+            stage="acceptance",
+            round=number,
+            status="ok" if report.ok else "failed",
+            summary=f"{label}: {report.summary_line()}",
+            details=details,
+        )
+    )
+    return report, summaries
+
+
+async def mutation_stage(run: GenerationRun, source: str) -> MutationStage:
+    """Mutation-test `source` on every sample answer acceptance scored 1; recorded on the run."""
+    backend = acceptance_backend(run)
+    if not run.options.mutation or backend is None or run.acceptance is None:
+        note = "--no-mutation" if not run.options.mutation else "acceptance did not run"
+        stage = MutationStage(ran=False, note=note)
+    elif not run.acceptance.ran:
+        stage = MutationStage(ran=False, note=f"acceptance skipped ({run.acceptance.note})")
+    else:
+        stage = MutationStage()
+        accepted = [a for a in run.acceptance.answers if a.actual is not None and a.actual >= 1]
+        texts = {a.name: a.text for a in run.loaded.answers}
+        async with judge_runs(run, source, backend) as (runs, path):
+            for item in accepted:
+                stage.reports.append(
+                    await mutate_answer(
+                        runs, path, run.loaded.task_id, item.answer, texts[item.answer], 1.0
+                    )
+                )
+        if not accepted:
+            stage = MutationStage(ran=False, note="no sample answer scores 1")
+    run.mutation = stage
+    status = "skipped" if not stage.ran else "ok"
+    gate = run.options.min_kill_rate
+    if gate is not None and stage.ran and (stage.kill_rate or 0.0) < gate:
+        status = "failed"
+    summary = stage.summary_line() if stage.ran else stage.note
+    run.record(
+        StageRecord(stage="mutation", status=status, summary=summary, details=stage.survivors())
+    )
+    return stage
