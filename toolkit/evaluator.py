@@ -447,8 +447,7 @@ class Evaluator:
         """Decide `node` by checking `claim`; returns whether it passed.
 
         No sources: a plain check. One URL: is the claim supported by that page. Several:
-        supported by any; pages are checked two at a time in order, and the first that
-        supports the claim decides (later ones are not checked). `sources` are URLs the
+        supported by any, tried in order, stopping at the first yes. `sources` are URLs the
         answer cites for the claim (from an extraction); `additional_instruction` tells the
         verifier what variation to accept or what to focus on (e.g. "dates in any format"). The leaf is `skipped`
         without any backend call when a prerequisite leaf (critical siblings at every level,
