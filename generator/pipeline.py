@@ -8,6 +8,7 @@ debug results and the reflection findings become the review record. The pipeline
 from __future__ import annotations
 
 import difflib
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,8 +16,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from generator.acceptance import DEFAULT_BUDGET_USD, AcceptanceReport, BudgetedClient
-from generator.checking import Checked, check_candidate, mutation_stage
+from generator.acceptance import (
+    DEFAULT_BUDGET_USD,
+    AcceptanceBackend,
+    AcceptanceReport,
+    BudgetedClient,
+)
+from generator.checking import Checked, check_candidate, close_judge_runs, mutation_stage
 from generator.context import GenerationContext, build_context
 from generator.debug import DEFAULT_LIMITS, DebugReport, SharedExtractor
 from generator.draft import NoCodeBlock, draft_request, extract_code, repair_request
@@ -30,6 +36,7 @@ from generator.reflect import (
     reflect_request,
 )
 from generator.review import ReflectionPass, ReviewRecord, StageRecord
+from generator.review_runs import ReviewRuns
 from generator.rubric import diff_trees, outline
 from generator.spec import LoadedSpec
 from generator.tape import CallTape
@@ -96,6 +103,9 @@ class GenerationRun:
     stages: list[StageRecord] = field(default_factory=list)
     pages: Any = None
     budgeted: BudgetedClient | None = None
+    acceptance_backend: AcceptanceBackend | None = None
+    judge_runs: ReviewRuns | None = None
+    scratch: tempfile.TemporaryDirectory[str] | None = None
     acceptance: AcceptanceReport | None = None
     summaries: dict[str, dict[str, Any]] = field(default_factory=dict)
     mutation: MutationStage | None = None
@@ -357,9 +367,12 @@ async def generate(
     names = [f"{e.task_id} ({e.origin})" for e in context.examples]
     examples = "examples: " + (", ".join(names) or "none")
     run.record(StageRecord(stage="context", status="ok", summary=examples))
-    source = await draft_stage(run)
-    source, report = await repair_loop(run, source)
-    source, report, passes = await prove(run, source, report)
+    try:
+        source = await draft_stage(run)
+        source, report = await repair_loop(run, source)
+        source, report, passes = await prove(run, source, report)
+    finally:
+        await close_judge_runs(run)
     result = publish(
         run_source=source,
         loaded=loaded,

@@ -18,6 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from generator.checking import close_judge_runs
 from generator.codediff import diff_functions, splice
 from generator.context import GenerationContext, api_reference, mistakes_catalog
 from generator.draft import judge_request
@@ -351,8 +352,11 @@ async def regenerate(
             details=changed.to_text().splitlines(),
         )
     )
-    source, report = await repair_loop(run, source)
-    source, report, passes = await reflect_stage(run, source, report)
+    try:
+        source, report = await repair_loop(run, source)
+        source, report, passes = await reflect_stage(run, source, report)
+    finally:
+        await close_judge_runs(run)
     final, how = _splice_checked(old_body, source, task_id)
     progress(f"[{task_id}] splice: {how}")
     sandboxed = options.isolation == "sandbox" if sandbox is None else sandbox

@@ -25,7 +25,7 @@ class CallTape:
     ) -> None:
         self.client = client
         self.entries: list[tuple[LLMRequest, LLMResponse]] = shared.entries if shared else []
-        self.replayed = shared.replayed if shared else replayed
+        self.replayed: bool = shared.replayed if shared else replayed
         self.failed: list[LLMRequest] = shared.failed if shared else []
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
