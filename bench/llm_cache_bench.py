@@ -26,7 +26,8 @@ from pathlib import Path
 
 from toolkit.backends import LLMBackend, VerifyRequest
 from toolkit.errors import LLMError
-from toolkit.llm.cache import CacheMode, ResponseCache
+from toolkit.llm.cache import ResponseCache
+from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.client import LLMClient
 from toolkit.llm.models import LLMRequest, LLMResponse, Message, RequestMeta, SystemBlock, Usage
 

@@ -29,6 +29,10 @@ class GitError(JudgegenError):
     """A git command failed (not a repository, no identity, corrupt objects…)."""
 
 
+class NotAtRevision(GitError):
+    """The revision exists but has no such file (it was added or deleted since)."""
+
+
 class RefChanged(GitError):
     """The branch moved between reading its tip and updating it; nothing was written."""
 
@@ -112,7 +116,7 @@ def file_at(path: Path, rev: str) -> str:
         except (BadName, BadObject, ValueError):
             raise GitError(f"git show {rev}:{relative}: unknown revision '{rev}'") from None
         except KeyError:
-            raise GitError(f"git show {rev}:{relative}: no such file at '{rev}'") from None
+            raise NotAtRevision(f"git show {rev}:{relative}: no such file at '{rev}'") from None
         return blob.data_stream.read().decode("utf-8")
 
 

@@ -19,7 +19,14 @@ from pydantic import BaseModel
 from generator.debug import DebugReport
 from generator.gitops import CommitResult, GitError, commit_files, format_message, repo_root
 from generator.provenance import Provenance, with_header
-from generator.review import ReflectionPass, ReviewRecord, StageRecord, render_json, render_markdown
+from generator.review import (
+    ReflectionPass,
+    ReviewRecord,
+    StageRecord,
+    render_json,
+    render_markdown,
+    same_but_usage,
+)
 from generator.spec import LoadedSpec
 from generator.tape import CallTape
 from prompts import prompts_sha256
@@ -107,6 +114,17 @@ def commit_message(record: ReviewRecord, trailers: Trailers) -> str:
     return format_message(f"Add generated judge for {record.task_id}", body, trailers)
 
 
+def _unchanged_review(review: Path, sidecar: Path, record: ReviewRecord) -> tuple[str, str] | None:
+    """The existing review files' texts when their record differs from `record` only in usage
+    (regenerating an unchanged spec from the cache must not rewrite what was reviewed)."""
+    try:
+        old = ReviewRecord.model_validate_json(sidecar.read_bytes())
+        texts = review.read_bytes().decode("utf-8"), sidecar.read_bytes().decode("utf-8")
+    except (OSError, ValueError):
+        return None
+    return texts if same_but_usage(old, record) else None
+
+
 def publish(
     *,
     run_source: str,
@@ -154,18 +172,25 @@ def publish(
         mutation=mutation,
     )
     base = options.repo
+    review, sidecar = options.reviews_dir / f"{task_id}.md", options.reviews_dir / f"{task_id}.json"
     outputs = {
         options.judges_dir / f"{task_id}.py": judge_text,
-        options.reviews_dir / f"{task_id}.md": render_markdown(record),
-        options.reviews_dir / f"{task_id}.json": render_json(record),
+        review: render_markdown(record),
+        sidecar: render_json(record),
     }
+    kept = _unchanged_review(base / review, base / sidecar, record)
+    if kept is not None:
+        outputs[review], outputs[sidecar] = kept
+        progress(f"[{task_id}] publish: review unchanged but for LLM usage; kept as reviewed")
     root = repo_root(base) if options.commit else None
     files = (
         {in_repo(root, base / rel): text.encode() for rel, text in outputs.items()} if root else {}
     )
     removals = [in_repo(root, base / move.source) for move in moves] if root else []
     for relative, text in outputs.items():
-        write_atomic(base / relative, text)
+        path = base / relative
+        if not path.is_file() or path.read_bytes() != text.encode():
+            write_atomic(path, text)
     for move in moves:
         os.replace(base / move.source, base / move.target)
         if root is not None:

@@ -101,9 +101,15 @@ def task_folders(tasks_dir: str | Path) -> list[Path]:
 
 
 def find_stale(tasks_dir: str | Path, judges_dir: str | Path) -> list[Staleness]:
-    """The stale tasks under `tasks_dir`: a judge exists and was made from another spec."""
+    """The stale tasks under `tasks_dir`: a judge exists and was made from another spec.
+
+    A task without a judge (a scaffold still being written, say) is never stale, so its spec
+    is not even read.
+    """
     found = [
-        staleness(load_spec(folder, tasks_dir), judges_dir) for folder in task_folders(tasks_dir)
+        staleness(load_spec(folder, tasks_dir), judges_dir)
+        for folder in task_folders(tasks_dir)
+        if judge_file(judges_dir, folder.name).is_file()
     ]
     return [item for item in found if item.stale]
 

@@ -102,6 +102,15 @@ class ReviewRecord(BaseModel):
     )
 
 
+USAGE_FIELDS = frozenset({"usage", "usage_line"})
+
+
+def same_but_usage(old: ReviewRecord, new: ReviewRecord) -> bool:
+    """Whether two records differ at most in LLM usage (a rerun served from the cache), so a
+    regeneration that changed nothing can keep the reviewed files as they are."""
+    return old.model_dump(exclude=set(USAGE_FIELDS)) == new.model_dump(exclude=set(USAGE_FIELDS))
+
+
 def _fmt(score: float | None) -> str:
     return "error" if score is None else f"{score:.3f}".rstrip("0").rstrip(".") or "0"
 

@@ -163,8 +163,8 @@ async def skeleton_summary(
 
 async def rubric_and_code_diff(
     task_id: str,
-    old_source: str,
-    new_source: str,
+    old_source: str | None,
+    new_source: str | None,
     *,
     answer: SampleAnswer,
     extraction: LLMBackend | SharedExtractor | None,
@@ -173,13 +173,17 @@ async def rubric_and_code_diff(
 ) -> RubricAndCodeDiff:
     """Rubric nodes (all-pass skeletons on `answer`) and top-level functions that changed.
 
-    Both versions share one extractor, so identical extraction requests are asked once.
+    Both versions share one extractor, so identical extraction requests are asked once. A
+    version that is None (the judge does not exist there) has no nodes and no functions.
     """
     extractor = (
         extraction if isinstance(extraction, SharedExtractor) else SharedExtractor(extraction)
     )
-    trees = []
+    trees: list[dict[str, Any]] = []
     for source in (old_source, new_source):
+        if source is None:
+            trees.append({})
+            continue
         summary = await skeleton_summary(
             source, task_id, answer, extractor, sandbox=sandbox, timeout_s=timeout_s
         )
@@ -188,5 +192,5 @@ async def rubric_and_code_diff(
         task_id=task_id,
         answer=answer.name,
         rubric=diff_trees(trees[0], trees[1]),
-        code=diff_functions(old_source, new_source),
+        code=diff_functions(old_source or "", new_source or ""),
     )

@@ -128,9 +128,10 @@ def statistics(tree: dict[str, Any]) -> dict[str, int]:
 
 
 def diff_trees(old: dict[str, Any], new: dict[str, Any]) -> RubricDiff:
-    """Nodes added, removed, and changed (description, critical, strategy, parent), by id."""
-    before = {n.id: n for n in flatten(old)}
-    after = {n.id: n for n in flatten(new)}
+    """Nodes added, removed, and changed (description, critical, strategy, parent), by id;
+    an empty tree (`{}`: no judge on that side) makes every node of the other added/removed."""
+    before = {n.id: n for n in flatten(old)} if old else {}
+    after = {n.id: n for n in flatten(new)} if new else {}
     diff = RubricDiff(
         added=[n for i, n in after.items() if i not in before],
         removed=[n for i, n in before.items() if i not in after],

@@ -10,9 +10,10 @@ import hashlib
 import json
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+if TYPE_CHECKING:  # Jinja2 loads on the first render: hashing the templates does not need it
+    from jinja2 import Environment
 
 PROMPTS_DIR = Path(__file__).resolve().parent
 
@@ -24,6 +25,8 @@ def _json(value: Any, indent: int | None = 2) -> str:
 @cache
 def environment() -> Environment:
     """The shared Jinja2 environment for prompt templates."""
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
     env = Environment(
         loader=FileSystemLoader(str(PROMPTS_DIR)),
         undefined=StrictUndefined,
@@ -42,10 +45,11 @@ def render(name: str, **context: Any) -> str:
     return environment().get_template(name).render(**context)
 
 
-def prompts_sha256() -> str:
-    """Hash of every template and data file under prompts/, for provenance and fingerprints."""
+def prompts_sha256(under: str = "") -> str:
+    """Hash of every template and data file under prompts/ (or its subfolder `under`, e.g.
+    "toolkit" for the templates judges use), for provenance and fingerprints."""
     digest = hashlib.sha256()
-    for path in sorted(PROMPTS_DIR.rglob("*")):
+    for path in sorted((PROMPTS_DIR / under).rglob("*")):
         if path.is_file() and path.suffix in {".j2", ".yaml", ".md"}:
             digest.update(path.relative_to(PROMPTS_DIR).as_posix().encode() + b"\0")
             digest.update(path.read_bytes() + b"\0")

@@ -7,8 +7,9 @@ first use (PEP 562), so importing a light submodule such as `toolkit.errors` —
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from toolkit.util.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from toolkit import checks
@@ -70,16 +71,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Import an exported name's module on first access and keep the value."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'toolkit' has no attribute {name!r}")
-    module = importlib.import_module(home)
-    value = module if name == "checks" else getattr(module, name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)

@@ -9,6 +9,8 @@ JudgegenError
  │    ├── ReplayMiss  the replay provider has no recording for a request
  │    └── CacheError  the response cache file is unusable (stops the command: exit 3)
  ├── BudgetExceeded   the dollar cap was reached; no new calls are made (also an InfraError)
+ ├── AnswersLayoutError  an --answers folder cannot be read as <agent>/<task_id>/<answer>.md
+ ├── ResultsBusy      another run holds the results folder's lock (and we were told not to wait)
  └── JudgeFailed      a judge raised or ran out of time; carries the partial tree it built
 """
 
@@ -19,6 +21,14 @@ from typing import Any
 
 class JudgegenError(Exception):
     """Base of every error judgegen raises on purpose."""
+
+
+class AnswersLayoutError(JudgegenError):
+    """An answers folder is not laid out as answers; the message says how to lay them out."""
+
+
+class ResultsBusy(JudgegenError):
+    """Another run is writing the results folder and the caller chose not to wait."""
 
 
 class SpecError(JudgegenError):

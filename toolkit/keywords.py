@@ -26,11 +26,16 @@ def keyword_names(func: Callable[..., Any]) -> frozenset[str]:
     )
 
 
+def did_you_mean(given: str, known: Iterable[str]) -> str | None:
+    """ "did you mean `x`?" for the closest of `known` to a misspelled `given`, or None."""
+    close = difflib.get_close_matches(given, sorted(known), n=1, cutoff=0.5)
+    return f"did you mean `{close[0]}`?" if close else None
+
+
 def unknown_keyword_error(owner: str, given: str, valid: Iterable[str]) -> TypeError:
     """The error for keyword `given` passed to `owner`, naming the closest of `valid`."""
     valid = sorted(valid)
-    close = difflib.get_close_matches(given, valid, n=1, cutoff=0.5)
-    hint = f"did you mean `{close[0]}`?" if close else f"valid keywords: {', '.join(valid)}"
+    hint = did_you_mean(given, valid) or f"valid keywords: {', '.join(valid)}"
     return TypeError(f"{owner}() got an unexpected keyword argument `{given}`; {hint}")
 
 

@@ -14,6 +14,7 @@ a judge's cited sources all use `normalize_url` (through `same_page`).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from urllib.parse import SplitResult, parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
 ]
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
+_SPACE = re.compile(r"\s")
 
 # Characters agents glue around a URL in prose or Markdown.
 _WRAPPERS = {"<": ">", "(": ")", "[": "]", "{": "}", '"': '"', "'": "'", "`": "`"}
@@ -82,10 +84,15 @@ def _unwrap(url: str) -> str:
 
 def _web_parts(url: object) -> SplitResult | None:
     """The parts of an http(s) URL with a host, or None when `url` is not one."""
-    if not isinstance(url, str):
-        return None
+    return _parse_web_url(url) if isinstance(url, str) else None
+
+
+@lru_cache(maxsize=4096)
+def _parse_web_url(url: str) -> SplitResult | None:
+    # Cached: an evaluation looks up the same cited URLs again and again (page text,
+    # screenshot, each extraction and verification), and parsing is pure.
     text = _unwrap(url)
-    if not text or any(ch.isspace() for ch in text):
+    if not text or _SPACE.search(text):
         return None
     if text.startswith("//"):
         text = "https:" + text

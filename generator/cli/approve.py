@@ -30,7 +30,7 @@ def approve(task_id: str, reviewer: str, judges: Path, reviews: Path, as_json: b
 
     \b
     Example:
-      judgegen approve llava_commit --reviewer "Ada Lovelace"
+      judgegen approve rust_2024_edition --reviewer "Ada Lovelace"
 
     \b
     Exit codes: 0 approved; 2 no such judge or empty reviewer.

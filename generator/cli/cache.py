@@ -53,8 +53,8 @@ def cache() -> None:
     \b
     Example:
       judgegen cache stats
-      judgegen cache export tests/fixtures/llm/demo
-      judgegen cache import tests/fixtures/llm/demo --cache-path /tmp/c.sqlite
+      judgegen cache export exported-recordings
+      judgegen cache import recordings/rust_2024_edition --cache-path imported.sqlite
 
     \b
     Exit codes: 0 ok; 2 usage or input error (missing cache, bad record file);

@@ -123,7 +123,7 @@ def cache_pages(
 
     \b
     Example:
-      judgegen cache-pages --answers answers/ --store pages/ --concurrency 4
+      judgegen cache-pages --import-m2w2 examples/pages --store pages
 
     \b
     Exit codes: 0 every page stored; 1 some pages failed to load or entries could not

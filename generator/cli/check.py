@@ -67,8 +67,9 @@ def check(
 
     \b
     Example:
-      judgegen check generated_judges/llava_commit.py
-      judgegen check draft.py --task rust_2024_edition --provider replay:recordings/rust_2024_edition
+      judgegen check generated_judges/rust_2024_edition.py
+      judgegen check generated_judges/rust_2024_edition.py --task rust_2024_edition \
+        --provider replay:recordings/rust_2024_edition
     \b
     Exit codes: 0 no findings; 1 findings; 2 usage or input error (missing or
     non-UTF-8 file, invalid task); 3 infrastructure failure (ruff, LLM, sandbox).

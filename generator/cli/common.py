@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from toolkit.errors import InfraError, SpecError
+from toolkit.keywords import did_you_mean
 
 if TYPE_CHECKING:
     from generator.spec import LoadedSpec, SampleAnswer
@@ -67,7 +68,9 @@ def load_task(task: str, tasks_dir: Path) -> LoadedSpec:
     try:
         return load_spec(task, tasks_dir)
     except SpecError as exc:
-        raise click.UsageError(str(exc)) from exc
+        known = [p.parent.name for p in Path(tasks_dir).glob("*/task.*")]
+        hint = did_you_mean(task, known) if exc.problem == "does not exist" else None
+        raise click.UsageError(f"{exc} ({hint})" if hint else str(exc)) from exc
 
 
 def judge_file(judges: Path, task_id: str) -> Path:
@@ -143,20 +146,31 @@ def open_pages(pages: Path | None) -> Any:
         raise click.UsageError(f"cannot open page store {pages}: {exc}") from exc
 
 
+def call_factory(spec: str, option: str) -> Any:
+    """Import the `package.module:factory` named by `spec` (modules of the working directory
+    included, as with `python -m`) and return what calling it gives; problems are reported
+    against `option`."""
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise click.BadParameter("expected package.module:factory", param_hint=option)
+    if "" not in sys.path and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    try:
+        factory = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise click.BadParameter(f"cannot load {spec}: {exc}", param_hint=option) from exc
+    try:
+        return factory()
+    except Exception as exc:
+        message = f"{spec}() failed: {type(exc).__name__}: {exc}"
+        raise click.BadParameter(message, param_hint=option) from exc
+
+
 def load_backend_factory(spec: str) -> JudgingBackend:
     """Call the `package.module:factory` named by `spec` and check it returns a backend."""
     from toolkit.backends import JudgingBackend
 
-    module_name, _, attribute = spec.partition(":")
-    if not module_name or not attribute:
-        raise click.BadParameter("expected package.module:factory", param_hint="--backend")
-    if "" not in sys.path and str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))  # like `python -m`: modules of the working dir
-    try:
-        factory = getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as exc:
-        raise click.BadParameter(f"cannot load {spec}: {exc}", param_hint="--backend") from exc
-    backend = factory()
+    backend = call_factory(spec, "--backend")
     if not isinstance(backend, JudgingBackend):
         raise click.BadParameter(
             f"{spec}() returned {type(backend).__name__}, which has no extract/verify",

@@ -21,7 +21,7 @@ from generator.cli.common import (
 )
 from generator.cli.llm_options import llm_options
 from generator.debug import SharedExtractor
-from generator.gitops import GitError, file_at, last_change
+from generator.gitops import GitError, NotAtRevision, file_at, last_change
 from generator.review_runs import RubricAndCodeDiff, extraction_backend, rubric_and_code_diff
 from generator.spec import SampleAnswer
 from toolkit.llm.settings import LLMSettings
@@ -31,14 +31,15 @@ WORKTREE = "WORKTREE"
 __all__ = ["WORKTREE", "diff", "judge_at", "rubric_and_code_diff"]
 
 
-def judge_at(path: Path, rev: str) -> str:
-    """The judge file's text at git revision `rev` (`WORKTREE`: the file on disk)."""
+def judge_at(path: Path, rev: str) -> str | None:
+    """The judge file's text at git revision `rev` (`WORKTREE`: the file on disk), or None
+    when the revision exists but has no such file (a judge added or deleted since)."""
     if rev == WORKTREE:
-        if not path.is_file():
-            raise click.UsageError(f"no judge {path} in the working tree")
-        return path.read_text("utf-8")
+        return path.read_text("utf-8") if path.is_file() else None
     try:
         return file_at(path, rev)
+    except NotAtRevision:
+        return None
     except GitError as exc:
         raise click.UsageError(str(exc)) from exc
 
@@ -56,7 +57,7 @@ def last_commit(path: Path) -> str:
 
 async def _diff(
     task_id: str,
-    sources: tuple[str, str],
+    sources: tuple[str | None, str | None],
     answer: SampleAnswer,
     settings: LLMSettings,
     sandbox: bool,
@@ -78,13 +79,14 @@ async def _diff(
         await client.aclose()
 
 
-def render_text(result: RubricAndCodeDiff, rev_a: str, rev_b: str) -> str:
+def render_text(result: RubricAndCodeDiff, rev_a: str, rev_b: str, note: str = "") -> str:
     """A header naming both revisions, then the rubric and code listings."""
     rubric, code = result.rubric, result.code
     return (
         f"judge {result.task_id}: {rev_a} -> {rev_b} "
         f"(all-pass skeletons on answer '{result.answer}')\n"
-        f"rubric nodes: {len(rubric.added)} added, {len(rubric.removed)} removed, "
+        + (f"{note}\n" if note else "")
+        + f"rubric nodes: {len(rubric.added)} added, {len(rubric.removed)} removed, "
         f"{len(rubric.changed)} changed\n"
         + ("" if rubric.empty else rubric.to_text())
         + f"functions: {len(code.added)} added, {len(code.removed)} removed, "
@@ -121,12 +123,14 @@ def diff(
     REV_A defaults to the judge's last commit, REV_B to the working tree (or give the
     literal WORKTREE). Rubric changes come from all-pass runs of both versions (stubbed
     verdicts, real extraction through the configured LLM client, as in `judgegen tree`);
-    function changes ignore formatting and comments.
+    function changes ignore formatting and comments. A judge that does not exist in REV_A
+    (a pull request adding it) shows every node and function as added; one deleted by
+    REV_B, everything as removed.
 
     \b
     Example:
       judgegen diff nobel_physics_2023 --provider replay:recordings/nobel_physics_2023
-      judgegen diff my_task HEAD~1 HEAD --json
+      judgegen diff rust_2024_edition HEAD WORKTREE --json --provider replay:recordings/rust_2024_edition
 
     \b
     Exit codes: 0 ok (whether or not anything changed); 1 a version of the judge failed on
@@ -137,12 +141,26 @@ def diff(
     path = judges / f"{loaded.task_id}.py"
     rev_a = rev_a or last_commit(path)
     sources = (judge_at(path, rev_a), judge_at(path, rev_b))
+    if sources == (None, None):
+        raise click.UsageError(f"no judge {path} at {rev_a} nor at {rev_b}")
+    note = _presence_note(path, sources, rev_a, rev_b)
     answer = pick_answer(loaded, answer_name)
     result = run_review(
         _diff(loaded.task_id, sources, answer, llm_settings, not no_sandbox, timeout_s)
     )
     if as_json:
-        payload = {**result.model_dump(mode="json"), "rev_a": rev_a, "rev_b": rev_b}
+        presence = {"new": sources[0] is None, "deleted": sources[1] is None}
+        payload = {**result.model_dump(mode="json"), "rev_a": rev_a, "rev_b": rev_b, **presence}
         click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
     else:
-        click.echo(render_text(result, rev_a, rev_b), nl=False)
+        click.echo(render_text(result, rev_a, rev_b, note), nl=False)
+
+
+def _presence_note(
+    path: Path, sources: tuple[str | None, str | None], rev_a: str, rev_b: str
+) -> str:
+    if sources[0] is None:
+        return f"new judge: {path} does not exist at {rev_a}, so everything is added"
+    if sources[1] is None:
+        return f"deleted judge: {path} does not exist at {rev_b}, so everything is removed"
+    return ""

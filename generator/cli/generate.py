@@ -123,8 +123,7 @@ def generate_cmd(
 
     \b
     Example:
-      judgegen generate river_lengths --provider replay:recordings/river_lengths
-      judgegen generate my_task --model claude-sonnet-4-5 --budget-usd 2 --no-commit
+      judgegen generate rust_2024_edition --no-commit --provider replay:recordings/rust_2024_edition
 
     \b
     Exit codes: 0 every judge published; 1 a judge still failed lint/debug/acceptance after

@@ -36,7 +36,7 @@ def import_cmd(paths: tuple[Path, ...], out_dir: Path, as_json: bool, check: boo
 
     \b
     Example:
-      judgegen import mind2web2_judges/ad_patent.py --out generated_judges
+      judgegen import tests/fixtures/m2w2/judges/portland_bookstores.py --out imported
 
     \b
     Exit codes: 0 every judge mapped (and, with --check, up to date); 1 something could

@@ -13,13 +13,15 @@ import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from toolkit.errors import CacheError, SpecError
-from toolkit.llm.cache import CacheMode
-from toolkit.llm.settings import LLMSettings
+from toolkit.llm.cache_mode import CacheMode
+
+if TYPE_CHECKING:  # settings load when a command runs, not for its --help
+    from toolkit.llm.settings import LLMSettings
 
 OPTION_NAMES = (
     "provider",
@@ -73,6 +75,8 @@ _OPTIONS = [
 
 def settings_from(values: dict[str, Any]) -> LLMSettings:
     """LLMSettings from the raw option values (or the `llm_settings` the decorator made)."""
+    from toolkit.llm.settings import LLMSettings
+
     made = values.get("llm_settings")
     if isinstance(made, LLMSettings):
         return made

@@ -207,8 +207,10 @@ def mutate(
 
     \b
     Example:
-      judgegen mutate nobel_physics_2023 --pages pages/ --write-review
-      judgegen mutate my_task --backend mypkg.backends:scripted --json
+      judgegen mutate first_ascents --tasks tests/fixtures/review/tasks --judges tests/fixtures/review/judges \
+        --backend tests.fixtures.review.scripted:backend --pages review-pages
+      judgegen mutate first_ascents --json --tasks tests/fixtures/review/tasks --judges tests/fixtures/review/judges \
+        --backend tests.fixtures.review.scripted:backend --pages review-pages
 
     \b
     Exit codes: 0 ok; 1 no sample answer scores 1, or the judge failed on a mutation;

@@ -21,7 +21,7 @@ def new(task_id: str, tasks_dir: Path) -> None:
 
     \b
     Example:
-      judgegen new nobel_physics_2023
+      judgegen new my_task
 
     \b
     Exit codes: 0 created; 2 invalid id or the task already exists.

@@ -106,8 +106,7 @@ def regenerate_cmd(
 
     \b
     Example:
-      judgegen regenerate --stale --provider replay:recordings/regen
-      judgegen regenerate river_lengths --force --no-commit
+      judgegen regenerate --stale --provider replay:recordings/rust_2024_edition
 
     \b
     Exit codes: 0 every selected judge regenerated or up to date; 1 a regeneration still

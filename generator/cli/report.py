@@ -78,7 +78,7 @@ def report(agent_dir: Path, as_json: bool, html: Path | None) -> None:
 
     \b
     Example:
-      judgegen report results/my-agent --json
+      judgegen report results/samples --json
       judgegen report results/ --html report.html
 
     \b

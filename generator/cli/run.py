@@ -11,14 +11,17 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from generator.cli.common import backend_options, load_backend_factory, open_pages
+from generator.cli.common import backend_options, call_factory, load_backend_factory, open_pages
 from generator.cli.llm_options import llm_options
-from toolkit.errors import InfraError, JudgegenError, SpecError
+from toolkit.errors import AnswersLayoutError, InfraError, JudgegenError, ResultsBusy, SpecError
+from toolkit.keywords import did_you_mean
+from toolkit.runner.answers_layout import StrayFile, read_layout
 from toolkit.runner.inputs import (
     DEFAULT_MAX_ANSWER_BYTES,
     AnswerInput,
     discover_answers,
     discover_trajectories,
+    trajectory_root,
 )
 
 if TYPE_CHECKING:  # the runner loads when a run starts, not for `run --help`
@@ -27,17 +30,65 @@ if TYPE_CHECKING:  # the runner loads when a run starts, not for `run --help`
     from toolkit.runner.report import RunReport
     from toolkit.runner.results import EvaluationResult
     from toolkit.runner.scheduler import RunOptions
+    from toolkit.tools.maps import MapsProvider
+
+
+def load_maps_provider(spec: str | None) -> MapsProvider | None:
+    """The maps provider `--maps` names: `google`, `none`, or `package.module:factory`;
+    by default Google when its key is set, else none (maps calls are then incomplete)."""
+    from toolkit.tools.maps import API_KEY_ENV, GoogleMapsProvider
+
+    if spec is None:
+        return GoogleMapsProvider() if os.environ.get(API_KEY_ENV) else None
+    if spec in ("google", "none"):
+        return GoogleMapsProvider() if spec == "google" else None
+    provider = call_factory(spec, "--maps")
+    if not all(callable(getattr(provider, name, None)) for name in ("geocode", "directions")):
+        raise click.BadParameter(
+            f"{spec}() returned {type(provider).__name__}, which has no geocode/directions",
+            param_hint="--maps",
+        )
+    return provider
 
 
 def _discover(
     answers: Path | None, trajectories: Path | None, tasks: set[str] | None, max_bytes: int
-) -> list[AnswerInput]:
+) -> tuple[list[AnswerInput], list[StrayFile]]:
+    """The inputs to judge and the files under --answers that will not be judged."""
     if (answers is None) == (trajectories is None):
         raise click.UsageError("give exactly one of --answers DIR or --trajectories DIR")
-    if answers is not None:
-        return discover_answers(answers, tasks=tasks, max_bytes=max_bytes)
-    assert trajectories is not None
-    return discover_trajectories(trajectories, tasks=tasks, max_bytes=max_bytes)
+    if trajectories is not None:
+        traj = trajectory_root(trajectories)[1]
+        check_task_ids(tasks, {p.name for p in traj.iterdir() if p.is_dir()})
+        return discover_trajectories(trajectories, tasks=tasks, max_bytes=max_bytes), []
+    assert answers is not None
+    try:
+        layout = read_layout(answers)
+    except AnswersLayoutError as exc:
+        raise click.UsageError(str(exc)) from exc
+    if layout.note:
+        click.echo(f"note: {layout.note}", err=True)
+    check_task_ids(tasks, {f.task_id for f in layout.folders})
+    inputs = discover_answers(answers, tasks=tasks, max_bytes=max_bytes, layout=layout)
+    strays = [s for s in layout.strays if tasks is None or _task_of(s, answers) in tasks]
+    return inputs, strays
+
+
+def _task_of(stray: StrayFile, root: Path) -> str | None:
+    parts = stray.path.relative_to(root).parts
+    return next((p for p in parts[:-1] if p), None) if len(parts) > 1 else None
+
+
+def check_task_ids(requested: set[str] | None, known: set[str]) -> None:
+    """A --task naming no task of the inputs is a usage error, with the closest known id."""
+    for task_id in sorted(requested or set()):
+        if task_id not in known:
+            hint = did_you_mean(task_id, known)
+            listed = ", ".join(sorted(known)[:8]) or "none"
+            raise click.UsageError(
+                f"--task {task_id}: no answers for this task; "
+                + (hint or f"tasks with answers: {listed}")
+            )
 
 
 def _progress(total: int) -> Callable[[str, EvaluationResult | None], None]:
@@ -70,12 +121,13 @@ async def _execute(
     backend: JudgingBackend,
     options: RunOptions,
     pages: Any,
+    tools: dict[str, Any],
     timeout_s: float,
     sandbox: bool,
     client: Any,
 ) -> RunReport:
     try:
-        return await _run_with(inputs, backend, options, pages, timeout_s, sandbox)
+        return await _run_with(inputs, backend, options, pages, tools, timeout_s, sandbox)
     finally:
         if client is not None:
             await client.aclose()
@@ -86,6 +138,7 @@ async def _run_with(
     backend: JudgingBackend,
     options: RunOptions,
     pages: Any,
+    tools: dict[str, Any],
     timeout_s: float,
     sandbox: bool,
 ) -> RunReport:
@@ -98,17 +151,10 @@ async def _run_with(
         options=options,
         isolation="sandbox" if sandbox else "in_process",
         pages=pages,
-        tools=_tools(),
+        tools=tools,
         limits=SandboxLimits(timeout_s=timeout_s),
         progress=_progress(len(inputs)),
     )
-
-
-def _tools() -> dict[str, Any]:
-    """Tools judges may call through the broker: maps (Google when its key is set)."""
-    from toolkit.tools.maps import API_KEY_ENV, GoogleMapsProvider, maps_tools
-
-    return maps_tools(GoogleMapsProvider() if os.environ.get(API_KEY_ENV) else None)
 
 
 def _build_backend(backend_spec: str | None, settings: LLMSettings) -> tuple[Any, Any]:
@@ -180,6 +226,24 @@ def _llm_identity(backend: Any, settings: LLMSettings) -> str:
     is_flag=True,
     help="Run judges in this process: no isolation, and a judge that blocks cannot be stopped.",
 )
+@click.option(
+    "--require-sandbox",
+    is_flag=True,
+    help="Fail (exit 3) when the OS refuses any sandbox guard, instead of warning.",
+)
+@click.option(
+    "--maps",
+    "maps_spec",
+    metavar="PROVIDER",
+    help="Maps provider for judges' GoogleMapsTool: google, none, or package.module:factory "
+    "(e.g. a ScriptedMapsProvider for offline runs). Default: google if GOOGLE_MAPS_API_KEY "
+    "is set, else none.",
+)
+@click.option(
+    "--no-wait",
+    is_flag=True,
+    help="Exit 2 at once if another run is writing the results folder (default: wait).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the run report as JSON.")
 @llm_options
 def run(
@@ -197,6 +261,9 @@ def run(
     timeout_s: float,
     max_answer_bytes: int,
     no_sandbox: bool,
+    require_sandbox: bool,
+    maps_spec: str | None,
+    no_wait: bool,
     as_json: bool,
     llm_settings: LLMSettings,
 ) -> None:
@@ -204,7 +271,13 @@ def run(
 
     Results go to RESULTS/<agent>/<task_id>/<answer>.json (for trajectories also
     <traj dir>/scores/judgegen_<task_id>.json) and RESULTS/<agent>/summary.json. A rerun
-    redoes only missing, incomplete or stale results (--overwrite: all).
+    redoes only missing, incomplete or stale results (--overwrite: all); a result is stale
+    when the judge, answer, backend, judge templates or the cited pages it read (or found
+    missing) differ now. One run at a time writes a results folder; another one waits.
+
+    Answers are laid out as DIR/<agent>/<task_id>/<answer>.md; a task folder (or its
+    answers/) runs that task's samples as agent `samples`. Files the layout leaves out are
+    listed and make the exit code 1.
 
     Only judges approved for their current bytes run (`judgegen approve`), unless
     --include-unreviewed. Inputs: an empty answer (or webeval's over-budget empty
@@ -215,19 +288,27 @@ def run(
 
     \b
     Example:
-      judgegen run --answers answers/ --pages pages/ --jobs 8
-      judgegen run --trajectories runs/fara-7b --backend mypkg.backends:scripted
+      judgegen run --answers tasks/rust_2024_edition/samples --pages pages --provider replay:recordings/rust_2024_edition
+      judgegen run --trajectories tests/fixtures/runner/webeval/fara-run \
+        --judges tests/fixtures/runner/judges --include-unreviewed \
+        --backend tests.fixtures.runner.scripted:factory
 
     \b
-    Exit codes: 0 every evaluation complete; 1 some incomplete (or malformed inputs);
-    2 usage or input error; 3 an infrastructure failure (e.g. budget) stopped the run.
+    Exit codes: 0 every evaluation complete; 1 some incomplete, malformed or unjudged
+    inputs, judges held back for approval, or nothing evaluated; 2 usage or input error
+    (or the results folder is busy with --no-wait); 3 an infrastructure failure (e.g.
+    budget) stopped the run.
     """
+    from generator.cli.run_outcome import print_outcome
     from toolkit.runner.scheduler import RunOptions
+    from toolkit.tools.maps import maps_tools
 
     if not judges.is_dir():
         raise click.UsageError(f"no judges directory {judges} (use --judges DIR)")
+    if require_sandbox and no_sandbox:
+        raise click.UsageError("--require-sandbox and --no-sandbox contradict each other")
     try:
-        inputs = _discover(answers, trajectories, set(tasks) or None, max_answer_bytes)
+        inputs, strays = _discover(answers, trajectories, set(tasks) or None, max_answer_bytes)
     except OSError as exc:
         raise click.UsageError(f"cannot read inputs: {exc}") from exc
     if not inputs:
@@ -235,6 +316,7 @@ def run(
     try:
         page_store = open_pages(pages)
         backend, client = _build_backend(backend_spec, llm_settings)
+        tools = maps_tools(load_maps_provider(maps_spec))
     except (SpecError, FileNotFoundError) as exc:
         raise click.UsageError(str(exc)) from exc
     options = RunOptions(
@@ -245,49 +327,41 @@ def run(
         overwrite=overwrite,
         jobs=jobs,
         backend_spec=backend_spec or _llm_identity(backend, llm_settings),
+        require_sandbox=require_sandbox,
     )
+    from toolkit.runner.results_lock import results_lock
+
     try:
-        report = asyncio.run(
-            _execute(
-                inputs,
-                backend=backend,
-                options=options,
-                pages=page_store,
-                timeout_s=timeout_s,
-                sandbox=not no_sandbox,
-                client=client,
+        with results_lock(results, wait=not no_wait, on_wait=lambda m: click.echo(m, err=True)):
+            report = asyncio.run(
+                _execute(
+                    inputs,
+                    backend=backend,
+                    options=options,
+                    pages=page_store,
+                    tools=tools,
+                    timeout_s=timeout_s,
+                    sandbox=not no_sandbox,
+                    client=client,
+                )
             )
-        )
+    except ResultsBusy as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
     except (InfraError, OSError) as exc:
         click.echo(f"error: infrastructure failure stopped the run: {exc}", err=True)
         sys.exit(3)
     except JudgegenError as exc:
         raise click.UsageError(str(exc)) from exc
-    _print(report, as_json, client)
-    sys.exit(report.exit_code)
-
-
-def _print(report: RunReport, as_json: bool, client: Any) -> None:
-    from toolkit.runner.metrics import format_table
-
-    for skipped in report.skipped_judges:
-        click.echo(f"skipped judge {skipped.task_id}: {skipped.reason}", err=True)
-    if report.stopped:
-        click.echo(
-            f"stopped: {report.stopped}; {report.not_started} evaluation(s) not started "
-            "(rerun to continue)",
-            err=True,
-        )
-    click.echo(
-        f"{report.evaluated} evaluated, {report.reused} up to date, "
-        f"{len(report.incomplete)} incomplete, {report.usage.backend_calls} backend calls",
-        err=True,
+    source = answers or trajectories
+    assert source is not None
+    code = print_outcome(
+        report,
+        as_json=as_json,
+        client=client,
+        strays=strays,
+        inputs=source,
+        pages=pages,
+        results=results,
     )
-    if client is not None:
-        click.echo(client.summary_line(), err=True)
-    if as_json:
-        click.echo(report.to_record().model_dump_json(indent=2))
-        return
-    for summary in report.summaries.values():
-        click.echo(format_table(summary))
-        click.echo("")
+    sys.exit(code)

@@ -89,7 +89,7 @@ def tree(
     \b
     Example:
       judgegen tree nobel_physics_2023 --provider replay:recordings/nobel_physics_2023
-      judgegen tree nobel_physics_2023 --answer partial --format json
+      judgegen tree rust_2024_edition --answer partial --format json --provider replay:recordings/rust_2024_edition
 
     \b
     Exit codes: 0 ok; 1 the judge failed on the answer; 2 usage or input error;

@@ -76,6 +76,10 @@ class ValidationReport(BaseModel):
     def gate(self, min_agreement: float) -> None:
         """Record every reason the labels gate fails at `min_agreement`."""
         self.min_agreement = min_agreement
+        if not self.nodes_labelled and not self.roots_labelled:
+            self.failures.append(
+                "nothing labelled was compared: add labels/<answer>.yaml to the tasks' folders"
+            )
         for name, value in (("node", self.node_agreement), ("root", self.root_agreement)):
             if value is not None and value < min_agreement:
                 self.failures.append(f"{name} agreement {value:.3f} < {min_agreement:g}")
@@ -226,17 +230,19 @@ def validate(
     Runs each judge on every labelled sample answer and reports node-level agreement,
     root-score agreement and the disagreeing nodes. A label naming a node id the judge no
     longer builds is reported (and fails the gate). Tasks without labels are listed, not
-    failed. A label file `labels/<answer>.yaml` holds `root_score: 0..1` and/or
+    failed, but the gate fails when no label at all was compared. A label file `labels/<answer>.yaml` holds `root_score: 0..1` and/or
     `nodes: {node_id: pass|fail|skip}`.
 
     \b
     Example:
-      judgegen validate --min-agreement 0.95 --pages pages/
-      judgegen validate my_task --backend mypkg.backends:scripted --json
+      judgegen validate first_ascents --min-agreement 0.9 --tasks tests/fixtures/review/tasks --judges tests/fixtures/review/judges \
+        --backend tests.fixtures.review.scripted:backend --pages review-pages
+      judgegen validate first_ascents --json --tasks tests/fixtures/review/tasks --judges tests/fixtures/review/judges \
+        --backend tests.fixtures.review.scripted:backend --pages review-pages
 
     \b
-    Exit codes: 0 ok (or no gate given); 1 below --min-agreement, stale labels, or a judge
-    that failed; 2 usage or input error (bad label file); 3 infrastructure failure.
+    Exit codes: 0 ok (or no gate given); 1 below --min-agreement, nothing labelled, stale
+    labels, or a judge that failed; 2 usage or input error (bad label file); 3 infrastructure failure.
     """
     todo, unlabelled = [], []
     for task_id in _task_ids(task_ids, tasks_dir):

@@ -97,3 +97,15 @@ def test_eval_toolkit_names_import_but_refuse_use():
     for use in (lambda: create_evaluator(client=None), Extractor, Verifier):
         with pytest.raises(InfraError, match="not available under judgegen"):
             use()
+
+
+def test_verifier_logger_keeps_warnings_and_errors_in_the_summary_info():
+    ev = make_evaluator()
+    ev.verifier.logger.error("lookup of %s failed", "Powell's")
+    ev.extractor.logger.warning("odd extraction")
+    ev.verifier.logger.info("routine detail")
+    info = ev.get_summary()["eval_breakdown"][0]["info"]
+    assert [entry["judge_log"] for entry in info if "judge_log" in entry] == [
+        {"level": "ERROR", "message": "lookup of Powell's failed"},
+        {"level": "WARNING", "message": "odd extraction"},
+    ]

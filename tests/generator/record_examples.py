@@ -29,7 +29,8 @@ from pathlib import Path
 from generator.pipeline import PipelineOptions, generate
 from generator.spec import load_spec
 from tests.generator.scripted_generation import FixturePolicy
-from toolkit.llm.cache import CacheMode, ResponseCache
+from toolkit.llm.cache import ResponseCache
+from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.client import LLMClient
 from toolkit.llm.scripted import ScriptedProvider
 from toolkit.llm.settings import DEFAULT_GENERATION_MODEL, DEFAULT_JUDGE_MODEL

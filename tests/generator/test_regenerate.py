@@ -294,3 +294,14 @@ def test_a_new_requirement_adds_only_its_nodes(git_repo: Path) -> None:
         "+            parent=node,",
         "+        )",
     ]
+
+
+def test_stale_ignores_a_task_without_a_judge_even_with_an_unfinished_spec(
+    git_repo: Path,
+) -> None:
+    repo = make_repo(git_repo.parent / "scaffold")
+    (repo / "tasks" / "draft_task").mkdir()
+    (repo / "tasks" / "draft_task" / "task.yaml").write_text("id: draft_task\n")
+    edit_spec(repo)
+    stale = find_stale(repo / "tasks", repo / "generated_judges")
+    assert [s.task_id for s in stale] == [TASK]

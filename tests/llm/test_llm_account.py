@@ -13,7 +13,8 @@ from tests.llm.conftest import verify_request
 from tests.llm.policies import verdict
 from toolkit.errors import BudgetExceeded, LLMError
 from toolkit.llm import Account, LLMClient, ModelPrice, PriceTable
-from toolkit.llm.cache import CacheMode, ResponseCache
+from toolkit.llm.cache import ResponseCache
+from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.models import LLMRequest
 from toolkit.llm.scripted import ScriptedProvider
 from toolkit.llm.settings import LLMSettings

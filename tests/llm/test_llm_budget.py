@@ -55,7 +55,8 @@ async def test_in_flight_calls_finish_and_queued_ones_are_refused() -> None:
 
 
 async def test_cache_hits_are_served_after_the_budget_is_spent(tmp_path) -> None:
-    from toolkit.llm.cache import CacheMode, ResponseCache
+    from toolkit.llm.cache import ResponseCache
+    from toolkit.llm.cache_mode import CacheMode
 
     cache = ResponseCache(tmp_path / "c.sqlite")
     client = LLMClient(

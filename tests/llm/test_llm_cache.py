@@ -13,7 +13,8 @@ import pytest
 from tests.llm.conftest import verify_request
 from tests.llm.policies import verdict
 from toolkit.errors import LLMError, ReplayMiss
-from toolkit.llm.cache import CacheMode, CacheRecord, ResponseCache
+from toolkit.llm.cache import CacheRecord, ResponseCache
+from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.client import LLMClient
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
 from toolkit.llm.scripted import ScriptedProvider

@@ -12,7 +12,8 @@ import pytest
 from tests.llm.conftest import VERDICT_SCHEMA, verify_request
 from tests.llm.policies import verdict
 from toolkit.errors import CacheError
-from toolkit.llm.cache import FORMAT_VERSION, CacheMode, CacheRecord, ResponseCache
+from toolkit.llm.cache import FORMAT_VERSION, CacheRecord, ResponseCache
+from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.client import LLMClient
 from toolkit.llm.models import LLMRequest, LLMResponse, Message, RequestMeta, SystemBlock
 from toolkit.llm.scripted import ScriptedProvider
@@ -120,6 +121,45 @@ async def test_a_format_1_cache_is_migrated_and_still_serves_its_answers(
     assert table_bytes(path, "PRAGMA user_version") == FORMAT_VERSION
     assert [r.levelname for r in caplog.records] == ["WARNING"]
     assert str(path) in caplog.records[0].getMessage()
+
+
+def test_a_format_2_cache_gains_the_checked_column_and_keeps_its_entries(tmp_path: Path) -> None:
+    path = tmp_path / "v2.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE entries (key TEXT PRIMARY KEY, provider TEXT NOT NULL, model TEXT "
+            "NOT NULL, purpose TEXT NOT NULL, request TEXT NOT NULL, response TEXT NOT NULL, "
+            "created REAL NOT NULL)"
+        )
+        db.execute("CREATE TABLE blobs (digest TEXT PRIMARY KEY, data TEXT NOT NULL)")
+        db.execute("INSERT INTO entries VALUES ('k', 'p', 'm', 'verify', '{}', '{}', 1)")
+        db.execute("PRAGMA user_version = 2")
+    cache = ResponseCache(path)
+    assert cache.lookup("k") == (LLMResponse(), False)
+    assert table_bytes(path, "PRAGMA user_version") == FORMAT_VERSION
+
+
+async def test_stored_answers_are_checked_once_and_hits_skip_the_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolkit.llm import cached_provider as cache_module
+
+    path = tmp_path / "c.sqlite"
+    request = verify_request().model_copy(update={"provider": "scripted"})
+    answer = {"reasoning": "stored", "result": True}
+    ResponseCache(path).put(CacheRecord.of(request, LLMResponse(parsed=answer)))
+    checks: list[str] = []
+    real = cache_module.answer_problems
+
+    def counting(*args):
+        checks.append("check")
+        return real(*args)
+
+    monkeypatch.setattr(cache_module, "answer_problems", counting)
+    client, provider = client_on(path)
+    for _ in range(3):
+        assert (await client.complete(request)).parsed == answer
+    assert checks == ["check"] and provider.calls == []
 
 
 def test_a_cache_from_a_newer_format_is_refused(tmp_path: Path) -> None:

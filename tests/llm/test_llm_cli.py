@@ -12,7 +12,8 @@ from generator.cli import main
 from generator.cli.llm_options import llm_options
 from tests.llm.conftest import verify_request
 from tests.llm.policies import verdict
-from toolkit.llm.cache import CacheMode, ResponseCache
+from toolkit.llm.cache import ResponseCache
+from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.client import LLMClient
 from toolkit.llm.scripted import ScriptedProvider
 from toolkit.llm.settings import LLMSettings

@@ -68,9 +68,9 @@ def test_overwrite_does_not_serve_a_schema_breaking_answer_cached_earlier(work: 
     assert first.returncode == 0, first.stderr
     scores = {k: r["final_score"] for k, r in result_files(work / "results").items()}
     cache = work / "llm-cache.sqlite"
-    with sqlite3.connect(cache) as db:  # what the lenient checker let through and stored
+    with sqlite3.connect(cache) as db:  # what the lenient checker stored (format 1: unchecked)
         bad = json.dumps({"text": '{"unexpected": 1}', "parsed": {"unexpected": 1}})
-        db.execute("UPDATE entries SET response = ? WHERE purpose = 'extract'", (bad,))
+        db.execute("UPDATE entries SET response = ?, checked = 0 WHERE purpose = 'extract'", (bad,))
     rerun = judgegen(work, GOOD, "--overwrite")
     assert rerun.returncode == 0, rerun.stderr
     assert {k: r["final_score"] for k, r in result_files(work / "results").items()} == scores
@@ -105,3 +105,16 @@ def test_an_unusable_cache_file_stops_the_run_with_exit_3_and_the_fix(
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in result.stderr
     assert str(cache) in lines[0] and "Fix: move it aside or delete it" in lines[0]
+
+
+@pytest.mark.parametrize("provider", [GOOD, BAD], ids=["answered", "failed"])
+def test_results_usage_adds_up_to_the_llm_line(work: Path, provider: str) -> None:
+    for _ in range(2):  # the second run is served from the cache (or fails again)
+        result = judgegen(work, provider, "--overwrite")
+        line = next(t for t in result.stderr.splitlines() if t.startswith("LLM: "))
+        calls, cached = (int(part.split()[0]) for part in line[5:].split(", ")[:2])
+        usage = [r["usage"] for r in result_files(work / "results").values()]
+        assert sum(u["llm_calls"] for u in usage) == calls
+        assert sum(u["cache_hits"] for u in usage) == cached
+        ledger_cost = float(line.split("$")[1].split(";")[0])
+        assert round(sum(u["cost_usd"] for u in usage), 2) == ledger_cost

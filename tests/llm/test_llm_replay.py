@@ -9,7 +9,8 @@ import pytest
 from tests.llm.conftest import verify_request
 from tests.llm.policies import verdict
 from toolkit.errors import ReplayMiss
-from toolkit.llm.cache import CacheMode, ResponseCache
+from toolkit.llm.cache import ResponseCache
+from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.client import LLMClient, build_client
 from toolkit.llm.replay import ReplayProvider
 from toolkit.llm.scripted import ScriptedProvider

@@ -8,7 +8,7 @@ import pytest
 
 from tests.llm.conftest import verify_request
 from toolkit.errors import SpecError
-from toolkit.llm.cache import CacheMode
+from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.client import build_client, default_backend
 from toolkit.llm.settings import LLMSettings
 

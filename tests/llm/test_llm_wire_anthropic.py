@@ -148,7 +148,8 @@ async def test_native_schema_rejection_falls_back_to_forced_tool_use(stub: StubA
 
 
 async def test_truncated_call_is_recorded_in_ledger_and_not_cached(stub: StubAPI, tmp_path) -> None:
-    from toolkit.llm.cache import CacheMode, ResponseCache
+    from toolkit.llm.cache import ResponseCache
+    from toolkit.llm.cache_mode import CacheMode
 
     stub.queue(ANTHROPIC_PATH, Reply(body=anthropic_message("{", stop_reason="max_tokens")))
     cache = ResponseCache(tmp_path / "c.sqlite")

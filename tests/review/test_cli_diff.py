@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -32,18 +33,24 @@ def git(repo: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
-@pytest.fixture
-def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A git repository with two commits of the judge: v1, then v2."""
+def git_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The review workspace as a fresh git repository (nothing committed), the cwd."""
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)
     root = workspace(tmp_path / "repo")
     git(root, "init", "-q", "-b", "main")
+    monkeypatch.chdir(root)
+    return root
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A git repository with two commits of the judge: v1, then v2."""
+    root = git_workspace(tmp_path, monkeypatch)
     git(root, "add", "tasks", "generated_judges")
     git(root, "commit", "-q", "-m", "v1")
     shutil.copy(V2, root / "generated_judges" / f"{TASK}.py")
     git(root, "commit", "-q", "-am", "v2")
-    monkeypatch.chdir(root)
     return root
 
 
@@ -87,7 +94,50 @@ def test_an_unchanged_judge_reformatted_shows_no_function_change(repo: Path) -> 
 def test_unknown_revision_is_a_usage_error(repo: Path) -> None:
     result = invoke(["diff", TASK, "no-such-rev", *OFFLINE])
     assert result.exit_code == 2
-    assert "git show no-such-rev:generated_judges/first_ascents.py" in result.stderr
+    assert "unknown revision 'no-such-rev'" in result.stderr
+
+
+@pytest.fixture
+def repo_adding_the_judge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A repository whose first commit has the task but not its judge; the second adds it."""
+    root = git_workspace(tmp_path, monkeypatch)
+    git(root, "add", "tasks")
+    git(root, "commit", "-q", "-m", "task only")
+    git(root, "add", "generated_judges")
+    git(root, "commit", "-q", "-m", "add the judge")
+    return root
+
+
+def test_a_judge_new_in_rev_b_shows_every_node_and_function_as_added(
+    repo_adding_the_judge: Path,
+) -> None:
+    result = invoke(["diff", TASK, "HEAD~1", "HEAD", *OFFLINE])
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[1] == (
+        f"new judge: generated_judges/{TASK}.py does not exist at HEAD~1, so everything is added"
+    )
+    assert re.fullmatch(r"rubric nodes: [1-9]\d* added, 0 removed, 0 changed", lines[2])
+    assert "+ root: " in result.stdout
+    assert re.search(r"functions: [1-9]\d* added, 0 removed, 0 changed", result.stdout)
+    assert "+ def evaluate" in lines
+
+
+def test_a_new_judge_in_json_is_marked_new_with_nothing_removed(
+    repo_adding_the_judge: Path,
+) -> None:
+    result = invoke(["diff", TASK, "HEAD~1", "HEAD", "--json", *OFFLINE])
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert (data["new"], data["deleted"]) == (True, False)
+    assert data["rubric"]["added"] and not data["rubric"]["removed"]
+    assert "evaluate" in data["code"]["added"] and not data["code"]["removed"]
+
+
+def test_a_judge_missing_at_both_revisions_is_a_usage_error(repo_adding_the_judge: Path) -> None:
+    result = invoke(["diff", TASK, "HEAD~1", "HEAD~1", *OFFLINE])
+    assert result.exit_code == 2
+    assert "no judge" in result.stderr
 
 
 def test_rubric_and_code_diff_is_usable_by_the_regeneration_step(

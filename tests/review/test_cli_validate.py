@@ -113,3 +113,16 @@ def test_an_llm_outage_is_an_infrastructure_failure_not_a_disagreement(work: Pat
     assert result.stdout == ""
     assert "evaluation incomplete" in result.stderr
     assert "scripted outage: 529 overloaded" in result.stderr
+
+
+def test_gate_fails_when_nothing_is_labelled(work: Path) -> None:
+    shutil.rmtree(work / "tasks" / TASK / "labels")
+    result = invoke(["validate", "--min-agreement", "0.9", *RUN])
+    assert result.exit_code == 1, result.stdout
+    assert "FAILED: nothing labelled was compared" in result.stdout
+
+
+def test_a_misspelled_task_id_suggests_the_closest_task(work: Path) -> None:
+    result = invoke(["validate", "first_ascent", *RUN])
+    assert result.exit_code == 2
+    assert f"did you mean `{TASK}`?" in result.stderr

@@ -10,7 +10,7 @@ from toolkit.runner.fingerprint import Fingerprint
 from toolkit.runner.metrics import compute_summary, format_table, run_order
 from toolkit.runner.results import EvaluationResult
 
-FP = Fingerprint(prompts_sha256="p", toolkit_version="0", backend="b", answer_sha256="a")
+FP = Fingerprint(templates_sha256="p", toolkit_version="0", backend="b", answer_sha256="a")
 
 
 def res(task: str, answer: str, score: float | None, status: str = "complete") -> EvaluationResult:

@@ -148,6 +148,7 @@ async def test_hostile_judges_end_incomplete_while_others_in_the_same_pool_compl
 
 async def test_a_worker_killed_from_outside_is_reported_and_replaced() -> None:
     async with WorkerPool(1, SandboxLimits(timeout_s=3), backend()) as pool:
+        await pool.evaluate(job("normal"))  # workers start on demand: have one ready
         running = asyncio.ensure_future(pool.evaluate(job("sleeps")))
         await asyncio.sleep(0.3)
         for worker in list(pool._busy):
@@ -194,7 +195,7 @@ async def test_pool_used_without_async_with_starts_itself() -> None:
     finally:
         await pool.aclose()
     assert outcome.status == "complete"
-    assert pool.isolation.prefix or pool.isolation.warning
+    assert pool.isolation.bwrap or pool.isolation.warning
 
 
 async def test_per_job_limits_override_the_pools() -> None:
@@ -220,3 +221,10 @@ async def test_judge_that_calls_sys_exit_is_incomplete_with_its_partial_tree() -
     assert outcome.summary["eval_breakdown"][0]["verification_tree"]["children"][0]["id"] == (
         "started"
     )
+
+
+async def test_workers_start_on_demand_not_all_at_once() -> None:
+    async with WorkerPool(4, FAST, backend()) as pool:
+        assert not pool._idle and not pool._busy
+        outcome = await pool.evaluate(job("normal"))
+        assert outcome.status == "complete" and len(pool._idle) == 1

@@ -17,7 +17,7 @@ from toolkit.util.files import write_atomic
 
 def fingerprint() -> Fingerprint:
     return Fingerprint(
-        prompts_sha256="sha256:p", toolkit_version="0", backend="b", answer_sha256="sha256:a"
+        templates_sha256="sha256:p", toolkit_version="0", backend="b", answer_sha256="sha256:a"
     )
 
 
@@ -88,4 +88,4 @@ def test_fingerprint_names_backend_class_and_model_without_a_spec() -> None:
 
     fp = make_fingerprint(judge_sha256="sha256:j", answer_sha256="sha256:a", backend=Backend())
     assert fp.backend.endswith("Backend model=m1") and fp.judge_model == "m1"
-    assert fp.prompts_sha256.startswith("sha256:")
+    assert fp.templates_sha256.startswith("sha256:")

@@ -18,11 +18,12 @@ from tests.fixtures.runner.helpers import (
     build_page_store,
     copy_fixtures,
     result_files,
+    run_args,
     without_timing,
 )
+from toolkit.runner.results_lock import LOCK_FILE
 
 REPO = Path(__file__).resolve().parents[2]
-BACKEND = "tests.fixtures.runner.scripted:factory"
 EXPECTED = {
     "alpha/le_guin_novels/answer_1.json",
     "alpha/le_guin_novels/answer_2.json",
@@ -36,32 +37,6 @@ EXPECTED = {
     "beta/python_match/answer_1.json",
     "beta/python_match/answer_2.json",
 }
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    copy_fixtures(tmp_path)
-    build_page_store(tmp_path / "pages")
-    return tmp_path
-
-
-def run_args(work: Path, *extra: str, backend: str = BACKEND) -> list[str]:
-    return [
-        "run",
-        "--answers",
-        str(work / "answers"),
-        "--judges",
-        str(work / "judges"),
-        "--results",
-        str(work / "results"),
-        "--reviews",
-        str(work / "reviews"),
-        "--pages",
-        str(work / "pages"),
-        "--backend",
-        backend,
-        *extra,
-    ]
 
 
 def invoke(args: list[str]) -> object:
@@ -78,15 +53,19 @@ def test_run_prints_metrics_on_stdout_and_progress_on_stderr(work: Path) -> None
     assert (work / "results/alpha/summary.json").is_file()
 
 
-def test_run_skips_unreviewed_judges_and_lists_them(work: Path) -> None:
+def test_run_skips_unreviewed_judges_lists_them_and_exits_1(work: Path) -> None:
     judges, reviews = str(work / "judges"), str(work / "reviews")
     approve = invoke(
         ["approve", "louvre_hours", "--reviewer", "Ada", "--judges", judges, "--reviews", reviews]
     )
     assert approve.exit_code == 0
     result = invoke(run_args(work, "--no-sandbox", "--json"))
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
+    assert "error: 2 judge(s) not run for approval reasons: le_guin_novels, python_match" in (
+        result.stderr
+    )
     report = json.loads(result.stdout)
+    assert report["exit_code"] == 1 and "approval" in report["failure"]
     assert sorted(s["task_id"] for s in report["skipped_judges"]) == [
         "le_guin_novels",
         "python_match",
@@ -157,6 +136,9 @@ def test_sandboxed_run_gives_the_same_results_as_in_process(
     assert {k: without_timing(v) for k, v in a.items()} == {
         k: without_timing(v) for k, v in b.items()
     }
+    judged = [r for r in a.values() if r["status"] == "complete" and r["usage"]["backend_calls"]]
+    assert judged and all("filesystem_allowlist" in r["sandbox_guards"] for r in judged)
+    assert all(r["sandbox_guards"] == [] for r in b.values())
 
 
 def test_report_recomputes_the_table_from_result_files(work: Path) -> None:
@@ -199,7 +181,11 @@ def test_run_killed_with_sigkill_then_rerun_leaves_every_result_once(work: Path,
     rerun = subprocess.run(cmd + args, cwd=REPO, env=env, capture_output=True, text=True)
     assert rerun.returncode == 0, rerun.stderr
     assert f"{len(written)} up to date" in rerun.stderr
-    files = sorted(p.relative_to(results).as_posix() for p in results.rglob("*") if p.is_file())
+    files = sorted(
+        p.relative_to(results).as_posix()
+        for p in results.rglob("*")
+        if p.is_file() and p.name != LOCK_FILE
+    )
     assert files == sorted(EXPECTED | {"alpha/summary.json", "beta/summary.json"})
     for name in files:
         json.loads((results / name).read_text())

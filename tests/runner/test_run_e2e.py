@@ -73,7 +73,7 @@ def test_result_is_a_superset_of_mind2web2_result(work: Path) -> None:
     assert result["usage"]["backend_calls"] == 3
     fingerprint = result["fingerprint"]
     assert fingerprint["judge_sha256"].startswith("sha256:")
-    assert fingerprint["prompts_sha256"].startswith("sha256:")
+    assert fingerprint["templates_sha256"].startswith("sha256:")
     assert fingerprint["answer_sha256"].startswith("sha256:")
     assert fingerprint["judge_model"] == "scripted-judge"
 

@@ -20,6 +20,9 @@ NEVER_FOR_RUN = ("libcst", "playwright", "anthropic", "openai", "generator.lint"
 NEVER_FOR_HELP = (
     *NEVER_FOR_RUN,
     "jinja2",
+    "pydantic",
+    "filelock",
+    "toolkit.llm.cache",
     "toolkit.runner.scheduler",
     "toolkit.evaluator",
     "prompts",
@@ -55,15 +58,27 @@ def test_cli_import_and_run_help_load_no_generation_browser_or_runner_code() -> 
     assert offending(modules, NEVER_FOR_HELP) == []
 
 
+def in_process_run(work: Path) -> list[str]:
+    """`judgegen run` arguments for the runner fixtures copied into `work`, in process."""
+    copy_fixtures(work)
+    build_page_store(work / "pages")
+    args = ["run", "--answers", str(work / "answers"), "--judges", str(work / "judges")]
+    args += ["--results", str(work / "results"), "--pages", str(work / "pages")]
+    args += ["--include-unreviewed", "--no-sandbox", "--cache-mode", "off"]
+    return [*args, "--provider", "scripted:tests.fixtures.runner.llm_policy:policy"]
+
+
 def test_an_in_process_run_loads_no_generation_code_browser_or_provider_sdk(
     tmp_path: Path,
 ) -> None:
-    copy_fixtures(tmp_path)
-    build_page_store(tmp_path / "pages")
-    args = ["run", "--answers", str(tmp_path / "answers"), "--judges", str(tmp_path / "judges")]
-    args += ["--results", str(tmp_path / "results"), "--pages", str(tmp_path / "pages")]
-    args += ["--include-unreviewed", "--no-sandbox", "--cache-mode", "off"]
-    args += ["--provider", "scripted:tests.fixtures.runner.llm_policy:policy"]
-    modules = loaded_modules(*args, cwd=tmp_path)
+    modules = loaded_modules(*in_process_run(tmp_path), cwd=tmp_path)
     assert "toolkit.runner.scheduler" in modules and list((tmp_path / "results").rglob("*.json"))
     assert offending(modules, NEVER_FOR_RUN) == []
+
+
+def test_a_rerun_with_nothing_to_redo_loads_no_template_engine(tmp_path: Path) -> None:
+    args = in_process_run(tmp_path)
+    loaded_modules(*args, cwd=tmp_path)
+    modules = loaded_modules(*args, cwd=tmp_path)
+    assert "toolkit.runner.scheduler" in modules
+    assert offending(modules, (*NEVER_FOR_RUN, "jinja2")) == []

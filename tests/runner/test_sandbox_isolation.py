@@ -1,11 +1,14 @@
-"""What a sandboxed judge cannot do: read keys, reach the network, start processes."""
+"""What a sandboxed judge cannot do: read keys or host files, reach the network, start processes.
+
+These run the real sandbox (bubblewrap, the seccomp filters, the audit hook) on real files.
+"""
 
 from __future__ import annotations
 
-import platform
-import shutil
-import subprocess
-import sys
+import json
+import os
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,28 +16,15 @@ import pytest
 from tests.fixtures.runner.helpers import run_in_sandbox
 from toolkit.backends import ScriptedBackend
 from toolkit.sandbox import isolation as isolation_module
-from toolkit.sandbox import pool as pool_module
-from toolkit.sandbox.isolation import Isolation, probe_isolation, scrubbed_environment
+from toolkit.sandbox.confinement import JOB_GUARDS, WORKER_GUARDS
+from toolkit.sandbox.isolation import probe_isolation, runtime_paths, scrubbed_environment
 from toolkit.sandbox.pool import WorkerPool
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits
 
 JUDGES = Path(__file__).resolve().parent.parent / "fixtures" / "hostile_judges"
 CANARY = "sk-ant-canary-9f3b1c"
-LIMITS = SandboxLimits(timeout_s=3, cpu_s=3, memory_mb=512)
-
-
-def namespaces_work() -> bool:
-    """Whether this OS lets an unprivileged process create user, network and mount namespaces."""
-    unshare = shutil.which("unshare")
-    if unshare is None:
-        return False
-    command = [unshare, "-r", "-n", "--mount", "--", sys.executable, "-c", "pass"]
-    return subprocess.run(command, capture_output=True, check=False).returncode == 0
-
-
-NEEDS_NAMESPACES = pytest.mark.skipif(
-    not namespaces_work(), reason="this OS refuses unprivileged user namespaces (unshare -rn)"
-)
+LIMITS = SandboxLimits(timeout_s=10, cpu_s=5, memory_mb=512)
+ALL_GUARDS = {*WORKER_GUARDS, *JOB_GUARDS}
 
 
 def job(name: str) -> EvalJob:
@@ -60,9 +50,9 @@ def test_scrubbed_environment_drops_keys_tokens_and_proxies() -> None:
         "DB_PASSWORD": "p",
         "HOME": "/root",
     }
-    env = scrubbed_environment(base, "/tmp/worker-home")
+    env = scrubbed_environment(base, "/scratch")
     assert env["PATH"] == "/usr/bin" and env["LANG"] == "C.UTF-8"
-    assert env["HOME"] == "/tmp/worker-home"
+    assert env["HOME"] == "/scratch"
     assert not {"ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "GITHUB_TOKEN", "HTTPS_PROXY"} & set(env)
     assert "DB_PASSWORD" not in env
     assert CANARY not in repr(env)
@@ -73,25 +63,6 @@ def test_scrubbed_environment_lets_the_worker_import_the_toolkit() -> None:
     import toolkit
 
     assert str(Path(toolkit.__file__).resolve().parent.parent) in env["PYTHONPATH"].split(":")
-
-
-@NEEDS_NAMESPACES
-async def test_probe_isolation_finds_unshare_network_and_pid_namespaces() -> None:
-    isolation = await probe_isolation()
-    assert isolation.warning is None
-    assert isolation.network_isolated and isolation.pid_isolated
-    assert "-n" in isolation.prefix
-
-
-async def test_probe_isolation_keeps_network_when_limits_allow_it() -> None:
-    isolation = await probe_isolation(network=True)
-    assert "-n" not in isolation.prefix and not isolation.network_isolated
-
-
-async def test_probe_isolation_warns_when_unshare_is_missing(monkeypatch) -> None:
-    monkeypatch.setattr(isolation_module.shutil, "which", lambda name: None)
-    isolation = await probe_isolation()
-    assert isolation.prefix == () and "unshare" in (isolation.warning or "")
 
 
 async def test_api_key_is_absent_in_the_judge_even_when_the_parent_has_it(monkeypatch) -> None:
@@ -136,16 +107,6 @@ async def test_starting_a_process_is_an_incomplete_outcome_with_a_sandbox_error(
     assert "starting a process is not allowed" in outcome.errors[0]["message"]
 
 
-@pytest.mark.skipif(
-    sys.platform != "linux" or platform.machine() != "x86_64", reason="seccomp filter is x86_64"
-)
-async def test_seccomp_blocks_a_fork_that_bypasses_the_audit_hook() -> None:
-    outcome = await sandboxed("forks_raw")
-    assert outcome.status == "incomplete"
-    assert "Operation not permitted" in outcome.errors[0]["message"]
-    assert "escaped" not in outcome.stdout_tail
-
-
 async def test_judge_state_does_not_leak_into_the_next_evaluation() -> None:
     async with WorkerPool(1, LIMITS, ScriptedBackend()) as pool:
         tampered = await pool.evaluate(job("tampers"))
@@ -154,60 +115,12 @@ async def test_judge_state_does_not_leak_into_the_next_evaluation() -> None:
     assert honest.status == "complete" and honest.summary["final_score"] == 0.0
 
 
-async def test_without_unshare_a_warning_is_printed_and_guards_still_hold(
-    monkeypatch, capsys
-) -> None:
-    async def no_isolation(network: bool = False) -> Isolation:
-        return Isolation(warning="unshare -rn failed (test)")
-
-    monkeypatch.setattr(pool_module, "probe_isolation", no_isolation)
-    async with WorkerPool(1, LIMITS, ScriptedBackend()) as pool:
-        blocked = await pool.evaluate(job("opens_socket"))
-        normal = await pool.evaluate(job("fails_check"))
-    assert "judgegen: warning: unshare -rn failed (test)" in capsys.readouterr().err
-    assert blocked.status == "incomplete" and kinds(blocked) == ["sandbox_violation"]
-    assert normal.status == "complete"
-
-
-@NEEDS_NAMESPACES
-async def test_judge_can_write_its_temp_dir_but_not_the_repo() -> None:
-    outcome = await sandboxed("writes_outside")
-    assert outcome.status == "incomplete"
-    assert "Read-only file system" in outcome.errors[0]["message"]
-    tree = outcome.summary["eval_breakdown"][0]["verification_tree"]
-    assert tree["children"][0]["status"] == "passed"
-    assert not (JUDGES / "pwned.txt").exists()
-
-
 async def test_reading_another_process_proc_entry_is_a_sandbox_violation() -> None:
     outcome = await sandboxed("reads_parent_proc")
     assert outcome.status == "incomplete" and kinds(outcome) == ["sandbox_violation"]
     assert "/proc entry" in outcome.errors[0]["message"]
 
 
-@NEEDS_NAMESPACES
-async def test_without_a_pid_namespace_the_fallback_keeps_network_and_fs_isolation(
-    monkeypatch,
-) -> None:
-    real = isolation_module._command_works
-
-    async def no_pid_namespace(prefix: list[str]) -> tuple[bool, str]:
-        if "--pid" in prefix:
-            return False, "unshare: cannot mount proc (test)"
-        return await real(prefix)
-
-    monkeypatch.setattr(isolation_module, "_command_works", no_pid_namespace)
-    async with WorkerPool(1, LIMITS, ScriptedBackend()) as pool:
-        written = await pool.evaluate(job("writes_outside"))
-        proc = await pool.evaluate(job("reads_parent_proc"))
-    assert pool.isolation.network_isolated and not pool.isolation.pid_isolated
-    assert "no PID namespace" in (pool.isolation.warning or "")
-    assert "Read-only file system" in written.errors[0]["message"]
-    assert not (JUDGES / "pwned.txt").exists()
-    assert proc.status == "incomplete" and kinds(proc) == ["sandbox_violation"]
-
-
-@NEEDS_NAMESPACES
 async def test_scratch_space_is_bounded() -> None:
     outcome = await sandboxed("fills_disk", LIMITS.model_copy(update={"max_file_mb": 1}))
     assert outcome.status == "incomplete"
@@ -222,23 +135,111 @@ async def test_files_a_judge_leaves_are_gone_before_the_next_evaluation() -> Non
     assert second.status == "complete" and second.summary["final_score"] == 1.0
 
 
-@NEEDS_NAMESPACES
-def test_credential_files_under_home_are_hidden_in_the_worker_namespace(tmp_path) -> None:
-    home = tmp_path / "home"
-    (home / ".ssh").mkdir(parents=True)
-    (home / ".ssh" / "id_test").write_text(CANARY)
-    (home / ".netrc").write_text(f"machine x password {CANARY}")
-    (home / "notes.txt").write_text("kept")
-    script = (
-        "import os, sys\n"
-        "from toolkit.sandbox.confinement import hide_credentials\n"
-        "home = sys.argv[1]\n"
-        "print(sorted(os.path.basename(p) for p in hide_credentials(home)))\n"
-        "print(os.listdir(os.path.join(home, '.ssh')))\n"
-        "print(repr(open(os.path.join(home, '.netrc')).read()))\n"
-        "print(open(os.path.join(home, 'notes.txt')).read())\n"
-    )
-    command = ["unshare", "-r", "--mount", "--", sys.executable, "-c", script, str(home)]
-    result = subprocess.run(command, capture_output=True, text=True, check=True)
-    assert result.stdout.splitlines() == ["['.netrc', '.ssh']", "[]", "''", "kept"]
-    assert (home / ".ssh" / "id_test").read_text() == CANARY
+async def test_seccomp_blocks_a_fork_that_bypasses_the_audit_hook() -> None:
+    outcome = await sandboxed("forks_raw")
+    assert outcome.status == "incomplete"
+    assert "Operation not permitted" in outcome.errors[0]["message"]
+    assert "escaped" not in outcome.stdout_tail
+
+
+async def test_a_judge_cannot_write_next_to_itself_or_anywhere_but_its_scratch() -> None:
+    outcome = await sandboxed("writes_outside")
+    assert outcome.status == "incomplete"
+    assert outcome.errors[0]["type"] in {"FileNotFoundError", "OSError", "PermissionError"}
+    tree = outcome.summary["eval_breakdown"][0]["verification_tree"]
+    assert tree["children"][0]["status"] == "passed"
+    assert not (JUDGES / "pwned.txt").exists()
+
+
+async def test_bubblewrap_is_found_and_works_here() -> None:
+    isolation = await probe_isolation()
+    assert isolation.bwrap and isolation.warning is None
+    assert isolation.expected_guards == ALL_GUARDS
+
+
+async def test_every_guard_is_measured_in_effect_for_an_evaluation() -> None:
+    outcome = await sandboxed("normal")
+    assert outcome.status == "complete", outcome.errors
+    assert set(outcome.guards) == ALL_GUARDS
+
+
+def test_the_allow_list_holds_the_runtime_and_project_packages_not_home_or_cwd() -> None:
+    import pydantic
+
+    paths = runtime_paths()
+    assert any(Path(pydantic.__file__).is_relative_to(p) for p in paths)
+    assert any(Path(os.__file__).is_relative_to(p) for p in paths)
+    for hidden in (Path.home(), Path.cwd()):
+        assert str(hidden) not in paths
+
+
+async def test_without_bubblewrap_the_run_says_which_guards_are_missing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(isolation_module.shutil, "which", lambda name: None)
+    async with WorkerPool(1, LIMITS, ScriptedBackend()) as pool:
+        outcome = await pool.evaluate(job("normal"))
+        blocked = await pool.evaluate(job("opens_socket"))
+    err = capsys.readouterr().err
+    assert "bubblewrap (`bwrap`) not found" in err
+    assert "sandbox guards not in effect: filesystem_allowlist" in err
+    assert outcome.status == "complete" and "filesystem_allowlist" not in outcome.guards
+    assert {"seccomp_job", "rlimits", "audit_hook"} <= set(outcome.guards)
+    assert blocked.status == "incomplete" and "sandbox_violation" in kinds(blocked)
+
+
+async def test_require_sandbox_fails_an_evaluation_missing_a_guard(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(isolation_module.shutil, "which", lambda name: None)
+    async with WorkerPool(1, LIMITS, ScriptedBackend(), require_sandbox=True) as pool:
+        outcome = await pool.evaluate(job("normal"))
+    assert outcome.status == "incomplete" and kinds(outcome) == ["sandbox_required"]
+    assert "pid_namespace" in outcome.errors[0]["message"]
+
+
+# -- the hostile judge with canaries ----------------------------------------------------------
+
+
+@pytest.fixture
+def canaries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Path]]:
+    """Canary files in the runner's home, working directory and host /tmp; a canary key."""
+    tag = uuid.uuid4().hex
+    workdir = tmp_path / "workdir"
+    workdir.mkdir()
+    monkeypatch.chdir(workdir)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", f"{CANARY}-env-{tag}")
+    files = {
+        "home": Path.home() / f".judgegen-canary-{tag}",
+        "cwd": workdir / ".env",
+        "tmp": Path("/tmp") / f"judgegen-canary-{tag}",
+    }
+    for name, path in files.items():
+        path.write_text(f"{CANARY}-{name}-{tag}\n")
+    try:
+        yield files
+    finally:
+        for path in files.values():
+            path.unlink(missing_ok=True)
+
+
+async def test_no_escape_probe_reaches_a_canary(canaries: dict[str, Path]) -> None:
+    answer = json.dumps({name: str(path) for name, path in canaries.items()})
+    escapes = EvalJob(judge_path=str(JUDGES / "escapes.py"), answer=answer)
+    seen: list[str] = []
+
+    def verify(request: object) -> bool:
+        seen.append(str(request))
+        return True
+
+    outcome = await run_in_sandbox(escapes, ScriptedBackend(verify=verify), limits=LIMITS)
+    found = outcome.summary["eval_breakdown"][0]["info"][0]["probes"]
+    escaped = {name: text for name, text in found.items() if CANARY in text}
+    syscalls = {name: text for name, text in found.items() if text.startswith("rc=")}
+    print(f"escape probes tried: {len(found)}, contained: {len(found) - len(escaped)}")
+    assert len(found) == 18
+    assert escaped == {}
+    assert all(not text.startswith("rc=0") for text in syscalls.values()), syscalls
+    assert found["umount2_pythonapi_then_home"].startswith("refused")
+    assert "sandbox_violation" in kinds(outcome)
+    assert CANARY not in outcome.model_dump_json() and CANARY not in " ".join(seen)

@@ -1,17 +1,20 @@
 """`mind2web2.evaluator` for imported judges: judgegen's Evaluator under Mind2Web 2's spellings.
 
 The subclass only adds what older and newer published judges call that the core Evaluator
-does not spell the same way (`id_=` for node ids, `close`, `add_existence_node`, id helpers);
-it never changes how a tree is built or scored, so an imported judge scores exactly as its
-native rewrite does. The core Evaluator rejects unknown keywords; this layer keeps Mind2Web 2's
-leniency (`**kwargs` swallowed extra keywords such as `global_cache=`), so it drops the
-keywords the core does not know before calling it.
+does not spell the same way (`id_=` for node ids, `close`, `add_existence_node`, id helpers,
+`evaluator.verifier.logger` / `evaluator.extractor.logger` in error paths); it never changes
+how a tree is built or scored, so an imported judge scores exactly as its native rewrite does.
+The core Evaluator rejects unknown keywords; this layer keeps Mind2Web 2's leniency
+(`**kwargs` swallowed extra keywords such as `global_cache=`), so it drops the keywords the
+core does not know before calling it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
@@ -41,8 +44,41 @@ def _known(method: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str, Any]
     return {name: value for name, value in kwargs.items() if name in names}
 
 
+MAX_LOGGED_CHARS = 2000
+
+
+class JudgeLog(logging.LoggerAdapter[logging.Logger]):
+    """The logger Mind2Web 2 judges reach as `evaluator.verifier.logger`: records go to the
+    runner's logger for the judge, and warnings and errors are also kept in the result's info
+    (`judge_log`), so what a judge noticed in its error paths is not lost in a worker's stderr."""
+
+    def __init__(self, logger: logging.Logger, evaluator: CoreEvaluator) -> None:
+        super().__init__(logger, {})
+        self._evaluator = evaluator
+
+    def log(self, level: int, msg: object, *args: Any, **kwargs: Any) -> None:
+        """Log as `logging.Logger.log` does, keeping warnings and errors in the result."""
+        if level >= logging.WARNING:
+            try:
+                text = str(msg) % args if args else str(msg)
+            except (TypeError, ValueError):
+                text = " ".join(str(part) for part in (msg, *args))
+            entry = {"level": logging.getLevelName(level), "message": text[:MAX_LOGGED_CHARS]}
+            self._evaluator.add_custom_info(entry, "judge_log")
+        super().log(level, msg, *args, **kwargs)
+
+
+@dataclass(frozen=True)
+class LoggingRole:
+    """`evaluator.verifier` / `evaluator.extractor`: only their `logger` is used by judges."""
+
+    logger: JudgeLog
+
+
 class Evaluator(CoreEvaluator):
     """judgegen's Evaluator, accepting Mind2Web 2's historical keyword spellings."""
+
+    logger: JudgeLog | None = None
 
     def initialize(
         self,
@@ -52,9 +88,14 @@ class Evaluator(CoreEvaluator):
         answer_name: str | None = None,
         **kwargs: Any,
     ) -> VerificationNode:
-        """Create the root; Mind2Web 2's cache, semaphore and logger keywords are dropped."""
+        """Create the root; Mind2Web 2's cache and semaphore keywords are dropped, and the
+        `logger=` it is given backs `verifier.logger`."""
         known = _known(CoreEvaluator.initialize, kwargs)
-        return super().initialize(task_id, strategy, agent_name, answer_name, **known)
+        root = super().initialize(task_id, strategy, agent_name, answer_name, **known)
+        given = kwargs.get("logger")
+        base = given if isinstance(given, logging.Logger) else None
+        self.logger = JudgeLog(base or logging.getLogger(f"judgegen.judge.{task_id}"), self)
+        return root
 
     async def extract(
         self,
@@ -93,6 +134,22 @@ class Evaluator(CoreEvaluator):
             ),
             return_exceptions=True,
         )
+
+    @property
+    def verifier(self) -> LoggingRole:
+        """Mind2Web 2's verifier, as far as judges use it: its `logger`."""
+        return LoggingRole(self._judge_log())
+
+    @property
+    def extractor(self) -> LoggingRole:
+        """Mind2Web 2's extractor, as far as judges use it: its `logger`."""
+        return LoggingRole(self._judge_log())
+
+    def _judge_log(self) -> JudgeLog:
+        if self.logger is None:
+            name = f"judgegen.judge.{self.task_id or 'unknown'}"
+            self.logger = JudgeLog(logging.getLogger(name), self)
+        return self.logger
 
     def add_parallel(
         self,

@@ -1,21 +1,19 @@
-"""The content-addressed response cache: SQLite in WAL mode, in front of every provider.
+"""The content-addressed response store: SQLite in WAL mode (`CachedProvider` puts it in
+front of a provider).
 
 Invariants: the key is `LLMRequest.cache_key()` (never credentials, timeouts or retries);
-only complete, schema-valid answers are stored or served — an error raises before anything is
-written, a truncated or refused output is a failure, and a stored answer that no longer passes
-its schema is a miss that gets replaced; several processes may share one file (WAL plus a busy
-timeout, one short transaction per write). Large request parts (page text, screenshots) are
-stored once, by content digest, in `blobs`, however many trials and requests repeat them. The
-file's format is `PRAGMA user_version`; an older format is migrated in one transaction on open,
-a newer one or a file that is not (or no longer) SQLite is a `CacheError`. A garbled row is a
-miss, reported once per cache. Export writes one small JSON file per entry with a stable name,
-sorted keys and indentation, so recordings are reviewable in a pull request and serve as test
-fixtures.
+several processes may share one file (WAL plus a busy timeout, one short transaction per
+write). Large request parts (page text, screenshots) are stored once, by content digest, in
+`blobs`, however many trials and requests repeat them; each entry records whether its answer
+was checked against its schema. The file's format is `PRAGMA user_version`; an older format is
+migrated in one transaction on open, a newer one or a file that is not (or no longer) SQLite is
+a `CacheError`. A garbled row is a miss, reported once per cache. Export writes one small JSON
+file per entry with a stable name, sorted keys and indentation, so recordings are reviewable in
+a pull request and serve as test fixtures.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import re
@@ -24,24 +22,26 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from toolkit.errors import CacheError, LLMError, ReplayMiss, SpecError
-from toolkit.llm.diff import miss_message
-from toolkit.llm.models import LLMRequest, LLMResponse, Usage
-from toolkit.llm.provider import REFUSED_STOPS, TRUNCATED_STOPS, Provider, answer_problems
+from toolkit.errors import CacheError, SpecError
+from toolkit.llm.models import LLMRequest, LLMResponse
 
 RECORD_VERSION = 1
-FORMAT_VERSION = 2
-"""1: one `responses` table with whole requests; 2: `entries` plus content-addressed `blobs`."""
+FORMAT_VERSION = 3
+"""1: one `responses` table with whole requests; 2: `entries` plus content-addressed `blobs`;
+3: each entry records whether its answer was checked against its schema (hits skip the check)."""
 BUSY_TIMEOUT_S = 60.0
 SQLITE_MAGIC = b"SQLite format 3\x00"
 log = logging.getLogger("judgegen.llm.cache")
 
+ENTRY_COLUMNS = (
+    "(key, provider, model, purpose, request, response, created, checked) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
 SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS entries (
     key TEXT PRIMARY KEY,
@@ -50,28 +50,14 @@ CREATE TABLE IF NOT EXISTS entries (
     purpose TEXT NOT NULL,
     request TEXT NOT NULL,
     response TEXT NOT NULL,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    checked INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS blobs (
     digest TEXT PRIMARY KEY,
     data TEXT NOT NULL
 );
 """
-
-
-class CacheMode(StrEnum):
-    """How the cache treats a request."""
-
-    OFF = "off"
-    """Always call the provider; read and write nothing."""
-    RW = "rw"
-    """Serve hits; call the provider on a miss and store the answer (the default)."""
-    RO = "ro"
-    """Serve hits; call the provider on a miss but store nothing."""
-    STRICT = "strict"
-    """Serve hits; a miss is an error naming the nearest recorded request (tests, CI, demos)."""
-    REFRESH = "refresh"
-    """Always call the provider and overwrite what is stored."""
 
 
 class CacheRecord(BaseModel):
@@ -137,16 +123,29 @@ class ResponseCache:
             self._db.close()
 
     def get_response(self, key: str) -> LLMResponse | None:
-        """Only the stored response under `key` (the fast path of a cache hit); None on a miss."""
+        """Only the stored response under `key`; None on a miss or an unreadable row."""
+        found = self.lookup(key)
+        return None if found is None else found[0]
+
+    def lookup(self, key: str) -> tuple[LLMResponse, bool] | None:
+        """The stored response under `key` and whether it was checked against its schema (the
+        fast path of a cache hit); None on a miss or an unreadable row."""
         with self._guard():
-            row = self._db.execute("SELECT response FROM entries WHERE key = ?", (key,)).fetchone()
+            row = self._db.execute(
+                "SELECT response, checked FROM entries WHERE key = ?", (key,)
+            ).fetchone()
         if row is None:
             return None
         try:
-            return LLMResponse.model_validate_json(row[0])
+            return LLMResponse.model_validate_json(row[0]), bool(row[1])
         except ValueError:
             self.forget(key, "unreadable rows are treated as misses and replaced")
             return None
+
+    def mark_checked(self, key: str) -> None:
+        """Record that `key`'s answer passed its schema, so later hits skip the check."""
+        with self._guard():
+            self._db.execute("UPDATE entries SET checked = 1 WHERE key = ?", (key,))
 
     def forget(self, key: str, why: str) -> None:
         """Mark `key`'s stored entry unusable: the next `put` replaces it; warn once per cache."""
@@ -155,8 +154,10 @@ class ResponseCache:
             self._warned = True
             log.warning("warning: response cache %s has unusable entries (%s)", self.path, why)
 
-    def put(self, record: CacheRecord, *, replace: bool = False) -> None:
-        """Store `record` and its blobs; an existing entry is kept unless `replace` (or unusable)."""
+    def put(self, record: CacheRecord, *, replace: bool = False, checked: bool = False) -> None:
+        """Store `record` and its blobs; an existing entry is kept unless `replace` (or unusable).
+
+        `checked` says the answer was validated against the request's schema."""
         replace = replace or record.key in self._garbled
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
         request = record.request
@@ -169,13 +170,14 @@ class ResponseCache:
             json.dumps(data, ensure_ascii=False, separators=(",", ":")),
             record.response.model_dump_json(),
             time.time(),
+            int(checked),
         )
         with self._guard():
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 for digest, blob in blobs.items():
                     self._db.execute("INSERT OR IGNORE INTO blobs VALUES (?, ?)", (digest, blob))
-                self._db.execute(f"{verb} INTO entries VALUES (?, ?, ?, ?, ?, ?, ?)", values)
+                self._db.execute(f"{verb} INTO entries {ENTRY_COLUMNS}", values)
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -277,6 +279,10 @@ class ResponseCache:
                     f"it has cache format {version}, this judgegen reads up to {FORMAT_VERSION} "
                     "(upgrade judgegen)",
                 )
+            if version == 2:
+                self._db.execute(
+                    "ALTER TABLE entries ADD COLUMN checked INTEGER NOT NULL DEFAULT 0"
+                )
             if version < FORMAT_VERSION:
                 for statement in SCHEMA_SQL.split(";"):
                     if statement.strip():
@@ -303,7 +309,7 @@ class ResponseCache:
             for digest, blob in blobs.items():
                 self._db.execute("INSERT OR IGNORE INTO blobs VALUES (?, ?)", (digest, blob))
             self._db.execute(
-                "INSERT OR IGNORE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT OR IGNORE INTO entries {ENTRY_COLUMNS}",
                 (
                     request.cache_key(),
                     request.provider,
@@ -312,6 +318,7 @@ class ResponseCache:
                     json.dumps(data, ensure_ascii=False, separators=(",", ":")),
                     response_json,
                     created,
+                    0,
                 ),
             )
         self._db.execute("DROP TABLE responses")
@@ -352,7 +359,9 @@ def _check_file(path: Path) -> None:
     page_size = 65536 if page_size == 1 else page_size
     pages = int.from_bytes(header[28:32], "big")
     header_valid = header[24:28] == header[92:96]
-    if header_valid and pages and path.stat().st_size < pages * page_size:
+    wal = path.with_name(path.name + "-wal")
+    pending = wal.is_file() and wal.stat().st_size > 0  # a checkpoint may still extend the file
+    if header_valid and pages and not pending and path.stat().st_size < pages * page_size:
         raise CacheError(
             path, f"it is truncated ({path.stat().st_size} bytes of {pages * page_size})"
         )
@@ -380,83 +389,3 @@ def _load_record(path: Path) -> CacheRecord:
     except ValueError as exc:
         raise SpecError(str(path), "-", f"not a cache record ({exc})", "re-export it") from None
     return record.model_copy(update={"key": record.request.cache_key()})
-
-
-def cacheable(response: LLMResponse) -> bool:
-    """Only complete answers are stored: never truncated or refused outputs."""
-    return response.stop_reason not in TRUNCATED_STOPS | REFUSED_STOPS
-
-
-class CachedProvider:
-    """Wraps a provider with the response cache; identical in-flight requests share one call.
-
-    Mode `off` is a plain pass-through (no key is computed, nothing is shared).
-    """
-
-    def __init__(self, inner: Provider, cache: ResponseCache | None, mode: CacheMode) -> None:
-        if cache is None and mode is not CacheMode.OFF:
-            raise ValueError(f"cache mode {mode.value} needs a cache")
-        self.inner = inner
-        self.cache = cache
-        self.mode = mode
-        self.name = inner.name
-        self._inflight: dict[str, asyncio.Future[LLMResponse]] = {}
-
-    async def complete(self, request: LLMRequest) -> LLMResponse:
-        """A stored answer when the mode allows, else one shared provider call."""
-        if self.mode is CacheMode.OFF:
-            return await self.inner.complete(request)
-        key = request.cache_key()
-        if self.cache is not None and self.mode is not CacheMode.REFRESH:
-            stored = self.cache.get_response(key)
-            if stored is not None and not answer_problems(request, stored):
-                return _as_hit(stored)
-            if stored is not None:
-                self.cache.forget(key, "answers that fail their schema are treated as misses")
-            if self.mode is CacheMode.STRICT:
-                recorded = self.cache.requests(request.model)
-                raise ReplayMiss(miss_message("strict cache miss", request, recorded))
-        return await self._shared(key, request)
-
-    def classify(self, error: BaseException) -> LLMError:
-        """Delegate to the wrapped provider."""
-        return self.inner.classify(error)
-
-    async def _shared(self, key: str, request: LLMRequest) -> LLMResponse:
-        task = self._inflight.get(key)
-        if task is not None:
-            return await _wait_as_follower(task)
-        task = asyncio.ensure_future(self._call_and_store(key, request))
-        self._inflight[key] = task
-        task.add_done_callback(lambda done: self._settle(key, done))
-        return await asyncio.shield(task)
-
-    def _settle(self, key: str, done: asyncio.Future[LLMResponse]) -> None:
-        """Forget the finished call; mark its error seen even if every waiter was cancelled."""
-        self._inflight.pop(key, None)
-        if not done.cancelled():
-            done.exception()
-
-    async def _call_and_store(self, key: str, request: LLMRequest) -> LLMResponse:
-        response = await self.inner.complete(request)
-        storing = self.cache is not None and self.mode in {CacheMode.RW, CacheMode.REFRESH}
-        if storing and cacheable(response):
-            record = CacheRecord.of(request, response, key)
-            replace = self.mode is CacheMode.REFRESH
-            await asyncio.to_thread(self.cache.put, record, replace=replace)  # type: ignore[union-attr]
-        return response
-
-
-async def _wait_as_follower(task: asyncio.Future[LLMResponse]) -> LLMResponse:
-    """A shared call's result for a request that did not make it: a hit, or the error
-    without its usage (the caller that made the call already accounts for it)."""
-    try:
-        return _as_hit(await asyncio.shield(task))
-    except LLMError as exc:
-        raise LLMError(
-            str(exc), kind=exc.kind, usage=Usage(), attempts=exc.attempts, body=exc.body
-        ) from exc
-
-
-def _as_hit(response: LLMResponse) -> LLMResponse:
-    return response.model_copy(update={"cache_hit": True, "cost_usd": 0.0})

@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 from toolkit.errors import SpecError
 from toolkit.llm.account import Account
 from toolkit.llm.budget import Budget, BudgetProvider
-from toolkit.llm.cache import CachedProvider, CacheMode, ResponseCache
+from toolkit.llm.cache import ResponseCache
+from toolkit.llm.cache_mode import CacheMode
+from toolkit.llm.cached_provider import CachedProvider
 from toolkit.llm.concurrency import ConcurrencyLimit
 from toolkit.llm.ledger import Ledger, LedgerProvider, UsageSummary
 from toolkit.llm.models import LLMRequest, LLMResponse

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolkit.config import load_section
 from toolkit.errors import SpecError
-from toolkit.llm.cache import CacheMode
+from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.pricing import ModelPrice
 
 SETTINGS_VERSION = 1

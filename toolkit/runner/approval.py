@@ -81,17 +81,25 @@ def load_approval(reviews_dir: str | Path, task_id: str) -> Approval | None:
 
 
 def approval_problem(judge_path: str | Path, reviews_dir: str | Path, task_id: str) -> str | None:
-    """Why the judge may not run (no approval, or approved bytes differ), or None if approved."""
+    """Why the judge file may not run (see `approval_problem_for`), or None if approved."""
+    return approval_problem_for(sha256_file(judge_path), reviews_dir, task_id)
+
+
+def approval_problem_for(judge_sha256: str, reviews_dir: str | Path, task_id: str) -> str | None:
+    """Why judge bytes hashing to `judge_sha256` may not run as `task_id`: no approval, an
+    approval of another task, or of other bytes; None when approved."""
     try:
         record = load_approval(reviews_dir, task_id)
     except SpecError as exc:
         return str(exc)
     if record is None:
         return "not reviewed (no approval record)"
-    current = sha256_file(judge_path)
-    if record.judge_sha256 != current:
+    if record.task_id != task_id:
+        where = approval_path(reviews_dir, task_id)
+        return f"{where} approves task '{record.task_id}', not '{task_id}'"
+    if record.judge_sha256 != judge_sha256:
         return (
             f"changed since {record.reviewer} approved it on {record.date:%Y-%m-%d} "
-            f"(approved {record.judge_sha256[:19]}…, now {current[:19]}…)"
+            f"(approved {record.judge_sha256[:19]}…, now {judge_sha256[:19]}…)"
         )
     return None

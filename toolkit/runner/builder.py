@@ -15,6 +15,7 @@ from typing import Literal
 from toolkit.backends import JudgingBackend
 from toolkit.evaluator import PageSource
 from toolkit.runner.executors import Executor, InProcessExecutor, ToolTable
+from toolkit.runner.page_reads import RecordingPages
 from toolkit.sandbox.broker import ToolProvider
 from toolkit.sandbox.protocol import SandboxLimits
 
@@ -30,21 +31,30 @@ async def judge_executor(
     tools: Mapping[str, ToolProvider] | None = None,
     limits: SandboxLimits | None = None,
     jobs: int = 4,
+    require_sandbox: bool = False,
 ) -> AsyncIterator[Executor]:
     """Yield an executor running judges with `backend`, `pages` and `tools` under `limits`.
 
+    The judges' page source notes each read in the current evaluation's page-read log
+    (`toolkit.runner.page_reads`), so results can record what they were judged on.
     `isolation="sandbox"` (the default) runs each judge in a confined worker process, at most
     `jobs` at a time; `"in_process"` runs judges in this process, without isolation (a judge
     that blocks the event loop cannot be stopped), for trusted judges and debugging.
+    `require_sandbox` fails evaluations missing a sandbox guard (kind `sandbox_required`).
     """
     limits = limits or SandboxLimits()
+    pages = pages if isinstance(pages, RecordingPages) else RecordingPages(pages)
     if isolation == "in_process":
+        if require_sandbox:
+            raise ValueError("require_sandbox needs isolation='sandbox'")
         caller = ToolTable(tools) if tools is not None else None
         yield InProcessExecutor(backend, pages=pages, tools=caller, timeout_s=limits.timeout_s)
         return
     from toolkit.sandbox.pool import WorkerPool
 
-    pool = WorkerPool(max(1, jobs), limits, backend, pages=pages, tools=tools)
+    pool = WorkerPool(
+        max(1, jobs), limits, backend, pages=pages, tools=tools, require_sandbox=require_sandbox
+    )
     try:
         yield pool
     finally:

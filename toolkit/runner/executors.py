@@ -15,11 +15,10 @@ from toolkit.awaitables import resolve
 from toolkit.backends import JudgingBackend
 from toolkit.errors import InfraError
 from toolkit.evaluator import PageSource
-from toolkit.runner.judging import evaluate_job
-from toolkit.runner.loader import Judge, load_judge
+from toolkit.runner.judging import evaluate_job, load_bound_judge
+from toolkit.runner.loader import Judge
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome
 from toolkit.tools import ToolCaller
-from toolkit.util.hashing import sha256_file
 
 
 class Executor(Protocol):
@@ -57,19 +56,23 @@ class InProcessExecutor:
         self.pages = pages
         self.tools = tools
         self.timeout_s = timeout_s
-        self._judges: dict[tuple[str, str], asyncio.Future[Judge]] = {}
+        self._judges: dict[str, asyncio.Future[Judge]] = {}
 
-    async def _judge(self, path: str) -> Judge:
+    async def _judge(self, job: EvalJob) -> Judge:
         """Load each judge revision once, off the event loop (compiling blocks other calls)."""
-        key = (path, sha256_file(path))
+        key = job.judge_sha256 or ""
         if key not in self._judges:
-            self._judges[key] = asyncio.ensure_future(asyncio.to_thread(load_judge, path))
+            self._judges[key] = asyncio.ensure_future(asyncio.to_thread(load_bound_judge, job))
         return await self._judges[key]
 
     async def evaluate(self, job: EvalJob) -> EvalOutcome:
         """Load and run the judge; exceptions and timeouts become an incomplete outcome."""
+        try:
+            job = job.bound()
+        except (OSError, UnicodeDecodeError) as exc:
+            return EvalOutcome.failure(job, "judge_load", f"cannot read the judge: {exc}")
         return await evaluate_job(
-            lambda: self._judge(job.judge_path),
+            lambda: self._judge(job),
             job,
             backend=self.backend,
             pages=self.pages,

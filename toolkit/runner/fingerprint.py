@@ -1,8 +1,10 @@
 """What a result depends on, recorded in it so a rerun can tell a fresh result from a stale one.
 
 Invariant: two evaluations with equal fingerprints would produce the same result (given the
-response cache and page store), so the runner redoes a result exactly when its fingerprint
-differs from the one the current inputs and configuration give.
+response cache), so the runner redoes a result exactly when its fingerprint differs from the
+one the current inputs and configuration give. Most inputs are known before the judge runs;
+the pages it read are only known after, so the fingerprint records them (`PageReads`) and a
+rerun compares them with what the page source holds now (`pages_unchanged`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,25 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-FINGERPRINT_VERSION = 1
+from toolkit.awaitables import resolve
+from toolkit.util.hashing import sha256_text
+
+FINGERPRINT_VERSION = 2
+JUDGE_TEMPLATES = "toolkit"
+"""The prompts/ subfolder of the templates judges use (generator templates do not count)."""
+
+
+class PageReads(BaseModel):
+    """The cited pages an evaluation asked for: content hash by URL, and the URLs missing."""
+
+    model_config = ConfigDict(frozen=True)
+
+    read: dict[str, str] = Field(
+        default_factory=dict, description="URL → `sha256:` of the page text the judge read."
+    )
+    missing: tuple[str, ...] = Field(
+        default=(), description="Cited URLs the page source did not have (sorted)."
+    )
 
 
 class Fingerprint(BaseModel):
@@ -23,12 +43,21 @@ class Fingerprint(BaseModel):
     judge_sha256: str | None = Field(
         default=None, description="Hash of the judge module's bytes; None when no judge ran."
     )
-    prompts_sha256: str = Field(description="Hash of every prompt template (prompts_sha256()).")
+    templates_sha256: str = Field(
+        description="Hash of the templates judges use (prompts/toolkit), not generator ones."
+    )
     toolkit_version: str = Field(description="judgegen toolkit version that ran the judge.")
     judge_model: str | None = Field(default=None, description="Model deciding verifications.")
     extract_model: str | None = Field(default=None, description="Model doing extractions.")
     backend: str = Field(description="Identity of the judging backend (class or factory spec).")
     answer_sha256: str = Field(description="Hash of the answer's raw bytes as read from disk.")
+    pages: PageReads | None = Field(
+        default=None, description="Pages the evaluation read (None: no judge ran, or unknown)."
+    )
+
+    def same_inputs(self, other: Fingerprint) -> bool:
+        """Equal but for the pages read (which only the evaluation itself reveals)."""
+        return self.model_copy(update={"pages": None}) == other.model_copy(update={"pages": None})
 
 
 def backend_identity(backend: Any, spec: str | None = None) -> str:
@@ -50,21 +79,50 @@ def make_fingerprint(
     answer_sha256: str,
     backend: Any,
     backend_spec: str | None = None,
-    prompts_digest: str | None = None,
+    templates_digest: str | None = None,
 ) -> Fingerprint:
-    """The fingerprint the current configuration gives one (judge, answer) pair.
+    """The fingerprint the current configuration gives one (judge, answer) pair, before the
+    judge runs (so without `pages`).
 
-    `prompts_digest` saves rehashing the prompt templates for every answer of a run.
+    `templates_digest` (from `judge_templates_sha256()`) saves rehashing for every answer.
     """
-    from prompts import prompts_sha256
     from toolkit import __version__
 
     return Fingerprint(
         judge_sha256=judge_sha256,
-        prompts_sha256=prompts_digest or prompts_sha256(),
+        templates_sha256=templates_digest or judge_templates_sha256(),
         toolkit_version=__version__,
         judge_model=getattr(backend, "model", None),
         extract_model=getattr(backend, "extract_model", None) or getattr(backend, "model", None),
         backend=backend_identity(backend, backend_spec),
         answer_sha256=answer_sha256,
     )
+
+
+def judge_templates_sha256() -> str:
+    """Hash of the prompt templates judges render (prompts/toolkit), for fingerprints."""
+    from prompts import prompts_sha256
+
+    return prompts_sha256(JUDGE_TEMPLATES)
+
+
+async def pages_unchanged(reads: PageReads, pages: Any) -> bool:
+    """Whether `pages` (a page source, or None) still gives what the evaluation read: the same
+    text for every page read, and still nothing for every page that was missing."""
+    for url, digest in reads.read.items():
+        if await _current_hash(pages, url) != digest:
+            return False
+    for url in reads.missing:
+        if await _current_hash(pages, url) is not None:
+            return False
+    return True
+
+
+async def _current_hash(pages: Any, url: str) -> str | None:
+    if pages is None:
+        return None
+    try:
+        text = await resolve(pages.get(url))
+    except Exception:
+        return "unreadable"  # differs from every hash and from None: the result is redone
+    return None if text is None else sha256_text(str(text))

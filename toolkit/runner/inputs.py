@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from toolkit.runner.answers_layout import ANSWER_SUFFIX, AnswersLayout, read_layout
 from toolkit.util.hashing import sha256_bytes
 
 DEFAULT_MAX_ANSWER_BYTES = 2_000_000
@@ -69,35 +70,32 @@ def decode_answer(input_: AnswerInput, data: bytes, max_bytes: int) -> AnswerInp
     return input_
 
 
-def _is_agent_dir(path: Path) -> bool:
-    return any(child.is_dir() and any(child.glob("*.md")) for child in path.iterdir())
-
-
 def discover_answers(
     root: str | Path,
     *,
     tasks: set[str] | None = None,
     max_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
+    layout: AnswersLayout | None = None,
 ) -> list[AnswerInput]:
-    """Every `<agent>/<task_id>/*.md` under `root` (or `<task_id>/*.md` if `root` is one agent)."""
-    root = Path(root)
-    agents = [root] if _is_agent_dir(root) else sorted(p for p in root.iterdir() if p.is_dir())
+    """Every `<agent>/<task_id>/*.md` under `root` (or `<task_id>/*.md` if `root` is one agent,
+    or a task folder's samples; see `read_layout`, whose result may be passed as `layout`)."""
+    layout = layout or read_layout(root)
     found: list[AnswerInput] = []
-    for agent_dir in agents:
-        for task_dir in sorted(p for p in agent_dir.iterdir() if p.is_dir()):
-            if tasks is not None and task_dir.name not in tasks:
-                continue
-            for path in sorted(task_dir.glob("*.md"), key=lambda p: _natural_key(p.stem)):
-                data = path.read_bytes()
-                item = AnswerInput(
-                    kind="answer",
-                    agent_name=agent_dir.name,
-                    task_id=task_dir.name,
-                    answer_name=path.stem,
-                    path=path,
-                    answer_sha256=sha256_bytes(data),
-                )
-                found.append(decode_answer(item, data, max_bytes))
+    for folder in layout.folders:
+        if tasks is not None and folder.task_id not in tasks:
+            continue
+        paths = (p for p in folder.path.glob(f"*{ANSWER_SUFFIX}") if p.is_file())
+        for path in sorted(paths, key=lambda p: _natural_key(p.stem)):
+            data = path.read_bytes()
+            item = AnswerInput(
+                kind="answer",
+                agent_name=folder.agent_name,
+                task_id=folder.task_id,
+                answer_name=path.stem,
+                path=path,
+                answer_sha256=sha256_bytes(data),
+            )
+            found.append(decode_answer(item, data, max_bytes))
     return found
 
 

@@ -16,10 +16,11 @@ from typing import Any
 from toolkit.backends import JudgingBackend
 from toolkit.errors import InfraError, JudgeFailed
 from toolkit.evaluator import PageSource
-from toolkit.runner.loader import Judge
+from toolkit.runner.loader import Judge, load_judge_source
 from toolkit.sandbox.confinement import SandboxViolation
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome, error_dict
 from toolkit.tools import ToolCaller
+from toolkit.util.hashing import sha256_text
 
 _TRACEBACK_CHARS = 8000
 
@@ -115,6 +116,13 @@ def with_errors(outcome: EvalOutcome, errors: list[dict[str, Any]]) -> EvalOutco
     return outcome.model_copy(update=update)
 
 
+def load_bound_judge(job: EvalJob) -> Judge:
+    """Load the judge from the job's own code, refusing code that does not match its hash."""
+    if job.judge_source is None or job.judge_sha256 != sha256_text(job.judge_source):
+        raise ValueError(f"the code sent for {job.judge_path} does not match its sha256")
+    return load_judge_source(job.judge_source.encode("utf-8"), job.judge_path)
+
+
 async def evaluate_job(
     load: Callable[[], Awaitable[Judge]],
     job: EvalJob,
@@ -163,6 +171,7 @@ async def evaluate_job(
     return EvalOutcome(
         status="complete" if complete else "incomplete",
         task_id=task_id,
+        judge_sha256=job.judge_sha256,
         agent_name=job.agent_name,
         answer_name=job.answer_name,
         summary=summary,

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolkit.backends import ExtractRequest, JudgingBackend, Verdict, VerifyRequest
+from toolkit.errors import LLMError
+from toolkit.llm.models import Usage
 from toolkit.runner.results import UsageTotals
 
 
@@ -52,7 +54,8 @@ class MeteredBackend:
 
 
 class MeteredClient:
-    """Wraps an LLM client (`complete`) and charges tokens, cost and cache hits to the meter."""
+    """Wraps an LLM client (`complete`) and charges calls, tokens and cost to the meter as the
+    LLM ledger counts them: failed calls too, tokens of paid calls only (hits cost nothing)."""
 
     def __init__(self, inner: Any, run_meter: Meter | None = None) -> None:
         self.inner = inner
@@ -62,16 +65,22 @@ class MeteredClient:
         return getattr(self.inner, name)
 
     async def complete(self, request: Any) -> Any:
-        response = await self.inner.complete(request)
+        try:
+            response = await self.inner.complete(request)
+        except LLMError as exc:
+            self._charge(exc.usage if isinstance(exc.usage, Usage) else Usage(), exc.cost_usd)
+            raise
+        hit = bool(getattr(response, "cache_hit", False))
+        self._charge(Usage() if hit else response.usage, response.cost_usd, hit=hit)
+        return response
+
+    def _charge(self, usage: Usage, cost_usd: float, hit: bool = False) -> None:
         for meter in {id(m): m for m in (current_meter.get(), self.run_meter) if m}.values():
             u = meter.usage
             u.llm_calls += 1
-            u.cache_hits += int(bool(getattr(response, "cache_hit", False)))
-            usage = getattr(response, "usage", None)
-            if usage is not None:
-                u.input_tokens += usage.input_tokens
-                u.output_tokens += usage.output_tokens
-                u.cache_read_tokens += usage.cache_read_tokens
-                u.cache_write_tokens += usage.cache_write_tokens
-            u.cost_usd += float(getattr(response, "cost_usd", 0.0) or 0.0)
-        return response
+            u.cache_hits += int(hit)
+            u.input_tokens += usage.input_tokens
+            u.output_tokens += usage.output_tokens
+            u.cache_read_tokens += usage.cache_read_tokens
+            u.cache_write_tokens += usage.cache_write_tokens
+            u.cost_usd += cost_usd

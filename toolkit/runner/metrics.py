@@ -13,7 +13,7 @@ import re
 import statistics
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -80,6 +80,11 @@ class SkippedJudge(BaseModel):
 
     task_id: str
     reason: str
+    kind: Literal["approval", "no_judge"] = Field(
+        default="approval",
+        description="approval: the judge exists but is not approved for its bytes; "
+        "no_judge: there is no judge for the task.",
+    )
 
 
 class Summary(BaseModel):
@@ -205,12 +210,11 @@ def format_table(summary: Summary, *, max_listed: int = 20) -> str:
         f"  Pass@{k:<15d}{_fmt(summary.pass_at_k.value)}",
     ]
     if summary.runs:
-        header = "  " + f"{'task':<28}" + "".join(f"{r:>12}" for r in summary.runs)
-        lines += ["", header + f"{'best':>8}{'avg':>8}"]
+        rows = [["task", *summary.runs, "best", "avg"]]
         for task_id, task in sorted(summary.per_task.items()):
-            cells = "".join(f"{_cell(task, run):>12}" for run in summary.runs)
-            best, average = _fmt(task.best, 2), _fmt(task.average, 2)
-            lines.append(f"  {task_id:<28}{cells}{best:>8}{average:>8}")
+            cells = [_cell(task, run) for run in summary.runs]
+            rows.append([task_id, *cells, _fmt(task.best, 2), _fmt(task.average, 2)])
+        lines += ["", *align_columns(rows)]
     u = summary.usage
     lines += [
         "",
@@ -235,6 +239,21 @@ def format_table(summary: Summary, *, max_listed: int = 20) -> str:
             if len(items) > max_listed:
                 lines.append(f"    … and {len(items) - max_listed} more")
     return "\n".join(lines)
+
+
+def align_columns(rows: list[list[str]], indent: str = "  ", gap: int = 2) -> list[str]:
+    """Rows as text lines: the first column left-aligned, the rest right-aligned, each column
+    as wide as its longest cell and separated by at least `gap` spaces, so long names never
+    run into each other."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    spacer = " " * gap
+    lines = []
+    for row in rows:
+        cells = [row[0].ljust(widths[0])] + [
+            c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)
+        ]
+        lines.append((indent + spacer.join(cells)).rstrip())
+    return lines
 
 
 def _cell(task: TaskMetrics, run: str) -> str:

@@ -34,11 +34,22 @@ class RunReport:
         return [r for r in self.results if r.status == "incomplete"]
 
     @property
+    def failure(self) -> str | None:
+        """Why a run with nothing incomplete still failed: it judged nothing, or judges were
+        held back for approval reasons (a CI job must not read either as success)."""
+        held = [s.task_id for s in self.skipped_judges if s.kind == "approval"]
+        if held:
+            return f"{len(held)} judge(s) not run for approval reasons: {', '.join(held)}"
+        if not self.results and not self.stopped:
+            return "nothing was evaluated: no answer has a judge that may run"
+        return None
+
+    @property
     def exit_code(self) -> int:
-        """3 infrastructure stop; 1 incomplete results or malformed inputs; else 0."""
+        """3 infrastructure stop; 1 incomplete results, malformed inputs or `failure`; else 0."""
         if self.stopped:
             return 3
-        return 1 if self.incomplete or self.input_errors else 0
+        return 1 if self.incomplete or self.input_errors or self.failure else 0
 
     def to_record(self) -> RunRecord:
         """The machine-readable form of this report."""
@@ -53,6 +64,7 @@ class RunReport:
 
         return RunRecord(
             exit_code=self.exit_code,
+            failure=self.failure,
             evaluated=self.evaluated,
             reused=self.reused,
             not_started=self.not_started,
@@ -80,6 +92,9 @@ class RunRecord(BaseModel):
 
     version: int = RUN_RECORD_VERSION
     exit_code: int
+    failure: str | None = Field(
+        default=None, description="Why the run failed although nothing was incomplete."
+    )
     evaluated: int = Field(description="Evaluations run now (judge executed).")
     reused: int = Field(description="Fresh results kept from earlier runs.")
     not_started: int = Field(description="Left for the next run after an infrastructure stop.")
@@ -90,6 +105,12 @@ class RunRecord(BaseModel):
     input_errors: list[ResultRef] = Field(default_factory=list)
     usage: UsageTotals = Field(description="Usage of the evaluations run now.")
     summaries: dict[str, Summary] = Field(default_factory=dict)
+    unjudged_files: list[str] = Field(
+        default_factory=list, description="Answer files the inputs' layout leaves out."
+    )
+    missing_pages: dict[str, list[str]] = Field(
+        default_factory=dict, description="Cited pages judges could not read, by agent/task/answer."
+    )
 
 
 Progress = Callable[[str, EvaluationResult | None], None]

@@ -71,6 +71,10 @@ class EvaluationResult(BaseModel):
     missing_sources: list[str] = Field(default_factory=list)
     usage: UsageTotals = Field(default_factory=UsageTotals)
     duration_s: float = 0.0
+    sandbox_guards: list[str] = Field(
+        default_factory=list,
+        description="Sandbox guards measured in effect for this evaluation (empty: in process).",
+    )
     input_kind: Literal["answer", "trajectory"] = "answer"
     input_path: str = ""
     unreviewed_judge: bool = Field(

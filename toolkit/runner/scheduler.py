@@ -15,16 +15,21 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from prompts import prompts_sha256
 from toolkit.backends import JudgingBackend
 from toolkit.evaluator import PageSource
-from toolkit.runner.approval import approval_problem
+from toolkit.runner.approval import approval_problem_for
 from toolkit.runner.builder import Isolation, judge_executor
 from toolkit.runner.executors import Executor
-from toolkit.runner.fingerprint import Fingerprint, make_fingerprint
+from toolkit.runner.fingerprint import (
+    Fingerprint,
+    judge_templates_sha256,
+    make_fingerprint,
+    pages_unchanged,
+)
 from toolkit.runner.inputs import AnswerInput
 from toolkit.runner.metering import Meter, MeteredBackend, current_meter
 from toolkit.runner.metrics import SkippedJudge, compute_summary
+from toolkit.runner.page_reads import recording_page_reads
 from toolkit.runner.report import Progress, RunReport
 from toolkit.runner.results import (
     SUMMARY_FILE,
@@ -34,12 +39,14 @@ from toolkit.runner.results import (
     score_file_path,
     write_score_file,
 )
+from toolkit.runner.trust import trusted_outcome
 from toolkit.sandbox.broker import ToolProvider
+from toolkit.sandbox.pool import REQUIRED_KIND
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits
 from toolkit.util.files import write_atomic
-from toolkit.util.hashing import sha256_file
+from toolkit.util.hashing import sha256_bytes
 
-STOP_KINDS = frozenset({"budget"})
+STOP_KINDS = frozenset({"budget", "cache", REQUIRED_KIND})
 
 
 @dataclass
@@ -53,6 +60,7 @@ class RunOptions:
     overwrite: bool = False
     jobs: int = 4
     backend_spec: str | None = None
+    require_sandbox: bool = False
 
 
 @dataclass
@@ -64,6 +72,8 @@ class JudgeInfo:
     sha256: str | None
     problem: str | None = None
     unreviewed: bool = False
+    source: str | None = None
+    missing: bool = False
 
 
 def _noop(event: str, result: EvaluationResult | None) -> None:
@@ -71,15 +81,23 @@ def _noop(event: str, result: EvaluationResult | None) -> None:
 
 
 def resolve_judges(task_ids: Iterable[str], options: RunOptions) -> dict[str, JudgeInfo]:
-    """The judge of each task, with the reason it may not run (missing, unreviewed, changed)."""
+    """The judge of each task, read once, with the reason it may not run (missing, unreviewed,
+    changed, not UTF-8)."""
     judges: dict[str, JudgeInfo] = {}
     for task_id in sorted(set(task_ids)):
         path = (Path(options.judges_dir) / f"{task_id}.py").resolve()
         if not path.is_file():
-            judges[task_id] = JudgeInfo(task_id, path, None, f"no judge at {path}")
+            judges[task_id] = JudgeInfo(task_id, path, None, f"no judge at {path}", missing=True)
             continue
-        info = JudgeInfo(task_id, path, sha256_file(path))
-        problem = approval_problem(path, options.reviews_dir, task_id)
+        data = path.read_bytes()  # read once: these bytes are checked, hashed and run
+        info = JudgeInfo(task_id, path, sha256_bytes(data))
+        try:
+            info.source = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            info.problem = f"{path} is not UTF-8 ({exc}); save it as UTF-8"
+            judges[task_id] = info
+            continue
+        problem = approval_problem_for(info.sha256 or "", options.reviews_dir, task_id)
         if problem and options.include_unreviewed:
             info.unreviewed = True
         elif problem:
@@ -98,15 +116,17 @@ class Scheduler:
         executor: Executor,
         options: RunOptions,
         progress: Progress = _noop,
+        pages: PageSource | None = None,
     ) -> None:
         self.backend = backend
         self.executor = executor
         self.options = options
         self.progress = progress
+        self.pages = pages  # what the executor's judges read, to tell if stored reads still hold
         self.store = ResultStore(options.results_dir)
         self.report = RunReport()
         self._stop = asyncio.Event()
-        self._prompts_digest = prompts_sha256()
+        self._templates_digest = judge_templates_sha256()
 
     def fingerprint(self, item: AnswerInput, judge: JudgeInfo | None) -> Fingerprint:
         """The fingerprint the current judge and configuration give this answer."""
@@ -115,14 +135,18 @@ class Scheduler:
             answer_sha256=item.answer_sha256,
             backend=getattr(self.backend, "inner", self.backend),
             backend_spec=self.options.backend_spec,
-            prompts_digest=self._prompts_digest,
+            templates_digest=self._templates_digest,
         )
 
     async def run(self, inputs: list[AnswerInput]) -> RunReport:
         """Evaluate `inputs`, write their results and each agent's summary."""
         judges = resolve_judges((i.task_id for i in inputs), self.options)
         self.report.skipped_judges = [
-            SkippedJudge(task_id=j.task_id, reason=j.problem) for j in judges.values() if j.problem
+            SkippedJudge(
+                task_id=j.task_id, reason=j.problem, kind="no_judge" if j.missing else "approval"
+            )
+            for j in judges.values()
+            if j.problem
         ]
         for agent in sorted({i.agent_name for i in inputs}):
             self.store.remove_stray_temp_files(agent)
@@ -134,7 +158,7 @@ class Scheduler:
                 self.report.skipped_answers += 1
                 continue
             fp = self.fingerprint(item, judge)
-            if self._reuse(item, judge, fp):
+            if await self._reuse(item, judge, fp):
                 continue
             if needs_judge and judge is not None:
                 pending.append((item, judge, fp))
@@ -145,12 +169,19 @@ class Scheduler:
         self._write_summaries(inputs, judges)
         return self.report
 
-    def _reuse(self, item: AnswerInput, judge: JudgeInfo | None, fp: Fingerprint) -> bool:
-        """Keep a fresh stored result (same fingerprint, not incomplete); False to redo it."""
+    async def _reuse(self, item: AnswerInput, judge: JudgeInfo | None, fp: Fingerprint) -> bool:
+        """Keep a fresh stored result (same inputs and pages, not incomplete); False to redo."""
         if self.options.overwrite:
             return False
         stored = self.store.read(item.agent_name, item.task_id, item.answer_name)
-        if stored is None or stored.status == "incomplete" or stored.fingerprint != fp:
+        if (
+            stored is None
+            or stored.status == "incomplete"
+            or not stored.fingerprint.same_inputs(fp)
+        ):
+            return False
+        reads = stored.fingerprint.pages
+        if reads is not None and not await pages_unchanged(reads, self.pages):
             return False
         if stored.unreviewed_judge and judge is not None and not judge.unreviewed:
             stored = stored.model_copy(update={"unreviewed_judge": False})
@@ -229,13 +260,16 @@ class Scheduler:
             token = current_meter.set(meter)
             job = EvalJob(
                 judge_path=str(judge.path),
+                judge_source=judge.source,
+                judge_sha256=judge.sha256,
                 answer=item.text or "",
                 agent_name=item.agent_name,
                 answer_name=item.answer_name,
                 task_id=item.task_id,
             )
             try:
-                outcome = await self.executor.evaluate(job)
+                with recording_page_reads() as page_log:
+                    outcome = await self.executor.evaluate(job)
             except Exception as exc:
                 outcome = EvalOutcome.failure(
                     job,
@@ -245,6 +279,9 @@ class Scheduler:
                 )
             finally:
                 current_meter.reset(token)
+            outcome = trusted_outcome(outcome, judge.sha256)
+            missing = (outcome.summary or {}).get("missing_sources") or []
+            fp = fp.model_copy(update={"pages": page_log.reads(missing)})
             result = self._outcome_result(item, judge, fp, outcome, meter.usage)
             self.report.evaluated += 1
             await self._record_async(item, result)
@@ -280,6 +317,7 @@ class Scheduler:
             missing_sources=list(summary.get("missing_sources") or []),
             usage=usage,
             duration_s=round(outcome.duration_s, 3),
+            sandbox_guards=list(outcome.guards),
         )
 
     def _write_files(self, item: AnswerInput, result: EvaluationResult) -> None:
@@ -338,12 +376,14 @@ async def run_evaluations(
     """Evaluate `inputs` and write their results and each agent's summary.
 
     Judges run sandboxed (`isolation="in_process"` to run them here) with at most
-    `options.jobs` at a time, unless an `executor` is given.
+    `options.jobs` at a time, unless an `executor` is given. With
+    `options.require_sandbox`, an evaluation missing a sandbox guard is incomplete and stops
+    the run.
     """
     metered = backend if isinstance(backend, MeteredBackend) else MeteredBackend(backend)
     if executor is not None:
         scheduler = Scheduler(
-            backend=metered, executor=executor, options=options, progress=progress
+            backend=metered, executor=executor, options=options, progress=progress, pages=pages
         )
         return await scheduler.run(inputs)
     async with judge_executor(
@@ -353,6 +393,9 @@ async def run_evaluations(
         tools=tools,
         limits=limits,
         jobs=options.jobs,
+        require_sandbox=options.require_sandbox,
     ) as built:
-        scheduler = Scheduler(backend=metered, executor=built, options=options, progress=progress)
+        scheduler = Scheduler(
+            backend=metered, executor=built, options=options, progress=progress, pages=pages
+        )
         return await scheduler.run(inputs)

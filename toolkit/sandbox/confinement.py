@@ -1,9 +1,9 @@
-"""The confinement applied inside the sandbox: audit-hook guard, rlimits, seccomp, file system.
+"""The confinement applied inside the sandbox, and the measurement of what actually took hold.
 
-Judges are untrusted code. Each evaluation runs in a fresh job process forked from a worker
-(`toolkit.sandbox.worker`) with no API keys in its environment, no network, rlimits, a seccomp
-filter and an audit-hook guard. The audit hook gives clear messages; seccomp and namespaces
-are the boundary.
+Judges are untrusted code. A worker runs under bubblewrap (`toolkit.sandbox.isolation`); each
+evaluation runs in a fresh job process forked from it, which sets rlimits, installs the job
+seccomp filter (`toolkit.sandbox.seccomp`) and an audit-hook guard. The audit hook gives clear
+messages; namespaces and seccomp are the boundary. Guards are reported only when measured.
 """
 
 from __future__ import annotations
@@ -11,11 +11,9 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-import platform
 import re
 import resource
 import socket
-import sys
 from types import MappingProxyType
 from typing import Any
 
@@ -91,7 +89,56 @@ class Guard:
         raise SandboxViolation(message)
 
 
-# -- rlimits ---------------------------------------------------------------------------------
+# -- guards, as measured ---------------------------------------------------------------------
+
+WORKER_GUARDS = (
+    "pid_namespace",
+    "network_namespace",
+    "filesystem_allowlist",
+    "no_capabilities",
+    "seccomp_sandbox",
+)
+JOB_GUARDS = ("rlimits", "seccomp_job", "audit_hook")
+
+
+def _status_fields() -> dict[str, str]:
+    with open("/proc/self/status") as status:
+        return dict(line.rstrip("\n").split(":\t", 1) for line in status if ":\t" in line)
+
+
+def _umount_refused() -> bool:
+    """True when the kernel refuses umount2 here (EPERM), i.e. a filter or no capability."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    result = libc.umount2(b"/proc", 2)  # MNT_DETACH
+    return result != 0 and ctypes.get_errno() == errno.EPERM
+
+
+def measure_worker_guards(hidden: list[str]) -> list[str]:
+    """The worker-level guards in effect in this process, checked one by one.
+
+    `hidden` are host paths (the runner's home, working directory, a temp file) that must not
+    be visible here when the file-system allow-list holds.
+    """
+    applied = []
+    try:
+        with open("/proc/1/comm") as comm:
+            if comm.read().strip() == "bwrap":
+                applied.append("pid_namespace")
+    except OSError:
+        pass
+    if {name for _, name in socket.if_nameindex()} <= {"lo"}:
+        applied.append("network_namespace")
+    if hidden and not any(os.path.lexists(path) for path in hidden):
+        applied.append("filesystem_allowlist")
+    fields = _status_fields()
+    if int(fields.get("CapEff", "1"), 16) == 0:
+        applied.append("no_capabilities")
+    if fields.get("Seccomp", "0").strip() == "2" and _umount_refused():
+        applied.append("seccomp_sandbox")
+    return applied
+
+
+# -- the job's guards ------------------------------------------------------------------------
 
 
 def vm_size_bytes() -> int:
@@ -101,38 +148,6 @@ def vm_size_bytes() -> int:
             if line.startswith("VmSize:"):
                 return int(line.split()[1]) * 1024
     return 0
-
-
-def apply_job_limits(limits: SandboxLimits, baseline: int) -> list[str]:
-    """Set this job process's rlimits and seccomp filter; returns the guards applied."""
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 1))
-    file_bytes = limits.max_file_mb * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (limits.max_open_files, limits.max_open_files))
-    address_space = baseline + limits.memory_mb * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
-    applied = ["rlimits"]
-    if install_seccomp(allow_network=limits.network):
-        applied.append("seccomp")
-    return applied
-
-
-# -- seccomp: the kernel-level guard (x86_64 only; the audit hook covers the rest) ----------
-
-_AUDIT_ARCH_X86_64 = 0xC000003E
-_X32_SYSCALL_BIT = 0x40000000
-_CLONE_THREAD = 0x00010000
-_RET_ALLOW = 0x7FFF0000
-_LD_ABS = 0x20
-_JEQ = 0x15
-_JGE = 0x35
-_JSET = 0x45
-_RET = 0x06
-_NR_SOCKET, _NR_CLONE, _NR_FORK, _NR_VFORK, _NR_EXECVE = 41, 56, 57, 58, 59
-_NR_PTRACE, _NR_SETRLIMIT, _NR_MOUNT, _NR_UNSHARE, _NR_SETNS = 101, 160, 165, 272, 308
-_NR_PRLIMIT64, _NR_PROCESS_VM_READV, _NR_PROCESS_VM_WRITEV = 302, 310, 311
-_NR_EXECVEAT, _NR_CLONE3 = 322, 435
 
 
 class _SockFilter(ctypes.Structure):
@@ -148,55 +163,13 @@ class _SockFprog(ctypes.Structure):
     _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter)))
 
 
-def _errno_ret(code: int) -> int:
-    return 0x00050000 | code
-
-
-def _seccomp_program(allow_network: bool) -> list[tuple[int, int, int, int]]:
-    """BPF denying process creation, exec, tracing, limit changes and (optionally) sockets."""
-    eperm = _errno_ret(errno.EPERM)
-    prog = [
-        (_LD_ABS, 0, 0, 4),
-        (_JEQ, 1, 0, _AUDIT_ARCH_X86_64),
-        (_RET, 0, 0, eperm),
-        (_LD_ABS, 0, 0, 0),
-        (_JGE, 0, 1, _X32_SYSCALL_BIT),
-        (_RET, 0, 0, eperm),
-    ]
-    denied = [_NR_FORK, _NR_VFORK, _NR_EXECVE, _NR_EXECVEAT, _NR_PTRACE, _NR_SETRLIMIT]
-    denied += [_NR_MOUNT, _NR_UNSHARE, _NR_SETNS, _NR_PROCESS_VM_READV, _NR_PROCESS_VM_WRITEV]
-    if not allow_network:
-        denied.append(_NR_SOCKET)
-    for number in denied:
-        prog += [(_JEQ, 0, 1, number), (_RET, 0, 0, eperm)]
-    prog += [(_JEQ, 0, 1, _NR_CLONE3), (_RET, 0, 0, _errno_ret(errno.ENOSYS))]
-    prog += [
-        (_JEQ, 0, 4, _NR_CLONE),
-        (_LD_ABS, 0, 0, 16),
-        (_JSET, 0, 1, _CLONE_THREAD),
-        (_RET, 0, 0, _RET_ALLOW),
-        (_RET, 0, 0, eperm),
-    ]
-    prog += [
-        (_JEQ, 0, 6, _NR_PRLIMIT64),
-        (_LD_ABS, 0, 0, 32),
-        (_JEQ, 0, 3, 0),
-        (_LD_ABS, 0, 0, 36),
-        (_JEQ, 0, 1, 0),
-        (_RET, 0, 0, _RET_ALLOW),
-        (_RET, 0, 0, eperm),
-    ]
-    prog.append((_RET, 0, 0, _RET_ALLOW))
-    return prog
-
-
-def install_seccomp(allow_network: bool) -> bool:
-    """Install the seccomp filter in this process; False where unsupported (not x86_64 Linux)."""
-    if sys.platform != "linux" or platform.machine() != "x86_64":
+def install_filter(program: bytes) -> bool:
+    """Install a BPF seccomp program (built by `toolkit.sandbox.seccomp`) in this process."""
+    count = len(program) // ctypes.sizeof(_SockFilter)
+    if count == 0:
         return False
-    program = _seccomp_program(allow_network)
-    filters = (_SockFilter * len(program))(*(_SockFilter(*ins) for ins in program))
-    fprog = _SockFprog(len(program), filters)
+    filters = (_SockFilter * count).from_buffer_copy(program[: count * ctypes.sizeof(_SockFilter)])
+    fprog = _SockFprog(count, filters)
     libc = ctypes.CDLL(None, use_errno=True)
     pr_set_no_new_privs, pr_set_seccomp, seccomp_mode_filter = 38, 22, 2
     if libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0) != 0:
@@ -204,101 +177,21 @@ def install_seccomp(allow_network: bool) -> bool:
     return libc.prctl(pr_set_seccomp, seccomp_mode_filter, ctypes.byref(fprog), 0, 0) == 0
 
 
-# -- read-only file system (inside the worker's own mount namespace) -------------------------
-
-_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REMOUNT, _MS_BIND = 1, 2, 4, 8, 32, 4096
-_MOUNT_FLAGS = MappingProxyType(
-    {
-        "nosuid": _MS_NOSUID,
-        "nodev": _MS_NODEV,
-        "noexec": _MS_NOEXEC,
-        "noatime": 1024,
-        "nodiratime": 2048,
-        "relatime": 1 << 21,
-        "strictatime": 1 << 24,
-    }
-)
-
-
-def _unescape_mount_point(field: str) -> str:
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
-
-
-CREDENTIAL_PATHS = (
-    ".ssh",
-    ".aws",
-    ".azure",
-    ".gnupg",
-    ".docker",
-    ".kube",
-    ".config/gcloud",
-    ".config/gh",
-    ".config/anthropic",
-    ".config/openai",
-    ".anthropic",
-    ".openai",
-    ".claude",
-    ".codex",
-    ".netrc",
-    ".git-credentials",
-    ".pypirc",
-    ".npmrc",
-    ".env",
-)
-
-
-def hide_credentials(home: str) -> list[str]:
-    """Mount empty stand-ins over well-known credential files and dirs under `home`.
-
-    Keys belong in the environment (which workers never inherit), but a host may also keep
-    them in files a same-uid judge could read. Only call this in a private mount namespace.
-    Returns the paths hidden.
-    """
-    libc = ctypes.CDLL(None, use_errno=True)
-    hidden = []
-    for relative in CREDENTIAL_PATHS:
-        path = os.path.join(home, relative)
-        target = os.fsencode(path)
-        if os.path.isdir(path) and not os.path.islink(path):
-            flags = _MS_RDONLY | _MS_NOSUID | _MS_NODEV
-            done = libc.mount(b"tmpfs", target, b"tmpfs", flags, b"size=4k,mode=0500") == 0
-        elif os.path.isfile(path) and not os.path.islink(path):
-            done = libc.mount(b"/dev/null", target, None, _MS_BIND, None) == 0
-        else:
-            continue
-        if done:
-            hidden.append(path)
-    return hidden
-
-
-def make_filesystem_readonly(writable: str, scratch_mb: int | None = None) -> list[str]:
-    """Remount every mount read-only except `writable` (then cwd); returns the ones that failed.
-
-    `writable` becomes a private tmpfs of `scratch_mb` MiB (a bind of itself when None), so a
-    judge can neither fill the host's disk nor leave files where the host would see them.
-    Only call this in a private mount namespace (the worker's `unshare --mount`): there it
-    leaves the host untouched and keeps judges from writing the repo, results or other judges.
-    """
-    libc = ctypes.CDLL(None, use_errno=True)
-    target = os.fsencode(writable)
-    if scratch_mb is None:
-        mounted = libc.mount(target, target, None, _MS_BIND, None)
-    else:
-        options = f"size={scratch_mb}m,mode=0700".encode()
-        mounted = libc.mount(b"tmpfs", target, b"tmpfs", _MS_NOSUID | _MS_NODEV, options)
-    if mounted != 0:
-        return [writable]
-    failed = []
-    with open("/proc/self/mountinfo") as mountinfo:
-        mounts = [line.split() for line in mountinfo]
-    for fields in mounts:
-        point = _unescape_mount_point(fields[4])
-        if point == writable:
-            continue
-        flags = _MS_REMOUNT | _MS_BIND | _MS_RDONLY
-        for option in fields[5].split(","):
-            flags |= _MOUNT_FLAGS.get(option, 0)
-        if libc.mount(None, os.fsencode(point), None, flags, None) != 0:
-            failed.append(point)
-    os.chdir(writable)
-    return failed
+def apply_job_limits(limits: SandboxLimits, baseline: int, program: bytes) -> list[str]:
+    """Set this job process's rlimits and seccomp filter; returns the guards that took hold."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 1))
+    file_bytes = limits.max_file_mb * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limits.max_open_files, limits.max_open_files))
+    address_space = baseline + limits.memory_mb * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+    applied = []
+    if resource.getrlimit(resource.RLIMIT_AS)[0] == address_space:
+        applied.append("rlimits")
+    before = int(_status_fields().get("Seccomp_filters", "0") or 0)
+    if install_filter(program):
+        after = int(_status_fields().get("Seccomp_filters", "0") or 0)
+        if after > before:
+            applied.append("seccomp_job")
+    return applied

@@ -1,9 +1,11 @@
-"""How sandbox workers are wrapped: their environment and the namespaces the OS grants.
+"""How sandbox workers are wrapped: bubblewrap with an allow-listed, read-only file system.
 
-A worker is started as `unshare -rn --pid --fork --kill-child --mount-proc python -m
-toolkit.sandbox.worker` (no network, its own PID namespace and /proc, a mount namespace it makes
-read-only but for a size-capped scratch tmpfs) where the OS allows it, with a scrubbed
-environment, a private temporary cwd/HOME and its own session.
+A worker sees the Python runtime and its installed packages (read-only, at their host paths),
+the project's `toolkit/` and `prompts/` packages, a private size-capped scratch directory (also
+its /tmp and HOME), its own /proc and /dev, and nothing else of the host: no home, no working
+directory, no host /tmp. It runs with every namespace unshared (no network unless allowed), no
+capabilities, a cleared environment, its own session, dies with the runner, and under the
+sandbox seccomp filter. Judge bytes arrive over the worker's socket, never from a path.
 """
 
 from __future__ import annotations
@@ -12,66 +14,159 @@ import asyncio
 import os
 import re
 import shutil
+import site
 import sys
-from collections.abc import Mapping
+import sysconfig
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import toolkit
+from toolkit.sandbox.confinement import JOB_GUARDS, WORKER_GUARDS
 
+SCRATCH = "/scratch"
 _KEPT_VARS = ("PATH", "LANG", "LANGUAGE", "TZ")
 _SECRET_NAME = re.compile(
     r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|^ANTHROPIC_|^OPENAI_|PROXY",
     re.IGNORECASE,
 )
+_SYSTEM_LIBRARIES = ("/usr/lib", "/usr/lib64", "/lib", "/lib64", "/etc/ld.so.cache")
+_PROJECT_PACKAGES = ("toolkit", "prompts")
+
+
+def package_root() -> Path:
+    """The directory holding the `toolkit` package (what PYTHONPATH names in the worker)."""
+    return Path(toolkit.__file__).resolve().parent.parent
 
 
 def scrubbed_environment(base: Mapping[str, str], home: str) -> dict[str, str]:
     """The worker's environment: a few harmless variables from `base`, never a secret.
 
     Only PATH, LANG, LANGUAGE, TZ and LC_* are copied, and any of them whose name looks like a
-    secret or a proxy is dropped anyway; HOME and TMPDIR point at the worker's temp dir.
+    secret or a proxy is dropped anyway; HOME and TMPDIR point at the worker's scratch dir.
     """
     env = {
         name: value
         for name, value in base.items()
         if (name in _KEPT_VARS or name.startswith("LC_")) and not _SECRET_NAME.search(name)
     }
-    package_root = str(Path(toolkit.__file__).resolve().parent.parent)
-    extra = [p for p in base.get("PYTHONPATH", "").split(os.pathsep) if p]
     env.update(
         HOME=home,
         TMPDIR=home,
-        PYTHONPATH=os.pathsep.join([package_root, *extra]),
+        PYTHONPATH=str(package_root()),
         PYTHONHASHSEED="0",
         PYTHONDONTWRITEBYTECODE="1",
         PYTHONUNBUFFERED="1",
         PYTHONSAFEPATH="1",
+        PYTHONNOUSERSITE="1",
     )
     return env
 
 
+def runtime_paths() -> list[str]:
+    """Host paths the worker needs, read-only: interpreter, stdlib, site-packages, system
+    libraries and the project's packages; nested paths are covered by their ancestor."""
+    paths = sysconfig.get_paths()
+    candidates = {
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        sys.base_exec_prefix,
+        *(paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths),
+        *site.getsitepackages(),
+        os.path.dirname(sys.executable),
+        os.path.dirname(os.path.realpath(sys.executable)),
+        *_SYSTEM_LIBRARIES,
+        *(str(package_root() / name) for name in _PROJECT_PACKAGES),
+    }
+    existing = sorted(os.path.abspath(p) for p in candidates if p and os.path.lexists(p))
+    kept: list[str] = []
+    for path in existing:
+        if not any(path == k or path.startswith(k.rstrip("/") + "/") for k in kept):
+            kept.append(path)
+    return kept
+
+
+def _mount_args(paths: Sequence[str]) -> list[str]:
+    """`--ro-bind` each path (a symlink becomes the same symlink plus a bind of its target)."""
+    args: list[str] = []
+    targets: list[str] = []
+    for path in paths:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+            targets.append(os.path.realpath(path))
+        else:
+            targets.append(path)
+    for target in dict.fromkeys(targets):
+        if os.path.exists(target):
+            args += ["--ro-bind", target, target]
+    return args
+
+
 @dataclass(frozen=True)
 class Isolation:
-    """How workers are wrapped: the command prefix and what it achieves on this machine."""
+    """How workers are wrapped on this machine, and the guards a worker should measure."""
 
-    prefix: tuple[str, ...] = ()
-    network_isolated: bool = False
-    pid_isolated: bool = False
-    readonly_fs: bool = False
+    bwrap: str | None = None
+    network: bool = False
     warning: str | None = None
 
+    @property
+    def expected_guards(self) -> frozenset[str]:
+        """Every guard a fully confined evaluation reports."""
+        worker = set(WORKER_GUARDS) - ({"network_namespace"} if self.network else set())
+        return frozenset(worker | set(JOB_GUARDS))
 
-async def _command_works(prefix: list[str]) -> tuple[bool, str]:
+    def command(
+        self, env: Mapping[str, str], scratch_bytes: int, seccomp_fd: int | None
+    ) -> list[str]:
+        """The wrapper's command line, up to the worker's own argv (empty without bwrap)."""
+        if self.bwrap is None:
+            return []
+        args = [self.bwrap, "--unshare-all", *(["--share-net"] if self.network else [])]
+        args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv"]
+        for name, value in sorted(env.items()):
+            args += ["--setenv", name, value]
+        args += _mount_args(runtime_paths())
+        args += ["--proc", "/proc", "--dev", "/dev"]
+        args += ["--size", str(scratch_bytes), "--perms", "0700", "--tmpfs", SCRATCH]
+        if not any(path == "/tmp" or path.startswith("/tmp/") for path in runtime_paths()):
+            args += ["--symlink", SCRATCH, "/tmp"]
+        args += ["--chdir", SCRATCH]
+        if seccomp_fd is not None:
+            args += ["--add-seccomp-fd", str(seccomp_fd)]
+        return [*args, "--"]
+
+
+def hidden_probes(probe_file: str) -> list[str]:
+    """Host paths a confined worker must not see: `probe_file` (in the host's temp dir) and
+    an entry of the runner's home and working directory that is not on the allow-list."""
+    allowed = runtime_paths()
+    probes = [probe_file]
+    for directory in dict.fromkeys([str(Path.home()), os.getcwd()]):
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(directory, name)
+            if not any(a == path or a.startswith(path + "/") for a in allowed):
+                probes.append(path)
+                break
+    return probes
+
+
+async def _command_works(command: list[str]) -> tuple[bool, str]:
     try:
         process = await asyncio.create_subprocess_exec(
-            *prefix,
+            *command,
             sys.executable,
             "-c",
             "pass",
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE,
+            env=scrubbed_environment(os.environ, SCRATCH),
         )
         _, err = await asyncio.wait_for(process.communicate(), timeout=20)
     except (OSError, TimeoutError) as exc:
@@ -80,43 +175,20 @@ async def _command_works(prefix: list[str]) -> tuple[bool, str]:
 
 
 async def probe_isolation(network: bool = False) -> Isolation:
-    """Find the strongest `unshare` wrapper that works here; warn (stderr) when none does."""
-    unshare = shutil.which("unshare")
-    if unshare is None:
+    """Check bubblewrap works here; otherwise an `Isolation` without it and a warning."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
         return Isolation(
-            warning="`unshare` (util-linux) not found: judge workers run without network and "
-            "PID isolation; only the in-process guards block sockets and processes"
+            network=network,
+            warning="bubblewrap (`bwrap`) not found: judge workers run without namespaces or "
+            "a file-system allow-list (install the `bubblewrap` package)",
         )
-    net = [] if network else ["-n"]
-    full = [unshare, "-r", *net, "--pid", "--fork", "--kill-child", "--mount-proc", "--"]
-    ok, why = await _command_works(full)
+    isolation = Isolation(bwrap=bwrap, network=network)
+    ok, why = await _command_works(isolation.command({}, 1 << 20, None))
     if ok:
-        return Isolation(
-            tuple(full), network_isolated=not network, pid_isolated=True, readonly_fs=True
-        )
-    basic = [unshare, "-r", *net, "--mount", "--"]
-    ok_basic, why_basic = await _command_works(basic)
-    if ok_basic:
-        return Isolation(
-            tuple(basic),
-            network_isolated=not network,
-            readonly_fs=True,
-            warning=f"no PID namespace for judge workers ({why or 'unshare failed'})",
-        )
+        return isolation
     return Isolation(
-        warning=f"`unshare -r{'n' if not network else ''}` failed ({why_basic or why}): judge "
-        "workers run without namespace isolation; only the in-process guards block sockets "
-        "and processes"
+        network=network,
+        warning=f"bubblewrap cannot create the sandbox here ({why or 'bwrap failed'}): judge "
+        "workers run without namespaces or a file-system allow-list",
     )
-
-
-def fs_args(scratch_mb: int) -> list[str]:
-    """Worker flags for its mount namespace: read-only, a scratch tmpfs, and credential files
-    in the host's home and current directory (e.g. a repo's `.env`) hidden."""
-    hidden = dict.fromkeys([str(Path.home()), str(Path.cwd())])
-    return [
-        "--readonly-fs",
-        "--scratch-mb",
-        str(scratch_mb),
-        *(arg for directory in hidden for arg in ("--hide-under", directory)),
-    ]

@@ -19,8 +19,8 @@ from typing import Any
 
 from toolkit.backends import ExtractRequest, Verdict, VerifyRequest
 from toolkit.errors import BudgetExceeded, InfraError
-from toolkit.runner.judging import evaluate_job, with_errors
-from toolkit.runner.loader import Judge, load_judge
+from toolkit.runner.judging import evaluate_job, load_bound_judge, with_errors
+from toolkit.runner.loader import Judge
 from toolkit.sandbox.confinement import Guard, apply_job_limits
 from toolkit.sandbox.protocol import (
     Call,
@@ -165,11 +165,13 @@ class BrokerTools:
 # -- running the judge ------------------------------------------------------------------
 
 
-async def _evaluate(channel: Channel, start: JobStart, guard: Guard) -> EvalOutcome:
+async def _evaluate(
+    channel: Channel, start: JobStart, guard: Guard, guards: list[str]
+) -> EvalOutcome:
     """Run the judge through the broker proxies; guard violations make it incomplete."""
 
     async def load() -> Judge:
-        return load_judge(start.job.judge_path)
+        return load_bound_judge(start.job)
 
     outcome = await evaluate_job(
         load,
@@ -184,10 +186,10 @@ async def _evaluate(channel: Channel, start: JobStart, guard: Guard) -> EvalOutc
         for violation in guard.violations
         if violation not in reported
     ]
-    return with_errors(outcome, violations)
+    return with_errors(outcome.model_copy(update={"guards": guards}), violations)
 
 
-async def _job_main(sock: socket.socket, start: JobStart) -> None:
+async def _job_main(sock: socket.socket, start: JobStart, guards: list[str]) -> None:
     """Run the job, send its outcome, and leave at once (threads a judge left behind die)."""
     guard = Guard(allow_network=start.limits.network)
     reader, writer = await asyncio.open_unix_connection(sock=sock)
@@ -195,7 +197,7 @@ async def _job_main(sock: socket.socket, start: JobStart) -> None:
     channel.start()
     sys.addaudithook(guard.hook)
     guard.active = True
-    outcome = await _evaluate(channel, start, guard)
+    outcome = await _evaluate(channel, start, guard, [*guards, "audit_hook"])
     try:
         await channel.send(Outcome(job_id=start.job_id, outcome=outcome))
     except ProtocolError as exc:
@@ -208,11 +210,13 @@ async def _job_main(sock: socket.socket, start: JobStart) -> None:
     os._exit(0)
 
 
-def job_process(sock: socket.socket, start: JobStart, baseline: int) -> int:
+def job_process(
+    sock: socket.socket, start: JobStart, baseline: int, program: bytes, guards: list[str]
+) -> int:
     """The forked job process's body: die with the worker, apply the guards, run the job."""
     libc = ctypes.CDLL(None, use_errno=True)
     pr_set_pdeathsig = 1
     libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
-    apply_job_limits(start.limits, baseline)
-    asyncio.run(_job_main(sock, start))
+    applied = apply_job_limits(start.limits, baseline, program)
+    asyncio.run(_job_main(sock, start, [*guards, *applied]))
     return 0

@@ -18,13 +18,22 @@ import tempfile
 import time
 import weakref
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from toolkit.backends import JudgingBackend
 from toolkit.evaluator import PageSource
+from toolkit.runner.judging import with_errors
+from toolkit.sandbox import seccomp
 from toolkit.sandbox.broker import Broker, ToolProvider
-from toolkit.sandbox.isolation import Isolation, fs_args, probe_isolation, scrubbed_environment
+from toolkit.sandbox.isolation import (
+    SCRATCH,
+    Isolation,
+    hidden_probes,
+    probe_isolation,
+    scrubbed_environment,
+)
 from toolkit.sandbox.protocol import (
     Call,
     EvalJob,
@@ -47,7 +56,55 @@ STARTUP_TIMEOUT_S = 60.0
 KILL_GRACE_S = 5.0
 MAX_CALLS_IN_FLIGHT = 256
 SCRATCH_FILES = 4  # the scratch tmpfs holds this many files of the largest allowed size
+REQUIRED_KIND = "sandbox_required"
 _SIGNAL_KINDS = {signal.SIGXCPU: "cpu_limit", signal.SIGKILL: "killed"}
+
+
+def _memfd(name: str, data: bytes) -> int | None:
+    """An anonymous in-memory file holding `data`, rewound (what bwrap and the worker read)."""
+    if not data:
+        return None
+    fd = os.memfd_create(name, 0)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+PROBE_NAME = "host-only"
+
+
+def _host_probe_dir() -> str:
+    """A host temp dir with one file, which a worker must not see (measures the allow-list)."""
+    directory = tempfile.mkdtemp(prefix="judgegen-probe-")
+    Path(directory, PROBE_NAME).write_text("a host file no judge may see\n")
+    return directory
+
+
+@dataclass(frozen=True)
+class WorkerSetup:
+    """What every worker of a pool is started with: the wrapper, both filters, the probes."""
+
+    isolation: Isolation
+    sandbox_filter: bytes = b""
+    job_filter: bytes = b""
+    hidden: tuple[str, ...] = ()
+
+
+async def prepare_setup(network: bool, probe_file: str) -> tuple[WorkerSetup, str | None]:
+    """Probe bubblewrap and build the seccomp filters (concurrently); returns the setup and
+    any warning."""
+    filters = asyncio.ensure_future(
+        asyncio.to_thread(lambda: (seccomp.sandbox_filter(), seccomp.job_filter(network)))
+    )
+    isolation = await probe_isolation(network)
+    warnings = [isolation.warning] if isolation.warning else []
+    try:
+        sandbox_bpf, job_bpf = await filters
+    except (ImportError, OSError, RuntimeError) as exc:
+        sandbox_bpf, job_bpf = b"", b""
+        warnings.append(f"no seccomp filter: libseccomp is unavailable ({exc})")
+    setup = WorkerSetup(isolation, sandbox_bpf, job_bpf, tuple(hidden_probes(probe_file)))
+    return setup, "; ".join(warnings) or None
 
 
 class WorkerProcess:
@@ -72,25 +129,33 @@ class WorkerProcess:
         ]
 
     @classmethod
-    async def start(cls, isolation: Isolation, limits: SandboxLimits) -> WorkerProcess:
+    async def start(cls, setup: WorkerSetup, limits: SandboxLimits) -> WorkerProcess:
         """Spawn a worker and wait for it to say it is ready; InfraError-free: raises OSError."""
         home = tempfile.mkdtemp(prefix="judgegen-worker-")
-        scratch_mb = SCRATCH_FILES * limits.max_file_mb
+        confined = setup.isolation.bwrap is not None
+        env = scrubbed_environment(os.environ, SCRATCH if confined else home)
         parent_sock, child_sock = socket.socketpair()
+        job_fd = _memfd("judgegen-job-filter", setup.job_filter)
+        sandbox_fd = _memfd("judgegen-sandbox-filter", setup.sandbox_filter)
+        filter_fds = [fd for fd in (job_fd, sandbox_fd) if fd is not None]
+        scratch_bytes = SCRATCH_FILES * limits.max_file_mb * 1024 * 1024
+        command = setup.isolation.command(env, scratch_bytes, sandbox_fd)
+        worker_args = ["--fd", str(child_sock.fileno())]
+        worker_args += ["--job-filter-fd", str(job_fd)] if job_fd is not None else []
+        worker_args += [arg for path in setup.hidden for arg in ("--hidden", path)]
+        fds = (child_sock.fileno(), *filter_fds)
         try:
             process = await asyncio.create_subprocess_exec(
-                *isolation.prefix,
+                *command,
                 sys.executable,
                 "-m",
                 "toolkit.sandbox.worker",
-                "--fd",
-                str(child_sock.fileno()),
-                *(fs_args(scratch_mb) if isolation.readonly_fs else []),
-                pass_fds=(child_sock.fileno(),),
+                *worker_args,
+                pass_fds=fds,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env=scrubbed_environment(os.environ, home),
+                env=env,
                 cwd=home,
                 start_new_session=True,
             )
@@ -100,6 +165,8 @@ class WorkerProcess:
             raise
         finally:
             child_sock.close()
+            for fd in filter_fds:
+                os.close(fd)
         reader, writer = await asyncio.open_unix_connection(sock=parent_sock)
         worker = cls(process, reader, writer, home, limits.max_output_bytes)
         weakref.finalize(worker, shutil.rmtree, home, True)
@@ -253,10 +320,13 @@ def _finish(
 
 
 class WorkerPool:
-    """`size` sandboxed workers sharing one broker; `evaluate` runs a job on a free one.
+    """Up to `size` sandboxed workers sharing one broker; `evaluate` runs a job on a free one.
 
-    Use as `async with WorkerPool(4, limits, backend, pages, tools) as pool:`. A worker that
-    crashed, timed out or broke the protocol is replaced on the next job.
+    Workers start on demand: the first evaluation waits for one worker, not for `size`. Use as `async with WorkerPool(4, limits, backend, pages, tools) as pool:` (or call
+    `evaluate` directly: the pool starts on the first job). A worker that crashed, timed out or
+    broke the protocol is replaced on the next job. Each outcome carries the guards measured in
+    effect; when some are missing the pool says which on stderr, and with `require_sandbox`
+    such an outcome is incomplete with kind `sandbox_required`.
     """
 
     def __init__(
@@ -266,6 +336,8 @@ class WorkerPool:
         backend: JudgingBackend | None = None,
         pages: PageSource | None = None,
         tools: Mapping[str, ToolProvider] | None = None,
+        *,
+        require_sandbox: bool = False,
     ) -> None:
         if size < 1:
             raise ValueError("a worker pool needs at least one worker")
@@ -274,31 +346,37 @@ class WorkerPool:
         self.size = size
         self.limits = limits or SandboxLimits()
         self.broker = Broker(backend, pages, tools)
-        self.isolation = Isolation()
+        self.require_sandbox = require_sandbox
+        self.setup = WorkerSetup(Isolation())
         self._idle: list[WorkerProcess] = []
         self._busy: set[WorkerProcess] = set()
         self._slots = asyncio.Semaphore(size)
         self._job_ids = itertools.count(1)
         self._started = False
         self._start_lock = asyncio.Lock()
+        self._probe_dir: str | None = None
+        self._warned: set[frozenset[str]] = set()
+
+    @property
+    def isolation(self) -> Isolation:
+        """How this pool's workers are wrapped (known once the pool started)."""
+        return self.setup.isolation
 
     async def __aenter__(self) -> WorkerPool:
         await self.start()
         return self
 
     async def start(self) -> None:
-        """Probe the isolation once (warning on stderr if weak) and start the workers."""
+        """Probe the isolation and build the filters once (warning on stderr if weak);
+        workers themselves start when a job needs one."""
         async with self._start_lock:
             if self._started:
                 return
-            self.isolation = await probe_isolation(self.limits.network)
-            if self.isolation.warning:
-                print(f"judgegen: warning: {self.isolation.warning}", file=sys.stderr)
-            started = await asyncio.gather(
-                *(WorkerProcess.start(self.isolation, self.limits) for _ in range(self.size)),
-                return_exceptions=True,
-            )
-            self._idle = [w for w in started if isinstance(w, WorkerProcess)]
+            self._probe_dir = await asyncio.to_thread(_host_probe_dir)
+            probe = os.path.join(self._probe_dir, PROBE_NAME)
+            self.setup, warning = await prepare_setup(self.limits.network, probe)
+            if warning:
+                print(f"judgegen: warning: {warning}", file=sys.stderr)
             self._started = True
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -309,12 +387,14 @@ class WorkerPool:
         workers = [*self._idle, *self._busy]
         self._idle, self._busy = [], set()
         await asyncio.gather(*(w.close() for w in workers), return_exceptions=True)
+        if self._probe_dir is not None:
+            shutil.rmtree(self._probe_dir, ignore_errors=True)
+            self._probe_dir = None
         self._started = False
 
     def _job_start(self, job: EvalJob, limits: SandboxLimits | None) -> JobStart:
         backend = self.broker.backend
         pages = self.broker.pages
-        job = job.model_copy(update={"judge_path": str(Path(job.judge_path).resolve())})
         return JobStart(
             job_id=next(self._job_ids),
             job=job,
@@ -325,19 +405,41 @@ class WorkerPool:
             screenshots=callable(getattr(pages, "screenshot", None)),
         )
 
+    def _check_guards(self, outcome: EvalOutcome) -> EvalOutcome:
+        """Say (once per set) which guards were missing; with `require_sandbox`, fail it."""
+        if not outcome.guards:
+            return outcome
+        missing = self.isolation.expected_guards - set(outcome.guards)
+        if not missing:
+            return outcome
+        names = ", ".join(sorted(missing))
+        if frozenset(missing) not in self._warned:
+            self._warned.add(frozenset(missing))
+            print(f"judgegen: warning: sandbox guards not in effect: {names}", file=sys.stderr)
+        if not self.require_sandbox:
+            return outcome
+        message = f"--require-sandbox: these guards were not in effect: {names}"
+        return with_errors(outcome, [error_dict("SandboxError", REQUIRED_KIND, message)])
+
     async def evaluate(self, job: EvalJob, limits: SandboxLimits | None = None) -> EvalOutcome:
         """Run `job` in a sandboxed worker; never raises for anything the judge does.
 
-        `limits` overrides the pool's time, CPU, memory and output limits for this job; network
-        access is fixed per pool (the workers' namespace), so `limits.network` is ignored here.
+        The judge's code is read (if the job does not carry it) before the job is queued, so a
+        file replaced later changes nothing. `limits` overrides the pool's time, CPU, memory and
+        output limits for this job; network access is fixed per pool (the workers' namespace),
+        so `limits.network` is ignored here.
         """
+        try:
+            job = job.bound()
+        except (OSError, UnicodeDecodeError) as exc:
+            return EvalOutcome.failure(job, "judge_load", f"cannot read the judge: {exc}")
         await self.start()
         start = self._job_start(job, limits)
         async with self._slots:
             try:
                 worker = self._idle.pop() if self._idle else None
                 if worker is None or not worker.alive:
-                    worker = await WorkerProcess.start(self.isolation, self.limits)
+                    worker = await WorkerProcess.start(self.setup, self.limits)
             except OSError as exc:
                 return EvalOutcome.failure(job, "sandbox", f"cannot start a judge worker: {exc}")
             self._busy.add(worker)
@@ -349,4 +451,4 @@ class WorkerPool:
                     self._idle.append(worker)
                 else:
                     await worker.close()
-        return outcome
+        return self._check_guards(outcome)

@@ -10,9 +10,12 @@ from __future__ import annotations
 import asyncio
 import json
 import struct
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from toolkit.util.hashing import sha256_bytes, sha256_text
 
 PROTOCOL_VERSION = 1
 OUTCOME_VERSION = 1
@@ -49,14 +52,34 @@ class SandboxLimits(BaseModel):
 
 
 class EvalJob(BaseModel):
-    """One evaluation: which judge to run on which answer."""
+    """One evaluation: which judge to run on which answer.
+
+    The judge travels as its code (`judge_source`), so what runs is exactly the bytes whose
+    hash and approval were checked, whatever happens to the file meanwhile.
+    """
 
     version: int = OUTCOME_VERSION
-    judge_path: str = Field(description="Path of the judge module (made absolute by the pool).")
+    judge_path: str = Field(description="Where the judge came from; names it in messages.")
+    judge_source: str | None = Field(
+        default=None,
+        description="The judge's code, exactly what runs; None: executors read judge_path once.",
+    )
+    judge_sha256: str | None = Field(default=None, description="sha256 of judge_source (UTF-8).")
     answer: str
     agent_name: str = "unknown_agent"
     answer_name: str = "unknown_answer"
     task_id: str | None = None
+
+    def bound(self) -> EvalJob:
+        """This job with the judge's code read (when not given) and hashed; the code is then
+        what runs. Raises OSError / UnicodeDecodeError for an unreadable judge file."""
+        if self.judge_source is None:
+            data = Path(self.judge_path).read_bytes()
+            update = {"judge_source": data.decode("utf-8"), "judge_sha256": sha256_bytes(data)}
+            return self.model_copy(update=update)
+        if self.judge_sha256 is None:
+            return self.model_copy(update={"judge_sha256": sha256_text(self.judge_source)})
+        return self
 
 
 class EvalOutcome(BaseModel):
@@ -76,6 +99,7 @@ class EvalOutcome(BaseModel):
     version: int = OUTCOME_VERSION
     status: Literal["complete", "incomplete"]
     task_id: str | None = None
+    judge_sha256: str | None = Field(default=None, description="sha256 of the code that ran.")
     agent_name: str = "unknown_agent"
     answer_name: str = "unknown_answer"
     summary: dict[str, Any] | None = None
@@ -83,6 +107,10 @@ class EvalOutcome(BaseModel):
     duration_s: float = 0.0
     stdout_tail: str = ""
     stderr_tail: str = ""
+    guards: list[str] = Field(
+        default_factory=list,
+        description="Sandbox guards measured in effect for this evaluation (empty in process).",
+    )
 
     @classmethod
     def failure(
@@ -126,7 +154,7 @@ class Ready(_Message):
 
     type: Literal["ready"] = "ready"
     pid: int
-    guards: list[str] = Field(default_factory=list, description="Guards the child will install.")
+    guards: list[str] = Field(default_factory=list, description="Worker guards, as measured.")
 
 
 class JobStart(_Message):

@@ -26,7 +26,7 @@ import traceback
 from collections import deque
 from typing import Any
 
-from toolkit.sandbox.confinement import hide_credentials, make_filesystem_readonly, vm_size_bytes
+from toolkit.sandbox.confinement import measure_worker_guards, vm_size_bytes
 from toolkit.sandbox.job import job_process
 from toolkit.sandbox.protocol import (
     Call,
@@ -71,13 +71,14 @@ def _wipe(directory: str) -> None:
 class Worker:
     """The long-lived side of the worker: one socket to the parent, one job at a time."""
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, job_filter: bytes, guards: list[str]) -> None:
         self.sock = sock
         self.frames = FrameBuffer()
         self.inbox: deque[Any] = deque()
         self.shutdown = False
         self.baseline = vm_size_bytes()
-        self.guards = ["rlimits", "audit", "seccomp"]
+        self.job_filter = job_filter
+        self.guards = guards
 
     def serve(self) -> int:
         """Announce readiness, then run jobs until the parent says stop or goes away."""
@@ -118,7 +119,7 @@ class Worker:
                 os.dup2(err_w, 2)
                 os.close(out_w)
                 os.close(err_w)
-                code = job_process(job_end, start, self.baseline)
+                code = job_process(job_end, start, self.baseline, self.job_filter, self.guards)
             except BaseException:
                 traceback.print_exc()
             finally:
@@ -297,22 +298,23 @@ class _Relay:
                         self._from_job(decode(body))
 
 
+def _read_fd(fd: int | None) -> bytes:
+    if fd is None:
+        return b""
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the worker process."""
     parser = argparse.ArgumentParser(prog="python -m toolkit.sandbox.worker")
     parser.add_argument("--fd", type=int, required=True, help="inherited socket to the parent")
+    parser.add_argument("--job-filter-fd", type=int, help="inherited fd with the job's BPF filter")
     parser.add_argument(
-        "--readonly-fs",
-        action="store_true",
-        help="remount everything but the cwd read-only (only in a private mount namespace)",
-    )
-    parser.add_argument(
-        "--scratch-mb", type=int, default=None, help="with --readonly-fs: cwd becomes a tmpfs"
-    )
-    parser.add_argument(
-        "--hide-under",
+        "--hidden",
         action="append",
-        help="with --readonly-fs: hide well-known credential files in this directory",
+        default=[],
+        help="a host path that must be invisible here (measures the file-system allow-list)",
     )
     args = parser.parse_args(argv)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -322,15 +324,7 @@ def main(argv: list[str] | None = None) -> int:
             importlib.import_module(name)
     sock = socket.socket(fileno=args.fd)
     sock.setblocking(True)
-    worker = Worker(sock)
-    if args.readonly_fs:
-        for directory in args.hide_under or []:
-            hide_credentials(directory)
-        failed = make_filesystem_readonly(os.getcwd(), args.scratch_mb)
-        if failed:
-            print(f"judgegen worker: could not make read-only: {failed}", file=sys.stderr)
-        else:
-            worker.guards.append("readonly_fs")
+    worker = Worker(sock, _read_fd(args.job_filter_fd), measure_worker_guards(args.hidden))
     try:
         return worker.serve()
     except (ProtocolError, OSError) as exc:

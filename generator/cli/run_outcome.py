@@ -1,0 +1,125 @@
+"""What `judgegen run` tells its user at the end: progress totals and warnings on stderr, the
+metrics tables (or the JSON record) on stdout, and the exit code a CI job can trust."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from toolkit.runner.answers_layout import StrayFile
+from toolkit.runner.metrics import format_table
+from toolkit.runner.page_reads import missing_pages
+from toolkit.runner.report import RunReport
+
+MAX_LISTED = 10
+
+
+def print_outcome(
+    report: RunReport,
+    *,
+    as_json: bool,
+    client: Any,
+    strays: Sequence[StrayFile],
+    inputs: Path,
+    pages: Path | None,
+    results: Path,
+) -> int:
+    """Print the run's outcome and return its exit code."""
+    for skipped in report.skipped_judges:
+        click.echo(f"skipped judge {skipped.task_id}: {skipped.reason}", err=True)
+    if report.stopped:
+        click.echo(
+            f"stopped: {report.stopped}; {report.not_started} evaluation(s) not started "
+            "(rerun to continue)",
+            err=True,
+        )
+    click.echo(
+        f"{report.evaluated} evaluated, {report.reused} up to date, "
+        f"{len(report.incomplete)} incomplete, {report.usage.backend_calls} backend calls",
+        err=True,
+    )
+    if client is not None:
+        click.echo(client.summary_line(), err=True)
+    _warn_strays(strays, inputs)
+    missing = missing_pages(report.results)
+    trajectories = any(r.input_kind == "trajectory" for r in report.results)
+    _warn_missing_pages(missing, None if trajectories else inputs, pages)
+    unjudged = [s for s in strays if s.looks_like_answer]
+    code = report.exit_code
+    if code == 0 and unjudged:
+        click.echo(
+            f"error: {len(unjudged)} answer file(s) under {inputs} were not judged (see above)",
+            err=True,
+        )
+        code = 1
+    if report.failure:
+        click.echo(f"error: {report.failure}", err=True)
+    _say_where(report, results)
+    if as_json:
+        record = report.to_record().model_copy(
+            update={
+                "exit_code": code,
+                "unjudged_files": [str(s.path) for s in unjudged],
+                "missing_pages": missing,
+            }
+        )
+        click.echo(record.model_dump_json(indent=2))
+    else:
+        for summary in report.summaries.values():
+            click.echo(format_table(summary))
+            click.echo("")
+    return code
+
+
+def _listed(lines: list[str]) -> list[str]:
+    extra = len(lines) - MAX_LISTED
+    return lines[:MAX_LISTED] + ([f"  … and {extra} more"] if extra > 0 else [])
+
+
+def _warn_strays(strays: Sequence[StrayFile], inputs: Path) -> None:
+    if not strays:
+        return
+    click.echo(f"warning: {len(strays)} file(s) under {inputs} are not judged:", err=True)
+    for line in _listed([f"  {s.path}: {s.reason}" for s in strays]):
+        click.echo(line, err=True)
+
+
+def _warn_missing_pages(
+    missing: dict[str, list[str]], answers: Path | None, pages: Path | None
+) -> None:
+    """How many cited pages the judges could not read, for which answers, and the fix
+    (`answers`: the .md answers `cache-pages` can read the citations from, if any)."""
+    if not missing:
+        return
+    urls = {url for listed in missing.values() for url in listed}
+    store = pages or Path("pages")
+    source = f"--answers {answers}" if answers else "--answers <.md files citing them>"
+    fetch = f"`judgegen cache-pages {source} --store {store}` (URLs: `missing_pages` in --json)"
+    if pages is None:
+        where = "--pages was not given, so no cited page could be read"
+        fix = f"capture them with {fetch}, then rerun with `--pages {store}`"
+    else:
+        where = f"they are not in the page store {pages} (or failed to load)"
+        fix = f"fetch them with {fetch} and rerun"
+    click.echo(
+        f"warning: {len(urls)} cited page(s) missing for {len(missing)} answer(s): {where}; "
+        f"they count as unsupported. To judge them, {fix} (those results are then redone).",
+        err=True,
+    )
+    lines = [f"  {answer}: {len(listed)} missing" for answer, listed in sorted(missing.items())]
+    for line in _listed(lines):
+        click.echo(line, err=True)
+
+
+def _say_where(report: RunReport, results: Path) -> None:
+    for agent in report.summaries:
+        click.echo(
+            f"results: {results / agent}/<task_id>/<answer>.json, "
+            f"metrics: {results / agent / 'summary.json'}",
+            err=True,
+        )
+    if any(r.input_kind == "trajectory" for r in report.results):
+        click.echo("score files: <traj dir>/scores/judgegen_<task_id>.json", err=True)

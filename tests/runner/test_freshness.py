@@ -1,0 +1,126 @@
+"""Result freshness covers what was judged: the pages read, the pages missing, judge templates."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import prompts
+from generator.cli import main
+from tests.fixtures.runner.helpers import (
+    PAGES,
+    result_files,
+    run_args,
+)
+from toolkit.pages import PageRecord, PageStore
+from toolkit.runner.fingerprint import judge_templates_sha256
+
+LOUVRE = "https://www.louvre.fr/en/visit/hours-admission"
+
+
+def run(work: Path, *extra: str, pages: bool = True, sandbox: bool = False):
+    mode = [] if sandbox else ["--no-sandbox"]
+    args = run_args(work, "--include-unreviewed", "--json", *mode, *extra, pages=pages)
+    return CliRunner().invoke(main, args, catch_exceptions=False)
+
+
+def reads(result: dict) -> dict:
+    """The pages a result's evaluation read and missed (none for answers no judge ran on)."""
+    return result["fingerprint"]["pages"] or {"read": {}, "missing": []}
+
+
+def citing(results: dict[str, dict], url: str) -> set[str]:
+    """Result files whose evaluation read or missed `url`."""
+    return {
+        name
+        for name, result in results.items()
+        if url in reads(result)["read"] or url in reads(result)["missing"]
+    }
+
+
+def test_run_without_pages_warns_and_a_rerun_with_pages_redoes_the_results(work: Path) -> None:
+    first = run(work, pages=False, sandbox=True)
+    assert first.exit_code == 0, first.stderr
+    assert "--pages was not given" in first.stderr
+    assert "judgegen cache-pages --answers" in first.stderr
+    missed = json.loads(first.stdout)["missing_pages"]
+    assert "alpha/louvre_hours/answer_1" in missed
+    before = result_files(work / "results")
+    assert all(not reads(r)["read"] for r in before.values())
+
+    again = run(work, pages=False, sandbox=True)
+    assert json.loads(again.stdout)["reused"] == len(before)
+    assert "--pages was not given" in again.stderr
+
+    with_pages = run(work, sandbox=True)
+    record = json.loads(with_pages.stdout)
+    redone = {n for n, r in before.items() if reads(r)["missing"]}
+    assert record["evaluated"] == len(redone) > 0
+    assert record["reused"] == len(before) - len(redone)
+    after = result_files(work / "results")
+    read = reads(after["alpha/louvre_hours/answer_1.json"])["read"]
+    assert read[LOUVRE].startswith("sha256:")
+    scores = {n: (before[n]["final_score"], after[n]["final_score"]) for n in redone}
+    assert any(old != new for old, new in scores.values()), scores
+
+
+def test_a_changed_page_redoes_only_the_results_that_read_it(work: Path) -> None:
+    assert run(work).exit_code == 0
+    readers = citing(result_files(work / "results"), LOUVRE)
+    assert readers
+    with PageStore(work / "pages") as store:
+        store.put(PageRecord.web(LOUVRE, PAGES[LOUVRE] + " Closed on 1 May.", None))
+    record = json.loads(run(work).stdout)
+    assert record["evaluated"] == len(readers)
+    assert json.loads(run(work).stdout)["evaluated"] == 0
+
+
+def test_a_missing_page_that_appears_redoes_the_results_that_cited_it(work: Path) -> None:
+    shutil.rmtree(work / "pages")
+    with PageStore(work / "pages") as store:
+        for url, text in PAGES.items():
+            if url != LOUVRE:
+                store.put(PageRecord.web(url, text, None))
+    first = run(work)
+    assert "not in the page store" in first.stderr
+    readers = citing(result_files(work / "results"), LOUVRE)
+    assert readers
+    with PageStore(work / "pages") as store:
+        store.put(PageRecord.web(LOUVRE, PAGES[LOUVRE], None))
+    again = run(work)
+    assert json.loads(again.stdout)["evaluated"] == len(readers)
+    assert "not in the page store" not in again.stderr
+
+
+def copy_prompts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    copy = tmp_path / "prompts"
+    shutil.copytree(prompts.PROMPTS_DIR, copy)
+    monkeypatch.setattr(prompts, "PROMPTS_DIR", copy)
+    return copy
+
+
+def test_editing_a_generator_template_keeps_results_fresh(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy = copy_prompts(work, monkeypatch)
+    assert run(work).exit_code == 0
+    generator_template = next((copy / "generator").rglob("*.j2"))
+    generator_template.write_text(generator_template.read_text() + "\nAn edit.\n")
+    again = json.loads(run(work).stdout)
+    assert (again["evaluated"], again["reused"]) == (0, len(result_files(work / "results")))
+
+
+def test_editing_a_judge_template_redoes_every_judged_result(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy = copy_prompts(work, monkeypatch)
+    first = json.loads(run(work).stdout)
+    digest = judge_templates_sha256()
+    template = copy / "toolkit" / "verify_page.j2"
+    template.write_text(template.read_text() + "\nAn edit.\n")
+    assert judge_templates_sha256() != digest
+    assert json.loads(run(work).stdout)["evaluated"] == first["evaluated"]

@@ -1,0 +1,127 @@
+"""Maps-using judges run offline against a pluggable provider (`judgegen run --maps`), and
+Mind2Web 2 judges' `evaluator.verifier.logger` error paths reach the result."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from toolkit.errors import InfraError, SpecError
+from toolkit.tools.scripted_maps import ScriptedMapsProvider
+
+REPO = Path(__file__).resolve().parents[2]
+JUDGE = REPO / "tests" / "fixtures" / "runner" / "maps_judges" / "powells_distance.py"
+POWELLS = "1005 W Burnside St, Portland, OR"
+SQUARE = "701 SW 6th Ave, Portland, OR"
+SCRIPT = {
+    "version": 1,
+    "geocode": {},
+    "directions": [
+        {
+            "origin": POWELLS,
+            "destination": SQUARE,
+            "mode": "walking",
+            "routes": [{"legs": [{"distance": {"value": 900}, "duration": {"value": 660}}]}],
+        }
+    ],
+}
+PROVIDER_MODULE = """
+from toolkit.tools.scripted_maps import ScriptedMapsProvider
+
+def provider():
+    return ScriptedMapsProvider.from_file("maps.json")
+
+def not_a_provider():
+    return {"maps": "no"}
+"""
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    (tmp_path / "judges").mkdir()
+    shutil.copy(JUDGE, tmp_path / "judges" / JUDGE.name)
+    answers = tmp_path / "answers" / "agent" / "powells_distance"
+    answers.mkdir(parents=True)
+    (answers / "answer_1.md").write_text(f"{POWELLS}\nPowell's City of Books.\n")
+    (tmp_path / "reviews").mkdir()
+    (tmp_path / "maps.json").write_text(json.dumps(SCRIPT))
+    (tmp_path / "offline_maps.py").write_text(PROVIDER_MODULE)
+    return tmp_path
+
+
+def run(work: Path, *extra: str) -> tuple[subprocess.CompletedProcess[str], dict]:
+    """`judgegen run` as a real process in `work` (so `--maps offline_maps:…` imports from it)."""
+    process = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from generator.cli import main; main()",
+            "run",
+            "--answers",
+            "answers",
+            "--backend",
+            "tests.fixtures.runner.maps_judges.support:backend",
+            "--judges",
+            "judges",
+            "--include-unreviewed",
+            *extra,
+        ],
+        cwd=work,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+    )
+    result = work / "results" / "agent" / "powells_distance" / "answer_1.json"
+    return process, json.loads(result.read_text()) if result.exists() else {}
+
+
+def test_a_maps_judge_runs_sandboxed_against_a_scripted_provider(work: Path) -> None:
+    process, result = run(work, "--maps", "offline_maps:provider")
+    assert process.returncode == 0, process.stderr
+    assert (result["status"], result["final_score"]) == ("complete", 1.0)
+
+
+def test_without_a_maps_provider_the_judge_logs_and_the_result_is_incomplete(work: Path) -> None:
+    process, result = run(work, "--maps", "none")
+    assert process.returncode == 1
+    assert result["status"] == "incomplete"
+    info = result["eval_breakdown"][0]["info"]
+    logged = [entry["judge_log"] for entry in info if "judge_log" in entry]
+    assert logged and logged[0]["level"] == "ERROR"
+    assert logged[0]["message"].startswith(f"distance lookup failed for {POWELLS}")
+    assert any(error.get("kind") == "tool" for error in result["errors"])
+
+
+@pytest.mark.parametrize(
+    ("factory", "problem"),
+    [("not_a_provider", "has no geocode/directions"), ("ScriptedMapsProvider", "() failed")],
+)
+def test_a_maps_factory_that_gives_no_provider_is_a_usage_error(
+    work: Path, factory: str, problem: str
+) -> None:
+    process, _ = run(work, "--maps", f"offline_maps:{factory}")
+    assert process.returncode == 2
+    assert "--maps" in process.stderr and problem in process.stderr
+
+
+async def test_a_trip_missing_from_the_script_is_an_infrastructure_error(work: Path) -> None:
+    provider = ScriptedMapsProvider.from_file(work / "maps.json")
+    assert await provider.directions(POWELLS, SQUARE, "walking")
+    with pytest.raises(InfraError, match="no driving directions"):
+        await provider.directions(POWELLS, SQUARE, "driving")
+    with pytest.raises(InfraError, match="no geocode answer"):
+        await provider.geocode(POWELLS)
+
+
+def test_a_malformed_script_names_the_file_and_field(tmp_path: Path) -> None:
+    bad = tmp_path / "maps.json"
+    bad.write_text(json.dumps({"directions": [{"origin": "a"}]}))
+    with pytest.raises(SpecError) as info:
+        ScriptedMapsProvider.from_file(bad)
+    assert str(bad) in str(info.value) and "directions.0.destination" in str(info.value)

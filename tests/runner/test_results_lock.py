@@ -1,0 +1,92 @@
+"""One run per results folder: a second `judgegen run` waits for the first, or exits 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.fixtures.runner.helpers import (
+    result_files,
+    run_args,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+CLI = [sys.executable, "-c", "from generator.cli import main; main()"]
+
+
+def args(work: Path, backend: str, *extra: str) -> list[str]:
+    return run_args(work, "--include-unreviewed", "--no-sandbox", "--json", *extra, backend=backend)
+
+
+def environment(work: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "JUDGEGEN_TEST_GATE": str(work / "gate"),
+        "JUDGEGEN_TEST_STARTED": str(work / "started"),
+    }
+
+
+def start_run(work: Path) -> subprocess.Popen[str]:
+    """`judgegen run` in its own process, with a backend that waits for `work/gate`."""
+    return subprocess.Popen(
+        [*CLI, *args(work, "tests.fixtures.runner.gated:factory")],
+        cwd=REPO,
+        env=environment(work),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def start_holding_run(work: Path) -> subprocess.Popen[str]:
+    """A run that has reached its backend, so it holds the results folder."""
+    process = start_run(work)
+    deadline = time.monotonic() + 60
+    while not (work / "started").exists():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "the first run never reached its backend"
+        time.sleep(0.02)
+    return process
+
+
+def test_second_run_with_no_wait_exits_2_while_the_first_holds_the_folder(work: Path) -> None:
+    first = start_holding_run(work)
+    try:
+        second = subprocess.run(
+            [*CLI, *args(work, "tests.fixtures.runner.scripted:factory", "--no-wait")],
+            cwd=REPO,
+            env=environment(work),
+            capture_output=True,
+            text=True,
+        )
+        assert second.returncode == 2, second.stderr
+        assert "another `judgegen run` is writing" in second.stderr
+        assert second.stdout == ""
+    finally:
+        (work / "gate").touch()
+        out, err = first.communicate(timeout=120)
+    assert first.returncode == 0, err
+    assert json.loads(out)["evaluated"] == 10
+
+
+def test_second_run_waits_for_the_first_and_then_reuses_its_results(work: Path) -> None:
+    first = start_holding_run(work)
+    second = start_run(work)
+    try:
+        line = second.stderr.readline() if second.stderr else ""
+        assert "waiting for it to finish" in line
+        assert second.poll() is None
+    finally:
+        (work / "gate").touch()
+    first_out, first_err = first.communicate(timeout=120)
+    second_out, second_err = second.communicate(timeout=120)
+    assert first.returncode == 0, first_err
+    assert second.returncode == 0, second_err
+    assert json.loads(first_out)["evaluated"] == 10
+    assert json.loads(second_out)["evaluated"] == 0
+    assert len(result_files(work / "results")) == 11

@@ -1,0 +1,83 @@
+"""Recording which cited pages each evaluation read, for its result's fingerprint.
+
+`RecordingPages` wraps the run's page source once; every `get` is noted in the log of the
+evaluation it serves, found through a context variable that the scheduler sets around each
+evaluation (`recording_page_reads`). Broker calls of a sandboxed judge are answered in tasks
+started from that evaluation, so they inherit the variable like the usage meter does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from toolkit.awaitables import resolve
+from toolkit.runner.fingerprint import PageReads
+from toolkit.runner.results import EvaluationResult
+from toolkit.util.hashing import sha256_text
+
+
+class PageReadLog:
+    """The pages one evaluation asked for: text hash by URL, and the URLs that were missing."""
+
+    def __init__(self) -> None:
+        self._read: dict[str, str] = {}
+        self._missing: set[str] = set()
+
+    def note(self, url: str, text: Any) -> None:
+        """Record one answer of the page source (None: the page is missing)."""
+        if text is None:
+            self._missing.add(url)
+        else:
+            self._read[url] = sha256_text(str(text))
+
+    def reads(self, also_missing: Iterable[str] = ()) -> PageReads:
+        """What was read, plus `also_missing` (the evaluator's own list of missing sources)."""
+        missing = (self._missing | set(also_missing)) - set(self._read)
+        return PageReads(read=dict(sorted(self._read.items())), missing=tuple(sorted(missing)))
+
+
+current_page_reads: ContextVar[PageReadLog | None] = ContextVar("judgegen_page_reads", default=None)
+
+
+@contextmanager
+def recording_page_reads() -> Iterator[PageReadLog]:
+    """Note the page reads made in this context (one evaluation) in a fresh log."""
+    log = PageReadLog()
+    token = current_page_reads.set(log)
+    try:
+        yield log
+    finally:
+        current_page_reads.reset(token)
+
+
+class RecordingPages:
+    """A page source over `inner` (or over nothing: every page missing) that notes each read
+    in the current evaluation's `PageReadLog`; offers `screenshot` when `inner` does."""
+
+    def __init__(self, inner: Any | None) -> None:
+        self.inner = inner
+        screenshot = getattr(inner, "screenshot", None)
+        if callable(screenshot):
+            self.screenshot = screenshot
+
+    async def get(self, url: str) -> str | None:
+        """The inner source's text for `url` (None when missing or without a source)."""
+        text = None if self.inner is None else await resolve(self.inner.get(url))
+        log = current_page_reads.get()
+        if log is not None:
+            log.note(url, text)
+        return text
+
+
+def missing_pages(results: Iterable[EvaluationResult]) -> dict[str, list[str]]:
+    """Cited pages each judged answer could not read, by `agent/task/answer` (none: left out)."""
+    missing: dict[str, list[str]] = {}
+    for result in results:
+        reads = result.fingerprint.pages
+        urls = list(reads.missing) if reads is not None else list(result.missing_sources)
+        if urls:
+            missing[f"{result.agent_name}/{result.task_id}/{result.answer_name}"] = urls
+    return missing
