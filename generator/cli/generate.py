@@ -123,7 +123,7 @@ def generate_cmd(
 
     \b
     Example:
-      judgegen generate rust_2024_edition --no-commit --provider replay:recordings/rust_2024_edition
+      judgegen generate rust_2024_edition --pages pages --no-commit --provider replay:recordings/rust_2024_edition
 
     \b
     Exit codes: 0 every judge published; 1 a judge still failed lint/debug/acceptance after
