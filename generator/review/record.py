@@ -20,6 +20,9 @@ from generator.stages.reflect import ChecklistFinding
 REVIEW_VERSION = 1
 
 
+StageStatus = Literal["ok", "failed", "kept", "reverted", "unchanged", "stopped", "skipped"]
+
+
 class StageRecord(BaseModel):
     """One step of the pipeline, in order: what ran, how it ended, and what it found."""
 
@@ -36,7 +39,7 @@ class StageRecord(BaseModel):
         "publish",
     ]
     round: int = Field(default=0, description="Repair round or reflection pass (0 = first).")
-    status: Literal["ok", "failed", "kept", "reverted", "unchanged", "stopped", "skipped"]
+    status: StageStatus
     summary: str
     details: list[str] = Field(default_factory=list, description="Findings or issues, one each.")
 

@@ -22,6 +22,7 @@ from generator.gitops import GitError, format_message, versions
 from generator.review.codediff import diff_functions, splice
 from generator.review.record import ReviewRecord, StageRecord
 from generator.review.runs import JudgeRunError, RubricAndCodeDiff, rubric_and_code_diff
+from generator.stages.checking import close_judge_runs
 from generator.stages.context import GenerationContext, api_reference, mistakes_catalog
 from generator.stages.draft import judge_request
 from generator.stages.lint import lint_source
@@ -351,8 +352,11 @@ async def regenerate(
             details=changed.to_text().splitlines(),
         )
     )
-    source, report = await repair_loop(run, source)
-    source, report, passes = await reflect_stage(run, source, report)
+    try:
+        source, report = await repair_loop(run, source)
+        source, report, passes = await reflect_stage(run, source, report)
+    finally:
+        await close_judge_runs(run)
     final, how = _splice_checked(old_body, source, task_id)
     progress(f"[{task_id}] splice: {how}")
     sandboxed = options.isolation == "sandbox" if sandbox is None else sandbox

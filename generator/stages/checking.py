@@ -13,11 +13,11 @@ import tempfile
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from generator.review.labels import intended_labels
 from generator.review.mutate import MutationStage, mutate_answer
-from generator.review.record import StageRecord
+from generator.review.record import StageRecord, StageStatus
 from generator.review.runs import ReviewRuns
 from generator.stages.acceptance import (
     AcceptanceBackend,
@@ -116,7 +116,7 @@ def _debug_record(run: GenerationRun, report: DebugReport, number: int, label: s
 async def check_candidate(run: GenerationRun, source: str, number: int, label: str) -> Checked:
     """Lint, debug (when the code can run) and acceptance (when it runs cleanly)."""
     source, lint, details, runnable = lint_problem(source, run.loaded.task_id)
-    status: Literal["ok", "failed"] = "ok" if lint is None else "failed"
+    status: StageStatus = "ok" if lint is None else "failed"
     summary = f"{label}: clean" if lint is None else f"{label}: {len(details)} finding(s)"
     run.record(
         StageRecord(stage="lint", round=number, status=status, summary=summary, details=details)
@@ -146,33 +146,53 @@ def acceptance_backend(run: GenerationRun) -> AcceptanceBackend | None:
     judge = run.extractor.backend
     if not isinstance(judge, LLMBackend):
         return None
-    if run.budgeted is None:
+    if run.acceptance_backend is None:
         run.budgeted = BudgetedClient(
             judge.client, run.options.acceptance_budget_usd, replayed=run.tape.replayed
         )
-    budgeted = LLMBackend(
-        run.budgeted,
-        model=judge.model,
-        extract_model=judge.extract_model,
-        trials=judge.trials,
-        provider=judge.provider,
-    )
-    return AcceptanceBackend(run.extractor, budgeted)
+        budgeted = LLMBackend(
+            run.budgeted,
+            model=judge.model,
+            extract_model=judge.extract_model,
+            trials=judge.trials,
+            provider=judge.provider,
+        )
+        run.acceptance_backend = AcceptanceBackend(run.extractor, budgeted)
+    return run.acceptance_backend
 
 
 @asynccontextmanager
 async def judge_runs(
     run: GenerationRun, source: str, backend: Any
 ) -> AsyncIterator[tuple[ReviewRuns, Path]]:
-    """The judge written to a scratch file, and runs of it with `backend` and the pages."""
-    sandbox = run.options.isolation == "sandbox"
-    with tempfile.TemporaryDirectory(prefix="judgegen-accept-") as tmp:
-        path = Path(tmp) / f"{run.loaded.task_id}.py"
-        path.write_text(source, "utf-8")
-        async with ReviewRuns(
-            backend, pages=run.pages, sandbox=sandbox, timeout_s=run.options.limits.timeout_s
-        ) as runs:
-            yield runs, path
+    """The judge written to the run's scratch file, and the run's one pool of judge runs.
+
+    Acceptance and mutation share one `ReviewRuns` (one sandboxed worker, started once per
+    generation) over the same backend and pages; `close_judge_runs` ends it.
+    """
+    if run.judge_runs is None:
+        run.scratch = tempfile.TemporaryDirectory(prefix="judgegen-accept-")
+        runs = ReviewRuns(
+            backend,
+            pages=run.pages,
+            sandbox=run.options.isolation == "sandbox",
+            timeout_s=run.options.limits.timeout_s,
+        )
+        run.judge_runs = await runs.__aenter__()
+    assert run.scratch is not None
+    path = Path(run.scratch.name) / f"{run.loaded.task_id}.py"
+    path.write_text(source, "utf-8")
+    yield run.judge_runs, path
+
+
+async def close_judge_runs(run: GenerationRun) -> None:
+    """Stop the run's judge runs and remove its scratch directory (no-op when never started)."""
+    if run.judge_runs is not None:
+        await run.judge_runs.__aexit__(None, None, None)
+        run.judge_runs = None
+    if run.scratch is not None:
+        run.scratch.cleanup()
+        run.scratch = None
 
 
 async def run_acceptance(
@@ -237,7 +257,7 @@ async def mutation_stage(run: GenerationRun, source: str) -> MutationStage:
         if not accepted:
             stage = MutationStage(ran=False, note="no sample answer scores 1")
     run.mutation = stage
-    status: Literal["ok", "failed", "skipped"] = "skipped" if not stage.ran else "ok"
+    status: StageStatus = "skipped" if not stage.ran else "ok"
     gate = run.options.min_kill_rate
     if gate is not None and stage.ran and (stage.kill_rate or 0.0) < gate:
         status = "failed"

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from generator.review.record import ReflectionPass, ReviewRecord, StageRecord
 from generator.review.rubric import diff_trees, outline
-from generator.stages.checking import Checked, check_candidate, mutation_stage
+from generator.stages.checking import Checked, check_candidate, close_judge_runs, mutation_stage
 from generator.stages.context import build_context
 from generator.stages.debug import DebugReport
 from generator.stages.draft import NoCodeBlock, draft_request, extract_code, repair_request
@@ -273,9 +273,12 @@ async def generate(
     names = [f"{e.task_id} ({e.origin})" for e in context.examples]
     examples = "examples: " + (", ".join(names) or "none")
     run.record(StageRecord(stage="context", status="ok", summary=examples))
-    source = await draft_stage(run)
-    source, report = await repair_loop(run, source)
-    source, report, passes = await prove(run, source, report)
+    try:
+        source = await draft_stage(run)
+        source, report = await repair_loop(run, source)
+        source, report, passes = await prove(run, source, report)
+    finally:
+        await close_judge_runs(run)
     result = publish(
         run_source=source,
         loaded=loaded,

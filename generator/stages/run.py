@@ -3,6 +3,7 @@ and the failure that ends it. Every stage takes a `GenerationRun`; `pipeline` dr
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,7 +11,13 @@ from typing import Any
 
 from generator.review.mutate import MutationStage
 from generator.review.record import StageRecord
-from generator.stages.acceptance import DEFAULT_BUDGET_USD, AcceptanceReport, BudgetedClient
+from generator.review.runs import ReviewRuns
+from generator.stages.acceptance import (
+    DEFAULT_BUDGET_USD,
+    AcceptanceBackend,
+    AcceptanceReport,
+    BudgetedClient,
+)
 from generator.stages.context import GenerationContext
 from generator.stages.debug import DEFAULT_LIMITS, SharedExtractor
 from generator.stages.spec import LoadedSpec
@@ -68,6 +75,9 @@ class GenerationRun:
     stages: list[StageRecord] = field(default_factory=list)
     pages: Any = None
     budgeted: BudgetedClient | None = None
+    acceptance_backend: AcceptanceBackend | None = None
+    judge_runs: ReviewRuns | None = None
+    scratch: tempfile.TemporaryDirectory[str] | None = None
     acceptance: AcceptanceReport | None = None
     summaries: dict[str, dict[str, Any]] = field(default_factory=dict)
     mutation: MutationStage | None = None

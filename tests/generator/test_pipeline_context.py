@@ -89,3 +89,19 @@ def test_bundled_examples_pass_the_lint_stage() -> None:
     for example in bundled_examples():
         report = lint_source(example.source, f"{example.task_id}.py")
         assert report.ok, report.render()
+
+
+def test_examples_are_chosen_by_similarity_to_the_spec(tmp_path: Path) -> None:
+    judges_dir, reviews_dir = judges(tmp_path, "dates_and_domains", "plain_names")
+    (judges_dir / "dates_and_domains.py").write_text(
+        "TASK_ID = 'dates_and_domains'\n"
+        "ok = checks.url_in_domain(u, 'blog.example.org') and checks.same_date(d, '2024-01-01')\n"
+    )
+    (judges_dir / "plain_names.py").write_text("TASK_ID = 'plain_names'\nok = name == 'Ada'\n")
+    for name in ("dates_and_domains", "plain_names"):
+        approve_judge(judges_dir, reviews_dir, name)
+    spec = "When was it released? Link the official announcement on blog.example.org."
+    chosen = choose_examples(judges_dir, reviews_dir, "new_task", limit=1, spec_text=spec)
+    assert [e.task_id for e in chosen] == ["dates_and_domains"]
+    unranked = choose_examples(judges_dir, reviews_dir, "new_task", limit=1)
+    assert [e.task_id for e in unranked] == ["dates_and_domains"]  # by task id without a spec
