@@ -10,115 +10,31 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import sys
-from collections.abc import Iterator, Sequence
-from pathlib import Path
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from toolkit.awaitables import resolve
 from toolkit.backends import (
     DEFAULT_JUDGE_MODEL,
     ExtractRequest,
     JudgingBackend,
     ScriptedBackend,
-    Verdict,
     VerifyRequest,
 )
-from toolkit.errors import InfraError, TreeError
+from toolkit.callsite import judge_line
+from toolkit.errors import TreeError
+from toolkit.extraction import coerce_extraction
 from toolkit.keywords import strict_keywords
-from toolkit.tree import AggregationStrategy, VerificationNode, tree_statistics
-from toolkit.urls import normalize_url
+from toolkit.sources import NoPages, PageSource, SourceChecker, normalize_sources
+from toolkit.tree import (
+    AggregationStrategy,
+    VerificationNode,
+    prerequisite_leaves,
+    tree_statistics,
+)
 
 SUMMARY_VERSION = 1
-_TOOLKIT_DIR = str(Path(__file__).resolve().parent)
-# Cited pages checked at once for one claim. The chain of a claim whose k-th page supports it
-# is ceil(k/2) checks instead of k; the price is at most one extra page check per claim (the
-# wave partner of a supporting page, cancelled if it has not started), still never more than
-# Mind2Web 2, which checks every cited page at once.
-SOURCE_WAVE = 2
-
-
-def _judge_line() -> int | None:
-    """The line of the innermost caller outside the toolkit (the judge's call), if any."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        if not frame.f_code.co_filename.startswith(_TOOLKIT_DIR):
-            return frame.f_lineno
-        frame = frame.f_back  # type: ignore[assignment]
-    return None
-
-
-class PageSource(Protocol):
-    """Where cited pages come from: `get(url)` gives the page text, or None when missing.
-
-    `get` may be sync or async. A source may also offer `screenshot(url)` (base64 JPEG).
-    """
-
-    def get(self, url: str) -> Any: ...
-
-
-class _NoPages:
-    def get(self, url: str) -> None:
-        return None
-
-
-def empty_template(template_class: type[BaseModel]) -> BaseModel:
-    """An instance with every field at its default, or None where there is no default."""
-    values = {
-        name: (None if field.is_required() else field.get_default(call_default_factory=True))
-        for name, field in template_class.model_fields.items()
-    }
-    return template_class.model_construct(**values)
-
-
-def _coerce_extraction(template_class: type[BaseModel], raw: Any) -> BaseModel:
-    """`raw` as the template; an empty result (missing page) is all-null. An output sharing no
-    field with the template, or a value of the wrong type, is an `InfraError`, never a silent 0
-    (other extra fields are ignored, as pydantic does)."""
-    if isinstance(raw, template_class):
-        return raw
-    data = raw.model_dump() if isinstance(raw, BaseModel) else dict(raw or {})
-    if not data:
-        return empty_template(template_class)
-    fields = template_class.model_fields
-    known = set(fields) | {f.alias for f in fields.values() if f.alias}
-    if not known & set(data):
-        raise InfraError(
-            f"extraction output {sorted(data)} has none of the fields of "
-            f"{template_class.__name__} ({sorted(fields)})",
-            kind="invalid_output",
-        )
-    missing = {
-        name: None for name, field in fields.items() if name not in data and field.is_required()
-    }
-    try:
-        return template_class.model_validate({**data, **missing})
-    except ValidationError as exc:
-        given = [e for e in exc.errors() if not e["loc"] or e["loc"][0] not in missing]
-        if given:
-            raise InfraError(
-                f"extraction output does not fit {template_class.__name__}: {given[0]['msg']} "
-                f"at {'.'.join(map(str, given[0]['loc']))}",
-                kind="invalid_output",
-            ) from None
-        return template_class.model_construct(**{**empty_template(template_class).__dict__, **data})
-
-
-def _normalize_sources(sources: str | Sequence[str] | None) -> list[str]:
-    """The cited URLs as a list, one per page (`toolkit.urls.normalize_url`), first spelling kept."""
-    if sources is None:
-        return []
-    if isinstance(sources, str):
-        return [sources]
-    if isinstance(sources, (list, tuple)):
-        pages: dict[str, str] = {}
-        for source in sources:
-            if isinstance(source, str) and source:
-                pages.setdefault(normalize_url(source) or source, source)
-        return list(pages.values())
-    raise TypeError(f"sources must be None, a URL or a list of URLs, got {type(sources).__name__}")
 
 
 class Evaluator:
@@ -133,7 +49,7 @@ class Evaluator:
     def __init__(self) -> None:
         self.root: VerificationNode | None = None
         self.backend: JudgingBackend = ScriptedBackend()
-        self.pages: PageSource = _NoPages()
+        self.pages: PageSource = NoPages()
         self.task_id: str = ""
         self.task_description: str = ""
         self.answer: str = ""
@@ -349,7 +265,7 @@ class Evaluator:
 
     def _parent_of(self, node: VerificationNode) -> VerificationNode | None:
         parent = self._parents.get(id(node))
-        if parent is not None or self.root is None:
+        if parent is not None or self.root is None or node is self.root:
             return parent
         for candidate in self.root.iter_nodes():
             if any(child is node for child in candidate.children):
@@ -382,7 +298,7 @@ class Evaluator:
             text: str | None = self.answer
             images: list[str] = []
         else:
-            text, images = await self._page(source)
+            text, images = await self._sources().page(source)
         request = ExtractRequest.for_template(
             template_class,
             prompt=prompt,
@@ -394,45 +310,12 @@ class Evaluator:
             task_id=self.task_id,
         )
         try:
-            result = _coerce_extraction(template_class, await self.backend.extract(request))
+            result = coerce_extraction(template_class, await self.backend.extract(request))
         except Exception as exc:
             self._record_error("extract", extraction_name, exc)
             raise
         self._extractions.append({extraction_name: result.model_dump(mode="json")})
         return result
-
-    async def _page(self, url: str) -> tuple[str | None, list[str]]:
-        text = await resolve(self.pages.get(url))
-        if text is None:
-            if url not in self.missing_sources:
-                self.missing_sources.append(url)
-            return None, []
-        shot = getattr(self.pages, "screenshot", None)
-        image = await resolve(shot(url)) if shot else None
-        return text, [image] if image else []
-
-    def _prerequisite_leaves(
-        self, node: VerificationNode, extra: Sequence[VerificationNode] | None
-    ) -> Iterator[VerificationNode]:
-        """Leaves that gate `node`, lazily: `verify` stops at the first failed or skipped one."""
-        if any(extra_node is node for extra_node in extra or []):
-            raise TreeError("A node cannot depend on itself.")
-        for extra_node in extra or []:
-            yield from extra_node.leaves()
-        current = node
-        while current is not self.root:
-            parent = self._parent_of(current)
-            if parent is None:
-                break
-            before = True
-            for sibling in parent.children:
-                if sibling is current:
-                    before = False
-                    continue
-                sequential_pred = before and parent.strategy is AggregationStrategy.SEQUENTIAL
-                if sibling.critical or sequential_pred:
-                    yield from sibling.leaves()
-            current = parent
 
     @strict_keywords
     async def verify(
@@ -447,7 +330,8 @@ class Evaluator:
         """Decide `node` by checking `claim`; returns whether it passed.
 
         No sources: a plain check. One URL: is the claim supported by that page. Several:
-        supported by any, tried in order, stopping at the first yes. `sources` are URLs the
+        supported by any; pages are checked two at a time in order, and the first that
+        supports the claim decides (later ones are not checked). `sources` are URLs the
         answer cites for the claim (from an extraction); `additional_instruction` tells the
         verifier what variation to accept or what to focus on (e.g. "dates in any format"). The leaf is `skipped`
         without any backend call when a prerequisite leaf (critical siblings at every level,
@@ -457,7 +341,7 @@ class Evaluator:
             blocked = next(
                 (
                     leaf
-                    for leaf in self._prerequisite_leaves(node, extra_prerequisites)
+                    for leaf in prerequisite_leaves(node, self._parent_of, extra_prerequisites)
                     if leaf.status in ("failed", "skipped")
                 ),
                 None,
@@ -468,12 +352,14 @@ class Evaluator:
                 return False
         if additional_instruction == "None":
             additional_instruction = None
-        urls = _normalize_sources(sources)
+        urls = normalize_sources(sources)
         # logged in the order verifications start, not finish
-        entry: dict[str, Any] = {"line": _judge_line()}
+        entry: dict[str, Any] = {"line": judge_line()}
         self.verifications.append(entry)
         try:
-            verdict, used = await self._decide(claim, urls, additional_instruction)
+            verdict, used = await self._sources().decide(
+                self._plain_request(claim, additional_instruction), urls
+            )
         except Exception as exc:
             self.verifications[:] = [e for e in self.verifications if e is not entry]
             if node is not None:
@@ -487,39 +373,17 @@ class Evaluator:
         self._log_verification(node, claim, urls, used, verdict.reasoning, verdict.passed, entry)
         return verdict.passed
 
-    async def _decide(
-        self, claim: str, urls: list[str], instruction: str | None
-    ) -> tuple[Verdict, str | None]:
-        plain = VerifyRequest(
+    def _sources(self) -> SourceChecker:
+        return SourceChecker(self.backend, self.pages, self.missing_sources)
+
+    def _plain_request(self, claim: str, instruction: str | None) -> VerifyRequest:
+        """The verification of `claim` before any page is attached."""
+        return VerifyRequest(
             claim=claim,
             task_description=self.task_description,
             answer=self.answer,
             additional_instruction=instruction,
             task_id=self.task_id,
-        )
-        if not urls:
-            return await self.backend.verify(plain), None
-        if len(urls) == 1:
-            verdict = await self._check_source(plain, urls[0])
-            return verdict, urls[0] if verdict.passed else None
-        verdict = Verdict(passed=False, reasoning="no source supports the claim")
-        for start in range(0, len(urls), SOURCE_WAVE):
-            wave = urls[start : start + SOURCE_WAVE]
-            checks = [asyncio.ensure_future(self._check_source(plain, url)) for url in wave]
-            try:
-                for url, check in zip(wave, checks, strict=True):
-                    verdict = await check
-                    if verdict.passed:
-                        return verdict, url
-            finally:
-                await _cancel(checks)
-        return verdict, None
-
-    async def _check_source(self, plain: VerifyRequest, url: str) -> Verdict:
-        """`plain` checked against the page at `url` (one source per request)."""
-        text, images = await self._page(url)
-        return await self.backend.verify(
-            plain.model_copy(update={"sources": [url], "page_texts": [text], "images": images})
         )
 
     @strict_keywords
@@ -566,7 +430,7 @@ class Evaluator:
         `line` is the judge line that called `verify` (for the generator's evidence checks).
         """
         if entry is None:
-            entry = {"line": _judge_line()}
+            entry = {"line": judge_line()}
             self.verifications.append(entry)
         entry.update(
             node_id=node.id if node else None,
@@ -626,11 +490,3 @@ class Evaluator:
             "verifications": list(self.verifications),
             "missing_sources": list(self.missing_sources),
         }
-
-
-async def _cancel(tasks: Sequence[asyncio.Future[Any]]) -> None:
-    """Cancel the checks still running (a later page once an earlier one decided, or all of
-    them when one failed) and wait for them, so none outlives the verification."""
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)

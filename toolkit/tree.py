@@ -9,7 +9,7 @@ otherwise the parent is the mean of its non-critical children. judgegen adds one
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from enum import StrEnum
 from typing import Literal
 
@@ -157,3 +157,28 @@ def tree_statistics(root: VerificationNode) -> dict[str, int]:
             leaves += 1
         stack.extend((child, level + 1) for child in node.children)
     return {"depth": depth, "total_nodes": total, "leaf_nodes": leaves}
+
+
+def prerequisite_leaves(
+    node: VerificationNode,
+    parent_of: Callable[[VerificationNode], VerificationNode | None],
+    extra: Sequence[VerificationNode] | None = None,
+) -> Iterator[VerificationNode]:
+    """The leaves that gate `node`, lazily (a caller stops at the first failed or skipped one):
+    those of `extra`, then at every level up to the root those of each critical sibling and,
+    under a sequential parent, of each earlier sibling."""
+    if any(extra_node is node for extra_node in extra or []):
+        raise TreeError("A node cannot depend on itself.")
+    for extra_node in extra or []:
+        yield from extra_node.leaves()
+    current = node
+    while (parent := parent_of(current)) is not None:
+        before = True
+        for sibling in parent.children:
+            if sibling is current:
+                before = False
+                continue
+            sequential_pred = before and parent.strategy is AggregationStrategy.SEQUENTIAL
+            if sibling.critical or sequential_pred:
+                yield from sibling.leaves()
+        current = parent

@@ -1,0 +1,108 @@
+"""Cited sources: where pages come from, and how one claim is checked against them.
+
+One source per request (the verifier sees one page at a time). With several cited pages the
+claim holds if any supports it; pages are checked in small concurrent waves, and the checks
+still running once one page decided are cancelled, so a wave never outlives its verification.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from toolkit.awaitables import resolve
+from toolkit.backends import JudgingBackend, Verdict, VerifyRequest
+from toolkit.urls import normalize_url
+
+# Cited pages checked at once for one claim. The chain of a claim whose k-th page supports it
+# is ceil(k/2) checks instead of k; the price is at most one extra page check per claim (the
+# wave partner of a supporting page, cancelled if it has not started), still never more than
+# Mind2Web 2, which checks every cited page at once.
+SOURCE_WAVE = 2
+
+
+class PageSource(Protocol):
+    """Where cited pages come from: `get(url)` gives the page text, or None when missing.
+
+    `get` may be sync or async. A source may also offer `screenshot(url)` (base64 JPEG).
+    """
+
+    def get(self, url: str) -> Any: ...
+
+
+class NoPages:
+    """The page source of an evaluation without a page store: every page is missing."""
+
+    def get(self, url: str) -> None:
+        return None
+
+
+def normalize_sources(sources: str | Sequence[str] | None) -> list[str]:
+    """The cited URLs as a list, one per page (`toolkit.urls.normalize_url`), first spelling kept."""
+    if sources is None:
+        return []
+    if isinstance(sources, str):
+        return [sources]
+    if isinstance(sources, (list, tuple)):
+        pages: dict[str, str] = {}
+        for source in sources:
+            if isinstance(source, str) and source:
+                pages.setdefault(normalize_url(source) or source, source)
+        return list(pages.values())
+    raise TypeError(f"sources must be None, a URL or a list of URLs, got {type(sources).__name__}")
+
+
+class SourceChecker:
+    """Checks claims against the pages of one evaluation; appends the cited pages the store
+    lacks to `missing` (the evaluation's list, shared)."""
+
+    def __init__(self, backend: JudgingBackend, pages: PageSource, missing: list[str]) -> None:
+        self.backend, self.pages, self.missing = backend, pages, missing
+
+    async def page(self, url: str) -> tuple[str | None, list[str]]:
+        """The text and screenshots of `url`, or (None, []) when the store lacks it."""
+        text = await resolve(self.pages.get(url))
+        if text is None:
+            if url not in self.missing:
+                self.missing.append(url)
+            return None, []
+        shot = getattr(self.pages, "screenshot", None)
+        image = await resolve(shot(url)) if shot else None
+        return text, [image] if image else []
+
+    async def decide(self, plain: VerifyRequest, urls: list[str]) -> tuple[Verdict, str | None]:
+        """The verdict on `plain` and the URL that supported it (None for a plain check or
+        when no cited page supports the claim)."""
+        if not urls:
+            return await self.backend.verify(plain), None
+        if len(urls) == 1:
+            verdict = await self.check(plain, urls[0])
+            return verdict, urls[0] if verdict.passed else None
+        verdict = Verdict(passed=False, reasoning="no source supports the claim")
+        for start in range(0, len(urls), SOURCE_WAVE):
+            wave = urls[start : start + SOURCE_WAVE]
+            checks = [asyncio.ensure_future(self.check(plain, url)) for url in wave]
+            try:
+                for url, check in zip(wave, checks, strict=True):
+                    verdict = await check
+                    if verdict.passed:
+                        return verdict, url
+            finally:
+                await _cancel(checks)
+        return verdict, None
+
+    async def check(self, plain: VerifyRequest, url: str) -> Verdict:
+        """`plain` checked against the page at `url` (one source per request)."""
+        text, images = await self.page(url)
+        return await self.backend.verify(
+            plain.model_copy(update={"sources": [url], "page_texts": [text], "images": images})
+        )
+
+
+async def _cancel(tasks: Sequence[asyncio.Future[Any]]) -> None:
+    """Cancel the checks still running (a later page once an earlier one decided, or all of
+    them when one failed) and wait for them, so none outlives the verification."""
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
