@@ -194,7 +194,12 @@ def _llm_identity(backend: Any, settings: LLMSettings) -> str:
     help="A webeval run: DIR/traj/<task_id>/*_final_answer.json.",
 )
 @click.option("--task", "tasks", multiple=True, help="Only these task ids (repeatable).")
-@click.option("--jobs", default=4, show_default=True, type=click.IntRange(1, 256))
+@click.option(
+    "--jobs",
+    type=click.IntRange(1, 256),
+    help="Evaluations in flight at most, each sandboxed one in its own worker process "
+    "[default: the LLM --concurrency, so sequential judges keep the model calls busy].",
+)
 @click.option(
     "--judges",
     default="generated_judges",
@@ -250,7 +255,7 @@ def run(
     answers: Path | None,
     trajectories: Path | None,
     tasks: tuple[str, ...],
-    jobs: int,
+    jobs: int | None,
     judges: Path,
     results: Path,
     reviews: Path,
@@ -325,7 +330,7 @@ def run(
         reviews_dir=reviews,
         include_unreviewed=include_unreviewed,
         overwrite=overwrite,
-        jobs=jobs,
+        jobs=jobs or llm_settings.concurrency,
         backend_spec=backend_spec or _llm_identity(backend, llm_settings),
         require_sandbox=require_sandbox,
     )
