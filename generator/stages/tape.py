@@ -67,7 +67,10 @@ class CallTape:
                 row.output_tokens += usage.output_tokens
                 if self.replayed:  # a replay calls no model: it costs nothing
                     row.estimated_live_usd = round(
-                        (row.estimated_live_usd or 0.0) + response.cost_usd, 6
+                        (row.estimated_live_usd or 0.0)
+                        + response.cost_usd
+                        + response.estimated_usd,
+                        6,
                     )
                 else:
                     row.cost_usd = round(row.cost_usd + response.cost_usd, 6)

@@ -58,3 +58,24 @@ async def test_replay_miss_names_purpose_key_and_nearest_diff(tmp_path: Path) ->
     assert "-Paris is in France." in message and "+Paris is in Germany." in message
     assert "Unrelated" not in message
     assert client.ledger.rows == []
+
+
+async def test_a_replayed_fixture_costs_nothing_and_its_live_price_is_a_labelled_estimate(
+    tmp_path: Path,
+) -> None:
+    directory = await record(tmp_path, "one")
+    client = build_client(
+        LLMSettings(
+            provider=f"replay:{directory}",
+            model="o4-mini",
+            cache_mode="off",
+            ledger_path=None,
+            budget_usd=0.000001,
+        )
+    )
+    response = await client.complete(verify_request("one"))
+    summary = client.ledger.summary()
+    assert response.cost_usd == 0.0 and summary.cost_usd == 0.0
+    assert response.estimated_usd > 0 and summary.estimated_usd == response.estimated_usd
+    assert "$0.00" in summary.line() and "replayed fixtures, no model called" in summary.line()
+    await client.complete(verify_request("one"))  # a tiny budget is never spent by replays

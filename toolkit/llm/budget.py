@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from toolkit.errors import BudgetExceeded, LLMError
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
-from toolkit.llm.pricing import PriceTable
+from toolkit.llm.pricing import FREE_PROVIDERS, PriceTable
 from toolkit.llm.provider import Provider
 
 
@@ -75,11 +75,17 @@ class BudgetProvider:
         response.cost_usd = self._charge(request, response.usage)
         return response
 
+    @property
+    def _free(self) -> bool:
+        return self.name in FREE_PROVIDERS
+
     def classify(self, error: BaseException) -> LLMError:
         """Delegate to the wrapped provider."""
         return self.inner.classify(error)
 
     def _charge(self, request: LLMRequest, usage: Usage) -> float:
+        if self._free:
+            return 0.0
         cost = self.prices.cost(request.model, usage)
         self.budget.spent_usd += cost
         return cost

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from toolkit.errors import LLMError
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
-from toolkit.llm.pricing import PriceTable
+from toolkit.llm.pricing import FREE_PROVIDERS, PriceTable
 from toolkit.llm.provider import Provider
 
 LEDGER_VERSION = 1
@@ -37,6 +37,9 @@ class LedgerRow(BaseModel):
     cache_write_tokens: int = 0
     cost_usd: float = Field(default=0.0, description="Paid for this request (0 on a cache hit).")
     saved_usd: float = Field(default=0.0, description="What a cache hit would have cost.")
+    estimated_usd: float = Field(
+        default=0.0, description="Replayed fixture: what the call would have cost live (paid $0)."
+    )
     cache_hit: bool = False
     latency_s: float = 0.0
     error: str | None = Field(default=None, description="LLMError kind when the request failed.")
@@ -52,6 +55,7 @@ class UsageSummary(BaseModel):
     output_tokens: int = 0
     cost_usd: float = 0.0
     saved_usd: float = 0.0
+    estimated_usd: float = 0.0
     unpriced_models: list[str] = Field(default_factory=list)
 
     def line(self) -> str:
@@ -61,6 +65,8 @@ class UsageSummary(BaseModel):
             f"{_tokens(self.output_tokens)} out tokens, ${self.cost_usd:.2f}; "
             f"saved ${self.saved_usd:.2f}"
         )
+        if self.estimated_usd:
+            text += f" (replayed fixtures, no model called; estimate if live: ${self.estimated_usd:.2f})"
         if self.errors:
             text += f"; {self.errors} failed"
         if self.unpriced_models:
@@ -93,10 +99,21 @@ class Ledger:
                 handle.write(json.dumps(row.model_dump(mode="json"), sort_keys=True) + "\n")
 
     def row_for(
-        self, request: LLMRequest, usage: Usage, *, hit: bool, latency: float, error: str | None
+        self,
+        request: LLMRequest,
+        usage: Usage,
+        *,
+        hit: bool,
+        latency: float,
+        error: str | None,
+        free: bool = False,
     ) -> LedgerRow:
-        """A row for one finished request, priced from the table."""
+        """A row for one finished request, priced from the table; a `free` (replayed) call
+        costs and saves nothing and records the live price as an estimate."""
         cost = self.prices.cost(request.model, usage)
+        estimate = 0.0 if hit else cost
+        if free:
+            cost = 0.0
         return LedgerRow(
             ts=time.time(),
             purpose=request.metadata.purpose,
@@ -109,6 +126,7 @@ class Ledger:
             cache_write_tokens=usage.cache_write_tokens,
             cost_usd=0.0 if hit else cost,
             saved_usd=cost if hit else 0.0,
+            estimated_usd=estimate if free else 0.0,
             cache_hit=hit,
             latency_s=round(latency, 6),
             error=error,
@@ -128,6 +146,7 @@ class Ledger:
             output_tokens=sum(row.output_tokens for row in paid),
             cost_usd=sum(row.cost_usd for row in paid),
             saved_usd=sum(row.saved_usd for row in self.rows),
+            estimated_usd=sum(row.estimated_usd for row in self.rows),
             unpriced_models=sorted(unpriced),
         )
 
@@ -160,6 +179,7 @@ class LedgerProvider:
         row = self._row(request, response.usage, response.cache_hit, started, None)
         self.ledger.record(row)
         response.cost_usd, response.saved_usd = row.cost_usd, row.saved_usd
+        response.estimated_usd = row.estimated_usd
         return response
 
     def classify(self, error: BaseException) -> LLMError:
@@ -170,4 +190,5 @@ class LedgerProvider:
         self, request: LLMRequest, usage: Usage, hit: bool, started: float, error: str | None
     ) -> LedgerRow:
         latency = self._clock() - started
-        return self.ledger.row_for(request, usage, hit=hit, latency=latency, error=error)
+        free = self.name in FREE_PROVIDERS
+        return self.ledger.row_for(request, usage, hit=hit, latency=latency, error=error, free=free)

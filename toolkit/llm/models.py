@@ -216,6 +216,11 @@ class LLMResponse(BaseModel):
     saved_usd: float = Field(
         default=0.0, exclude=True, description="What a cache hit would have cost (per call)."
     )
+    estimated_usd: float = Field(
+        default=0.0,
+        exclude=True,
+        description="What a replayed response would have cost from a live model (it cost $0).",
+    )
     request_id: str | None = None
     cache_hit: bool = False
     latency_s: float = 0.0

@@ -67,6 +67,11 @@ DEFAULT_PRICES: dict[str, ModelPrice] = {
 and override them in judgegen.toml (`[llm.prices."model"]`) before relying on budget caps."""
 
 
+FREE_PROVIDERS = frozenset({"replay"})
+"""Providers that call no model: their responses cost nothing. The price table still says what
+the same calls would cost live, which is shown only as a labelled estimate."""
+
+
 class PriceTable(BaseModel):
     """Model family → price; `price_for` resolves a model name by longest prefix."""
 
