@@ -8,11 +8,16 @@ from pathlib import Path
 
 import click
 
-from generator.cli.generation import fixtures_dir, generation_clients, generation_errors
+from generator.cli.generation import (
+    fixtures_dir,
+    for_each_spec,
+    generation_errors,
+    pipeline_options,
+)
 from generator.cli.llm_options import llm_options
 from generator.stages.pipeline import GenerationResult
 from generator.stages.pipeline import generate as run_generation
-from generator.stages.run import GenerationFailed, PipelineOptions
+from generator.stages.run import PipelineOptions
 from generator.stages.spec import LoadedSpec, load_spec
 from toolkit.llm.settings import LLMSettings
 
@@ -33,37 +38,18 @@ def responses_note(recordings: Path | None) -> str:
 async def _generate_all(
     specs: list[LoadedSpec], settings: LLMSettings, options: PipelineOptions
 ) -> tuple[list[GenerationResult], list[tuple[str, str]]]:
-    generation, extraction = generation_clients(settings)
-    done: list[GenerationResult] = []
-    failed: list[tuple[str, str]] = []
-    try:
-        for loaded in specs:
-            try:
-                result = await run_generation(
-                    loaded, generation, extraction, options, lambda m: click.echo(m, err=True)
-                )
-                done.append(result)
-            except GenerationFailed as exc:
-                click.echo(f"[{loaded.task_id}] failed: {exc}", err=True)
-                failed.append((loaded.task_id, str(exc)))
-    finally:
-        click.echo(generation.summary_line(), err=True)
-        await generation.aclose()
-        if extraction is not generation:
-            await extraction.aclose()
-    return done, failed
+    return await for_each_spec(
+        specs,
+        settings,
+        lambda loaded, generation, extraction: run_generation(
+            loaded, generation, extraction, options, lambda m: click.echo(m, err=True)
+        ),
+    )
 
 
 @click.command()
 @click.argument("task_ids", nargs=-1, required=True)
-@click.option("--tasks-dir", default="tasks", show_default=True, type=click.Path(path_type=Path))
-@click.option(
-    "--judges", default="generated_judges", show_default=True, type=click.Path(path_type=Path)
-)
-@click.option("--reviews", default="reviews", show_default=True, type=click.Path(path_type=Path))
-@click.option("--no-commit", is_flag=True, help="Write the files but make no commit.")
-@click.option("--max-repairs", default=3, show_default=True, type=click.IntRange(0, 3))
-@click.option("--max-reflections", default=2, show_default=True, type=click.IntRange(0, 2))
+@pipeline_options
 @click.option("--examples", "max_examples", default=2, show_default=True, type=click.IntRange(1, 3))
 @click.option(
     "--pages",

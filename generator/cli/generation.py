@@ -1,17 +1,48 @@
-"""What `generate` and `regenerate` share: their LLM clients, fixtures and error mapping."""
+"""What `generate` and `regenerate` share: their options, LLM clients, fixtures, the loop over
+tasks and error mapping."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from generator.gitops import GitError, RefChanged
+from generator.stages.run import GenerationFailed
 from toolkit.errors import InfraError, SpecError
 from toolkit.llm import LLMClient, account_for, build_client
 from toolkit.llm.settings import LLMSettings
+
+if TYPE_CHECKING:
+    from generator.stages.spec import LoadedSpec
+
+R = TypeVar("R")
+
+
+_PIPELINE_OPTIONS = (
+    click.option(
+        "--tasks-dir", default="tasks", show_default=True, type=click.Path(path_type=Path)
+    ),
+    click.option(
+        "--judges", default="generated_judges", show_default=True, type=click.Path(path_type=Path)
+    ),
+    click.option(
+        "--reviews", default="reviews", show_default=True, type=click.Path(path_type=Path)
+    ),
+    click.option("--no-commit", is_flag=True, help="Write the files but make no commit."),
+    click.option("--max-repairs", default=3, show_default=True, type=click.IntRange(0, 3)),
+    click.option("--max-reflections", default=2, show_default=True, type=click.IntRange(0, 2)),
+)
+
+
+def pipeline_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Add --tasks-dir, --judges, --reviews, --no-commit, --max-repairs and --max-reflections."""
+    for option in reversed(_PIPELINE_OPTIONS):
+        command = option(command)
+    return command
 
 
 def fixtures_dir(provider: str) -> Path | None:
@@ -45,3 +76,30 @@ def generation_errors(ctx: click.Context) -> Iterator[None]:
         ctx.exit(3)
     except GitError as exc:
         raise click.UsageError(f"{exc} (use --no-commit outside a git repository)") from exc
+
+
+async def for_each_spec(
+    specs: list[LoadedSpec],
+    settings: LLMSettings,
+    work: Callable[[LoadedSpec, LLMClient, LLMClient], Awaitable[R]],
+    kept: str = "",
+) -> tuple[list[R], list[tuple[str, str]]]:
+    """Run `work` on each spec with one pair of clients: a task that fails generation is reported
+    (with `kept`, what stayed as it was) and collected while the others go on; the clients'
+    usage line goes to stderr at the end."""
+    generation, extraction = generation_clients(settings)
+    done: list[R] = []
+    failed: list[tuple[str, str]] = []
+    try:
+        for loaded in specs:
+            try:
+                done.append(await work(loaded, generation, extraction))
+            except GenerationFailed as exc:
+                click.echo(f"[{loaded.task_id}] failed: {exc}{kept}", err=True)
+                failed.append((loaded.task_id, str(exc)))
+    finally:
+        click.echo(generation.summary_line(), err=True)
+        await generation.aclose()
+        if extraction is not generation:
+            await extraction.aclose()
+    return done, failed

@@ -16,6 +16,22 @@ def _help(command: click.Command, path: str, parent: click.Context | None = None
         return command.get_help(ctx)
 
 
+def _sections(group: click.Group, ctx: click.Context, title: str, level: int) -> list[str]:
+    """The help of each command of `group` under a level-`level` heading, each subgroup's
+    commands one level deeper."""
+    parts: list[str] = []
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        if command is None:
+            continue
+        heading = f"{'#' * level} {title} {name}"
+        parts += [heading, "", "```text", _help(command, name, ctx), "```", ""]
+        if isinstance(command, click.Group):
+            with click.Context(command, info_name=name, parent=ctx) as sub_ctx:
+                parts += _sections(command, sub_ctx, f"{title} {name}", level + 1)
+    return parts
+
+
 def render_reference() -> str:
     """Markdown with the help of `judgegen` and of each subcommand, in name order."""
     parts = [
@@ -26,32 +42,7 @@ def render_reference() -> str:
     ]
     parts += ["## judgegen", "", "```text", _help(main, "judgegen"), "```", ""]
     with click.Context(main, info_name="judgegen", **main.context_settings) as ctx:
-        for name in main.list_commands(ctx):
-            command = main.get_command(ctx, name)
-            if command is None:
-                continue
-            parts += [
-                f"## judgegen {name}",
-                "",
-                "```text",
-                _help(command, name, ctx),
-                "```",
-                "",
-            ]
-            if isinstance(command, click.Group):
-                with click.Context(command, info_name=name, parent=ctx) as sub_ctx:
-                    for sub in command.list_commands(sub_ctx):
-                        sub_command = command.get_command(sub_ctx, sub)
-                        if sub_command is None:
-                            continue
-                        parts += [
-                            f"### judgegen {name} {sub}",
-                            "",
-                            "```text",
-                            _help(sub_command, sub, sub_ctx),
-                            "```",
-                            "",
-                        ]
+        parts += _sections(main, ctx, "judgegen", 2)
     return "\n".join(parts)
 
 

@@ -8,11 +8,16 @@ from pathlib import Path
 
 import click
 
-from generator.cli.generation import fixtures_dir, generation_clients, generation_errors
+from generator.cli.generation import (
+    fixtures_dir,
+    for_each_spec,
+    generation_errors,
+    pipeline_options,
+)
 from generator.cli.llm_options import llm_options
 from generator.review.regenerate import RegenerationResult, find_stale, judge_file
 from generator.review.regenerate import regenerate as run_regeneration
-from generator.stages.run import GenerationFailed, PipelineOptions
+from generator.stages.run import PipelineOptions
 from generator.stages.spec import LoadedSpec, load_spec
 from toolkit.errors import SpecError
 from toolkit.llm.settings import LLMSettings
@@ -21,34 +26,19 @@ from toolkit.llm.settings import LLMSettings
 async def _regenerate_all(
     specs: list[LoadedSpec], settings: LLMSettings, options: PipelineOptions, force: bool
 ) -> tuple[list[RegenerationResult], list[tuple[str, str]]]:
-    generation, extraction = generation_clients(settings)
-    done: list[RegenerationResult] = []
-    failed: list[tuple[str, str]] = []
-    try:
-        for loaded in specs:
-            try:
-                result = await run_regeneration(
-                    loaded,
-                    generation,
-                    extraction,
-                    options,
-                    force=force,
-                    progress=lambda m: click.echo(m, err=True),
-                )
-                done.append(result)
-            except GenerationFailed as exc:
-                click.echo(
-                    f"[{loaded.task_id}] failed: {exc}; nothing published, the old judge and "
-                    "its approval are unchanged",
-                    err=True,
-                )
-                failed.append((loaded.task_id, str(exc)))
-    finally:
-        click.echo(generation.summary_line(), err=True)
-        await generation.aclose()
-        if extraction is not generation:
-            await extraction.aclose()
-    return done, failed
+    return await for_each_spec(
+        specs,
+        settings,
+        lambda loaded, generation, extraction: run_regeneration(
+            loaded,
+            generation,
+            extraction,
+            options,
+            force=force,
+            progress=lambda m: click.echo(m, err=True),
+        ),
+        kept="; nothing published, the old judge and its approval are unchanged",
+    )
 
 
 def _select(task_ids: tuple[str, ...], stale: bool, tasks_dir: Path, judges: Path) -> list[str]:
@@ -67,14 +57,7 @@ def _select(task_ids: tuple[str, ...], stale: bool, tasks_dir: Path, judges: Pat
 @click.argument("task_ids", nargs=-1)
 @click.option("--stale", is_flag=True, help="Also select every task whose spec changed.")
 @click.option("--force", is_flag=True, help="Regenerate a named TASK even if it is up to date.")
-@click.option("--tasks-dir", default="tasks", show_default=True, type=click.Path(path_type=Path))
-@click.option(
-    "--judges", default="generated_judges", show_default=True, type=click.Path(path_type=Path)
-)
-@click.option("--reviews", default="reviews", show_default=True, type=click.Path(path_type=Path))
-@click.option("--no-commit", is_flag=True, help="Write the files but make no commit.")
-@click.option("--max-repairs", default=3, show_default=True, type=click.IntRange(0, 3))
-@click.option("--max-reflections", default=2, show_default=True, type=click.IntRange(0, 2))
+@pipeline_options
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 @llm_options
 @click.pass_context

@@ -126,35 +126,24 @@ async def _execute(
     sandbox: bool,
     client: Any,
 ) -> RunReport:
+    """Run the evaluations, then close the LLM client (if any) whatever happened."""
     try:
-        return await _run_with(inputs, backend, options, pages, tools, timeout_s, sandbox)
+        from toolkit.runner.scheduler import run_evaluations
+        from toolkit.sandbox.protocol import SandboxLimits
+
+        return await run_evaluations(
+            inputs,
+            backend=backend,
+            options=options,
+            isolation="sandbox" if sandbox else "in_process",
+            pages=pages,
+            tools=tools,
+            limits=SandboxLimits(timeout_s=timeout_s),
+            progress=_progress(len(inputs)),
+        )
     finally:
         if client is not None:
             await client.aclose()
-
-
-async def _run_with(
-    inputs: list[AnswerInput],
-    backend: JudgingBackend,
-    options: RunOptions,
-    pages: Any,
-    tools: dict[str, Any],
-    timeout_s: float,
-    sandbox: bool,
-) -> RunReport:
-    from toolkit.runner.scheduler import run_evaluations
-    from toolkit.sandbox.protocol import SandboxLimits
-
-    return await run_evaluations(
-        inputs,
-        backend=backend,
-        options=options,
-        isolation="sandbox" if sandbox else "in_process",
-        pages=pages,
-        tools=tools,
-        limits=SandboxLimits(timeout_s=timeout_s),
-        progress=_progress(len(inputs)),
-    )
 
 
 def _build_backend(backend_spec: str | None, settings: LLMSettings) -> tuple[Any, Any]:

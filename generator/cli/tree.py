@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,7 +24,6 @@ from generator.review.runs import (
 )
 from generator.stages.debug import SharedExtractor
 from generator.stages.spec import SampleAnswer
-from toolkit.errors import SpecError
 from toolkit.llm.settings import LLMSettings
 
 TREE_VERSION = 1
@@ -119,29 +117,3 @@ def tree(
         click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
         return
     click.echo(outline(one_line(skeleton), style="text" if fmt == "text" else "markdown"), nl=False)
-
-
-def backend_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Add --backend package.module:factory and --pages DIR (offline page store)."""
-    command = click.option(
-        "--pages",
-        type=click.Path(exists=True, file_okay=False, path_type=Path),
-        help="Offline page store (from `judgegen cache-pages`).",
-    )(command)
-    return click.option(
-        "--backend",
-        "backend_spec",
-        help="package.module:factory → a JudgingBackend (default: the LLM backend).",
-    )(command)
-
-
-def open_backend(backend_spec: str | None, settings: LLMSettings) -> tuple[Any, Any]:
-    """(judging backend, LLM client to close and summarise, or None for a --backend)."""
-    if backend_spec:
-        from generator.cli.run import load_backend_factory
-
-        return load_backend_factory(backend_spec), None
-    try:
-        return extraction_backend(settings)
-    except SpecError as exc:
-        raise click.UsageError(str(exc)) from exc

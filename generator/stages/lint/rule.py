@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import libcst as cst
 
-from generator.stages.lint.context import LintContext
+from generator.stages.lint.context import LintContext, ScopeFacts
 from generator.stages.lint.models import RuleDoc
 
 
@@ -58,3 +58,17 @@ class Rule(cst.BatchableCSTVisitor):
             bad=cls.bad.strip("\n") + "\n",
             good=cls.good.strip("\n") + "\n",
         )
+
+
+class ScopeRule(Rule):
+    """A rule that checks each function, and the module, once that scope's facts are complete."""
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._settle(self.ctx.scopes[original_node])
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        self._settle(self.ctx.scopes[original_node])
+
+    def _settle(self, facts: ScopeFacts) -> None:
+        """Check one finished scope."""
+        raise NotImplementedError

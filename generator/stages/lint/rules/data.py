@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from generator.stages.lint.context import LintContext, ScopeFacts
-from generator.stages.lint.rule import Rule
+from generator.stages.lint.rule import Rule, ScopeRule
 from generator.stages.lint.syntax import (
     EVALUATOR_BUILDERS,
     call_arg,
@@ -344,7 +344,7 @@ def _loop_source(ctx: LintContext, name: cst.Name) -> cst.BaseExpression | None:
     return source.left if isinstance(source, cst.BooleanOperation) else source
 
 
-class ExtractionUnused(Rule):
+class ExtractionUnused(ScopeRule):
     """JG011: an extraction nobody reads costs an LLM call and hides a missing check."""
 
     id = "JG011"
@@ -384,12 +384,6 @@ async def evaluate(ev: Evaluator) -> None:
             parent = self.ctx.parent(parent)
         if isinstance(parent, cst.Expr):
             self.report(node, "The extraction result is discarded.")
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._settle(self.ctx.scopes[original_node])
-
-    def leave_Module(self, original_node: cst.Module) -> None:
-        self._settle(self.ctx.scopes[original_node])
 
     def _settle(self, facts: ScopeFacts) -> None:
         for name, bindings in facts.bindings.items():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from generator.stages.lint.context import LintContext, ScopeFacts
-from generator.stages.lint.rule import Rule
+from generator.stages.lint.rule import Rule, ScopeRule
 from generator.stages.lint.syntax import (
     EVALUATOR_BUILDERS,
     PARENT_BUILDERS,
@@ -37,7 +37,7 @@ def _bound_from(facts: ScopeFacts, name: str, methods: frozenset[str]) -> bool:
     return bool(values) and all(evaluator_call(v, methods) is not None for v in values)
 
 
-class LeafNeverDecided(Rule):
+class LeafNeverDecided(ScopeRule):
     """JG004: an undecided leaf stays `initialized` with score 0 and drags its parent down."""
 
     id = "JG004"
@@ -65,12 +65,6 @@ async def evaluate(ev: Evaluator) -> None:
                 node, "The leaf returned by `add_leaf` is discarded, so it is never verified."
             )
 
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._settle(self.ctx.scopes[original_node])
-
-    def leave_Module(self, original_node: cst.Module) -> None:
-        self._settle(self.ctx.scopes[original_node])
-
     def _settle(self, facts: ScopeFacts) -> None:
         for name, bindings in facts.bindings.items():
             if facts.loads.get(name):
@@ -81,7 +75,7 @@ async def evaluate(ev: Evaluator) -> None:
                     self.report(call, f"Leaf `{name}` is created but never verified or used.")
 
 
-class LeafDecidedTwice(Rule):
+class LeafDecidedTwice(ScopeRule):
     """JG005: a second verification overwrites the first verdict and doubles the cost."""
 
     id = "JG005"
@@ -123,12 +117,6 @@ async def evaluate(ev: Evaluator) -> None:
                 if target.value in seen:
                     self.report(entry, f"Leaf `{target.value}` appears twice in one batch.")
                 seen.add(target.value)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._settle(self.ctx.scopes[original_node])
-
-    def leave_Module(self, original_node: cst.Module) -> None:
-        self._settle(self.ctx.scopes[original_node])
 
     def _settle(self, facts: ScopeFacts) -> None:
         calls = _scope_calls(self.ctx, facts, "verify")
@@ -367,7 +355,7 @@ async def evaluate(ev: Evaluator) -> None:
         return False
 
 
-class NonCriticalUnderCritical(Rule):
+class NonCriticalUnderCritical(ScopeRule):
     """JG007: a critical parent rejects non-critical children at run time (TreeError)."""
 
     id = "JG007"
@@ -392,12 +380,6 @@ async def evaluate(ev: Evaluator) -> None:
     leaf = ev.add_leaf(id="name_ok", desc="The name is right", parent=core, critical=True)
     await ev.verify(claim="The name is Ada", node=leaf)
 """
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._settle(self.ctx.scopes[original_node])
-
-    def leave_Module(self, original_node: cst.Module) -> None:
-        self._settle(self.ctx.scopes[original_node])
 
     def _settle(self, facts: ScopeFacts) -> None:
         critical = {
@@ -425,7 +407,7 @@ def _critical_flag(value: cst.BaseExpression | None) -> bool | None:
     return None if call is None else bool_value(call_arg(call, "critical"))
 
 
-class VerifyNonLeaf(Rule):
+class VerifyNonLeaf(ScopeRule):
     """JG015: `verify` decides leaves; parents aggregate, custom nodes are already decided."""
 
     id = "JG015"
@@ -448,12 +430,6 @@ async def evaluate(ev: Evaluator) -> None:
     leaf = ev.add_leaf(id="section_topic", desc="About pricing", parent=section)
     await ev.verify(claim="The section is about pricing", node=leaf)
 """
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._settle(self.ctx.scopes[original_node])
-
-    def leave_Module(self, original_node: cst.Module) -> None:
-        self._settle(self.ctx.scopes[original_node])
 
     def _settle(self, facts: ScopeFacts) -> None:
         for call in _scope_calls(self.ctx, facts, "verify"):
