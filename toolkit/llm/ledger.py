@@ -89,12 +89,15 @@ class Ledger:
         self.path = path
         self.prices = prices or PriceTable()
         self.rows: list[LedgerRow] = []
+        self._dir_ready = False
 
     def record(self, row: LedgerRow) -> None:
         """Keep `row` and append it to the file."""
         self.rows.append(row)
         if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not self._dir_ready:  # once per ledger, not on every call's hot path
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._dir_ready = True
             with self.path.open("a", encoding="utf-8") as handle:
                 handle.write(json.dumps(row.model_dump(mode="json"), sort_keys=True) + "\n")
 
