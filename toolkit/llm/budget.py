@@ -56,6 +56,7 @@ class BudgetProvider:
         self.budget = budget
         self.prices = prices
         self.name = inner.name
+        self._free = inner.name in FREE_PROVIDERS  # replays cost nothing
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """Forward `request` unless the cap is reached; add its cost to the spend."""
@@ -74,10 +75,6 @@ class BudgetProvider:
             raise
         response.cost_usd = self._charge(request, response.usage)
         return response
-
-    @property
-    def _free(self) -> bool:
-        return self.name in FREE_PROVIDERS
 
     def classify(self, error: BaseException) -> LLMError:
         """Delegate to the wrapped provider."""
