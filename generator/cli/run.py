@@ -13,6 +13,7 @@ import click
 
 from generator.cli.common import backend_options, call_factory, load_backend_factory, open_pages
 from generator.cli.llm_options import llm_options
+from generator.cli.ray_options import ray_options
 from toolkit.errors import AnswersLayoutError, InfraError, JudgegenError, ResultsBusy, SpecError
 from toolkit.keywords import did_you_mean
 from toolkit.runner.answers_layout import StrayFile, read_layout
@@ -239,6 +240,7 @@ def _llm_identity(backend: Any, settings: LLMSettings) -> str:
     help="Exit 2 at once if another run is writing the results folder (default: wait).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the run report as JSON.")
+@ray_options
 @llm_options
 def run(
     answers: Path | None,
@@ -259,6 +261,8 @@ def run(
     maps_spec: str | None,
     no_wait: bool,
     as_json: bool,
+    ray_address: str | None,
+    ray_attempts: int,
     llm_settings: LLMSettings,
 ) -> None:
     """Score every answer with its task's reviewed judge; write results and metrics.
@@ -292,6 +296,10 @@ def run(
     inputs, judges held back for approval, or nothing evaluated; 2 usage or input error
     (or the results folder is busy with --no-wait); 3 an infrastructure failure (e.g.
     budget) stopped the run.
+
+    With --ray, judges run on the nodes of a Ray cluster (each node sandboxes them the same
+    way) while this process writes every result; one gateway actor on this node holds the
+    keys, limits, budget, ledger, cache and page store. Results are the same as locally.
     """
     from generator.cli.run_outcome import print_outcome
     from toolkit.runner.scheduler import RunOptions
@@ -307,6 +315,34 @@ def run(
         raise click.UsageError(f"cannot read inputs: {exc}") from exc
     if not inputs:
         raise click.UsageError("no answers found (check --answers/--trajectories and --task)")
+    if ray_address is not None:
+        from generator.cli.ray_run import run_on_ray
+
+        run_on_ray(
+            inputs,
+            strays=strays,
+            address=ray_address,
+            attempts=ray_attempts,
+            backend_spec=backend_spec,
+            settings=llm_settings,
+            pages=pages,
+            maps_spec=maps_spec,
+            options=RunOptions(
+                judges_dir=judges,
+                results_dir=results,
+                reviews_dir=reviews,
+                include_unreviewed=include_unreviewed,
+                overwrite=overwrite,
+                jobs=jobs or llm_settings.concurrency,
+                backend_spec=backend_spec,
+                require_sandbox=require_sandbox,
+            ),
+            timeout_s=timeout_s,
+            sandbox=not no_sandbox,
+            no_wait=no_wait,
+            as_json=as_json,
+            source=answers or trajectories,
+        )
     try:
         page_store = open_pages(pages)
         backend, client = _build_backend(backend_spec, llm_settings)

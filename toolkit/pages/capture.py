@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -92,6 +92,7 @@ class CaptureReport(BaseModel):
 
 
 ProgressFn = Callable[[int, int, CaptureOutcome], None]
+CaptureFn = Callable[[str], Awaitable[PageRecord]]
 
 
 def _outcome(record: PageRecord, kept_previous: bool = False) -> CaptureOutcome:
@@ -113,10 +114,13 @@ async def capture_pages(
     *,
     refresh: bool = False,
     progress: ProgressFn | None = None,
+    capture: CaptureFn | None = None,
 ) -> CaptureReport:
     """Capture every URL not already stored as a page (all of them with `refresh`).
 
     URLs are canonicalized and de-duplicated; strings that are not http(s) URLs are ignored.
+    Pages are captured by a local Chromium, or by `capture` (e.g. on a cluster's nodes) at
+    most `options.concurrency` at a time; either way this process alone writes the store.
     Raises `InfraError` when Chromium cannot start.
     """
     wanted = list(dict.fromkeys(canonical_url(u) for u in urls if is_web_url(u)))
@@ -136,12 +140,19 @@ async def capture_pages(
         if url not in pending:
             finish(CaptureOutcome(url=url, result="skipped"))
     if todo:
-        async with _chromium(options) as browser:
+        async with contextlib.AsyncExitStack() as stack:
+            if capture is None:
+                browser = await stack.enter_async_context(chromium_session(options))
+
+                async def capture(url: str) -> PageRecord:
+                    return await capture_page(browser, url, options)
+
             semaphore = asyncio.Semaphore(max(1, options.concurrency))
 
             async def one(url: str) -> None:
+                assert capture is not None
                 async with semaphore:
-                    record = await capture_page(browser, url, options)
+                    record = await capture(url)
                 finish(_outcome(record, kept_previous=not store.put(record)))
 
             await asyncio.gather(*(one(url) for url in todo))
@@ -165,7 +176,7 @@ def require_chromium(chromium: str) -> Path:
 
 
 @contextlib.asynccontextmanager
-async def _chromium(options: CaptureOptions) -> AsyncIterator[Browser]:
+async def chromium_session(options: CaptureOptions) -> AsyncIterator[Browser]:
     """Playwright plus one headless system Chromium (fresh temporary profile), closed on exit."""
     from playwright.async_api import Error, async_playwright
 

@@ -33,6 +33,11 @@ class PageReadLog:
         else:
             self._read[url] = sha256_text(str(text))
 
+    def merge(self, reads: PageReads) -> None:
+        """Add what another process noted for this evaluation (a cluster node's own log)."""
+        self._read.update(reads.read)
+        self._missing.update(reads.missing)
+
     def reads(self, also_missing: Iterable[str] = ()) -> PageReads:
         """What was read, plus `also_missing` (the evaluator's own list of missing sources)."""
         missing = (self._missing | set(also_missing)) - set(self._read)

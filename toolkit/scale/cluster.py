@@ -1,0 +1,169 @@
+"""Connecting to a Ray cluster and placing the run's actors: the gateway and the node runners.
+
+`cluster_session(address)` joins an existing cluster (`ray start --head`, workers joined with
+`ray start --address`); nothing here starts one. Code reaches the nodes as the cluster's
+Python environment has it: same machine, this checkout is put on PYTHONPATH; elsewhere,
+install the same judgegen on every node. Only the gateway is given the API keys.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from toolkit.errors import JudgegenError
+from toolkit.scale.errors import ClusterError, RayMissing
+from toolkit.scale.gateway import Gateway, ServicesFactory
+from toolkit.scale.messages import GatewayInfo, RunnerSettings
+
+KEY_SUFFIXES = ("_API_KEY",)
+KEY_PREFIXES = ("ANTHROPIC_", "OPENAI_")
+MAX_CONCURRENCY = 1000  # calls an async actor interleaves; real limits sit in the pool and client
+
+
+def import_ray() -> ModuleType:
+    """The `ray` module; `RayMissing` naming the install command when it is absent."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise RayMissing(str(exc)) from None
+    return ray
+
+
+def code_path() -> str:
+    """PYTHONPATH for the cluster's workers: this checkout (when not installed) first."""
+    root = str(Path(__file__).resolve().parents[2])
+    inherited = os.environ.get("PYTHONPATH", "")
+    if "site-packages" in root:
+        return inherited
+    return os.pathsep.join(p for p in (root, inherited) if p)
+
+
+def provider_environment(env: dict[str, str] | None = None) -> dict[str, str]:
+    """The variables only the gateway gets: API keys and provider endpoints, nothing else."""
+    env = dict(os.environ) if env is None else env
+    return {
+        k: v
+        for k, v in env.items()
+        if v and (k.endswith(KEY_SUFFIXES) or k.startswith(KEY_PREFIXES))
+    }
+
+
+class ClusterSession:
+    """A driver connected to a Ray cluster; places the gateway and one runner per node."""
+
+    def __init__(self, ray: ModuleType, address: str) -> None:
+        self.ray = ray
+        self.address = address
+        self.driver_node = ray.get_runtime_context().get_node_id()
+
+    def _pinned(self, node_id: str) -> Any:
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        return NodeAffinitySchedulingStrategy(node_id=node_id, soft=False)
+
+    def work_nodes(self) -> list[str]:
+        """Alive nodes that offer CPUs (`ray start --num-cpus=0` keeps a node free of work)."""
+        nodes = [n for n in self.ray.nodes() if n.get("Alive")]
+        working = [n["NodeID"] for n in nodes if n.get("Resources", {}).get("CPU", 0) > 0]
+        if not working:
+            raise ClusterError(f"the Ray cluster at {self.address} has no alive node with CPUs")
+        return sorted(working)
+
+    async def start_gateway(self, services: ServicesFactory) -> tuple[Any, GatewayInfo]:
+        """The gateway actor on the driver's node, started; raises when its services fail."""
+        actor = self.ray.remote(Gateway).options(
+            num_cpus=0,
+            max_concurrency=MAX_CONCURRENCY,
+            max_restarts=0,
+            scheduling_strategy=self._pinned(self.driver_node),
+            runtime_env={"env_vars": provider_environment()},
+        )
+        gateway = actor.remote(os.getcwd(), services)
+        info: GatewayInfo = await gateway.start.remote()
+        if info.error:
+            self.ray.kill(gateway, no_restart=True)
+            raise JudgegenError(f"the gateway could not start the run's services: {info.error}")
+        return gateway, info
+
+    async def start_runners(
+        self,
+        gateway: Any = None,
+        info: GatewayInfo | None = None,
+        settings: RunnerSettings | None = None,
+        attempts: int = 3,
+    ) -> Any:
+        """One node runner per working node, each up and answering, as a `NodeSet`."""
+        from toolkit.scale.node import NodeRunner
+        from toolkit.scale.nodes import NodeSet, Runner
+
+        node_ids = self.work_nodes()
+        if settings is not None:
+            per_node = math.ceil(settings.jobs / len(node_ids))
+            settings = settings.model_copy(update={"jobs": max(1, per_node)})
+        actor = self.ray.remote(NodeRunner)
+        runners = [
+            Runner(
+                node_id,
+                actor.options(
+                    num_cpus=0,
+                    max_concurrency=MAX_CONCURRENCY,
+                    max_restarts=0,
+                    scheduling_strategy=self._pinned(node_id),
+                ).remote(node_id, gateway, info, settings),
+            )
+            for node_id in node_ids
+        ]
+        for runner in runners:
+            await runner.handle.ready.remote()
+        return NodeSet(runners, attempts=attempts)
+
+    async def stop_runners(self, nodes: Any) -> None:
+        """Close each live runner's pool and browser, then stop the actors."""
+        for runner in nodes.live():
+            try:
+                await runner.handle.aclose.remote()
+            except Exception as exc:  # a node lost while closing: its processes went with it
+                print(f"judgegen: warning: closing a node runner: {exc}", file=sys.stderr)
+        nodes.close()
+
+
+@contextmanager
+def _quiet_ray_logs() -> Iterator[None]:
+    logger = logging.getLogger("ray")
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+@asynccontextmanager
+async def cluster_session(address: str) -> AsyncIterator[ClusterSession]:
+    """Connect to the cluster at `address` (`auto`: the one started on this machine)."""
+    ray = import_ray()
+    with _quiet_ray_logs():
+        try:
+            ray.init(
+                address=address,
+                runtime_env={"env_vars": {"PYTHONPATH": code_path()}},
+                logging_level=logging.WARNING,
+                log_to_driver=True,
+            )
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise ClusterError(
+                f"cannot join the Ray cluster at {address}: {exc}; start one with "
+                "`ray start --head` (see docs/scale-out.md)"
+            ) from None
+        try:
+            yield ClusterSession(ray, address)
+        finally:
+            ray.shutdown()

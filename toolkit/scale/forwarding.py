@@ -1,0 +1,95 @@
+"""A node's view of the gateway: a judging backend, page source and tools that forward calls.
+
+A node runner builds its local sandboxed pool over these, exactly as a local run builds it
+over the real services, so a judge cannot tell where it runs. Each reply's usage is charged
+to the current evaluation's meter; errors come back under the gateway's own error type and
+kind (a budget stop is still kind `budget`), as an `InfraError`: the node never holds a key.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from typing import Any
+
+from toolkit.backends import ExtractRequest, Verdict, VerifyRequest
+from toolkit.errors import InfraError
+from toolkit.runner.metering import current_meter
+from toolkit.sandbox.broker import ToolProvider
+from toolkit.sandbox.protocol import Call, CallMethod
+from toolkit.scale.messages import GatewayInfo, GatewayReply
+
+
+@functools.cache
+def _error_class(name: str) -> type[InfraError]:
+    """An `InfraError` named as the gateway's error was, so results name the real cause."""
+    return type(name if name.isidentifier() else "InfraError", (InfraError,), {})
+
+
+class GatewayLink:
+    """Sends broker calls to the gateway actor; one per node runner."""
+
+    def __init__(self, gateway: Any, info: GatewayInfo) -> None:
+        self.gateway = gateway
+        self.info = info
+        self._ids = itertools.count(1)
+
+    async def call(self, method: CallMethod, payload: dict[str, Any]) -> Any:
+        """The gateway's result for one call; its error re-raised as an `InfraError`."""
+        call = Call(job_id=0, call_id=next(self._ids), method=method, payload=payload)
+        answer: GatewayReply = await self.gateway.handle.remote(call)
+        meter = current_meter.get()
+        if meter is not None:
+            meter.usage = meter.usage + answer.usage
+        error = answer.reply.error
+        if error is not None:
+            kind = str(error.get("kind") or "backend")
+            raise _error_class(str(error.get("type") or "InfraError"))(
+                str(error.get("message") or ""), kind=kind
+            )
+        return answer.reply.result
+
+
+class GatewayBackend:
+    """The judging backend of a node: extraction and verification happen at the gateway."""
+
+    def __init__(self, link: GatewayLink) -> None:
+        self.link = link
+        self.model = link.info.model
+        self.extract_model = link.info.extract_model
+
+    async def extract(self, request: ExtractRequest) -> dict[str, Any]:
+        payload = request.model_dump(mode="json", exclude={"template_class"})
+        return dict(await self.link.call("extract", payload) or {})
+
+    async def verify(self, request: VerifyRequest) -> Verdict:
+        return Verdict.model_validate(
+            await self.link.call("verify", request.model_dump(mode="json"))
+        )
+
+
+class GatewayPages:
+    """The page source of a node: reads go to the one page store, at the gateway."""
+
+    def __init__(self, link: GatewayLink) -> None:
+        self.link = link
+        if link.info.screenshots:
+            self.screenshot = self._screenshot
+
+    async def get(self, url: str) -> str | None:
+        return await self.link.call("page_get", {"url": url})
+
+    async def _screenshot(self, url: str) -> str | None:
+        return await self.link.call("page_screenshot", {"url": url})
+
+
+def gateway_tools(link: GatewayLink) -> dict[str, ToolProvider]:
+    """One forwarding function per tool the gateway offers."""
+
+    def tool(name: str) -> ToolProvider:
+        async def forward(**args: Any) -> Any:
+            return await link.call("tool", {"name": name, "args": args})
+
+        return forward
+
+    return {name: tool(name) for name in link.info.tools}

@@ -1,0 +1,100 @@
+"""The gateway: the one place of a cluster run holding keys, limits, budget, ledger and cache.
+
+One `Gateway` actor runs on the driver's node. It builds the run's services there (the LLM
+client with its provider, concurrency limit, rate limits, budget, ledger and response cache;
+the page store; the tool providers) from a factory the CLI gives, and answers the judges'
+broker calls from every node. Node runners only ever see results and redacted errors, so no
+node but the driver's holds a key or writes the ledger, cache or page store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolkit.backends import JudgingBackend
+from toolkit.evaluator import PageSource
+from toolkit.runner.metering import Meter, current_meter
+from toolkit.sandbox.broker import Broker, ToolProvider
+from toolkit.sandbox.protocol import Call
+from toolkit.scale.messages import GatewayInfo, GatewayReply
+
+
+@dataclass
+class GatewayServices:
+    """What the gateway serves: the backend (metered, as a local run builds it) and the rest."""
+
+    backend: JudgingBackend
+    identity: str
+    pages: PageSource | None = None
+    tools: Mapping[str, ToolProvider] = field(default_factory=dict)
+    client: Any = None
+    """The LLM client, if any: its `summary_line()` is the run's `LLM:` line."""
+
+
+ServicesFactory = Callable[[], GatewayServices]
+
+
+class Gateway:
+    """Answers broker calls from every node with the run's one set of services.
+
+    Built in the driver's working directory (relative cache, ledger and page store paths
+    mean the same as in a local run). `start` builds the services in the actor's event loop
+    thread, where they are then always used.
+    """
+
+    def __init__(self, cwd: str, factory: ServicesFactory) -> None:
+        os.chdir(cwd)
+        self._factory = factory
+        self._services: GatewayServices | None = None
+        self._broker: Broker | None = None
+
+    async def start(self) -> GatewayInfo:
+        """Build the services; what they offer, or the error that stopped them."""
+        try:
+            services = self._factory()
+        except Exception as exc:
+            return GatewayInfo(error=f"{type(exc).__name__}: {exc}")
+        self._services = services
+        self._broker = Broker(services.backend, services.pages, services.tools)
+        backend = services.backend
+        model = getattr(backend, "model", None)
+        return GatewayInfo(
+            model=model,
+            extract_model=getattr(backend, "extract_model", None) or model,
+            identity=services.identity,
+            pages=services.pages is not None,
+            screenshots=callable(getattr(services.pages, "screenshot", None)),
+            tools=sorted(services.tools),
+        )
+
+    async def handle(self, call: Call) -> GatewayReply:
+        """Answer one judge's call; never raises (errors come back in the reply)."""
+        return await asyncio.ensure_future(self._metered(call))  # own task: own meter
+
+    async def _metered(self, call: Call) -> GatewayReply:
+        if self._broker is None:
+            raise RuntimeError("the gateway was not started")
+        meter = Meter()
+        current_meter.set(meter)
+        reply = await self._broker.handle(call)
+        return GatewayReply(reply=reply, usage=meter.usage)
+
+    async def summary_line(self) -> str | None:
+        """The LLM client's end-of-command line (calls, cost, budget), if there is a client."""
+        client = self._services.client if self._services else None
+        return client.summary_line() if client is not None else None
+
+    async def aclose(self) -> None:
+        """Close the LLM client (flushes the ledger and cache) and the page store."""
+        if self._services is None:
+            return
+        if self._services.client is not None:
+            await self._services.client.aclose()
+        close = getattr(self._services.pages, "close", None)
+        if callable(close):
+            close()
+        self._services = None

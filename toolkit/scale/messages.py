@@ -1,0 +1,58 @@
+"""What crosses the Ray boundary between the driver, the gateway and the node runners.
+
+Ray pickles these; they are still versioned pydantic models, so a node running another
+judgegen version fails loudly instead of misreading a field.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolkit.runner.fingerprint import PageReads
+from toolkit.runner.results import UsageTotals
+from toolkit.sandbox.protocol import EvalOutcome, Reply, SandboxLimits
+
+SCALE_VERSION = 1
+
+
+class _Versioned(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = SCALE_VERSION
+
+
+class GatewayInfo(_Versioned):
+    """What the gateway serves, as the node runners and the driver need to know it."""
+
+    error: str | None = Field(default=None, description="Why the services could not be built.")
+    model: str | None = None
+    extract_model: str | None = None
+    identity: str = Field(default="", description="The backend identity results are keyed by.")
+    pages: bool = False
+    screenshots: bool = False
+    tools: list[str] = Field(default_factory=list)
+
+
+class GatewayReply(_Versioned):
+    """The broker's reply to one call, with the usage the call cost (to charge its evaluation)."""
+
+    reply: Reply
+    usage: UsageTotals = Field(default_factory=UsageTotals)
+
+
+class RunnerSettings(_Versioned):
+    """How every node runs judges: the same isolation and limits as a local run."""
+
+    sandbox: bool = True
+    limits: SandboxLimits = Field(default_factory=SandboxLimits)
+    jobs: int = Field(default=4, ge=1, description="Evaluations in flight on one node.")
+    require_sandbox: bool = False
+
+
+class NodeResult(_Versioned):
+    """One evaluation done on a node: its outcome, the usage it cost and the pages it read."""
+
+    outcome: EvalOutcome
+    usage: UsageTotals = Field(default_factory=UsageTotals)
+    reads: PageReads = Field(default_factory=PageReads)
+    node_id: str = ""

@@ -1,0 +1,96 @@
+"""The node runner: one actor per node, running judges in the node's own sandboxed pool and
+capturing pages with the node's own Chromium.
+
+Evaluations run through the shared run builder (`judge_executor`) over the gateway's
+forwarded services, so every node applies the same sandbox and limits as a local run. The
+pool and the browser start on first use and stay warm for the rest of the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import AsyncExitStack
+from typing import Any
+
+from toolkit.errors import InfraError
+from toolkit.pages.capture import CaptureOptions, capture_page, chromium_session
+from toolkit.pages.store import PageRecord
+from toolkit.runner.builder import judge_executor
+from toolkit.runner.executors import Executor
+from toolkit.runner.metering import Meter, current_meter
+from toolkit.runner.page_reads import recording_page_reads
+from toolkit.sandbox.protocol import EvalJob
+from toolkit.scale.forwarding import GatewayBackend, GatewayLink, GatewayPages, gateway_tools
+from toolkit.scale.messages import GatewayInfo, NodeResult, RunnerSettings
+
+
+class NodeRunner:
+    """Runs evaluations and page captures on one node; `node_id` names the node."""
+
+    def __init__(
+        self,
+        node_id: str,
+        gateway: Any = None,
+        info: GatewayInfo | None = None,
+        settings: RunnerSettings | None = None,
+    ) -> None:
+        self.node_id = node_id
+        self.link = GatewayLink(gateway, info) if gateway is not None and info else None
+        self.settings = settings or RunnerSettings()
+        self._stack = AsyncExitStack()
+        self._executor: Executor | None = None
+        self._browser: Any = None
+        self._lock = asyncio.Lock()
+
+    async def ready(self) -> str:
+        """The node this runner is on (answers once the actor is up)."""
+        return self.node_id
+
+    async def _pool(self) -> Executor:
+        async with self._lock:
+            if self._executor is None:
+                if self.link is None:
+                    raise RuntimeError("this node runner has no gateway: it only captures pages")
+                settings = self.settings
+                self._executor = await self._stack.enter_async_context(
+                    judge_executor(
+                        GatewayBackend(self.link),
+                        isolation="sandbox" if settings.sandbox else "in_process",
+                        pages=GatewayPages(self.link) if self.link.info.pages else None,
+                        tools=gateway_tools(self.link),
+                        limits=settings.limits,
+                        jobs=settings.jobs,
+                        require_sandbox=settings.require_sandbox,
+                    )
+                )
+            return self._executor
+
+    async def evaluate(self, job: EvalJob) -> NodeResult:
+        """Run one judge on one answer here; the outcome, its usage and the pages it read."""
+        executor = await self._pool()
+        meter = Meter()
+        token = current_meter.set(meter)
+        try:
+            with recording_page_reads() as log:
+                outcome = await executor.evaluate(job)
+        finally:
+            current_meter.reset(token)
+        return NodeResult(
+            outcome=outcome, usage=meter.usage, reads=log.reads(), node_id=self.node_id
+        )
+
+    async def capture(self, url: str, options: CaptureOptions) -> PageRecord:
+        """Capture one page with this node's Chromium (started on the first capture)."""
+        try:
+            async with self._lock:
+                if self._browser is None:
+                    session = chromium_session(options)
+                    self._browser = await self._stack.enter_async_context(session)
+        except InfraError as exc:  # no or broken Chromium on this node: as a local capture says
+            return PageRecord.failure(url, "browser", f"{exc} (on Ray node {self.node_id[:12]})")
+        return await capture_page(self._browser, url, options)
+
+    async def aclose(self) -> None:
+        """Stop the pool's workers and the browser."""
+        await self._stack.aclose()
+        self._executor = self._browser = None

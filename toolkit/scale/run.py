@@ -1,0 +1,85 @@
+"""`judgegen run --ray`: the scheduler of a local run, with evaluations done on a cluster.
+
+The driver keeps everything that decides or records (fingerprints, reuse, the results files,
+budget stops, summaries); the gateway serves the LLM, pages and tools; node runners run the
+judges. A budget or cache stop travels back as the evaluation's error kind, as locally.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from toolkit.evaluator import PageSource
+from toolkit.runner.inputs import AnswerInput
+from toolkit.runner.report import Progress, RunReport
+from toolkit.runner.scheduler import RunOptions, run_evaluations
+from toolkit.scale.cluster import cluster_session
+from toolkit.scale.executor import ClusterExecutor
+from toolkit.scale.gateway import ServicesFactory
+from toolkit.scale.messages import GatewayInfo, RunnerSettings
+from toolkit.scale.nodes import DEFAULT_ATTEMPTS
+
+
+class GatewayModels:
+    """The driver's stand-in for the gateway's backend: its models, for results and keys."""
+
+    def __init__(self, info: GatewayInfo) -> None:
+        self.model = info.model
+        self.extract_model = info.extract_model
+
+
+@dataclass
+class ClusterRun:
+    """What a cluster run reports besides the run report."""
+
+    report: RunReport
+    llm_line: str | None
+    nodes: int
+    lost_nodes: Mapping[str, str]
+    retried: int
+
+    def summary_line(self) -> str:
+        """The `LLM:` line (the gateway's client saw every call), then the cluster's line."""
+        lost = f", {len(self.lost_nodes)} lost" if self.lost_nodes else ""
+        cluster = f"Ray: {self.nodes} node(s){lost}, {self.retried} evaluation(s) retried"
+        return f"{self.llm_line}\n{cluster}" if self.llm_line else cluster
+
+
+async def run_on_cluster(
+    inputs: list[AnswerInput],
+    *,
+    address: str,
+    services: ServicesFactory,
+    options: RunOptions,
+    runner: RunnerSettings,
+    pages: PageSource | None = None,
+    progress: Progress,
+    attempts: int = DEFAULT_ATTEMPTS,
+) -> ClusterRun:
+    """Evaluate `inputs` on the cluster at `address`; results written here, as locally.
+
+    `services` builds the backend, pages and tools at the gateway; `pages` is the driver's
+    read-only view of the same page store (to tell if stored results' pages still hold).
+    """
+    async with cluster_session(address) as session:
+        gateway, info = await session.start_gateway(services)
+        try:
+            nodes = await session.start_runners(gateway, info, runner, attempts=attempts)
+            try:
+                report = await run_evaluations(
+                    inputs,
+                    backend=GatewayModels(info),  # type: ignore[arg-type]  # never called
+                    options=replace(options, backend_spec=options.backend_spec or info.identity),
+                    executor=ClusterExecutor(nodes),
+                    pages=pages,
+                    progress=progress,
+                )
+            finally:
+                await session.stop_runners(nodes)
+            llm_line = await gateway.summary_line.remote()
+        finally:
+            await gateway.aclose.remote()
+            session.ray.kill(gateway, no_restart=True)
+        lost = {r.node_id: r.lost for r in nodes.runners if r.lost}
+        return ClusterRun(report, llm_line, len(nodes.runners), lost, nodes.retried)
