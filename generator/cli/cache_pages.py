@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from generator.cli.ray_options import ray_options, require_ray
 from toolkit.errors import InfraError
 from toolkit.pages import (
     DEFAULT_CHROMIUM,
@@ -57,12 +58,34 @@ def _print_capture(report: CaptureReport) -> None:
 
 
 def _capture(
-    answers: Path, store: PageStore, options: CaptureOptions, refresh: bool
+    answers: Path,
+    store: PageStore,
+    options: CaptureOptions,
+    refresh: bool,
+    ray_address: str | None = None,
+    ray_attempts: int = 3,
 ) -> CaptureReport:
     files = answer_files(answers)
     urls = cited_urls(files)
     click.echo(f"{len(urls)} URL(s) cited in {len(files)} answer file(s)", err=True)
-    return asyncio.run(capture_pages(urls, store, options, refresh=refresh, progress=_progress))
+    if ray_address is None:
+        return asyncio.run(capture_pages(urls, store, options, refresh=refresh, progress=_progress))
+    require_ray()
+    from toolkit.scale.capture import capture_on_cluster
+
+    report, line = asyncio.run(
+        capture_on_cluster(
+            urls,
+            store,
+            options,
+            address=ray_address,
+            refresh=refresh,
+            progress=_progress,
+            attempts=ray_attempts,
+        )
+    )
+    click.echo(line, err=True)
+    return report
 
 
 @click.command("cache-pages")
@@ -101,6 +124,7 @@ def _capture(
 )
 @click.option("--refresh", is_flag=True, help="Capture (or import) again URLs already stored.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
+@ray_options
 @click.pass_context
 def cache_pages(
     ctx: click.Context,
@@ -112,6 +136,8 @@ def cache_pages(
     timeout: float,
     refresh: bool,
     as_json: bool,
+    ray_address: str | None,
+    ray_attempts: int,
 ) -> None:
     """Store every page cited in a set of answers, for offline judging.
 
@@ -129,6 +155,9 @@ def cache_pages(
     Exit codes: 0 every page stored; 1 some pages failed to load or entries could not
     be imported (all recorded); 2 usage error; 3 Chromium missing, failed to start or
     crashed (those URLs are recorded as `browser` failures: judging them is incomplete).
+
+    With --ray, pages are captured on the nodes of a Ray cluster (--concurrency pages at a
+    time on each, with each node's own Chromium) and stored here, in the one page store.
     """
     if answers is None and import_dir is None:
         raise click.UsageError("give --answers DIR, --import-m2w2 DIR, or both")
@@ -144,7 +173,9 @@ def cache_pages(
                 _print_import(imported)
         if answers is not None:
             try:
-                captured = _capture(answers, page_store, options, refresh)
+                captured = _capture(
+                    answers, page_store, options, refresh, ray_address, ray_attempts
+                )
             except InfraError as exc:
                 click.echo(f"error: {exc}", err=True)
                 ctx.exit(3)

@@ -27,9 +27,9 @@ async def capture_on_cluster(
     refresh: bool = False,
     progress: ProgressFn | None = None,
     attempts: int = DEFAULT_ATTEMPTS,
-) -> CaptureReport:
+) -> tuple[CaptureReport, str]:
     """Capture the URLs not stored yet on the cluster at `address`, `options.concurrency` pages
-    at a time on each node, into `store`."""
+    at a time on each node, into `store`; the report and the cluster's line (pages per node)."""
     async with cluster_session(address) as session:
         nodes = await session.start_runners(attempts=attempts)
         try:
@@ -42,8 +42,9 @@ async def capture_on_cluster(
                 return record
 
             total = replace(options, concurrency=options.concurrency * len(nodes.runners))
-            return await capture_pages(
+            report = await capture_pages(
                 urls, store, total, refresh=refresh, progress=progress, capture=on_a_node
             )
+            return report, nodes.line("pages")
         finally:
             await session.stop_runners(nodes)

@@ -29,6 +29,7 @@ class Runner:
     node_id: str
     handle: Any
     in_flight: int = 0
+    done: int = 0
     lost: str | None = None
 
 
@@ -59,7 +60,7 @@ class NodeSet:
                 self.retried += 1
             runner.in_flight += 1
             try:
-                return await getattr(runner.handle, method).remote(*args)
+                result = await getattr(runner.handle, method).remote(*args)
             except LOST as exc:
                 reason = _short(exc)
                 failures.append(f"node {runner.node_id[:12]}: {reason}")
@@ -70,11 +71,23 @@ class NodeSet:
                         f"{len(self.live())} node(s) left",
                         file=sys.stderr,
                     )
+            else:
+                runner.done += 1
+                return result
             finally:
                 runner.in_flight -= 1
         tried = "; ".join(failures) or "no live node left"
         raise ClusterError(
             f"{what} was lost with its Ray node after {len(failures)} attempt(s): {tried}"
+        )
+
+    def line(self, unit: str) -> str:
+        """One line for the end of a command: nodes, losses, retries, work done per node."""
+        lost = sum(1 for r in self.runners if r.lost)
+        per_node = ", ".join(str(r.done) for r in self.runners)
+        return (
+            f"Ray: {len(self.runners)} node(s), {lost} lost, {self.retried} {unit} retried; "
+            f"{unit} per node: {per_node}"
         )
 
     def close(self) -> None:

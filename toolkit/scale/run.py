@@ -35,15 +35,12 @@ class ClusterRun:
 
     report: RunReport
     llm_line: str | None
-    nodes: int
+    cluster_line: str
     lost_nodes: Mapping[str, str]
-    retried: int
 
     def summary_line(self) -> str:
         """The `LLM:` line (the gateway's client saw every call), then the cluster's line."""
-        lost = f", {len(self.lost_nodes)} lost" if self.lost_nodes else ""
-        cluster = f"Ray: {self.nodes} node(s){lost}, {self.retried} evaluation(s) retried"
-        return f"{self.llm_line}\n{cluster}" if self.llm_line else cluster
+        return "\n".join(line for line in (self.llm_line, self.cluster_line) if line)
 
 
 async def run_on_cluster(
@@ -82,4 +79,4 @@ async def run_on_cluster(
             await gateway.aclose.remote()
             session.ray.kill(gateway, no_restart=True)
         lost = {r.node_id: r.lost for r in nodes.runners if r.lost}
-        return ClusterRun(report, llm_line, len(nodes.runners), lost, nodes.retried)
+        return ClusterRun(report, llm_line, nodes.line("evaluations"), lost)
