@@ -37,6 +37,24 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid` (from /proc), children first found first."""
+    parents: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        children = parents.get(todo.pop(), [])
+        found.extend(children)
+        todo.extend(children)
+    return found
+
+
 def node_env() -> dict[str, str]:
     env = {**os.environ, **FAST_FAILURE_DETECTION, "RAY_USAGE_STATS_ENABLED": "0"}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
@@ -96,7 +114,12 @@ class LocalCluster:
         return self._start([f"--address={self.address}", f"--num-cpus={cpus}"])
 
     def kill(self, node: subprocess.Popen[str]) -> None:
-        """Kill a node at once, as a crashed machine would go (SIGKILL to its processes)."""
+        """Kill a node at once, as a crashed machine would go: SIGKILL to every process it
+        started (its raylet and agents, and the workers and actors the raylet started, which
+        run in sessions of their own)."""
+        for pid in [node.pid, *descendants(node.pid)]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(node.pid, signal.SIGKILL)
         node.wait(timeout=30)

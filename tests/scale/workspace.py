@@ -21,25 +21,16 @@ SLOW_JUDGE = '''"""A judge that takes a while (so a node can be killed while it 
 
 import asyncio
 
-from pydantic import BaseModel
-
 from toolkit import Evaluator
 
 TASK_ID = "slow_task"
 TASK_DESCRIPTION = "Which Python version introduced the match statement?"
 
 
-class Release(BaseModel):
-    version: str | None = None
-
-
 async def evaluate(ev: Evaluator) -> None:
     await asyncio.sleep({seconds})
-    release = await ev.extract(
-        prompt="Extract the Python version.", template_class=Release, extraction_name="release"
-    )
     leaf = ev.add_leaf(id="version_correct", desc="The version is 3.10", critical=True)
-    await ev.verify(claim=f"The version '{{release.version}}' is 3.10.", node=leaf)
+    await ev.verify(claim="Python 3.10 introduced the match statement.", node=leaf)
 '''
 
 
