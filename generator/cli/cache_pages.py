@@ -70,7 +70,6 @@ def _capture(
     click.echo(f"{len(urls)} URL(s) cited in {len(files)} answer file(s)", err=True)
     if ray_address is None:
         return asyncio.run(capture_pages(urls, store, options, refresh=refresh, progress=_progress))
-    require_ray()
     from toolkit.scale.capture import capture_on_cluster
 
     report, line = asyncio.run(
@@ -161,6 +160,8 @@ def cache_pages(
     """
     if answers is None and import_dir is None:
         raise click.UsageError("give --answers DIR, --import-m2w2 DIR, or both")
+    if ray_address is not None:
+        require_ray()
     options = CaptureOptions(chromium=chromium, concurrency=concurrency, timeout=timeout)
     output: dict[str, Any] = {"version": 1, "import": None, "capture": None}
     problems = browser_failed = False
