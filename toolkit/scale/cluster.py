@@ -8,6 +8,7 @@ install the same judgegen on every node. Only the gateway is given the API keys.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import os
@@ -77,8 +78,8 @@ class ClusterSession:
             raise ClusterError(f"the Ray cluster at {self.address} has no alive node with CPUs")
         return sorted(working)
 
-    async def start_gateway(self, services: ServicesFactory) -> tuple[Any, GatewayInfo]:
-        """The gateway actor on the driver's node, started; raises when its services fail."""
+    def create_gateway(self, services: ServicesFactory) -> Any:
+        """The gateway actor on the driver's node (being created: `start_gateway` starts it)."""
         actor = self.ray.remote(Gateway).options(
             num_cpus=0,
             max_concurrency=MAX_CONCURRENCY,
@@ -86,17 +87,23 @@ class ClusterSession:
             scheduling_strategy=self._pinned(self.driver_node),
             runtime_env={"env_vars": provider_environment()},
         )
-        gateway = actor.remote(os.getcwd(), services)
-        info: GatewayInfo = await gateway.start.remote()
+        return actor.remote(os.getcwd(), services)
+
+    async def start_gateway(self, gateway: Any) -> GatewayInfo:
+        """Build the gateway's services; raises when they fail."""
+        from ray.exceptions import RayActorError
+
+        try:
+            info: GatewayInfo = await gateway.start.remote()
+        except RayActorError as exc:
+            raise ClusterError(f"the gateway actor could not start: {exc}") from None
         if info.error:
-            self.ray.kill(gateway, no_restart=True)
             raise JudgegenError(f"the gateway could not start the run's services: {info.error}")
-        return gateway, info
+        return info
 
     async def start_runners(
         self,
         gateway: Any = None,
-        info: GatewayInfo | None = None,
         settings: RunnerSettings | None = None,
         attempts: int = 3,
     ) -> Any:
@@ -117,12 +124,11 @@ class ClusterSession:
                     max_concurrency=MAX_CONCURRENCY,
                     max_restarts=0,
                     scheduling_strategy=self._pinned(node_id),
-                ).remote(node_id, gateway, info, settings),
+                ).remote(node_id, gateway, settings),
             )
             for node_id in node_ids
         ]
-        for runner in runners:
-            await runner.handle.ready.remote()
+        await asyncio.gather(*(runner.handle.ready.remote() for runner in runners))
         return NodeSet(runners, attempts=attempts)
 
     async def stop_runners(self, nodes: Any) -> None:

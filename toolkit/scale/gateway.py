@@ -51,9 +51,23 @@ class Gateway:
         self._factory = factory
         self._services: GatewayServices | None = None
         self._broker: Broker | None = None
+        self._info: GatewayInfo | None = None
+        self._started = asyncio.Event()
 
     async def start(self) -> GatewayInfo:
         """Build the services; what they offer, or the error that stopped them."""
+        if self._info is None:
+            self._info = self._build()
+            self._started.set()
+        return self._info
+
+    async def info(self) -> GatewayInfo:
+        """What `start` returned, once it has (node runners ask while the gateway starts)."""
+        await self._started.wait()
+        assert self._info is not None
+        return self._info
+
+    def _build(self) -> GatewayInfo:
         try:
             services = self._factory()
         except Exception as exc:

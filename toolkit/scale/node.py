@@ -28,14 +28,10 @@ class NodeRunner:
     """Runs evaluations and page captures on one node; `node_id` names the node."""
 
     def __init__(
-        self,
-        node_id: str,
-        gateway: Any = None,
-        info: GatewayInfo | None = None,
-        settings: RunnerSettings | None = None,
+        self, node_id: str, gateway: Any = None, settings: RunnerSettings | None = None
     ) -> None:
         self.node_id = node_id
-        self.link = GatewayLink(gateway, info) if gateway is not None and info else None
+        self.gateway = gateway
         self.settings = settings or RunnerSettings()
         self._stack = AsyncExitStack()
         self._executor: Executor | None = None
@@ -49,15 +45,17 @@ class NodeRunner:
     async def _pool(self) -> Executor:
         async with self._lock:
             if self._executor is None:
-                if self.link is None:
+                if self.gateway is None:
                     raise RuntimeError("this node runner has no gateway: it only captures pages")
+                info: GatewayInfo = await self.gateway.info.remote()
+                link = GatewayLink(self.gateway, info)
                 settings = self.settings
                 self._executor = await self._stack.enter_async_context(
                     judge_executor(
-                        GatewayBackend(self.link),
+                        GatewayBackend(link),
                         isolation="sandbox" if settings.sandbox else "in_process",
-                        pages=GatewayPages(self.link) if self.link.info.pages else None,
-                        tools=gateway_tools(self.link),
+                        pages=GatewayPages(link) if info.pages else None,
+                        tools=gateway_tools(link),
                         limits=settings.limits,
                         jobs=settings.jobs,
                         require_sandbox=settings.require_sandbox,

@@ -7,9 +7,13 @@ judges. A budget or cache stop travels back as the evaluation's error kind, as l
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
+from toolkit.backends import ExtractRequest, Verdict, VerifyRequest
 from toolkit.evaluator import PageSource
 from toolkit.runner.inputs import AnswerInput
 from toolkit.runner.report import Progress, RunReport
@@ -22,11 +26,20 @@ from toolkit.scale.nodes import DEFAULT_ATTEMPTS
 
 
 class GatewayModels:
-    """The driver's stand-in for the gateway's backend: its models, for results and keys."""
+    """The driver's stand-in for the gateway's backend: its models, for results and keys.
+
+    The scheduler reads the models; judging happens on the nodes, never through this.
+    """
 
     def __init__(self, info: GatewayInfo) -> None:
         self.model = info.model
         self.extract_model = info.extract_model
+
+    async def extract(self, request: ExtractRequest) -> dict[str, Any]:
+        raise RuntimeError("a cluster run's driver does not judge: evaluations run on nodes")
+
+    async def verify(self, request: VerifyRequest) -> Verdict:
+        raise RuntimeError("a cluster run's driver does not judge: evaluations run on nodes")
 
 
 @dataclass
@@ -60,13 +73,14 @@ async def run_on_cluster(
     read-only view of the same page store (to tell if stored results' pages still hold).
     """
     async with cluster_session(address) as session:
-        gateway, info = await session.start_gateway(services)
+        gateway = session.create_gateway(services)
         try:
-            nodes = await session.start_runners(gateway, info, runner, attempts=attempts)
+            started = session.start_runners(gateway, runner, attempts=attempts)
+            info, nodes = await asyncio.gather(session.start_gateway(gateway), started)
             try:
                 report = await run_evaluations(
                     inputs,
-                    backend=GatewayModels(info),  # type: ignore[arg-type]  # never called
+                    backend=GatewayModels(info),
                     options=replace(options, backend_spec=options.backend_spec or info.identity),
                     executor=ClusterExecutor(nodes),
                     pages=pages,
@@ -76,7 +90,8 @@ async def run_on_cluster(
                 await session.stop_runners(nodes)
             llm_line = await gateway.summary_line.remote()
         finally:
-            await gateway.aclose.remote()
+            with contextlib.suppress(session.ray.exceptions.RayError):
+                await gateway.aclose.remote()
             session.ray.kill(gateway, no_restart=True)
         lost = {r.node_id: r.lost for r in nodes.runners if r.lost}
         return ClusterRun(report, llm_line, nodes.line("evaluations"), lost)
