@@ -1,50 +1,43 @@
 """`judgegen run --ray`: the same run, with judges on a Ray cluster's nodes.
 
-Kept apart from `run.py` so a local run never loads it (nor Ray). Exit codes and output are
-those of a local run; the end-of-run lines add the cluster's (nodes, lost nodes, retries).
+Kept apart from `run.py` so a local run never loads it (nor Ray). The run's lock, exit codes
+and output are `run`'s own; the end-of-run lines add the cluster's (nodes, losses, retries).
 """
 
 from __future__ import annotations
 
-import asyncio
 import functools
-import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-
-import click
+from typing import Any
 
 from generator.cli.common import open_pages
 from generator.cli.ray_options import gateway_services, require_ray
 from generator.cli.run import _progress
-from generator.cli.run_outcome import print_outcome
-from toolkit.errors import InfraError, JudgegenError, ResultsBusy
 from toolkit.llm.settings import LLMSettings
-from toolkit.runner.answers_layout import StrayFile
 from toolkit.runner.inputs import AnswerInput
-from toolkit.runner.results_lock import results_lock
+from toolkit.runner.report import RunReport
 from toolkit.runner.scheduler import RunOptions
 from toolkit.sandbox.protocol import SandboxLimits
 
 
-def run_on_ray(
+def cluster_work(
     inputs: list[AnswerInput],
     *,
-    strays: Sequence[StrayFile],
     address: str,
     attempts: int,
-    backend_spec: str | None,
     settings: LLMSettings,
     pages: Path | None,
     maps_spec: str | None,
     options: RunOptions,
     timeout_s: float,
     sandbox: bool,
-    no_wait: bool,
-    as_json: bool,
-    source: Path | None,
-) -> None:
-    """Run `inputs` on the cluster at `address`, print the outcome and exit with its code."""
+) -> Callable[[], Coroutine[Any, Any, tuple[RunReport, Any]]]:
+    """The run of `inputs` on the cluster at `address`: (report, its end-of-run lines).
+
+    The backend is built at the gateway from the same settings (`options.backend_spec` is the
+    --backend given, if any); a usage error there is exit 2, as locally.
+    """
     require_ray()
     from toolkit.scale.messages import RunnerSettings
     from toolkit.scale.run import run_on_cluster
@@ -55,39 +48,19 @@ def run_on_ray(
         jobs=options.jobs,
         require_sandbox=options.require_sandbox,
     )
-    services = functools.partial(gateway_services, backend_spec, settings, pages, maps_spec)
-    try:
-        with results_lock(
-            options.results_dir, wait=not no_wait, on_wait=lambda m: click.echo(m, err=True)
-        ):
-            done = asyncio.run(
-                run_on_cluster(
-                    inputs,
-                    address=address,
-                    services=services,
-                    options=options,
-                    runner=runner,
-                    pages=open_pages(pages),
-                    progress=_progress(len(inputs)),
-                    attempts=attempts,
-                )
-            )
-    except ResultsBusy as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
-    except (InfraError, OSError) as exc:
-        click.echo(f"error: infrastructure failure stopped the run: {exc}", err=True)
-        sys.exit(3)
-    except JudgegenError as exc:
-        raise click.UsageError(str(exc)) from exc
-    assert source is not None
-    code = print_outcome(
-        done.report,
-        as_json=as_json,
-        client=done,
-        strays=strays,
-        inputs=source,
-        pages=pages,
-        results=options.results_dir,
-    )
-    sys.exit(code)
+    services = functools.partial(gateway_services, options.backend_spec, settings, pages, maps_spec)
+
+    async def work() -> tuple[RunReport, Any]:
+        done = await run_on_cluster(
+            inputs,
+            address=address,
+            services=services,
+            options=options,
+            runner=runner,
+            pages=open_pages(pages),
+            progress=_progress(len(inputs)),
+            attempts=attempts,
+        )
+        return done.report, done
+
+    return work

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -315,40 +315,6 @@ def run(
         raise click.UsageError(f"cannot read inputs: {exc}") from exc
     if not inputs:
         raise click.UsageError("no answers found (check --answers/--trajectories and --task)")
-    if ray_address is not None:
-        from generator.cli.ray_run import run_on_ray
-
-        run_on_ray(
-            inputs,
-            strays=strays,
-            address=ray_address,
-            attempts=ray_attempts,
-            backend_spec=backend_spec,
-            settings=llm_settings,
-            pages=pages,
-            maps_spec=maps_spec,
-            options=RunOptions(
-                judges_dir=judges,
-                results_dir=results,
-                reviews_dir=reviews,
-                include_unreviewed=include_unreviewed,
-                overwrite=overwrite,
-                jobs=jobs or llm_settings.concurrency,
-                backend_spec=backend_spec,
-                require_sandbox=require_sandbox,
-            ),
-            timeout_s=timeout_s,
-            sandbox=not no_sandbox,
-            no_wait=no_wait,
-            as_json=as_json,
-            source=answers or trajectories,
-        )
-    try:
-        page_store = open_pages(pages)
-        backend, client = _build_backend(backend_spec, llm_settings)
-        tools = maps_tools(load_maps_provider(maps_spec))
-    except (SpecError, FileNotFoundError) as exc:
-        raise click.UsageError(str(exc)) from exc
     options = RunOptions(
         judges_dir=judges,
         results_dir=results,
@@ -356,25 +322,51 @@ def run(
         include_unreviewed=include_unreviewed,
         overwrite=overwrite,
         jobs=jobs or llm_settings.concurrency,
-        backend_spec=backend_spec or _llm_identity(backend, llm_settings),
+        backend_spec=backend_spec,
         require_sandbox=require_sandbox,
     )
+    work: Callable[[], Coroutine[Any, Any, tuple[RunReport, Any]]]
+    if ray_address is not None:
+        from generator.cli.ray_run import cluster_work
+
+        work = cluster_work(
+            inputs,
+            address=ray_address,
+            attempts=ray_attempts,
+            settings=llm_settings,
+            pages=pages,
+            maps_spec=maps_spec,
+            options=options,
+            timeout_s=timeout_s,
+            sandbox=not no_sandbox,
+        )
+    else:
+        try:
+            page_store = open_pages(pages)
+            backend, client = _build_backend(backend_spec, llm_settings)
+            tools = maps_tools(load_maps_provider(maps_spec))
+        except (SpecError, FileNotFoundError) as exc:
+            raise click.UsageError(str(exc)) from exc
+        options.backend_spec = backend_spec or _llm_identity(backend, llm_settings)
+
+        async def work() -> tuple[RunReport, Any]:
+            local = _execute(
+                inputs,
+                backend=backend,
+                options=options,
+                pages=page_store,
+                tools=tools,
+                timeout_s=timeout_s,
+                sandbox=not no_sandbox,
+                client=client,
+            )
+            return await local, client
+
     from toolkit.runner.results_lock import results_lock
 
     try:
         with results_lock(results, wait=not no_wait, on_wait=lambda m: click.echo(m, err=True)):
-            report = asyncio.run(
-                _execute(
-                    inputs,
-                    backend=backend,
-                    options=options,
-                    pages=page_store,
-                    tools=tools,
-                    timeout_s=timeout_s,
-                    sandbox=not no_sandbox,
-                    client=client,
-                )
-            )
+            report, summary = asyncio.run(work())
     except ResultsBusy as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
@@ -388,7 +380,7 @@ def run(
     code = print_outcome(
         report,
         as_json=as_json,
-        client=client,
+        client=summary,
         strays=strays,
         inputs=source,
         pages=pages,

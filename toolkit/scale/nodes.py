@@ -10,7 +10,7 @@ says which nodes were lost and why.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import ray
@@ -39,7 +39,7 @@ class NodeSet:
 
     runners: list[Runner]
     attempts: int = DEFAULT_ATTEMPTS
-    retried: int = field(default=0)
+    retried: int = 0
 
     def live(self) -> list[Runner]:
         """The runners not lost so far."""
