@@ -125,6 +125,7 @@ async def _execute(
     timeout_s: float,
     sandbox: bool,
     client: Any,
+    launch: Any = None,
 ) -> RunReport:
     """Run the evaluations, then close the LLM client (if any) whatever happened."""
     try:
@@ -140,10 +141,22 @@ async def _execute(
             tools=tools,
             limits=SandboxLimits(timeout_s=timeout_s),
             progress=_progress(len(inputs)),
+            launch=launch,
         )
     finally:
         if client is not None:
             await client.aclose()
+
+
+def _launch_sandbox() -> Any:
+    """Start the sandbox's fork server now, so it warms up during the rest of start-up
+    (None when it cannot start: the first evaluation then says why)."""
+    from toolkit.sandbox.launch import launch_sandbox
+
+    try:
+        return launch_sandbox()
+    except OSError:
+        return None
 
 
 def _build_backend(backend_spec: str | None, settings: LLMSettings) -> tuple[Any, Any]:
@@ -186,8 +199,9 @@ def _llm_identity(backend: Any, settings: LLMSettings) -> str:
 @click.option(
     "--jobs",
     type=click.IntRange(1, 256),
-    help="Evaluations in flight at most, each sandboxed one in its own worker process "
-    "[default: the LLM --concurrency, so sequential judges keep the model calls busy].",
+    help="Evaluations in flight at most, each sandboxed one in its own process forked from "
+    "one warm fork server [default: 4 x the LLM --concurrency, so sequential judges keep "
+    "every model slot busy].",
 )
 @click.option(
     "--judges",
@@ -293,8 +307,9 @@ def run(
     (or the results folder is busy with --no-wait); 3 an infrastructure failure (e.g.
     budget) stopped the run.
     """
+    launch = _launch_sandbox() if not no_sandbox and judges.is_dir() else None
     from generator.cli.run_outcome import print_outcome
-    from toolkit.runner.scheduler import RunOptions
+    from toolkit.runner.scheduler import RunOptions, default_jobs
     from toolkit.tools.maps import maps_tools
 
     if not judges.is_dir():
@@ -319,7 +334,7 @@ def run(
         reviews_dir=reviews,
         include_unreviewed=include_unreviewed,
         overwrite=overwrite,
-        jobs=jobs or llm_settings.concurrency,
+        jobs=jobs or default_jobs(llm_settings.concurrency),
         backend_spec=backend_spec or _llm_identity(backend, llm_settings),
         require_sandbox=require_sandbox,
     )
@@ -337,6 +352,7 @@ def run(
                     timeout_s=timeout_s,
                     sandbox=not no_sandbox,
                     client=client,
+                    launch=launch,
                 )
             )
     except ResultsBusy as exc:

@@ -41,12 +41,21 @@ from toolkit.runner.results import (
 )
 from toolkit.runner.trust import trusted_outcome
 from toolkit.sandbox.broker import ToolProvider
+from toolkit.sandbox.launch import Launch
 from toolkit.sandbox.pool import REQUIRED_KIND
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits
 from toolkit.util.files import write_atomic
 from toolkit.util.hashing import sha256_bytes
 
 STOP_KINDS = frozenset({"budget", "cache", REQUIRED_KIND})
+JOBS_PER_LLM_SLOT = 4
+MAX_DEFAULT_JOBS = 256
+
+
+def default_jobs(llm_concurrency: int) -> int:
+    """Evaluations in flight by default: a few per LLM slot, so every slot stays busy while
+    some evaluations are between calls (starting, checking, writing their result)."""
+    return max(1, min(MAX_DEFAULT_JOBS, JOBS_PER_LLM_SLOT * llm_concurrency))
 
 
 @dataclass
@@ -58,7 +67,7 @@ class RunOptions:
     reviews_dir: Path = Path("reviews")
     include_unreviewed: bool = False
     overwrite: bool = False
-    jobs: int = 4
+    jobs: int = default_jobs(8)
     backend_spec: str | None = None
     require_sandbox: bool = False
 
@@ -372,16 +381,20 @@ async def run_evaluations(
     tools: Mapping[str, ToolProvider] | None = None,
     limits: SandboxLimits | None = None,
     progress: Progress = _noop,
+    launch: Launch | None = None,
 ) -> RunReport:
     """Evaluate `inputs` and write their results and each agent's summary.
 
     Judges run sandboxed (`isolation="in_process"` to run them here) with at most
-    `options.jobs` at a time, unless an `executor` is given. With
+    `options.jobs` at a time, unless an `executor` is given; `launch` is a fork server the
+    caller started early (`toolkit.sandbox.launch.launch_sandbox`). With
     `options.require_sandbox`, an evaluation missing a sandbox guard is incomplete and stops
     the run.
     """
     metered = backend if isinstance(backend, MeteredBackend) else MeteredBackend(backend)
     if executor is not None:
+        if launch is not None:
+            launch.kill()
         scheduler = Scheduler(
             backend=metered, executor=executor, options=options, progress=progress, pages=pages
         )
@@ -392,8 +405,8 @@ async def run_evaluations(
         pages=pages,
         tools=tools,
         limits=limits,
-        jobs=options.jobs,
         require_sandbox=options.require_sandbox,
+        launch=launch,
     ) as built:
         scheduler = Scheduler(
             backend=metered, executor=built, options=options, progress=progress, pages=pages
