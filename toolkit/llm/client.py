@@ -85,12 +85,13 @@ class LLMClient:
         return self.account.summary_line()
 
     async def aclose(self) -> None:
-        """Close the provider's connections and the cache file."""
+        """Close the provider's connections, the cache file and the ledger file."""
         close = getattr(self.provider, "aclose", None)
         if close is not None:
             await close()
         if self.cache is not None:
             self.cache.close()
+        self.account.ledger.close()
 
     async def __aenter__(self) -> LLMClient:
         return self

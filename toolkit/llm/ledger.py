@@ -3,14 +3,16 @@
 Invariant: every request the client answers or fails leaves exactly one row, so the
 summary's figures add up to what was paid, including failed calls whose tokens were billed.
 Rows are appended as JSON lines when a path is given; they never contain prompts or keys.
+The file is opened once per ledger and each row is flushed to the OS as it is recorded, so a
+killed process loses no row (a power cut may lose what the OS had not yet written).
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 from pydantic import BaseModel, Field
 
@@ -89,17 +91,23 @@ class Ledger:
         self.path = path
         self.prices = prices or PriceTable()
         self.rows: list[LedgerRow] = []
-        self._dir_ready = False
+        self._file: TextIO | None = None
 
     def record(self, row: LedgerRow) -> None:
-        """Keep `row` and append it to the file."""
+        """Keep `row` and append it to the file, flushed at once (one write, no open per row)."""
         self.rows.append(row)
         if self.path is not None:
-            if not self._dir_ready:  # once per ledger, not on every call's hot path
+            if self._file is None or self._file.closed:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._dir_ready = True
-            with self.path.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(row.model_dump(mode="json"), sort_keys=True) + "\n")
+                self._file = self.path.open("a", encoding="utf-8")
+            self._file.write(row.model_dump_json() + "\n")
+            self._file.flush()
+
+    def close(self) -> None:
+        """Close the file (rows are already flushed; a later `record` reopens it)."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
     def row_for(
         self,
