@@ -8,9 +8,12 @@ as unpriced in the summary, so a missing price is visible rather than silently c
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from toolkit.llm.models import Usage
+if TYPE_CHECKING:  # settings import prices; they need no request models
+    from toolkit.llm.models import Usage
 
 PER_TOKENS = 1_000_000
 

@@ -1,0 +1,24 @@
+"""The options of one run: where judges, reviews and results live, and how the run behaves.
+
+Kept apart from the scheduler so `judgegen run` can describe a run (and answer a fully fresh
+one) without importing the scheduler, the sandbox or the judge runtime.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class RunOptions:
+    """Where things live and how the run behaves."""
+
+    judges_dir: Path = Path("generated_judges")
+    results_dir: Path = Path("results")
+    reviews_dir: Path = Path("reviews")
+    include_unreviewed: bool = False
+    overwrite: bool = False
+    jobs: int = 4
+    backend_spec: str | None = None
+    require_sandbox: bool = False
