@@ -343,7 +343,7 @@ def run(
     code = print_outcome(
         report,
         as_json=as_json,
-        client=judging.client,
+        client=judging.usage_reporter,
         strays=strays,
         inputs=source,
         pages=pages,

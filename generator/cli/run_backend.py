@@ -82,6 +82,20 @@ class RunBackend:
                 )
         return self._built
 
+    @property
+    def usage_reporter(self) -> Any:
+        """What prints the end-of-run `LLM:` line: the LLM client, or this backend while the
+        client was never needed; None for a `--backend`, which has no LLM usage."""
+        if self._custom is not None:
+            return None
+        return self.client if self.client is not None else self
+
+    def summary_line(self) -> str:
+        """The `LLM:` line of a run that asked the model nothing."""
+        from toolkit.llm.usage import UsageSummary
+
+        return UsageSummary().line()
+
     async def aclose(self) -> None:
         """Close the LLM client, if one was built."""
         if self.client is not None:

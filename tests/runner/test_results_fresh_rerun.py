@@ -62,6 +62,7 @@ def test_a_fresh_llm_rerun_asks_the_model_nothing_and_leaves_cache_and_ledger_al
     rerun = invoke(args, env)
     assert rerun.exit_code == 0, rerun.output
     assert json.loads(rerun.stdout)["reused"] == RESULTS
+    assert "LLM: 0 calls, 0 cached" in rerun.stderr
     assert (work / "ledger.jsonl").read_bytes() == ledger
     assert (work / "llm-cache.sqlite").stat().st_mtime_ns == cache
 

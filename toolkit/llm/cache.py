@@ -2,10 +2,11 @@
 front of a provider).
 
 Invariants: the key is `LLMRequest.cache_key()` (never credentials, timeouts or retries);
-several processes may share one file (WAL plus a busy timeout, one short transaction per
-write). Large request parts (page text, screenshots) are stored once, by content digest, in
-`blobs`, however many trials and requests repeat them; each entry records whether its answer
-was checked against its schema. The file's format is `PRAGMA user_version`; an older format is
+several processes may share one file (WAL plus a busy timeout); a process's new answers are
+committed together by its writer thread, on a connection of its own, before their calls
+return (`cache_writer.py`). Large request parts (page text, screenshots) are stored once, by
+content digest, in `blobs`, however many trials and requests repeat them; each entry records
+whether its answer was checked against its schema. The file's format is `PRAGMA user_version`; an older format is
 migrated in one transaction on open, a newer one or a file that is not (or no longer) SQLite is
 a `CacheError`. A garbled row is a miss, reported once per cache. Export writes one small JSON
 file per entry with a stable name, sorted keys and indentation, so recordings are reviewable in
