@@ -247,6 +247,7 @@ def main() -> None:
                     )
                     rows[-1]["rerun_s"] = round(rerun.wall, 3)
                     print_row(rows[-1])
+                    _say_if_redone(rerun)
                 else:
                     overwrite = judgegen_run(
                         root, mode == "sandboxed", 0.0, ["--overwrite", *args.run_args]
@@ -264,6 +265,7 @@ def main() -> None:
                             )
                         )
                         print_row(rows[-1])
+                    _say_if_redone(fresh)
                 shutil.rmtree(root)
     above = sum(
         sum(c > m for c, m in zip(s.calls, s.m2w2_calls, strict=True)) for s in schedules.values()
@@ -279,6 +281,13 @@ def main() -> None:
             )
     if args.json:
         print(json.dumps({"help_s": [help_min, help_median], "rows": rows}, indent=2))
+
+
+def _say_if_redone(rerun: Run) -> None:
+    """A rerun meant to find every result fresh must judge nothing; say so if it did."""
+    redone = rerun.record.get("evaluated")
+    if redone:
+        print(f"  note: the rerun above judged {redone} evaluation(s) again (not all fresh)")
 
 
 def _concurrency(run_args: list[str]) -> int:

@@ -36,12 +36,16 @@ if TYPE_CHECKING:  # the runner loads when a run starts, not for `run --help`
 def load_maps_provider(spec: str | None) -> MapsProvider | None:
     """The maps provider `--maps` names: `google`, `none`, or `package.module:factory`;
     by default Google when its key is set, else none (maps calls are then incomplete)."""
-    from toolkit.tools.maps import API_KEY_ENV, GoogleMapsProvider
+    from toolkit.tools.maps import API_KEY_ENV
 
-    if spec is None:
-        return GoogleMapsProvider() if os.environ.get(API_KEY_ENV) else None
-    if spec in ("google", "none"):
-        return GoogleMapsProvider() if spec == "google" else None
+    if spec in (None, "google", "none"):
+        wanted = spec == "google" or (spec is None and bool(os.environ.get(API_KEY_ENV)))
+        if not wanted:
+            return None
+        from toolkit.tools.google_maps import GoogleMapsProvider
+
+        return GoogleMapsProvider()
+    assert spec is not None
     provider = call_factory(spec, "--maps")
     if not all(callable(getattr(provider, name, None)) for name in ("geocode", "directions")):
         raise click.BadParameter(
