@@ -62,19 +62,30 @@ def require_ray() -> None:
 def gateway_services(
     backend_spec: str | None, settings: LLMSettings, pages: Path | None, maps_spec: str | None
 ) -> GatewayServices:
-    """The run's services, built in the gateway (keys, cache, ledger and budget live there)."""
+    """The run's services, built in the gateway (keys, cache, ledger and budget live there)
+    as a local `judgegen run` builds them."""
     from generator.cli.common import open_pages
-    from generator.cli.run import _build_backend, _llm_identity, load_maps_provider
+    from generator.cli.run import _maps_loader
+    from generator.cli.run_backend import RunBackend
     from toolkit.scale.gateway import GatewayServices
     from toolkit.tools.maps import maps_tools
 
     try:
-        backend, client = _build_backend(backend_spec, settings)
-        tools = maps_tools(load_maps_provider(maps_spec))
+        judging = RunBackend(backend_spec, settings)
+        tools = maps_tools(_maps_loader(maps_spec)())
         page_store = open_pages(pages)
     except (SpecError, FileNotFoundError) as exc:
         raise click.UsageError(str(exc)) from exc
-    identity = backend_spec or _llm_identity(backend, settings)
+
+    def usage_line() -> str | None:
+        reporter = judging.usage_reporter
+        return reporter.summary_line() if reporter is not None else None
+
     return GatewayServices(
-        backend=backend, identity=identity, pages=page_store, tools=tools, client=client
+        backend=judging.build(),
+        identity=judging.spec,
+        pages=page_store,
+        tools=tools,
+        usage_line=usage_line,
+        aclose=judging.aclose,
     )

@@ -26,6 +26,7 @@ def cluster_work(
     *,
     address: str,
     attempts: int,
+    backend_spec: str | None,
     settings: LLMSettings,
     pages: Path | None,
     maps_spec: str | None,
@@ -35,8 +36,8 @@ def cluster_work(
 ) -> Callable[[], Coroutine[Any, Any, tuple[RunReport, Any]]]:
     """The run of `inputs` on the cluster at `address`: (report, its end-of-run lines).
 
-    The backend is built at the gateway from the same settings (`options.backend_spec` is the
-    --backend given, if any); a usage error there is exit 2, as locally.
+    The backend is built at the gateway from the same flags and settings; a usage error
+    there is exit 2, as locally.
     """
     require_ray()
     from toolkit.scale.messages import RunnerSettings

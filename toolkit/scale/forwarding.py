@@ -36,7 +36,7 @@ class GatewayLink:
 
     async def call(self, method: CallMethod, payload: dict[str, Any]) -> Any:
         """The gateway's result for one call; its error re-raised as an `InfraError`."""
-        call = Call(job_id=0, call_id=next(self._ids), method=method, payload=payload)
+        call = Call(call_id=next(self._ids), method=method, payload=payload)
         answer: GatewayReply = await self.gateway.handle.remote(call)
         meter = current_meter.get()
         if meter is not None:

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from toolkit.backends import JudgingBackend
 from toolkit.evaluator import PageSource
@@ -31,8 +30,10 @@ class GatewayServices:
     identity: str
     pages: PageSource | None = None
     tools: Mapping[str, ToolProvider] = field(default_factory=dict)
-    client: Any = None
-    """The LLM client, if any: its `summary_line()` is the run's `LLM:` line."""
+    usage_line: Callable[[], str | None] = lambda: None
+    """The run's `LLM:` line (None without an LLM client)."""
+    aclose: Callable[[], Awaitable[None]] | None = None
+    """Closes the LLM client (flushing the ledger and cache)."""
 
 
 ServicesFactory = Callable[[], GatewayServices]
@@ -99,15 +100,14 @@ class Gateway:
 
     async def summary_line(self) -> str | None:
         """The LLM client's end-of-command line (calls, cost, budget), if there is a client."""
-        client = self._services.client if self._services else None
-        return client.summary_line() if client is not None else None
+        return self._services.usage_line() if self._services else None
 
     async def aclose(self) -> None:
         """Close the LLM client (flushes the ledger and cache) and the page store."""
         if self._services is None:
             return
-        if self._services.client is not None:
-            await self._services.client.aclose()
+        if self._services.aclose is not None:
+            await self._services.aclose()
         close = getattr(self._services.pages, "close", None)
         if callable(close):
             close()
