@@ -49,7 +49,7 @@ def cluster_work(
         jobs=options.jobs,
         require_sandbox=options.require_sandbox,
     )
-    services = functools.partial(gateway_services, options.backend_spec, settings, pages, maps_spec)
+    services = functools.partial(gateway_services, backend_spec, settings, pages, maps_spec)
 
     async def work() -> tuple[RunReport, Any]:
         done = await run_on_cluster(
