@@ -11,14 +11,47 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
+import click
+
 from generator.cli.common import open_pages
-from generator.cli.ray_options import gateway_services, require_ray
-from generator.cli.run import _progress
+from generator.cli.ray_options import require_ray
+from generator.cli.run_backend import RunBackend
+from toolkit.errors import SpecError
 from toolkit.llm.settings import LLMSettings
 from toolkit.runner.inputs import AnswerInput
-from toolkit.runner.report import RunReport
-from toolkit.runner.scheduler import RunOptions
+from toolkit.runner.options import RunOptions
+from toolkit.runner.report import Progress, RunReport
 from toolkit.sandbox.protocol import SandboxLimits
+from toolkit.scale.gateway import GatewayServices
+from toolkit.tools.maps import MapsProvider, maps_tools
+
+MapsLoader = Callable[[], MapsProvider | None]
+
+
+def gateway_services(
+    backend_spec: str | None, settings: LLMSettings, pages: Path | None, maps: MapsLoader
+) -> GatewayServices:
+    """The run's services, built in the gateway (keys, cache, ledger and budget live there)
+    as a local `judgegen run` builds them."""
+    try:
+        judging = RunBackend(backend_spec, settings)
+        tools = maps_tools(maps())
+        page_store = open_pages(pages)
+    except (SpecError, FileNotFoundError) as exc:
+        raise click.UsageError(str(exc)) from exc
+
+    def usage_line() -> str | None:
+        reporter = judging.usage_reporter
+        return reporter.summary_line() if reporter is not None else None
+
+    return GatewayServices(
+        backend=judging.build(),
+        identity=judging.spec,
+        pages=page_store,
+        tools=tools,
+        usage_line=usage_line,
+        aclose=judging.aclose,
+    )
 
 
 def cluster_work(
@@ -29,15 +62,16 @@ def cluster_work(
     backend_spec: str | None,
     settings: LLMSettings,
     pages: Path | None,
-    maps_spec: str | None,
+    maps: MapsLoader,
     options: RunOptions,
     timeout_s: float,
     sandbox: bool,
+    progress: Progress,
 ) -> Callable[[], Coroutine[Any, Any, tuple[RunReport, Any]]]:
     """The run of `inputs` on the cluster at `address`: (report, its end-of-run lines).
 
-    The backend is built at the gateway from the same flags and settings; a usage error
-    there is exit 2, as locally.
+    The backend, pages and tools are built at the gateway (`gateway_services`) from the same
+    flags and settings; `maps` loads the --maps provider there.
     """
     require_ray()
     from toolkit.scale.messages import RunnerSettings
@@ -49,7 +83,7 @@ def cluster_work(
         jobs=options.jobs,
         require_sandbox=options.require_sandbox,
     )
-    services = functools.partial(gateway_services, backend_spec, settings, pages, maps_spec)
+    services = functools.partial(gateway_services, backend_spec, settings, pages, maps)
 
     async def work() -> tuple[RunReport, Any]:
         done = await run_on_cluster(
@@ -59,7 +93,7 @@ def cluster_work(
             options=options,
             runner=runner,
             pages=open_pages(pages),
-            progress=_progress(len(inputs)),
+            progress=progress,
             attempts=attempts,
         )
         return done.report, done

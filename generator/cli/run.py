@@ -370,10 +370,11 @@ def run(
             backend_spec=backend_spec,
             settings=llm_settings,
             pages=pages,
-            maps_spec=maps_spec,
+            maps=maps,
             options=options,
             timeout_s=timeout_s,
             sandbox=not no_sandbox,
+            progress=_progress(len(inputs)),
         )
     else:
 

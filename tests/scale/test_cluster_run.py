@@ -108,17 +108,14 @@ def test_the_budget_holds_across_nodes(tmp_path: Path, cluster: LocalCluster) ->
     assert len(results) < 33  # evaluations not started are left for the next run
 
 
-def test_a_missing_judge_module_for_the_backend_is_a_usage_error(
+def test_a_bad_backend_spec_is_a_usage_error_before_the_cluster_is_used(
     tmp_path: Path, cluster: LocalCluster
 ) -> None:
-    """Services the gateway cannot build stop the run before any evaluation, exit 2."""
     work = make_workspace(tmp_path)
     args = run_args(work, "results", "--ray", cluster.address)
-    args[args.index("--provider") + 1] = "scripted:no_such_module:policy"
-    done = judgegen(work, *args)
-    assert done.returncode == 2
-    assert "gateway could not start" in done.stderr and "no_such_module" in done.stderr
-    assert not (work / "results").exists() or not result_files(work / "results")
+    done = judgegen(work, *args, "--backend", "no_such_module:factory")
+    assert done.returncode == 2 and "no_such_module" in done.stderr
+    assert "Ray:" not in done.stderr and not (work / "results").exists()
 
 
 def test_a_bare_ray_flag_joins_the_cluster_ray_address_names(

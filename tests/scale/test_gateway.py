@@ -1,0 +1,103 @@
+"""The gateway and a node's forwarding to it, without a cluster: a Ray actor handle is only a
+way to call these methods from another process."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fixtures.runner.scripted import make_backend
+from toolkit.backends import Verdict, VerifyRequest
+from toolkit.errors import BudgetExceeded, InfraError
+from toolkit.runner.metering import Meter, MeteredBackend, current_meter
+from toolkit.scale.forwarding import GatewayBackend, GatewayLink, GatewayPages
+from toolkit.scale.gateway import Gateway, GatewayServices
+
+
+class Remote:
+    """Stands in for a Ray actor method: `.remote(...)` returns an awaitable."""
+
+    def __init__(self, method: Any) -> None:
+        self.method = method
+
+    def remote(self, *args: Any) -> Any:
+        return self.method(*args)
+
+
+class Handle:
+    """Stands in for a Ray actor handle of `gateway`."""
+
+    def __init__(self, gateway: Gateway) -> None:
+        self.handle = Remote(gateway.handle)
+        self.info = Remote(gateway.info)
+
+
+class OutOfBudget:
+    model = "scripted-judge"
+
+    async def extract(self, request: Any) -> dict[str, Any]:
+        raise BudgetExceeded("budget of $0.01 reached; extract request not made")
+
+    async def verify(self, request: Any) -> Any:
+        raise BudgetExceeded("budget of $0.01 reached; verify request not made")
+
+
+def started(tmp_path: Path, services: GatewayServices) -> tuple[Gateway, GatewayLink]:
+    gateway = Gateway(str(tmp_path), lambda: services)
+    info = asyncio.run(gateway.start())
+    return gateway, GatewayLink(Handle(gateway), info)
+
+
+def test_services_that_fail_to_build_are_reported_not_raised(tmp_path: Path) -> None:
+    def broken() -> GatewayServices:
+        raise ValueError("no such provider")
+
+    info = asyncio.run(Gateway(str(tmp_path), broken).start())
+    assert info.error == "ValueError: no such provider"
+
+
+def test_a_forwarded_verification_is_charged_to_the_evaluation_that_made_it(
+    tmp_path: Path,
+) -> None:
+    services = GatewayServices(backend=MeteredBackend(make_backend()), identity="scripted")
+    _, link = started(tmp_path, services)
+    backend = GatewayBackend(link)
+
+    async def one_evaluation() -> tuple[Verdict, Meter]:
+        meter = Meter()
+        current_meter.set(meter)
+        verdict = await backend.verify(VerifyRequest(claim="Python 3.10 added match."))
+        return verdict, meter
+
+    verdict, meter = asyncio.run(one_evaluation())
+    assert verdict == asyncio.run(
+        make_backend().verify(VerifyRequest(claim="Python 3.10 added match."))
+    )
+    assert (meter.usage.backend_calls, meter.usage.verify_calls) == (1, 1)
+    assert backend.model == "scripted-judge"
+
+
+def test_a_budget_stop_at_the_gateway_reaches_the_node_as_the_same_error_kind(
+    tmp_path: Path,
+) -> None:
+    _, link = started(tmp_path, GatewayServices(backend=OutOfBudget(), identity="scripted"))
+    with pytest.raises(InfraError) as raised:
+        asyncio.run(GatewayBackend(link).verify(VerifyRequest(claim="anything")))
+    assert raised.value.kind == "budget" and type(raised.value).__name__ == "BudgetExceeded"
+    assert "budget of $0.01 reached" in str(raised.value)
+
+
+def test_page_reads_go_to_the_gateway_page_store(tmp_path: Path) -> None:
+    class Pages:
+        def get(self, url: str) -> str | None:
+            return "Python 3.10 was released." if url == "https://python.org" else None
+
+    services = GatewayServices(backend=OutOfBudget(), identity="x", pages=Pages())
+    _, link = started(tmp_path, services)
+    pages = GatewayPages(link)
+    assert asyncio.run(pages.get("https://python.org")) == "Python 3.10 was released."
+    assert asyncio.run(pages.get("https://example.org")) is None
+    assert not hasattr(pages, "screenshot")  # the store offers none, so neither does the node
