@@ -59,3 +59,18 @@ def test_ray_flag_without_ray_installed_is_a_usage_error_naming_the_extra(
     assert done.returncode == 2, done.stderr
     assert "pip install 'judgegen[ray]'" in done.stderr
     assert not (work / "results").exists() and not (work / "new").exists()
+
+
+def test_an_address_where_no_cluster_answers_is_an_infrastructure_failure(tmp_path: Path) -> None:
+    """Said at once (Ray itself would wait minutes), with how to start a cluster; exit 3."""
+    pytest.importorskip("ray")
+    from tests.scale.local_cluster import free_port
+    from tests.scale.workspace import judgegen
+
+    work = make_workspace(tmp_path)
+    address = f"127.0.0.1:{free_port()}"
+    done = judgegen(work, *run_args(work, "results", "--ray", address))
+    assert done.returncode == 3
+    assert (
+        f"no Ray cluster answers at {address}" in done.stderr and "ray start --head" in done.stderr
+    )

@@ -12,6 +12,7 @@ import asyncio
 import logging
 import math
 import os
+import socket
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -152,10 +153,29 @@ def _quiet_ray_logs() -> Iterator[None]:
         logger.setLevel(level)
 
 
+def unreachable(address: str, timeout_s: float = 5.0) -> str | None:
+    """Why nothing answers at a `host:port` address (None: something does, or the address is
+    `auto` or a `ray://` URL, which Ray resolves itself). Ray would wait minutes instead."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or "://" in address:
+        return None
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout_s).close()
+    except OSError as exc:
+        return str(exc) or type(exc).__name__
+    return None
+
+
 @asynccontextmanager
 async def cluster_session(address: str) -> AsyncIterator[ClusterSession]:
     """Connect to the cluster at `address` (`auto`: the one started on this machine)."""
     ray = import_ray()
+    problem = await asyncio.to_thread(unreachable, address)
+    if problem is not None:
+        raise ClusterError(
+            f"no Ray cluster answers at {address} ({problem}); start one with "
+            "`ray start --head` (see docs/scale-out.md)"
+        )
     with _quiet_ray_logs():
         try:
             ray.init(
