@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -142,7 +143,7 @@ def main() -> None:
     httpd, urls = page_server(n_pages)
     (base / "cited.md").write_text(" ".join(f"See {url}." for url in urls))
     j, c = args.jobs_per_node, args.pages_per_node
-    print(f"machine: {os.cpu_count()} CPUs; workdir {base}")
+    print(f"machine: {os.cpu_count()} CPUs")
     print(
         f"judge runs: {workload.evaluations} evaluations, {args.latency:g} s per LLM call, "
         f"{j} evaluations in flight per node; capture: {n_pages} pages, {c} per node"
@@ -169,6 +170,7 @@ def main() -> None:
     finally:
         cluster.stop()
         httpd.shutdown()
+        shutil.rmtree(base, ignore_errors=True)
 
     ev, pg = workload.evaluations, n_pages
     print(
