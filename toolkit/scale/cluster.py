@@ -39,13 +39,14 @@ def import_ray() -> ModuleType:
     return ray
 
 
-def code_path() -> str:
+def code_environment() -> dict[str, str]:
     """PYTHONPATH for the cluster's workers: this checkout (when not installed) first."""
     root = str(Path(__file__).resolve().parents[2])
     inherited = os.environ.get("PYTHONPATH", "")
-    if "site-packages" in root:
-        return inherited
-    return os.pathsep.join(p for p in (root, inherited) if p)
+    path = (
+        inherited if "site-packages" in root else os.pathsep.join(p for p in (root, inherited) if p)
+    )
+    return {"PYTHONPATH": path} if path else {}
 
 
 def provider_environment(env: dict[str, str] | None = None) -> dict[str, str]:
@@ -86,7 +87,8 @@ class ClusterSession:
             max_concurrency=MAX_CONCURRENCY,
             max_restarts=0,
             scheduling_strategy=self._pinned(self.driver_node),
-            runtime_env={"env_vars": provider_environment()},
+            # the job's env_vars are repeated: an actor's own runtime_env need not merge them
+            runtime_env={"env_vars": {**code_environment(), **provider_environment()}},
         )
         return actor.remote(os.getcwd(), services)
 
@@ -180,7 +182,7 @@ async def cluster_session(address: str) -> AsyncIterator[ClusterSession]:
         try:
             ray.init(
                 address=address,
-                runtime_env={"env_vars": {"PYTHONPATH": code_path()}},
+                runtime_env={"env_vars": code_environment()},
                 logging_level=logging.WARNING,
                 log_to_driver=True,
             )
