@@ -93,17 +93,15 @@ def capture(root: Path, env: dict[str, str], store: str, concurrency: int, *extr
     return judgegen(root, env, *args, "--concurrency", str(concurrency), *extra)
 
 
-def scores(root: Path, results: str) -> dict[str, Any]:
-    """Every result's score and LLM call count (what must match between runs)."""
-    out = {}
+def scores(root: Path, results: str) -> tuple[dict[str, Any], int]:
+    """Every result's status and score (what must match between runs), and the LLM calls."""
+    out, calls = {}, 0
     for path in sorted((root / results).rglob("*.json")):
         if path.name != "summary.json":
             data = json.loads(path.read_text())
-            out[str(path.relative_to(root / results))] = (
-                data["final_score"],
-                data["usage"]["llm_calls"],
-            )
-    return out
+            out[str(path.relative_to(root / results))] = (data["status"], data["final_score"])
+            calls += data["usage"]["llm_calls"]
+    return out, calls
 
 
 def page_server(pages: int) -> tuple[ThreadingHTTPServer, list[str]]:
@@ -151,8 +149,8 @@ def main() -> None:
 
     one_node = run_judges(base, env, "local-1", j)
     one_node_pages = capture(base, env, "store-local-1", c)
-    reference = scores(base, "local-1")
-    rows: list[tuple[int, Timed, Timed, Timed, Timed, bool]] = []
+    reference, reference_calls = scores(base, "local-1")
+    rows: list[tuple[int, Timed, Timed, Timed, Timed, bool, str]] = []
     cluster = LocalCluster()
     os.environ.update({k: env[k] for k in ("PYTHONPATH", LATENCY_ENV)})  # the nodes' env
     try:
@@ -165,14 +163,22 @@ def main() -> None:
             local = run_judges(base, env, f"local-{n}x", j * n)
             pages_cluster = capture(base, env, f"store-cluster-{n}", c, *ray)
             pages_local = capture(base, env, f"store-local-{n}x", c * n)
-            same = scores(base, f"cluster-{n}") == reference == scores(base, f"local-{n}x")
-            rows.append((n, on_cluster, local, pages_cluster, pages_local, same))
+            cluster_scores, cluster_calls = scores(base, f"cluster-{n}")
+            local_scores, local_calls = scores(base, f"local-{n}x")
+            same = cluster_scores == reference == local_scores
+            calls = f"{cluster_calls}/{local_calls}"
+            rows.append((n, on_cluster, local, pages_cluster, pages_local, same, calls))
     finally:
         cluster.stop()
         httpd.shutdown()
         shutil.rmtree(base, ignore_errors=True)
 
     ev, pg = workload.evaluations, n_pages
+    print(
+        f"\nLLM calls of the local one-node run: {reference_calls} (totals vary a little from "
+        "run to run, locally too: a claim's page checks still running are cancelled once one "
+        "page supports it, toolkit/sources.py)"
+    )
     print(
         f"\nlocal, one node's worth: judges --jobs {j}: {one_node.wall:.1f} s "
         f"({ev / one_node.wall:.2f} evaluations/s); capture --concurrency {c}: "
@@ -181,21 +187,21 @@ def main() -> None:
     print("\njudge runs")
     print(
         f"{'workers':>7}  {'cluster s':>9}  {'eval/s':>6}  {'ideal s':>7}  {'wall/ideal':>10}  "
-        f"{'local same jobs s':>17}  {'eval/s':>6}  same results"
+        f"{'local same jobs s':>17}  {'eval/s':>6}  same scores  LLM calls cluster/local"
     )
-    for n, on_cluster, local, _, _, same in rows:
+    for n, on_cluster, local, _, _, same, calls in rows:
         ideal = one_node.wall / n
         print(
             f"{n:>7}  {on_cluster.wall:>9.1f}  {ev / on_cluster.wall:>6.2f}  {ideal:>7.1f}  "
             f"{on_cluster.wall / ideal:>10.2f}  {local.wall:>17.1f}  {ev / local.wall:>6.2f}  "
-            f"{'yes' if same else 'NO'}"
+            f"{'yes' if same else 'NO':>11}  {calls}"
         )
     print("\npage capture")
     print(
         f"{'workers':>7}  {'cluster s':>9}  {'pages/s':>7}  {'ideal s':>7}  {'wall/ideal':>10}  "
         f"{'local same conc. s':>18}  {'pages/s':>7}"
     )
-    for n, _, _, pages_cluster, pages_local, _ in rows:
+    for n, _, _, pages_cluster, pages_local, _, _ in rows:
         ideal = one_node_pages.wall / n
         print(
             f"{n:>7}  {pages_cluster.wall:>9.1f}  {pg / pages_cluster.wall:>7.2f}  {ideal:>7.1f}  "
