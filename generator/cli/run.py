@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from generator.cli.common import backend_options, call_factory, load_backend_factory, open_pages
+from generator.cli.common import backend_options, call_factory, open_pages
 from generator.cli.llm_options import llm_options
+from generator.cli.run_backend import RunBackend
 from toolkit.errors import AnswersLayoutError, InfraError, JudgegenError, ResultsBusy, SpecError
 from toolkit.keywords import did_you_mean
 from toolkit.runner.answers_layout import StrayFile, read_layout
@@ -25,23 +26,26 @@ from toolkit.runner.inputs import (
 )
 
 if TYPE_CHECKING:  # the runner loads when a run starts, not for `run --help`
-    from toolkit.backends import JudgingBackend
     from toolkit.llm.settings import LLMSettings
+    from toolkit.runner.options import RunOptions
     from toolkit.runner.report import RunReport
     from toolkit.runner.results import EvaluationResult
-    from toolkit.runner.scheduler import RunOptions
     from toolkit.tools.maps import MapsProvider
 
 
 def load_maps_provider(spec: str | None) -> MapsProvider | None:
     """The maps provider `--maps` names: `google`, `none`, or `package.module:factory`;
     by default Google when its key is set, else none (maps calls are then incomplete)."""
-    from toolkit.tools.maps import API_KEY_ENV, GoogleMapsProvider
+    from toolkit.tools.maps import API_KEY_ENV
 
-    if spec is None:
-        return GoogleMapsProvider() if os.environ.get(API_KEY_ENV) else None
-    if spec in ("google", "none"):
-        return GoogleMapsProvider() if spec == "google" else None
+    if spec in (None, "google", "none"):
+        wanted = spec == "google" or (spec is None and bool(os.environ.get(API_KEY_ENV)))
+        if not wanted:
+            return None
+        from toolkit.tools.google_maps import GoogleMapsProvider
+
+        return GoogleMapsProvider()
+    assert spec is not None
     provider = call_factory(spec, "--maps")
     if not all(callable(getattr(provider, name, None)) for name in ("geocode", "directions")):
         raise click.BadParameter(
@@ -118,34 +122,47 @@ def _progress(total: int) -> Callable[[str, EvaluationResult | None], None]:
 async def _execute(
     inputs: list[AnswerInput],
     *,
-    backend: JudgingBackend,
+    judging: RunBackend,
     options: RunOptions,
     pages: Any,
-    tools: dict[str, Any],
+    maps: Callable[[], MapsProvider | None],
     timeout_s: float,
     sandbox: bool,
-    client: Any,
     launch: Any = None,
 ) -> RunReport:
-    """Run the evaluations, then close the LLM client (if any) whatever happened."""
+    """Answer the run from the results folder when nothing needs redoing; else build the
+    backend and run the evaluations. Then close the LLM client (if any) whatever happened."""
+    progress = _progress(len(inputs))
     try:
+        if not options.overwrite:
+            from toolkit.runner.freshness import fresh_run
+
+            fresh = await fresh_run(
+                inputs, options=options, backend=judging.identity, pages=pages, progress=progress
+            )
+            if fresh is not None:
+                if launch is not None:
+                    launch.kill()
+                return fresh
+        if sandbox and launch is None:
+            launch = _launch_sandbox()
         from toolkit.runner.scheduler import run_evaluations
         from toolkit.sandbox.protocol import SandboxLimits
+        from toolkit.tools.maps import maps_tools
 
         return await run_evaluations(
             inputs,
-            backend=backend,
+            backend=judging.build(),
             options=options,
             isolation="sandbox" if sandbox else "in_process",
             pages=pages,
-            tools=tools,
+            tools=maps_tools(maps()),
             limits=SandboxLimits(timeout_s=timeout_s),
-            progress=_progress(len(inputs)),
+            progress=progress,
             launch=launch,
         )
     finally:
-        if client is not None:
-            await client.aclose()
+        await judging.aclose()
 
 
 def _launch_sandbox() -> Any:
@@ -159,29 +176,23 @@ def _launch_sandbox() -> Any:
         return None
 
 
-def _build_backend(backend_spec: str | None, settings: LLMSettings) -> tuple[Any, Any]:
-    """(metered judging backend, metered LLM client or None when a --backend is given)."""
-    from toolkit.runner.metering import MeteredBackend, MeteredClient
-
-    if backend_spec:
-        return MeteredBackend(load_backend_factory(backend_spec)), None
-    from toolkit.backends import LLMBackend
-    from toolkit.llm import build_client
-
-    client = MeteredClient(build_client(settings, "judge"))
-    model = client.model or settings.judge_model
-    return MeteredBackend(LLMBackend(client, model=model)), client
+def _has_results(results_dir: Path) -> bool:
+    """Whether the results folder holds anything (a fresh rerun is then possible, so the
+    sandbox is launched only once the freshness check says work remains)."""
+    try:
+        with os.scandir(results_dir) as entries:
+            return any(True for _ in entries)
+    except OSError:
+        return False
 
 
-def _llm_identity(backend: Any, settings: LLMSettings) -> str:
-    """The fingerprint's backend identity for the LLM backend: provider, server and models."""
-    model = backend.model
-    parts = [f"llm provider={settings.provider_for(model)}", f"model={model}"]
-    if backend.extract_model != model:
-        parts.append(f"extract_model={backend.extract_model}")
-    if settings.base_url:
-        parts.append(f"base_url={settings.base_url}")
-    return " ".join([*parts, f"trials={backend.trials}"])
+def _maps_loader(spec: str | None) -> Callable[[], MapsProvider | None]:
+    """What builds the `--maps` provider when a judge is about to run; a factory spec is
+    loaded now, so a wrong one is a usage error even when nothing needs judging."""
+    if spec is None or spec in ("google", "none"):
+        return lambda: load_maps_provider(spec)
+    provider = load_maps_provider(spec)
+    return lambda: provider
 
 
 @click.command()
@@ -307,10 +318,11 @@ def run(
     (or the results folder is busy with --no-wait); 3 an infrastructure failure (e.g.
     budget) stopped the run.
     """
-    launch = _launch_sandbox() if not no_sandbox and judges.is_dir() else None
+    launch = None
+    if not no_sandbox and judges.is_dir() and (overwrite or not _has_results(results)):
+        launch = _launch_sandbox()  # nothing can be fresh: warm the sandbox during start-up
     from generator.cli.run_outcome import print_outcome
-    from toolkit.runner.scheduler import RunOptions, default_jobs
-    from toolkit.tools.maps import maps_tools
+    from toolkit.runner.options import RunOptions, default_jobs
 
     if not judges.is_dir():
         raise click.UsageError(f"no judges directory {judges} (use --judges DIR)")
@@ -324,8 +336,8 @@ def run(
         raise click.UsageError("no answers found (check --answers/--trajectories and --task)")
     try:
         page_store = open_pages(pages)
-        backend, client = _build_backend(backend_spec, llm_settings)
-        tools = maps_tools(load_maps_provider(maps_spec))
+        judging = RunBackend(backend_spec, llm_settings)
+        maps = _maps_loader(maps_spec)
     except (SpecError, FileNotFoundError) as exc:
         raise click.UsageError(str(exc)) from exc
     options = RunOptions(
@@ -335,7 +347,7 @@ def run(
         include_unreviewed=include_unreviewed,
         overwrite=overwrite,
         jobs=jobs or default_jobs(llm_settings.concurrency),
-        backend_spec=backend_spec or _llm_identity(backend, llm_settings),
+        backend_spec=judging.spec,
         require_sandbox=require_sandbox,
     )
     from toolkit.runner.results_lock import results_lock
@@ -345,13 +357,12 @@ def run(
             report = asyncio.run(
                 _execute(
                     inputs,
-                    backend=backend,
+                    judging=judging,
                     options=options,
                     pages=page_store,
-                    tools=tools,
+                    maps=maps,
                     timeout_s=timeout_s,
                     sandbox=not no_sandbox,
-                    client=client,
                     launch=launch,
                 )
             )
@@ -368,7 +379,7 @@ def run(
     code = print_outcome(
         report,
         as_json=as_json,
-        client=client,
+        client=judging.usage_reporter,
         strays=strays,
         inputs=source,
         pages=pages,

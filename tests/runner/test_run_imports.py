@@ -49,6 +49,7 @@ print(json.dumps(sorted(sys.modules)))
 def loaded_modules(*args: str, cwd: Path = REPO) -> set[str]:
     """The modules a fresh interpreter holds after `judgegen ARGS` (last stdout line)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("GOOGLE_MAPS_API_KEY", None)  # no maps provider: nothing needs an HTTP client
     done = subprocess.run(
         [sys.executable, "-c", PROBE, *args], cwd=cwd, env=env, capture_output=True, text=True
     )
@@ -80,12 +81,38 @@ def test_an_in_process_run_loads_no_generation_code_browser_or_provider_sdk(
 ) -> None:
     modules = loaded_modules(*in_process_run(tmp_path), cwd=tmp_path)
     assert "toolkit.runner.scheduler" in modules and list((tmp_path / "results").rglob("*.json"))
-    assert offending(modules, NEVER_FOR_RUN) == []
+    assert offending(modules, (*NEVER_FOR_RUN, "httpx2", "toolkit.tools.google_maps")) == []
 
 
-def test_a_rerun_with_nothing_to_redo_loads_no_template_engine(tmp_path: Path) -> None:
+NEVER_FOR_FRESH_RERUN = (
+    *NEVER_FOR_RUN,
+    "jinja2",
+    "jsonschema",
+    "toolkit.runner.scheduler",
+    "toolkit.runner.executors",
+    "toolkit.sandbox",
+    "toolkit.evaluator",
+    "toolkit.backends",
+    "toolkit.llm.client",
+    "toolkit.llm.cache",
+    "toolkit.llm.models",
+    "toolkit.tools",
+    "toolkit.pages.capture",
+)
+
+
+def test_a_rerun_with_nothing_to_redo_is_decided_without_the_runner_sandbox_or_llm_layer(
+    tmp_path: Path,
+) -> None:
     args = in_process_run(tmp_path)
     loaded_modules(*args, cwd=tmp_path)
     modules = loaded_modules(*args, cwd=tmp_path)
-    assert "toolkit.runner.scheduler" in modules
-    assert offending(modules, (*NEVER_FOR_RUN, "jinja2")) == []
+    assert "toolkit.runner.freshness" in modules
+    assert offending(modules, NEVER_FOR_FRESH_RERUN) == []
+
+
+def test_a_sandboxed_rerun_with_nothing_to_redo_starts_no_sandbox(tmp_path: Path) -> None:
+    args = [a for a in in_process_run(tmp_path) if a != "--no-sandbox"]
+    loaded_modules(*args, cwd=tmp_path)
+    modules = loaded_modules(*args, cwd=tmp_path)
+    assert offending(modules, ("toolkit.sandbox", "toolkit.runner.builder")) == []

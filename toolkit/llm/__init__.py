@@ -15,18 +15,18 @@ from typing import TYPE_CHECKING
 from toolkit.util.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from toolkit.llm.account import Account
+    from toolkit.llm.account import Account, account_for
     from toolkit.llm.budget import Budget, SkippedRequest
     from toolkit.llm.cache import CacheRecord, ResponseCache
     from toolkit.llm.cache_mode import CacheMode
     from toolkit.llm.cached_provider import CachedProvider
     from toolkit.llm.client import (
         LLMClient,
-        account_for,
         build_client,
         build_provider,
         default_backend,
     )
+    from toolkit.llm.deferred_client import DeferredClient
     from toolkit.llm.ledger import Ledger, LedgerRow, UsageSummary
     from toolkit.llm.models import LLMRequest, LLMResponse, Message, RequestMeta, SystemBlock, Usage
     from toolkit.llm.pricing import ModelPrice, PriceTable
@@ -43,6 +43,7 @@ _HOMES = {
     "CacheMode": "toolkit.llm.cache_mode",
     "CacheRecord": "toolkit.llm.cache",
     "CachedProvider": "toolkit.llm.cached_provider",
+    "DeferredClient": "toolkit.llm.deferred_client",
     "LLMClient": "toolkit.llm.client",
     "LLMRequest": "toolkit.llm.models",
     "LLMResponse": "toolkit.llm.models",
@@ -61,7 +62,7 @@ _HOMES = {
     "SystemBlock": "toolkit.llm.models",
     "Usage": "toolkit.llm.models",
     "UsageSummary": "toolkit.llm.ledger",
-    "account_for": "toolkit.llm.client",
+    "account_for": "toolkit.llm.account",
     "build_client": "toolkit.llm.client",
     "build_provider": "toolkit.llm.client",
     "default_backend": "toolkit.llm.client",
@@ -74,6 +75,7 @@ __all__ = [
     "CacheMode",
     "CacheRecord",
     "CachedProvider",
+    "DeferredClient",
     "LLMClient",
     "LLMRequest",
     "LLMResponse",

@@ -9,10 +9,14 @@ calls. It is passed explicitly, never kept in a module-level registry.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toolkit.llm.budget import Budget
 from toolkit.llm.ledger import Ledger, UsageSummary
 from toolkit.llm.pricing import ModelPrice, PriceTable
+
+if TYPE_CHECKING:
+    from toolkit.llm.settings import LLMSettings
 
 
 class Account:
@@ -50,3 +54,12 @@ class Account:
         line = self.summary().line()
         stopped = self.budget.report()
         return f"{line}; {stopped}" if stopped else line
+
+
+def account_for(settings: LLMSettings) -> Account:
+    """The one account a command opens from its settings (cap, ledger file, price overrides)."""
+    return Account.open(
+        budget_usd=settings.budget_usd,
+        ledger_path=settings.ledger_path,
+        price_overrides=settings.prices,
+    )

@@ -2,10 +2,11 @@
 front of a provider).
 
 Invariants: the key is `LLMRequest.cache_key()` (never credentials, timeouts or retries);
-several processes may share one file (WAL plus a busy timeout, one short transaction per
-write). Large request parts (page text, screenshots) are stored once, by content digest, in
-`blobs`, however many trials and requests repeat them; each entry records whether its answer
-was checked against its schema. The file's format is `PRAGMA user_version`; an older format is
+several processes may share one file (WAL plus a busy timeout); a process's new answers are
+committed together by its writer thread, on a connection of its own, before their calls
+return (`cache_writer.py`). Large request parts (page text, screenshots) are stored once, by
+content digest, in `blobs`, however many trials and requests repeat them; each entry records
+whether its answer was checked against its schema. The file's format is `PRAGMA user_version`; an older format is
 migrated in one transaction on open, a newer one or a file that is not (or no longer) SQLite is
 a `CacheError`. A garbled row is a miss, reported once per cache. Export writes one small JSON
 file per entry with a stable name, sorted keys and indentation, so recordings are reviewable in
@@ -21,6 +22,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from toolkit.errors import CacheError, SpecError
+from toolkit.llm.cache_writer import PendingWrite, WriteBehind
 from toolkit.llm.models import LLMRequest, LLMResponse
 
 RECORD_VERSION = 1
@@ -106,19 +109,36 @@ class ResponseCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         _check_file(self.path)
         self._lock = threading.Lock()
+        self._write_lock = threading.Lock()
         self._garbled: set[str] = set()
         self._warned = False
         with self._guard():
-            self._db = sqlite3.connect(
-                self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
-            )
-            self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            self._db = self._connect()
             self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute("PRAGMA synchronous = NORMAL")
             self._prepare()
+            # Stores run on a connection of their own: with WAL, a lookup on the event loop
+            # never waits for a store's transaction to commit.
+            self._writer = self._connect()
+        self._behind = WriteBehind(self._write, name=f"judgegen-cache-writer {self.path.name}")
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(
+            self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+        )
+        db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        db.execute("PRAGMA synchronous = NORMAL")
+        return db
 
     def close(self) -> None:
-        """Close the connection."""
+        """Finish the queued stores (`put_batched`), then close the connections."""
+        try:
+            self._behind.close()
+        finally:
+            self._close()
+
+    def _close(self) -> None:
+        with self._write_lock:
+            self._writer.close()
         with self._lock:
             self._db.close()
 
@@ -130,6 +150,9 @@ class ResponseCache:
     def lookup(self, key: str) -> tuple[LLMResponse, bool] | None:
         """The stored response under `key` and whether it was checked against its schema (the
         fast path of a cache hit); None on a miss or an unreadable row."""
+        queued = self._behind.pending(key)
+        if queued is not None:
+            return queued.response, queued.checked
         with self._guard():
             row = self._db.execute(
                 "SELECT response, checked FROM entries WHERE key = ?", (key,)
@@ -155,34 +178,52 @@ class ResponseCache:
             log.warning("warning: response cache %s has unusable entries (%s)", self.path, why)
 
     def put(self, record: CacheRecord, *, replace: bool = False, checked: bool = False) -> None:
-        """Store `record` and its blobs; an existing entry is kept unless `replace` (or unusable).
+        """Store `record` and its blobs now; an existing entry is kept unless `replace` (or
+        unusable). `checked` says the answer was validated against the request's schema."""
+        self._behind.flush()  # an older queued store must not land after this one
+        self._write([_pending(record, replace, checked)])
 
-        `checked` says the answer was validated against the request's schema."""
-        replace = replace or record.key in self._garbled
+    def put_batched(
+        self, record: CacheRecord, *, replace: bool = False, checked: bool
+    ) -> Future[None]:
+        """Queue `record` for the background writer (`put`'s rules), to be committed with the
+        others queued meanwhile; lookups of this process see it at once. The future is done
+        when it is committed (or holds the write's error)."""
+        return self._behind.submit(_pending(record, replace, checked))
+
+    def _write(self, items: list[PendingWrite]) -> None:
+        """Store `items` and their blobs in one transaction."""
+        with self._guard(self._write_lock):
+            db = self._writer
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for item in items:
+                    self._insert(db, item)
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        for item in items:
+            self._garbled.discard(item.key)
+
+    def _insert(self, db: sqlite3.Connection, item: PendingWrite) -> None:
+        replace = item.replace or item.key in self._garbled
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
-        request = record.request
+        request = item.request
         data, blobs = request.storage_form()
+        for digest, blob in blobs.items():
+            db.execute("INSERT OR IGNORE INTO blobs VALUES (?, ?)", (digest, blob))
         values = (
-            record.key,
+            item.key,
             request.provider,
             request.model,
             request.metadata.purpose,
             json.dumps(data, ensure_ascii=False, separators=(",", ":")),
-            record.response.model_dump_json(),
+            item.response.model_dump_json(),
             time.time(),
-            int(checked),
+            int(item.checked),
         )
-        with self._guard():
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                for digest, blob in blobs.items():
-                    self._db.execute("INSERT OR IGNORE INTO blobs VALUES (?, ?)", (digest, blob))
-                self._db.execute(f"{verb} INTO entries {ENTRY_COLUMNS}", values)
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-        self._garbled.discard(record.key)
+        db.execute(f"{verb} INTO entries {ENTRY_COLUMNS}", values)
 
     def requests(self, model: str | None = None) -> list[LLMRequest]:
         """Recorded requests (optionally of one model), for explaining misses."""
@@ -198,6 +239,7 @@ class ResponseCache:
 
     def stats(self) -> CacheStats:
         """Entry counts by model and purpose, and the file size."""
+        self._behind.flush()
         with self._guard():
             total = self._db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
             models = self._db.execute("SELECT model, COUNT(*) FROM entries GROUP BY model")
@@ -217,6 +259,7 @@ class ResponseCache:
 
     def clear(self) -> int:
         """Delete every entry and blob; returns how many entries there were."""
+        self._behind.flush()
         with self._guard():
             count = self._db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
             self._db.execute("DELETE FROM entries")
@@ -239,6 +282,7 @@ class ResponseCache:
         return len(records)
 
     def _read(self, sql: str, args: tuple[Any, ...]) -> Iterator[CacheRecord]:
+        self._behind.flush()
         with self._guard():
             rows = self._db.execute(sql, args).fetchall()
         for key, request, response in rows:
@@ -330,15 +374,20 @@ class ResponseCache:
         )
 
     @contextmanager
-    def _guard(self) -> Iterator[None]:
-        """Serialize access; a damaged file becomes a `CacheError` naming it."""
-        with self._lock:
+    def _guard(self, lock: threading.Lock | None = None) -> Iterator[None]:
+        """Serialize use of a connection (the reader's by default); a damaged file becomes a
+        `CacheError` naming it."""
+        with lock or self._lock:
             try:
                 yield
             except sqlite3.OperationalError:
                 raise
             except sqlite3.DatabaseError as exc:
                 raise CacheError(self.path, str(exc)) from None
+
+
+def _pending(record: CacheRecord, replace: bool, checked: bool) -> PendingWrite:
+    return PendingWrite(record.key, record.request, record.response, replace, checked)
 
 
 def _parts(data: dict[str, Any]) -> list[dict[str, Any]]:

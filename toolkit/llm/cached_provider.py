@@ -94,7 +94,10 @@ class CachedProvider:
         if storing and cacheable(response):
             record = CacheRecord.of(request, response, key)
             replace = self.mode is CacheMode.REFRESH
-            await asyncio.to_thread(self.cache.put, record, replace=replace, checked=True)  # type: ignore[union-attr]
+            stored = self.cache.put_batched(record, replace=replace, checked=True)  # type: ignore[union-attr]
+            await asyncio.wrap_future(
+                stored
+            )  # the paid answer is on disk before the caller goes on
         return response
 
 

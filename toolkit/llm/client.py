@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from toolkit.errors import SpecError
-from toolkit.llm.account import Account
+from toolkit.llm.account import Account, account_for
 from toolkit.llm.budget import Budget, BudgetProvider
 from toolkit.llm.cache import ResponseCache
 from toolkit.llm.cache_mode import CacheMode
@@ -85,12 +85,13 @@ class LLMClient:
         return self.account.summary_line()
 
     async def aclose(self) -> None:
-        """Close the provider's connections and the cache file."""
+        """Close the provider's connections, the cache file and the ledger file."""
         close = getattr(self.provider, "aclose", None)
         if close is not None:
             await close()
         if self.cache is not None:
             self.cache.close()
+        self.account.ledger.close()
 
     async def __aenter__(self) -> LLMClient:
         return self
@@ -156,15 +157,6 @@ def build_client(
         concurrency=resolved.concurrency,
         model=model,
         account=account or account_for(settings),
-    )
-
-
-def account_for(settings: LLMSettings) -> Account:
-    """The one account a command opens from its settings (cap, ledger file, price overrides)."""
-    return Account.open(
-        budget_usd=settings.budget_usd,
-        ledger_path=settings.ledger_path,
-        price_overrides=settings.prices,
     )
 
 

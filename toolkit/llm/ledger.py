@@ -3,14 +3,16 @@
 Invariant: every request the client answers or fails leaves exactly one row, so the
 summary's figures add up to what was paid, including failed calls whose tokens were billed.
 Rows are appended as JSON lines when a path is given; they never contain prompts or keys.
+The file is opened once per ledger and each row is flushed to the OS as it is recorded, so a
+killed process loses no row (a power cut may lose what the OS had not yet written).
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 from pydantic import BaseModel, Field
 
@@ -18,6 +20,7 @@ from toolkit.errors import LLMError
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
 from toolkit.llm.pricing import FREE_PROVIDERS, PriceTable
 from toolkit.llm.provider import Provider
+from toolkit.llm.usage import UsageSummary
 
 LEDGER_VERSION = 1
 
@@ -45,43 +48,6 @@ class LedgerRow(BaseModel):
     error: str | None = Field(default=None, description="LLMError kind when the request failed.")
 
 
-class UsageSummary(BaseModel):
-    """Totals over a ledger, for the end-of-command line and review records."""
-
-    calls: int = 0
-    cached: int = 0
-    errors: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-    saved_usd: float = 0.0
-    estimated_usd: float = 0.0
-    unpriced_models: list[str] = Field(default_factory=list)
-
-    def line(self) -> str:
-        """E.g. 'LLM: 412 calls, 388 cached, 1.2M in / 80k out tokens, $0.94; saved $6.10'."""
-        text = (
-            f"LLM: {self.calls} calls, {self.cached} cached, {_tokens(self.input_tokens)} in / "
-            f"{_tokens(self.output_tokens)} out tokens, ${self.cost_usd:.2f}; "
-            f"saved ${self.saved_usd:.2f}"
-        )
-        if self.estimated_usd:
-            text += f" (replayed fixtures, no model called; estimate if live: ${self.estimated_usd:.2f})"
-        if self.errors:
-            text += f"; {self.errors} failed"
-        if self.unpriced_models:
-            text += f"; no price for {', '.join(self.unpriced_models)}"
-        return text
-
-
-def _tokens(count: int) -> str:
-    if count >= 1_000_000:
-        return f"{count / 1_000_000:.1f}M"
-    if count >= 1_000:
-        return f"{count / 1_000:.0f}k"
-    return str(count)
-
-
 class Ledger:
     """Collects `LedgerRow`s in memory and appends them to a JSON-lines file if given."""
 
@@ -89,17 +55,23 @@ class Ledger:
         self.path = path
         self.prices = prices or PriceTable()
         self.rows: list[LedgerRow] = []
-        self._dir_ready = False
+        self._file: TextIO | None = None
 
     def record(self, row: LedgerRow) -> None:
-        """Keep `row` and append it to the file."""
+        """Keep `row` and append it to the file, flushed at once (one write, no open per row)."""
         self.rows.append(row)
         if self.path is not None:
-            if not self._dir_ready:  # once per ledger, not on every call's hot path
+            if self._file is None or self._file.closed:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._dir_ready = True
-            with self.path.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(row.model_dump(mode="json"), sort_keys=True) + "\n")
+                self._file = self.path.open("a", encoding="utf-8")
+            self._file.write(row.model_dump_json() + "\n")
+            self._file.flush()
+
+    def close(self) -> None:
+        """Close the file (rows are already flushed; a later `record` reopens it)."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
     def row_for(
         self,

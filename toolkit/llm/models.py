@@ -4,7 +4,8 @@ Invariant: `LLMRequest.cache_key()` depends only on what changes the model's ans
 (provider, model, endpoint, system, messages, schema, max tokens, sample index), never on
 metadata, credentials, timeouts or retries. Large parts (page text, screenshots) enter the
 key by their content digest, computed once per part; the trials of one request share one
-hash of the rest (`with_sample`), so a vote never re-hashes a 300 KB page.
+hash of the rest (`with_sample`), so a vote never re-hashes a 300 KB page, and the storage form
+the hash is made of is built once per request and reused when the answer is stored.
 """
 
 from __future__ import annotations
@@ -106,12 +107,15 @@ class LLMRequest(BaseModel):
     sample_index: int = 0
     metadata: RequestMeta = Field(default_factory=RequestMeta)
     _base_digest: str | None = PrivateAttr(default=None)
+    _core: tuple[dict[str, Any], dict[str, str]] | None = PrivateAttr(default=None)
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
-        """A copy; it keeps the memoized hash only when `update` leaves the hashed part alone."""
+        """A copy; it keeps the memoized hash and storage form only when `update` leaves the
+        hashed part alone."""
         copied = super().model_copy(update=update, deep=deep)
-        if update and not set(update) <= _KEY_NEUTRAL:
+        if deep or (update and not set(update) <= _KEY_NEUTRAL):
             copied._base_digest = None
+            copied._core = None
         return copied
 
     def with_sample(self, index: int) -> LLMRequest:
@@ -120,18 +124,27 @@ class LLMRequest(BaseModel):
         return self.model_copy(update={"sample_index": index})
 
     def storage_form(self) -> tuple[dict[str, Any], dict[str, str]]:
-        """The request as JSON data with large parts replaced by digests, and those blobs."""
-        data = self.model_dump(mode="json")
-        blobs: dict[str, str] = {}
-        for block, stored in zip(self.system, data["system"], strict=True):
-            if len(block.text) >= BLOB_MIN_CHARS:
-                _to_blob(stored, "text", sha256_text(block.text), blobs)
-        for message, stored_message in zip(self.messages, data["messages"], strict=True):
-            for part, stored in zip(message.content, stored_message["content"], strict=True):
-                if len(part.content()) >= BLOB_MIN_CHARS:
-                    field = "text" if isinstance(part, TextPart) else "data"
-                    _to_blob(stored, field, _part_digest(part), blobs)
-        return data, blobs
+        """The request as JSON data with large parts replaced by digests, and those blobs
+        (shared with other calls: read, never mutate)."""
+        core, blobs = self._core_form()
+        neutral = self.model_dump(mode="json", include=set(_KEY_NEUTRAL))
+        return {**core, **neutral}, blobs
+
+    def _core_form(self) -> tuple[dict[str, Any], dict[str, str]]:
+        """The storage form without the key-neutral fields, built once per request."""
+        if self._core is None:
+            data = self.model_dump(mode="json", exclude=set(_KEY_NEUTRAL))
+            blobs: dict[str, str] = {}
+            for block, stored in zip(self.system, data["system"], strict=True):
+                if len(block.text) >= BLOB_MIN_CHARS:
+                    _to_blob(stored, "text", sha256_text(block.text), blobs)
+            for message, stored_message in zip(self.messages, data["messages"], strict=True):
+                for part, stored in zip(message.content, stored_message["content"], strict=True):
+                    if len(part.content()) >= BLOB_MIN_CHARS:
+                        field = "text" if isinstance(part, TextPart) else "data"
+                        _to_blob(stored, field, _part_digest(part), blobs)
+            self._core = data, blobs
+        return self._core
 
     @classmethod
     def from_storage(cls, data: dict[str, Any], blobs: Mapping[str, str]) -> LLMRequest:
@@ -146,9 +159,7 @@ class LLMRequest(BaseModel):
     def base_digest(self) -> str:
         """Hash of everything that determines the answer except provider and sample index."""
         if self._base_digest is None:
-            data, _ = self.storage_form()
-            for name in _KEY_NEUTRAL:
-                data.pop(name, None)
+            data, _ = self._core_form()
             text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
             self._base_digest = sha256_text(text)
         return self._base_digest
@@ -224,3 +235,13 @@ class LLMResponse(BaseModel):
     request_id: str | None = None
     cache_hit: bool = False
     latency_s: float = 0.0
+    _checked_schema: dict[str, Any] | None = PrivateAttr(default=None)
+
+    def mark_checked(self, schema: dict[str, Any] | None) -> None:
+        """Record that `parsed` was validated against `schema` (this very object), so the
+        layers above do not validate the same answer again."""
+        self._checked_schema = schema
+
+    def checked_against(self, schema: dict[str, Any]) -> bool:
+        """Whether `parsed` was validated against this very `schema` object."""
+        return self._checked_schema is schema

@@ -8,9 +8,12 @@ as unpriced in the summary, so a missing price is visible rather than silently c
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING
 
-from toolkit.llm.models import Usage
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+if TYPE_CHECKING:  # settings import prices; they need no request models
+    from toolkit.llm.models import Usage
 
 PER_TOKENS = 1_000_000
 
@@ -73,11 +76,13 @@ the same calls would cost live, which is shown only as a labelled estimate."""
 
 
 class PriceTable(BaseModel):
-    """Model family → price; `price_for` resolves a model name by longest prefix."""
+    """Model family → price; `price_for` resolves a model name by longest prefix, once per
+    model name (every LLM call is priced, so the prefix scan must not run per call)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     prices: dict[str, ModelPrice] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
+    _resolved: dict[str, ModelPrice | None] = PrivateAttr(default_factory=dict)
 
     @classmethod
     def with_overrides(cls, overrides: dict[str, ModelPrice] | None) -> PriceTable:
@@ -86,9 +91,11 @@ class PriceTable(BaseModel):
 
     def price_for(self, model: str) -> ModelPrice | None:
         """The price of `model`, or None when no table key is a whole-word prefix of it."""
-        name = model.split("/")[-1]
-        matches = [key for key in self.prices if _is_family(name, key)]
-        return self.prices[max(matches, key=len)] if matches else None
+        if model not in self._resolved:
+            name = model.split("/")[-1]
+            matches = [key for key in self.prices if _is_family(name, key)]
+            self._resolved[model] = self.prices[max(matches, key=len)] if matches else None
+        return self._resolved[model]
 
     def cost(self, model: str, usage: Usage) -> float:
         """Dollar cost of `usage` on `model`; 0 for an unpriced model."""

@@ -86,7 +86,9 @@ async def complete_structured(request: LLMRequest, attempt: AttemptFn) -> LLMRes
         _raise_on_stop(raw, usage, attempt_no)
         parsed, problems = _check_output(raw, request)
         if not problems:
-            return _response(raw, parsed, usage, time.perf_counter() - started)
+            response = _response(raw, parsed, usage, time.perf_counter() - started)
+            response.mark_checked(request.output_schema)
+            return response
         current = reask_request(current, raw.text, problems)
     raise LLMError(
         f"{request.model}: output still invalid after {MAX_REASKS} re-asks: {'; '.join(problems)}",
@@ -128,10 +130,12 @@ def _check_output(raw: RawOutput, request: LLMRequest) -> tuple[Any, list[str]]:
 
 
 def answer_problems(request: LLMRequest, response: LLMResponse) -> list[str]:
-    """Why a stored or recorded answer no longer satisfies its request's schema ([] if it does)."""
-    if request.output_schema is None:
+    """Why a stored or recorded answer no longer satisfies its request's schema ([] if it does;
+    an answer this process already validated against the same schema is not checked again)."""
+    schema = request.output_schema
+    if schema is None or response.checked_against(schema):
         return []
-    return output_problems(response.parsed, request.output_schema)
+    return output_problems(response.parsed, schema)
 
 
 def _response(raw: RawOutput, parsed: Any, usage: Usage, latency: float) -> LLMResponse:

@@ -2,7 +2,9 @@
 
 Invariant: the schema a model is shown (`sent_schema`: every object closed, every property
 required, as OpenAI's strict mode demands) is exactly the one its answer is validated against,
-with the maintained `jsonschema` validator. Both are built once per distinct schema.
+with the maintained `jsonschema` validator. Both are built once per distinct schema, and a
+schema object seen before (templates share one per class) is found by identity, without
+serialising it again.
 """
 
 from __future__ import annotations
@@ -20,26 +22,41 @@ MAX_PROBLEMS = 20
 _FENCE = re.compile(r"```(?:json)?\s*\n(.*?)```", re.DOTALL)
 
 
+_Compiled = tuple[dict[str, Any], "Draft202012Validator"]
+_RECENT_LIMIT = 512
+_recent: dict[int, tuple[dict[str, Any], _Compiled]] = {}
+"""id(schema) → (that schema, kept alive so the id stays its own; its compiled form)."""
+
+
 def sent_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """The strict form of `schema` that providers send (do not mutate: it is shared)."""
-    return _compiled(_schema_key(schema))[0]
+    return _compiled_for(schema)[0]
 
 
 def output_problems(value: Any, schema: dict[str, Any]) -> list[str]:
     """Every way `value` breaks the strict form of `schema`, with a JSON path; [] when valid."""
-    validator = _compiled(_schema_key(schema))[1]
+    validator = _compiled_for(schema)[1]
     if validator.is_valid(value):
         return []
     errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
     return [f"{error.json_path}: {error.message}" for error in errors[:MAX_PROBLEMS]]
 
 
-def _schema_key(schema: dict[str, Any]) -> str:
-    return json.dumps(schema, separators=(",", ":"))
+def _compiled_for(schema: dict[str, Any]) -> _Compiled:
+    """The compiled form of `schema`: by identity when this object was seen (schemas are
+    shared, never mutated), else by its JSON text."""
+    seen = _recent.get(id(schema))
+    if seen is not None and seen[0] is schema:
+        return seen[1]
+    compiled = _compiled(json.dumps(schema, separators=(",", ":")))
+    if len(_recent) >= _RECENT_LIMIT:
+        _recent.clear()
+    _recent[id(schema)] = (schema, compiled)
+    return compiled
 
 
-@lru_cache(maxsize=512)
-def _compiled(schema_json: str) -> tuple[dict[str, Any], Draft202012Validator]:
+@lru_cache(maxsize=_RECENT_LIMIT)
+def _compiled(schema_json: str) -> _Compiled:
     from jsonschema import Draft202012Validator  # imported on first structured request
 
     strict = strict_schema(json.loads(schema_json))

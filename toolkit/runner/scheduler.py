@@ -10,29 +10,29 @@ failure stops the run cleanly: jobs not yet started are left for the next run.
 from __future__ import annotations
 
 import asyncio
-from collections import defaultdict
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Mapping
 
 from toolkit.backends import JudgingBackend
 from toolkit.evaluator import PageSource
-from toolkit.runner.approval import approval_problem_for
 from toolkit.runner.builder import Isolation, judge_executor
 from toolkit.runner.executors import Executor
-from toolkit.runner.fingerprint import (
-    Fingerprint,
-    judge_templates_sha256,
-    make_fingerprint,
-    pages_unchanged,
+from toolkit.runner.fingerprint import Fingerprint, judge_templates_sha256
+from toolkit.runner.freshness import (
+    JudgeInfo,
+    fingerprint_for,
+    fresh_result,
+    needs_repair,
+    resolve_judges,
+    skipped_judges,
+    skips_answer,
+    write_summaries,
 )
 from toolkit.runner.inputs import AnswerInput
 from toolkit.runner.metering import Meter, MeteredBackend, current_meter
-from toolkit.runner.metrics import SkippedJudge, compute_summary
+from toolkit.runner.options import RunOptions
 from toolkit.runner.page_reads import recording_page_reads
 from toolkit.runner.report import Progress, RunReport
 from toolkit.runner.results import (
-    SUMMARY_FILE,
     EvaluationResult,
     ResultStore,
     UsageTotals,
@@ -44,75 +44,12 @@ from toolkit.sandbox.broker import ToolProvider
 from toolkit.sandbox.launch import Launch
 from toolkit.sandbox.pool import REQUIRED_KIND
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits
-from toolkit.util.files import write_atomic
-from toolkit.util.hashing import sha256_bytes
 
 STOP_KINDS = frozenset({"budget", "cache", REQUIRED_KIND})
-JOBS_PER_LLM_SLOT = 4
-MAX_DEFAULT_JOBS = 256
-
-
-def default_jobs(llm_concurrency: int) -> int:
-    """Evaluations in flight by default: a few per LLM slot, so every slot stays busy while
-    some evaluations are between calls (starting, checking, writing their result)."""
-    return max(1, min(MAX_DEFAULT_JOBS, JOBS_PER_LLM_SLOT * llm_concurrency))
-
-
-@dataclass
-class RunOptions:
-    """Where things live and how the run behaves."""
-
-    judges_dir: Path = Path("generated_judges")
-    results_dir: Path = Path("results")
-    reviews_dir: Path = Path("reviews")
-    include_unreviewed: bool = False
-    overwrite: bool = False
-    jobs: int = default_jobs(8)
-    backend_spec: str | None = None
-    require_sandbox: bool = False
-
-
-@dataclass
-class JudgeInfo:
-    """The judge that serves one task, and whether it may run."""
-
-    task_id: str
-    path: Path
-    sha256: str | None
-    problem: str | None = None
-    unreviewed: bool = False
-    source: str | None = None
-    missing: bool = False
 
 
 def _noop(event: str, result: EvaluationResult | None) -> None:
     return None
-
-
-def resolve_judges(task_ids: Iterable[str], options: RunOptions) -> dict[str, JudgeInfo]:
-    """The judge of each task, read once, with the reason it may not run (missing, unreviewed,
-    changed, not UTF-8)."""
-    judges: dict[str, JudgeInfo] = {}
-    for task_id in sorted(set(task_ids)):
-        path = (Path(options.judges_dir) / f"{task_id}.py").resolve()
-        if not path.is_file():
-            judges[task_id] = JudgeInfo(task_id, path, None, f"no judge at {path}", missing=True)
-            continue
-        data = path.read_bytes()  # read once: these bytes are checked, hashed and run
-        info = JudgeInfo(task_id, path, sha256_bytes(data))
-        try:
-            info.source = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            info.problem = f"{path} is not UTF-8 ({exc}); save it as UTF-8"
-            judges[task_id] = info
-            continue
-        problem = approval_problem_for(info.sha256 or "", options.reviews_dir, task_id)
-        if problem and options.include_unreviewed:
-            info.unreviewed = True
-        elif problem:
-            info.problem = f"{problem}; run `judgegen approve {task_id}` or --include-unreviewed"
-        judges[task_id] = info
-    return judges
 
 
 class Scheduler:
@@ -139,31 +76,21 @@ class Scheduler:
 
     def fingerprint(self, item: AnswerInput, judge: JudgeInfo | None) -> Fingerprint:
         """The fingerprint the current judge and configuration give this answer."""
-        return make_fingerprint(
-            judge_sha256=judge.sha256 if judge else None,
-            answer_sha256=item.answer_sha256,
-            backend=getattr(self.backend, "inner", self.backend),
-            backend_spec=self.options.backend_spec,
-            templates_digest=self._templates_digest,
+        return fingerprint_for(
+            item, judge, self.backend, self.options.backend_spec, self._templates_digest
         )
 
     async def run(self, inputs: list[AnswerInput]) -> RunReport:
         """Evaluate `inputs`, write their results and each agent's summary."""
         judges = resolve_judges((i.task_id for i in inputs), self.options)
-        self.report.skipped_judges = [
-            SkippedJudge(
-                task_id=j.task_id, reason=j.problem, kind="no_judge" if j.missing else "approval"
-            )
-            for j in judges.values()
-            if j.problem
-        ]
+        self.report.skipped_judges = skipped_judges(judges)
         for agent in sorted({i.agent_name for i in inputs}):
             self.store.remove_stray_temp_files(agent)
         pending: list[tuple[AnswerInput, JudgeInfo, Fingerprint]] = []
         for item in inputs:
             judge = judges.get(item.task_id)
             needs_judge = item.excluded is None and not item.empty
-            if not item.input_error and (judge is None or judge.problem):
+            if skips_answer(item, judge):
                 self.report.skipped_answers += 1
                 continue
             fp = self.fingerprint(item, judge)
@@ -175,33 +102,25 @@ class Scheduler:
                 self._record(item, self._decided_result(item, judge, fp))
         semaphore = asyncio.Semaphore(max(1, self.options.jobs))
         await asyncio.gather(*(self._evaluate(semaphore, *job) for job in pending))
-        self._write_summaries(inputs, judges)
+        write_summaries(
+            self.store, inputs, self.report, include_unreviewed=self.options.include_unreviewed
+        )
         return self.report
 
     async def _reuse(self, item: AnswerInput, judge: JudgeInfo | None, fp: Fingerprint) -> bool:
         """Keep a fresh stored result (same inputs and pages, not incomplete); False to redo."""
         if self.options.overwrite:
             return False
-        stored = self.store.read(item.agent_name, item.task_id, item.answer_name)
-        if (
-            stored is None
-            or stored.status == "incomplete"
-            or not stored.fingerprint.same_inputs(fp)
-        ):
+        stored = await fresh_result(self.store, item, fp, self.pages)
+        if stored is None:
             return False
-        reads = stored.fingerprint.pages
-        if reads is not None and not await pages_unchanged(reads, self.pages):
-            return False
-        if stored.unreviewed_judge and judge is not None and not judge.unreviewed:
-            stored = stored.model_copy(update={"unreviewed_judge": False})
-            self.store.write(stored)  # the same bytes were approved since
-        traj = item.traj_dir
-        if (
-            traj
-            and stored.status == "complete"
-            and not score_file_path(traj, item.task_id).exists()
-        ):
-            write_score_file(traj, item.task_id, stored)
+        if needs_repair(stored, item, judge):
+            if stored.unreviewed_judge and judge is not None and not judge.unreviewed:
+                stored = stored.model_copy(update={"unreviewed_judge": False})
+                self.store.write(stored)  # the same bytes were approved since
+            traj = item.traj_dir
+            if traj and stored.status == "complete":
+                write_score_file(traj, item.task_id, stored)
         self.report.reused += 1
         self.report.results.append(stored)
         if item.input_error:
@@ -352,22 +271,6 @@ class Scheduler:
         self.report.results.append(result)
         self.report.usage = self.report.usage + result.usage
         self.progress(result.status, result)
-
-    def _write_summaries(self, inputs: list[AnswerInput], judges: dict[str, JudgeInfo]) -> None:
-        tasks_by_agent: dict[str, set[str]] = defaultdict(set)
-        for item in inputs:
-            tasks_by_agent[item.agent_name].add(item.task_id)
-        for agent, tasks in sorted(tasks_by_agent.items()):
-            skipped = [s for s in self.report.skipped_judges if s.task_id in tasks]
-            summary = compute_summary(
-                agent,
-                self.store.iter_agent(agent),
-                skipped_judges=skipped,
-                include_unreviewed=self.options.include_unreviewed,
-            )
-            path = self.store.root / agent / SUMMARY_FILE
-            write_atomic(path, summary.model_dump_json(indent=2) + "\n")
-            self.report.summaries[agent] = summary
 
 
 async def run_evaluations(

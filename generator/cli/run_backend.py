@@ -1,0 +1,102 @@
+"""What judges a `judgegen run`: its backend's identity, known from the flags and settings
+alone, and the metered backend and LLM client, built only when an evaluation is about to run.
+
+So a rerun whose results are all fresh compares fingerprints without importing the judge
+runtime, the LLM layer's providers or the response cache.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from generator.cli.common import load_backend_factory
+
+if TYPE_CHECKING:
+    from toolkit.llm.settings import LLMSettings
+
+LLM_TRIALS = 3
+"""Verification trials of the LLM backend `run` builds (passed to it, so the fingerprint's
+record of them is what runs)."""
+
+
+@dataclass(frozen=True)
+class LLMIdentity:
+    """What a result's fingerprint records of the default LLM backend."""
+
+    model: str
+    extract_model: str
+    trials: int
+
+    def spec(self, settings: LLMSettings) -> str:
+        """The fingerprint's backend identity: provider, server, models and trials."""
+        parts = [f"llm provider={settings.provider_for(self.model)}", f"model={self.model}"]
+        if self.extract_model != self.model:
+            parts.append(f"extract_model={self.extract_model}")
+        if settings.base_url:
+            parts.append(f"base_url={settings.base_url}")
+        return " ".join([*parts, f"trials={self.trials}"])
+
+
+class RunBackend:
+    """The judging backend of one run: `identity` and `spec` now, `build()` when needed.
+
+    A `--backend` factory is called at once (a wrong spec is a usage error even when nothing
+    needs judging); the default LLM backend and its client are built by `build()`.
+    """
+
+    def __init__(self, backend_spec: str | None, settings: LLMSettings) -> None:
+        self.settings = settings
+        self._custom = load_backend_factory(backend_spec) if backend_spec else None
+        self.identity: Any
+        if backend_spec:
+            self.identity, self.spec = self._custom, backend_spec
+        else:
+            model = settings.model_for("judge")
+            llm = LLMIdentity(model=model, extract_model=model, trials=LLM_TRIALS)
+            self.identity, self.spec = llm, llm.spec(settings)
+        self.client: Any = None
+        self._built: Any = None
+
+    def build(self) -> Any:
+        """The metered backend (built once); for the LLM backend also sets `client`, the
+        metered LLM client, which is itself built on its first request."""
+        if self._built is None:
+            from toolkit.runner.metering import MeteredBackend, MeteredClient
+
+            if self._custom is not None:
+                self._built = MeteredBackend(self._custom)
+            else:
+                from toolkit.backends import LLMBackend
+                from toolkit.llm.deferred_client import DeferredClient
+
+                self.client = MeteredClient(DeferredClient(self.settings, "judge"))
+                llm = self.identity
+                self._built = MeteredBackend(
+                    LLMBackend(
+                        self.client,
+                        model=llm.model,
+                        extract_model=llm.extract_model,
+                        trials=llm.trials,
+                    )
+                )
+        return self._built
+
+    @property
+    def usage_reporter(self) -> Any:
+        """What prints the end-of-run `LLM:` line: the LLM client, or this backend while the
+        client was never needed; None for a `--backend`, which has no LLM usage."""
+        if self._custom is not None:
+            return None
+        return self.client if self.client is not None else self
+
+    def summary_line(self) -> str:
+        """The `LLM:` line of a run that asked the model nothing."""
+        from toolkit.llm.usage import UsageSummary
+
+        return UsageSummary().line()
+
+    async def aclose(self) -> None:
+        """Close the LLM client, if one was built."""
+        if self.client is not None:
+            await self.client.aclose()

@@ -1,0 +1,219 @@
+"""The per-call work of the LLM layer: each answer validated once, each schema compiled once,
+each model priced once, the ledger file opened once and never losing a row, answers stored by
+group commit — and none of it weakening validation or the cache's durability."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.llm.conftest import VERDICT_SCHEMA, verify_request
+from toolkit.errors import CacheError, LLMError
+from toolkit.llm import schema as schema_module
+from toolkit.llm.cache import ResponseCache
+from toolkit.llm.cache_mode import CacheMode
+from toolkit.llm.client import LLMClient
+from toolkit.llm.ledger import Ledger
+from toolkit.llm.models import LLMRequest, LLMResponse, Usage
+from toolkit.llm.pricing import PriceTable
+from toolkit.llm.scripted import ScriptedProvider
+
+REPO = Path(__file__).resolve().parents[2]
+GOOD = {"reasoning": "r", "result": True}
+
+
+def counting(monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> list[int]:
+    """Replace `module.name` with a wrapper that counts its calls; returns the counter."""
+    calls = [0]
+    original = getattr(module, name)
+
+    def wrapper(*args: object, **kwargs: object) -> object:
+        calls[0] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, wrapper)
+    return calls
+
+
+async def test_a_fresh_answer_is_validated_once_on_its_way_through_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolkit.llm import provider
+
+    checks = counting(monkeypatch, provider, "output_problems")
+    client = LLMClient(
+        ScriptedProvider(lambda r: GOOD),
+        cache=ResponseCache(tmp_path / "c.sqlite"),
+        cache_mode=CacheMode.RW,
+    )
+    await client.complete(verify_request("a"))
+    await client.aclose()
+    assert checks[0] == 1
+
+
+class UncheckedProvider:
+    """A provider that does not validate its own output (as a third-party one may not)."""
+
+    name = "unchecked"
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        return LLMResponse(text='{"result": "yes"}', parsed={"result": "yes"}, model=request.model)
+
+    def classify(self, error: BaseException) -> LLMError:
+        return LLMError(str(error), kind="unknown")
+
+
+async def test_an_answer_no_layer_validated_is_still_rejected_and_not_cached(
+    tmp_path: Path,
+) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    client = LLMClient(UncheckedProvider(), cache=cache, cache_mode=CacheMode.RW)
+    with pytest.raises(LLMError) as caught:
+        await client.complete(verify_request("a"))
+    assert caught.value.kind == "invalid_output"
+    await client.aclose()
+    assert ResponseCache(tmp_path / "c.sqlite").stats().entries == 0
+
+
+def test_a_mark_of_validation_holds_only_for_the_schema_it_was_checked_against() -> None:
+    response = LLMResponse(parsed={"result": "yes"})
+    response.mark_checked(VERDICT_SCHEMA)
+    assert response.checked_against(VERDICT_SCHEMA)
+    assert not response.checked_against(dict(VERDICT_SCHEMA))
+    assert response.model_copy(update={"cache_hit": True}).checked_against(VERDICT_SCHEMA)
+    assert "checked" not in response.model_dump_json()
+
+
+def test_a_shared_schema_is_compiled_once_however_often_it_validates(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    builds = counting(monkeypatch, schema_module, "strict_schema")
+    schema_module._compiled.cache_clear()
+    for value in range(50):
+        assert schema_module.output_problems({"n": value}, schema) == []
+    assert schema_module.output_problems({"n": "x"}, schema) != []
+    assert builds[0] == 1
+
+
+def test_an_equal_schema_in_another_object_shares_the_compiled_validator(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    builds = counting(monkeypatch, schema_module, "strict_schema")
+    schema_module._compiled.cache_clear()
+    for _ in range(3):
+        fresh = {"type": "object", "properties": {"m": {"type": "string"}}}
+        assert schema_module.output_problems({"m": 1}, fresh) != []
+    assert builds[0] == 1
+
+
+def test_each_model_is_priced_by_prefix_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolkit.llm import pricing
+
+    scans = counting(monkeypatch, pricing, "_is_family")
+    table = PriceTable()
+    usage = Usage(input_tokens=1_000_000)
+    first = table.cost("o4-mini-2025-04-16", usage)
+    scanned = scans[0]
+    for _ in range(100):
+        assert table.cost("o4-mini-2025-04-16", usage) == first
+    assert scans[0] == scanned
+    assert first == table.prices["o4-mini"].input
+
+
+async def test_the_ledger_file_is_opened_once_for_many_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opens = counting(monkeypatch, Path, "open")
+    ledger = Ledger(tmp_path / "ledger.jsonl", PriceTable())
+    client = LLMClient(ScriptedProvider(lambda r: GOOD), ledger=ledger)
+    await asyncio.gather(*(client.complete(verify_request(str(i))) for i in range(20)))
+    await client.aclose()
+    assert opens[0] == 1
+    assert len((tmp_path / "ledger.jsonl").read_text().splitlines()) == 20
+
+
+async def test_a_closed_ledger_reopens_and_appends(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "ledger.jsonl", PriceTable())
+    client = LLMClient(ScriptedProvider(lambda r: GOOD), ledger=ledger)
+    await client.complete(verify_request("a"))
+    await client.aclose()
+    await client.complete(verify_request("b"))
+    ledger.close()
+    assert len((tmp_path / "ledger.jsonl").read_text().splitlines()) == 2
+
+
+KILLED_WRITER = """
+import asyncio, os, signal, sys
+from pathlib import Path
+from toolkit.llm.client import LLMClient
+from toolkit.llm.ledger import Ledger
+from toolkit.llm.pricing import PriceTable
+from toolkit.llm.scripted import ScriptedProvider
+from tests.llm.conftest import verify_request
+
+async def main():
+    ledger = Ledger(Path(sys.argv[1]), PriceTable())
+    client = LLMClient(ScriptedProvider(lambda r: {"reasoning": "r", "result": True}), ledger=ledger)
+    for i in range(int(sys.argv[2])):
+        await client.complete(verify_request(str(i)))
+    os.kill(os.getpid(), signal.SIGKILL)  # no close, no exit handlers, no buffer flush
+
+asyncio.run(main())
+"""
+
+
+def test_a_killed_process_loses_no_ledger_row(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_WRITER, str(path), "37"], env=env, cwd=REPO, check=False
+    )
+    assert done.returncode == -signal.SIGKILL
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(rows) == 37 and all(row["purpose"] == "verify" for row in rows)
+
+
+async def test_concurrent_misses_are_all_on_disk_when_their_calls_return(tmp_path: Path) -> None:
+    client = LLMClient(
+        ScriptedProvider(lambda r: GOOD),
+        cache=ResponseCache(tmp_path / "c.sqlite"),
+        cache_mode=CacheMode.RW,
+    )
+    await asyncio.gather(*(client.complete(verify_request(str(i))) for i in range(30)))
+    other = ResponseCache(tmp_path / "c.sqlite")  # another process's view, before any close
+    assert other.stats().entries == 30
+    other.close()
+    await client.aclose()
+
+
+async def test_an_answer_being_stored_is_already_served_as_a_hit(tmp_path: Path) -> None:
+    provider = ScriptedProvider(lambda r: GOOD)
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    client = LLMClient(provider, cache=cache, cache_mode=CacheMode.RW)
+    first = await client.complete(verify_request("a"))
+    again = await client.complete(verify_request("a"))
+    assert not first.cache_hit and again.cache_hit and len(provider.calls) == 1
+    await client.aclose()
+
+
+async def test_a_failed_store_fails_the_call_that_paid_for_the_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+
+    def broken(db: object, item: object) -> None:
+        raise CacheError(tmp_path / "c.sqlite", "disk I/O error")
+
+    monkeypatch.setattr(cache, "_insert", broken)
+    client = LLMClient(ScriptedProvider(lambda r: GOOD), cache=cache, cache_mode=CacheMode.RW)
+    with pytest.raises(CacheError, match="disk I/O error"):
+        await client.complete(verify_request("a"))
+    await client.aclose()

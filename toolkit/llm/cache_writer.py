@@ -1,0 +1,104 @@
+"""Group commit for the response cache: answers are stored by a background thread, every
+answer queued meanwhile in one transaction, so concurrent LLM calls neither queue behind one
+write lock nor block the event loop on SQLite.
+
+Invariants: `submit` returns a future that is done once the answer is committed (or failed), so
+a caller that awaits it has its paid answer on disk before it goes on, as a direct write would;
+a queued answer is served to lookups of this process at once (`pending`); `flush` returns once
+everything queued before it is written. The thread starts on the first answer and waits for
+more until `close`; it is a daemon, since nothing is left to write at exit once every caller
+awaited its answer's future.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import NamedTuple
+
+from toolkit.llm.models import LLMRequest, LLMResponse
+
+
+class PendingWrite(NamedTuple):
+    """One answer to store: `replace` an existing entry or not; `checked` against its schema."""
+
+    key: str
+    request: LLMRequest
+    response: LLMResponse
+    replace: bool
+    checked: bool
+
+
+class WriteBehind:
+    """Queues `PendingWrite`s and hands them, in batches, to `write` on a background thread."""
+
+    def __init__(self, write: Callable[[list[PendingWrite]], None], name: str) -> None:
+        self._write = write
+        self._name = name
+        self._cond = threading.Condition()
+        self._queued: dict[str, PendingWrite] = {}
+        self._waiters: list[Future[None]] = []
+        self._writing: dict[str, PendingWrite] = {}
+        self._thread: threading.Thread | None = None
+        self._closing = False
+
+    def submit(self, item: PendingWrite) -> Future[None]:
+        """Queue `item` (an entry already queued for its key is kept unless `item.replace`);
+        the future is done when it is committed, or holds the error that stopped the write."""
+        done: Future[None] = Future()
+        with self._cond:
+            if item.replace or item.key not in self._queued:
+                self._queued[item.key] = item
+            self._waiters.append(done)
+            self._cond.notify_all()
+            if self._thread is None:
+                self._closing = False
+                self._thread = threading.Thread(target=self._drain, name=self._name, daemon=True)
+                self._thread.start()
+        return done
+
+    def pending(self, key: str) -> PendingWrite | None:
+        """The answer queued or being written under `key`, if any."""
+        with self._cond:
+            return self._queued.get(key) or self._writing.get(key)
+
+    def flush(self) -> None:
+        """Wait until everything queued so far is written (or failed)."""
+        with self._cond:
+            while self._thread is not None and (self._queued or self._writing):
+                self._cond.wait()
+
+    def close(self) -> None:
+        """Write what is queued, then stop the thread (a later `submit` starts another)."""
+        with self._cond:
+            thread, self._closing = self._thread, True
+            self._cond.notify_all()
+        if thread is not None:
+            thread.join()
+
+    def _drain(self) -> None:
+        while True:
+            with self._cond:
+                while not self._queued and not self._closing:
+                    self._cond.wait()
+                if not self._queued:
+                    self._thread = None
+                    self._cond.notify_all()
+                    return
+                self._writing, self._queued = self._queued, {}
+                waiters, self._waiters = self._waiters, []
+                batch = list(self._writing.values())
+            error: BaseException | None = None
+            try:
+                self._write(batch)
+            except BaseException as exc:  # handed to every caller waiting on this batch
+                error = exc
+            with self._cond:
+                self._writing = {}
+                self._cond.notify_all()
+            for waiter in waiters:
+                if error is None:
+                    waiter.set_result(None)
+                else:
+                    waiter.set_exception(error)

@@ -1,0 +1,43 @@
+"""The usage totals a command reports in its `LLM:` line, kept apart from the ledger so a
+command that made no LLM call can print the line without loading the LLM layer."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class UsageSummary(BaseModel):
+    """Totals over a ledger, for the end-of-command line and review records."""
+
+    calls: int = 0
+    cached: int = 0
+    errors: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    saved_usd: float = 0.0
+    estimated_usd: float = 0.0
+    unpriced_models: list[str] = Field(default_factory=list)
+
+    def line(self) -> str:
+        """E.g. 'LLM: 412 calls, 388 cached, 1.2M in / 80k out tokens, $0.94; saved $6.10'."""
+        text = (
+            f"LLM: {self.calls} calls, {self.cached} cached, {_tokens(self.input_tokens)} in / "
+            f"{_tokens(self.output_tokens)} out tokens, ${self.cost_usd:.2f}; "
+            f"saved ${self.saved_usd:.2f}"
+        )
+        if self.estimated_usd:
+            text += f" (replayed fixtures, no model called; estimate if live: ${self.estimated_usd:.2f})"
+        if self.errors:
+            text += f"; {self.errors} failed"
+        if self.unpriced_models:
+            text += f"; no price for {', '.join(self.unpriced_models)}"
+        return text
+
+
+def _tokens(count: int) -> str:
+    if count >= 1_000_000:
+        return f"{count / 1_000_000:.1f}M"
+    if count >= 1_000:
+        return f"{count / 1_000:.0f}k"
+    return str(count)

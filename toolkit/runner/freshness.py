@@ -1,0 +1,207 @@
+"""Which stored results still hold: the judges a run may use, the fresh-result test, and the
+report of a run that has nothing to redo.
+
+The scheduler keeps a stored result exactly when `fresh_result` says so. `judgegen run` asks
+`fresh_run` first: when every answer already has a fresh result, the run is answered from the
+results folder alone — no executor, no sandbox, no LLM client, no judge runtime imported.
+Anything else (a result to redo, a file to repair) returns None and the scheduler does the run.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from toolkit.runner.approval import approval_problem_for
+from toolkit.runner.fingerprint import (
+    Fingerprint,
+    judge_templates_sha256,
+    make_fingerprint,
+    pages_unchanged,
+)
+from toolkit.runner.inputs import AnswerInput
+from toolkit.runner.metrics import SkippedJudge, compute_summary
+from toolkit.runner.report import Progress, RunReport
+from toolkit.runner.results import (
+    SUMMARY_FILE,
+    EvaluationResult,
+    ResultStore,
+    score_file_path,
+)
+from toolkit.util.files import write_atomic
+from toolkit.util.hashing import sha256_bytes
+
+
+class JudgePolicy(Protocol):
+    """Where the judges and their approvals live, and whether unapproved judges may run."""
+
+    judges_dir: Path
+    reviews_dir: Path
+    include_unreviewed: bool
+
+
+class FreshnessOptions(JudgePolicy, Protocol):
+    """What deciding freshness needs of a run's options (`RunOptions` has it)."""
+
+    results_dir: Path
+    backend_spec: str | None
+
+
+@dataclass
+class JudgeInfo:
+    """The judge that serves one task, and whether it may run."""
+
+    task_id: str
+    path: Path
+    sha256: str | None
+    problem: str | None = None
+    unreviewed: bool = False
+    source: str | None = None
+    missing: bool = False
+
+
+def resolve_judges(task_ids: Iterable[str], options: JudgePolicy) -> dict[str, JudgeInfo]:
+    """The judge of each task, read once, with the reason it may not run (missing, unreviewed,
+    changed, not UTF-8)."""
+    judges: dict[str, JudgeInfo] = {}
+    for task_id in sorted(set(task_ids)):
+        path = (Path(options.judges_dir) / f"{task_id}.py").resolve()
+        if not path.is_file():
+            judges[task_id] = JudgeInfo(task_id, path, None, f"no judge at {path}", missing=True)
+            continue
+        data = path.read_bytes()  # read once: these bytes are checked, hashed and run
+        info = JudgeInfo(task_id, path, sha256_bytes(data))
+        try:
+            info.source = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            info.problem = f"{path} is not UTF-8 ({exc}); save it as UTF-8"
+            judges[task_id] = info
+            continue
+        problem = approval_problem_for(info.sha256 or "", options.reviews_dir, task_id)
+        if problem and options.include_unreviewed:
+            info.unreviewed = True
+        elif problem:
+            info.problem = f"{problem}; run `judgegen approve {task_id}` or --include-unreviewed"
+        judges[task_id] = info
+    return judges
+
+
+def skipped_judges(judges: dict[str, JudgeInfo]) -> list[SkippedJudge]:
+    """The judges that may not run, and why."""
+    return [
+        SkippedJudge(
+            task_id=j.task_id, reason=j.problem, kind="no_judge" if j.missing else "approval"
+        )
+        for j in judges.values()
+        if j.problem
+    ]
+
+
+def skips_answer(item: AnswerInput, judge: JudgeInfo | None) -> bool:
+    """An answer is skipped (not judged, not recorded) when its judge is missing or may not run;
+    a malformed input is still recorded."""
+    return not item.input_error and (judge is None or judge.problem is not None)
+
+
+async def fresh_result(
+    store: ResultStore, item: AnswerInput, fp: Fingerprint, pages: Any
+) -> EvaluationResult | None:
+    """The stored result of `item` if it still holds: computed from the same inputs (`fp`),
+    not incomplete, and every page it read (or found missing) is as it was in `pages`."""
+    stored = store.read(item.agent_name, item.task_id, item.answer_name)
+    if stored is None or stored.status == "incomplete" or not stored.fingerprint.same_inputs(fp):
+        return None
+    reads = stored.fingerprint.pages
+    if reads is not None and not await pages_unchanged(reads, pages):
+        return None
+    return stored
+
+
+def needs_repair(stored: EvaluationResult, item: AnswerInput, judge: JudgeInfo | None) -> bool:
+    """Whether a fresh result still needs a file written: its judge was approved since it ran
+    (the flag is cleared), or a trajectory's score file is missing."""
+    approved_since = stored.unreviewed_judge and judge is not None and not judge.unreviewed
+    traj = item.traj_dir
+    score_missing = (
+        traj is not None
+        and stored.status == "complete"
+        and not score_file_path(traj, item.task_id).exists()
+    )
+    return approved_since or score_missing
+
+
+def fingerprint_for(
+    item: AnswerInput,
+    judge: JudgeInfo | None,
+    backend: Any,
+    backend_spec: str | None,
+    templates_digest: str,
+) -> Fingerprint:
+    """The fingerprint the current judge and configuration give `item` (`backend` may be the
+    run's metering wrapper: its inner backend is the one identified)."""
+    return make_fingerprint(
+        judge_sha256=judge.sha256 if judge else None,
+        answer_sha256=item.answer_sha256,
+        backend=getattr(backend, "inner", backend),
+        backend_spec=backend_spec,
+        templates_digest=templates_digest,
+    )
+
+
+async def fresh_run(
+    inputs: list[AnswerInput],
+    *,
+    options: FreshnessOptions,
+    backend: Any,
+    pages: Any,
+    progress: Progress | None = None,
+) -> RunReport | None:
+    """The report of this run if it has nothing to redo — every answer that may be judged has a
+    fresh result needing no repair — with each agent's summary rewritten; else None (and
+    nothing reported to `progress` or written)."""
+    judges = resolve_judges((i.task_id for i in inputs), options)
+    store = ResultStore(options.results_dir)
+    digest = judge_templates_sha256()
+    report = RunReport(skipped_judges=skipped_judges(judges))
+    for item in inputs:
+        judge = judges.get(item.task_id)
+        if skips_answer(item, judge):
+            report.skipped_answers += 1
+            continue
+        fp = fingerprint_for(item, judge, backend, options.backend_spec, digest)
+        stored = await fresh_result(store, item, fp, pages)
+        if stored is None or needs_repair(stored, item, judge):
+            return None
+        report.reused += 1
+        report.results.append(stored)
+        if item.input_error:
+            report.input_errors.append(stored)
+    for agent in sorted({i.agent_name for i in inputs}):
+        store.remove_stray_temp_files(agent)
+    for result in report.results:
+        if progress is not None:
+            progress("reused", result)
+    write_summaries(store, inputs, report, include_unreviewed=options.include_unreviewed)
+    return report
+
+
+def write_summaries(
+    store: ResultStore, inputs: list[AnswerInput], report: RunReport, *, include_unreviewed: bool
+) -> None:
+    """Compute and write the summary of every agent among `inputs`, over all its results."""
+    tasks_by_agent: dict[str, set[str]] = defaultdict(set)
+    for item in inputs:
+        tasks_by_agent[item.agent_name].add(item.task_id)
+    for agent, tasks in sorted(tasks_by_agent.items()):
+        skipped = [s for s in report.skipped_judges if s.task_id in tasks]
+        summary = compute_summary(
+            agent,
+            store.iter_agent(agent),
+            skipped_judges=skipped,
+            include_unreviewed=include_unreviewed,
+        )
+        write_atomic(store.root / agent / SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
+        report.summaries[agent] = summary
