@@ -11,12 +11,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from functools import lru_cache
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolkit.awaitables import resolve
-from toolkit.llm.models import LLMRequest, LLMResponse, Message, RequestMeta, SystemBlock
+
+if TYPE_CHECKING:  # the LLM layer loads with LLMBackend's first request: judges never need it
+    from toolkit.llm.models import LLMRequest, LLMResponse
 
 DEFAULT_JUDGE_MODEL = "o4-mini"
 UNAVAILABLE_REASON = (
@@ -176,6 +178,7 @@ class LLMBackend:
         if request.source is not None and request.source_text is None:
             return {}
         from prompts import render
+        from toolkit.llm.models import LLMRequest, Message, RequestMeta, SystemBlock
 
         name = "extract_answer" if request.source is None else "extract_page"
         text = render(
@@ -203,6 +206,7 @@ class LLMBackend:
         if request.source_missing:
             return Verdict(passed=False, reasoning=UNAVAILABLE_REASON)
         from prompts import render
+        from toolkit.llm.models import LLMRequest, Message, RequestMeta, SystemBlock
 
         name = "verify_page" if request.sources else "verify_plain"
         text = render(

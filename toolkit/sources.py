@@ -57,9 +57,10 @@ class SourceChecker:
     """Checks claims against the pages of one evaluation; appends the cited pages the store
     lacks to `missing` (the evaluation's list, shared).
 
-    A page source that attaches pages where they live (the sandbox's, whose store is in the
-    parent) offers `verify_page` / `extract_page`; the request then travels with the URL
-    only. Any other source is read here (`verify_on_page`, `extract_from_page`).
+    A page source whose store lives elsewhere (the sandbox's, in the parent) offers
+    `verify_sources` / `extract_page`: the request travels with the URLs only, and the
+    parent attaches the pages and checks the waves itself, with this same class, so a
+    sandboxed judge makes exactly the calls an in-process one makes.
     """
 
     def __init__(self, backend: JudgingBackend, pages: PageSource, missing: list[str]) -> None:
@@ -84,6 +85,12 @@ class SourceChecker:
         when no cited page supports the claim)."""
         if not urls:
             return await self.backend.verify(plain), None
+        remote = getattr(self.pages, "verify_sources", None)
+        if remote is not None:
+            verdict, used, missing = await remote(plain, urls)
+            for url in missing:
+                self._note(url, True)
+            return verdict, used
         if len(urls) == 1:
             verdict = await self.check(plain, urls[0])
             return verdict, urls[0] if verdict.passed else None
@@ -102,11 +109,7 @@ class SourceChecker:
 
     async def check(self, plain: VerifyRequest, url: str) -> Verdict:
         """`plain` checked against the page at `url` (one source per request)."""
-        remote = getattr(self.pages, "verify_page", None)
-        if remote is not None:
-            verdict, missing = await remote(plain, url)
-        else:
-            verdict, missing = await verify_on_page(self.backend, self.pages, plain, url)
+        verdict, missing = await verify_on_page(self.backend, self.pages, plain, url)
         self._note(url, missing)
         return verdict
 

@@ -137,7 +137,7 @@ async def test_the_parent_attaches_cited_pages_and_the_answer(recorded_calls: li
     assert outcome.status == "complete", outcome.errors
     sent = json.dumps([call.payload for call in recorded_calls])
     assert "unique-answer-marker" not in sent and "Paris is the capital of France." not in sent
-    assert {call.method for call in recorded_calls} == {"extract_page", "verify", "verify_page"}
+    assert {call.method for call in recorded_calls} == {"extract_page", "verify", "verify_sources"}
     page_extract = next(c for c in backend.calls if isinstance(c, ExtractRequest))
     assert page_extract.source == "https://a" and page_extract.source_text == PAGE_A
     assert page_extract.images == ["c2hvdA=="]
@@ -192,3 +192,22 @@ async def test_a_cancelled_wave_partner_is_cancelled_at_the_parent() -> None:
     assert outcome.status == "complete", outcome.errors
     assert stalled["cancelled_before_next_call"] is True
     assert outcome.summary["final_score"] == 1.0
+
+
+async def test_a_call_the_judge_stops_waiting_for_is_cancelled_at_the_parent() -> None:
+    seen: dict[str, Any] = {"cancelled": False}
+
+    async def verify(request: VerifyRequest) -> bool:
+        if request.claim == "slow claim":
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                seen["cancelled"] = True
+                raise
+        seen["cancelled_before_next_call"] = seen["cancelled"]
+        return True
+
+    async with WorkerPool(None, LIMITS, ScriptedBackend(verify=verify)) as pool:
+        outcome = await asyncio.wait_for(pool.evaluate(job("gives_up")), timeout=15)
+    assert outcome.summary is not None, outcome.errors
+    assert seen["cancelled_before_next_call"] is True

@@ -32,7 +32,7 @@ from toolkit.sandbox.protocol import (
     encode,
     read_message,
 )
-from toolkit.sources import NoPages, extract_from_page, verify_on_page
+from toolkit.sources import NoPages, SourceChecker, extract_from_page
 from toolkit.util.redact import redact
 
 ToolProvider = Callable[..., Awaitable[Any] | Any]
@@ -100,10 +100,11 @@ class Broker:
             request = _request(ExtractRequest, payload["request"], answer)
             raw, missing = await extract_from_page(self.backend, pages, request, payload["url"])
             return {"result": _extraction(raw), "missing": missing}
-        if method == "verify_page":
+        if method == "verify_sources":
             request = _request(VerifyRequest, payload["request"], answer)
-            verdict, missing = await verify_on_page(self.backend, pages, request, payload["url"])
-            return {"verdict": _verdict(verdict), "missing": missing}
+            checker = SourceChecker(self.backend, pages, missing=[])
+            verdict, used = await checker.decide(request, [str(url) for url in payload["urls"]])
+            return {"verdict": _verdict(verdict), "used": used, "missing": checker.missing}
         if method == "page_get":
             return await resolve(pages.get(str(payload["url"])))
         if method == "page_screenshot":

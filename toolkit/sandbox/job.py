@@ -153,7 +153,7 @@ class BrokerBackend:
 
 class BrokerPages:
     """The parent's page store, seen from the job: claims and extractions are sent with the
-    page's URL and the parent attaches the page; `get` (and `screenshot` when the store has
+    pages' URLs and the parent attaches the pages; `get` (and `screenshot` when the store has
     screenshots) read a page for judges that look at one themselves."""
 
     def __init__(self, channel: Channel, answer: str, screenshots: bool) -> None:
@@ -168,11 +168,17 @@ class BrokerPages:
     async def _screenshot(self, url: str) -> str | None:
         return await self._channel.call("page_screenshot", {"url": url})
 
-    async def verify_page(self, request: VerifyRequest, url: str) -> tuple[Verdict, bool]:
-        """(the verdict on `request` against the page at `url`, whether the page is missing)."""
-        payload = {"request": _payload(request, self._answer), "url": url}
-        result = await self._channel.call("verify_page", payload)
-        return Verdict.model_validate(result["verdict"]), bool(result["missing"])
+    async def verify_sources(
+        self, request: VerifyRequest, urls: list[str]
+    ) -> tuple[Verdict, str | None, list[str]]:
+        """(the verdict on `request` against the cited pages `urls`, the URL that supported
+        it, the cited pages that are missing): the parent checks them as an in-process
+        judge would (`toolkit.sources.SourceChecker.decide`)."""
+        payload = {"request": _payload(request, self._answer), "urls": urls}
+        result = await self._channel.call("verify_sources", payload)
+        used = result["used"]
+        missing = [str(url) for url in result["missing"]]
+        return Verdict.model_validate(result["verdict"]), used, missing
 
     async def extract_page(self, request: ExtractRequest, url: str) -> tuple[Any, bool]:
         """(the extraction from the page at `url`, whether the page is missing)."""

@@ -379,6 +379,7 @@ class WorkerPool:
             message = f"the judge did not finish within {limits.timeout_s:g} s and was killed"
             return self._lost(job, message, begin, "timeout", "Timeout")
         except (ProtocolError, OSError) as exc:
+            await server.kill_job(job_id)
             return self._lost(job, f"the judge worker failed: {exc}", begin)
         except BaseException:
             await server.kill_job(job_id)

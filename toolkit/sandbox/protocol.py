@@ -27,7 +27,7 @@ _HEADER = struct.Struct(">I")
 WITH_ANSWER = "with_answer"  # Call payload key: request fields the parent fills with the answer
 
 CallMethod = Literal[
-    "extract", "verify", "extract_page", "verify_page", "page_get", "page_screenshot", "tool"
+    "extract", "verify", "extract_page", "verify_sources", "page_get", "page_screenshot", "tool"
 ]
 
 
