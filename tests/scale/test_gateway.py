@@ -101,3 +101,33 @@ def test_page_reads_go_to_the_gateway_page_store(tmp_path: Path) -> None:
     assert asyncio.run(pages.get("https://python.org")) == "Python 3.10 was released."
     assert asyncio.run(pages.get("https://example.org")) is None
     assert not hasattr(pages, "screenshot")  # the store offers none, so neither does the node
+
+
+def test_a_call_the_judge_gives_up_on_is_cancelled_at_the_gateway(tmp_path: Path) -> None:
+    """A cancelled forwarded call is cancelled at the gateway too, not left spending there."""
+    started_call, cancelled = asyncio.Event(), []
+
+    class Slow:
+        model = "slow"
+
+        async def extract(self, request: Any) -> dict[str, Any]:
+            return {}
+
+        async def verify(self, request: Any) -> Verdict:
+            started_call.set()
+            await asyncio.sleep(60)
+            return Verdict(passed=True)
+
+    gateway = Gateway(str(tmp_path), lambda: GatewayServices(backend=Slow(), identity="slow"))
+
+    async def give_up() -> None:
+        info = await gateway.start()
+        link = GatewayLink(Handle(gateway), info, cancel=lambda pending: cancelled.append(1))
+        check = asyncio.ensure_future(GatewayBackend(link).verify(VerifyRequest(claim="x")))
+        await started_call.wait()
+        check.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await check
+
+    asyncio.run(give_up())
+    assert cancelled == [1]

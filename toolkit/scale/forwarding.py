@@ -8,8 +8,10 @@ kind (a budget stop is still kind `budget`), as an `InfraError`: the node never 
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import itertools
+from collections.abc import Callable
 from typing import Any
 
 from toolkit.backends import ExtractRequest, Verdict, VerifyRequest
@@ -27,17 +29,31 @@ def _error_class(name: str) -> type[InfraError]:
 
 
 class GatewayLink:
-    """Sends broker calls to the gateway actor; one per node runner."""
+    """Sends broker calls to the gateway actor; one per node runner.
 
-    def __init__(self, gateway: Any, info: GatewayInfo) -> None:
+    `cancel` stops a call at the gateway (Ray's `ray.cancel`) when the judge gives up on it,
+    e.g. a claim's other page checks once one page supports it, so the gateway does not go on
+    spending on it, as a local run would not.
+    """
+
+    def __init__(
+        self, gateway: Any, info: GatewayInfo, cancel: Callable[[Any], None] | None = None
+    ) -> None:
         self.gateway = gateway
         self.info = info
+        self.cancel = cancel
         self._ids = itertools.count(1)
 
     async def call(self, method: CallMethod, payload: dict[str, Any]) -> Any:
         """The gateway's result for one call; its error re-raised as an `InfraError`."""
         call = Call(call_id=next(self._ids), method=method, payload=payload)
-        answer: GatewayReply = await self.gateway.handle.remote(call)
+        pending = self.gateway.handle.remote(call)
+        try:
+            answer: GatewayReply = await pending
+        except asyncio.CancelledError:
+            if self.cancel is not None:
+                self.cancel(pending)
+            raise
         meter = current_meter.get()
         if meter is not None:
             meter.usage = meter.usage + answer.usage

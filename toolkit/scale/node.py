@@ -47,8 +47,10 @@ class NodeRunner:
             if self._executor is None:
                 if self.gateway is None:
                     raise RuntimeError("this node runner has no gateway: it only captures pages")
+                import ray
+
                 info: GatewayInfo = await self.gateway.info.remote()
-                link = GatewayLink(self.gateway, info)
+                link = GatewayLink(self.gateway, info, cancel=ray.cancel)
                 settings = self.settings
                 self._executor = await self._stack.enter_async_context(
                     judge_executor(
