@@ -217,3 +217,14 @@ async def test_a_failed_store_fails_the_call_that_paid_for_the_answer(
     with pytest.raises(CacheError, match="disk I/O error"):
         await client.complete(verify_request("a"))
     await client.aclose()
+
+
+def test_sending_a_schema_does_not_wait_for_the_validator_library() -> None:
+    probe = (
+        "import sys; from toolkit.llm.schema import sent_schema; "
+        "strict = sent_schema({'type': 'object', 'properties': {'a': {'type': 'string'}}}); "
+        "print(strict['required'], 'jsonschema' in sys.modules)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+    assert done.stdout.split() == ["['a']", "False"]
