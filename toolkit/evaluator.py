@@ -294,23 +294,21 @@ class Evaluator:
         """
         if self.root is None:
             raise TreeError("Evaluator not initialized: call initialize() or Evaluator.create().")
-        if source is None:
-            text: str | None = self.answer
-            images: list[str] = []
-        else:
-            text, images = await self._sources().page(source)
         request = ExtractRequest.for_template(
             template_class,
             prompt=prompt,
             source=source,
-            source_text=text,
-            images=images,
+            source_text=self.answer if source is None else None,
             task_description=self.task_description,
             additional_instruction=additional_instruction,
             task_id=self.task_id,
         )
         try:
-            result = coerce_extraction(template_class, await self.backend.extract(request))
+            if source is None:
+                raw = await self.backend.extract(request)
+            else:  # the page is attached where the page store lives
+                raw = await self._sources().extract(request, source)
+            result = coerce_extraction(template_class, raw)
         except Exception as exc:
             self._record_error("extract", extraction_name, exc)
             raise

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from toolkit.awaitables import resolve
-from toolkit.backends import JudgingBackend, Verdict, VerifyRequest
+from toolkit.backends import ExtractRequest, JudgingBackend, Verdict, VerifyRequest
 from toolkit.urls import normalize_url
 
 # Cited pages checked at once for one claim. The chain of a claim whose k-th page supports it
@@ -55,21 +55,29 @@ def normalize_sources(sources: str | Sequence[str] | None) -> list[str]:
 
 class SourceChecker:
     """Checks claims against the pages of one evaluation; appends the cited pages the store
-    lacks to `missing` (the evaluation's list, shared)."""
+    lacks to `missing` (the evaluation's list, shared).
+
+    A page source that attaches pages where they live (the sandbox's, whose store is in the
+    parent) offers `verify_page` / `extract_page`; the request then travels with the URL
+    only. Any other source is read here (`verify_on_page`, `extract_from_page`).
+    """
 
     def __init__(self, backend: JudgingBackend, pages: PageSource, missing: list[str]) -> None:
         self.backend, self.pages, self.missing = backend, pages, missing
 
-    async def page(self, url: str) -> tuple[str | None, list[str]]:
-        """The text and screenshots of `url`, or (None, []) when the store lacks it."""
-        text = await resolve(self.pages.get(url))
-        if text is None:
-            if url not in self.missing:
-                self.missing.append(url)
-            return None, []
-        shot = getattr(self.pages, "screenshot", None)
-        image = await resolve(shot(url)) if shot else None
-        return text, [image] if image else []
+    def _note(self, url: str, missing: bool) -> None:
+        if missing and url not in self.missing:
+            self.missing.append(url)
+
+    async def extract(self, request: ExtractRequest, url: str) -> Any:
+        """The backend's extraction of `request` from the page at `url` (its raw result)."""
+        remote = getattr(self.pages, "extract_page", None)
+        if remote is not None:
+            raw, missing = await remote(request, url)
+        else:
+            raw, missing = await extract_from_page(self.backend, self.pages, request, url)
+        self._note(url, missing)
+        return raw
 
     async def decide(self, plain: VerifyRequest, urls: list[str]) -> tuple[Verdict, str | None]:
         """The verdict on `plain` and the URL that supported it (None for a plain check or
@@ -94,10 +102,43 @@ class SourceChecker:
 
     async def check(self, plain: VerifyRequest, url: str) -> Verdict:
         """`plain` checked against the page at `url` (one source per request)."""
-        text, images = await self.page(url)
-        return await self.backend.verify(
-            plain.model_copy(update={"sources": [url], "page_texts": [text], "images": images})
-        )
+        remote = getattr(self.pages, "verify_page", None)
+        if remote is not None:
+            verdict, missing = await remote(plain, url)
+        else:
+            verdict, missing = await verify_on_page(self.backend, self.pages, plain, url)
+        self._note(url, missing)
+        return verdict
+
+
+async def read_page(pages: PageSource, url: str) -> tuple[str | None, list[str]]:
+    """The text and screenshots of `url`, or (None, []) when the store lacks it."""
+    text = await resolve(pages.get(url))
+    if text is None:
+        return None, []
+    shot = getattr(pages, "screenshot", None)
+    image = await resolve(shot(url)) if shot else None
+    return text, [image] if image else []
+
+
+async def verify_on_page(
+    backend: JudgingBackend, pages: PageSource, plain: VerifyRequest, url: str
+) -> tuple[Verdict, bool]:
+    """(the backend's verdict on `plain` with the page at `url` attached, whether the page
+    is missing)."""
+    text, images = await read_page(pages, url)
+    update = {"sources": [url], "page_texts": [text], "images": images}
+    return await backend.verify(plain.model_copy(update=update)), text is None
+
+
+async def extract_from_page(
+    backend: JudgingBackend, pages: PageSource, request: ExtractRequest, url: str
+) -> tuple[Any, bool]:
+    """(the backend's extraction for `request` with the page at `url` attached, whether the
+    page is missing)."""
+    text, images = await read_page(pages, url)
+    update = {"source": url, "source_text": text, "images": images}
+    return await backend.extract(request.model_copy(update=update)), text is None
 
 
 async def _cancel(tasks: Sequence[asyncio.Future[Any]]) -> None:

@@ -128,6 +128,7 @@ async def _execute(
     maps: Callable[[], MapsProvider | None],
     timeout_s: float,
     sandbox: bool,
+    launch: Any = None,
 ) -> RunReport:
     """Answer the run from the results folder when nothing needs redoing; else build the
     backend and run the evaluations. Then close the LLM client (if any) whatever happened."""
@@ -140,7 +141,11 @@ async def _execute(
                 inputs, options=options, backend=judging.identity, pages=pages, progress=progress
             )
             if fresh is not None:
+                if launch is not None:
+                    launch.kill()
                 return fresh
+        if sandbox and launch is None:
+            launch = _launch_sandbox()
         from toolkit.runner.scheduler import run_evaluations
         from toolkit.sandbox.protocol import SandboxLimits
         from toolkit.tools.maps import maps_tools
@@ -154,9 +159,31 @@ async def _execute(
             tools=maps_tools(maps()),
             limits=SandboxLimits(timeout_s=timeout_s),
             progress=progress,
+            launch=launch,
         )
     finally:
         await judging.aclose()
+
+
+def _launch_sandbox() -> Any:
+    """Start the sandbox's fork server now, so it warms up during the rest of start-up
+    (None when it cannot start: the first evaluation then says why)."""
+    from toolkit.sandbox.launch import launch_sandbox
+
+    try:
+        return launch_sandbox()
+    except OSError:
+        return None
+
+
+def _has_results(results_dir: Path) -> bool:
+    """Whether the results folder holds anything (a fresh rerun is then possible, so the
+    sandbox is launched only once the freshness check says work remains)."""
+    try:
+        with os.scandir(results_dir) as entries:
+            return any(True for _ in entries)
+    except OSError:
+        return False
 
 
 def _maps_loader(spec: str | None) -> Callable[[], MapsProvider | None]:
@@ -183,8 +210,9 @@ def _maps_loader(spec: str | None) -> Callable[[], MapsProvider | None]:
 @click.option(
     "--jobs",
     type=click.IntRange(1, 256),
-    help="Evaluations in flight at most, each sandboxed one in its own worker process "
-    "[default: the LLM --concurrency, so sequential judges keep the model calls busy].",
+    help="Evaluations in flight at most, each sandboxed one in its own process forked from "
+    "one warm fork server [default: 4 x the LLM --concurrency, so sequential judges keep "
+    "every model slot busy].",
 )
 @click.option(
     "--judges",
@@ -290,8 +318,11 @@ def run(
     (or the results folder is busy with --no-wait); 3 an infrastructure failure (e.g.
     budget) stopped the run.
     """
+    launch = None
+    if not no_sandbox and judges.is_dir() and (overwrite or not _has_results(results)):
+        launch = _launch_sandbox()  # nothing can be fresh: warm the sandbox during start-up
     from generator.cli.run_outcome import print_outcome
-    from toolkit.runner.options import RunOptions
+    from toolkit.runner.options import RunOptions, default_jobs
 
     if not judges.is_dir():
         raise click.UsageError(f"no judges directory {judges} (use --judges DIR)")
@@ -315,7 +346,7 @@ def run(
         reviews_dir=reviews,
         include_unreviewed=include_unreviewed,
         overwrite=overwrite,
-        jobs=jobs or llm_settings.concurrency,
+        jobs=jobs or default_jobs(llm_settings.concurrency),
         backend_spec=judging.spec,
         require_sandbox=require_sandbox,
     )
@@ -332,6 +363,7 @@ def run(
                     maps=maps,
                     timeout_s=timeout_s,
                     sandbox=not no_sandbox,
+                    launch=launch,
                 )
             )
     except ResultsBusy as exc:

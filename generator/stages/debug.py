@@ -278,7 +278,7 @@ async def debug_stage(
     """Run `source` on every sample answer × verdict pattern, plus an identical all-pass rerun.
 
     `extraction` does the real extraction (None: every extraction is empty). Jobs run in one
-    sandboxed worker, or in this process with `isolation="in_process"` (tests, benches).
+    sandboxed job process, or in this process with `isolation="in_process"` (tests, benches).
     Called by `judgegen generate` and `judgegen check`.
     """
     report = DebugReport()

@@ -1,4 +1,5 @@
-"""A pool of sandboxed workers: bad judges end as incomplete outcomes, the others complete."""
+"""Sandboxed jobs forked from one fork server: bad judges end as incomplete outcomes, the
+others complete, and the jobs in flight follow the work, not a process count."""
 
 from __future__ import annotations
 
@@ -146,13 +147,13 @@ async def test_hostile_judges_end_incomplete_while_others_in_the_same_pool_compl
     assert all(o.errors for o in outcomes[: len(hostile)])
 
 
-async def test_a_worker_killed_from_outside_is_reported_and_replaced() -> None:
-    async with WorkerPool(1, SandboxLimits(timeout_s=3), backend()) as pool:
-        await pool.evaluate(job("normal"))  # workers start on demand: have one ready
+async def test_a_fork_server_killed_from_outside_is_reported_and_replaced() -> None:
+    async with WorkerPool(None, SandboxLimits(timeout_s=3), backend()) as pool:
+        await pool.evaluate(job("normal"))  # the fork server is ready
         running = asyncio.ensure_future(pool.evaluate(job("sleeps")))
         await asyncio.sleep(0.3)
-        for worker in list(pool._busy):
-            os.killpg(worker.process.pid, signal.SIGKILL)
+        assert pool.server is not None
+        os.killpg(pool.server.launch.process.pid, signal.SIGKILL)
         killed = await running
         after = await pool.evaluate(job("normal"))
     assert killed.status == "incomplete" and kinds(killed) == ["sandbox"]
@@ -160,7 +161,7 @@ async def test_a_worker_killed_from_outside_is_reported_and_replaced() -> None:
     assert after.status == "complete"
 
 
-async def test_pool_size_many_runs_evaluations_in_parallel() -> None:
+async def test_one_fork_server_runs_many_evaluations_at_once() -> None:
     in_flight = {"now": 0, "max": 0}
     everyone = asyncio.Event()
 
@@ -175,12 +176,14 @@ async def test_pool_size_many_runs_evaluations_in_parallel() -> None:
         return True
 
     limits = SandboxLimits(timeout_s=10)
-    async with WorkerPool(3, limits, ScriptedBackend(verify=verify)) as pool:
+    async with WorkerPool(None, limits, ScriptedBackend(verify=verify)) as pool:
         outcomes = await asyncio.gather(
             *(pool.evaluate(job("concurrent", f"answer_{i}")) for i in range(3))
         )
+        server = pool.server
     assert [o.status for o in outcomes] == ["complete"] * 3
     assert in_flight["max"] == 15
+    assert server is not None and server.launch.process.returncode is not None
 
 
 async def test_work_a_judge_leaves_behind_does_not_hold_its_outcome_back() -> None:
@@ -223,8 +226,9 @@ async def test_judge_that_calls_sys_exit_is_incomplete_with_its_partial_tree() -
     )
 
 
-async def test_workers_start_on_demand_not_all_at_once() -> None:
-    async with WorkerPool(4, FAST, backend()) as pool:
-        assert not pool._idle and not pool._busy
+async def test_the_fork_server_is_launched_on_entry_and_waited_for_by_the_first_job() -> None:
+    async with WorkerPool(None, FAST, backend()) as pool:
+        assert pool._launch is not None and pool.server is None
         outcome = await pool.evaluate(job("normal"))
-        assert outcome.status == "complete" and len(pool._idle) == 1
+        assert outcome.status == "complete" and pool.server is not None
+        assert pool.server.launch.process.returncode is None

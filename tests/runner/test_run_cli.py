@@ -232,16 +232,16 @@ def test_task_option_limits_the_run_to_named_tasks(work: Path) -> None:
     assert {k.split("/")[1] for k in result_files(work / "results")} == {"python_match"}
 
 
-def test_sandboxed_rerun_with_nothing_to_redo_starts_no_worker(
+def test_sandboxed_rerun_with_nothing_to_redo_runs_no_judge_process(
     work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert invoke(run_args(work, "--include-unreviewed", "--no-sandbox")).exit_code == 0
     from toolkit.sandbox import pool
 
-    async def no_worker(*args: object, **kwargs: object) -> None:
-        raise AssertionError("a worker was started for a run with nothing to do")
+    async def no_job(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a judge process was started for a run with nothing to do")
 
-    monkeypatch.setattr(pool.WorkerProcess, "start", no_worker)
+    monkeypatch.setattr(pool.ForkServer, "spawn", no_job)
     rerun = invoke(run_args(work, "--include-unreviewed"))
     assert rerun.exit_code == 0 and "11 up to date" in rerun.stderr
 

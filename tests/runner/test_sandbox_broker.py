@@ -214,7 +214,7 @@ async def test_broker_turns_exceptions_into_error_replies() -> None:
         raise InfraError("rate limited", kind="llm")
 
     broker = Broker(ScriptedBackend(verify=verify))
-    call = Call(job_id=1, call_id=7, method="verify", payload={"claim": "x"})
+    call = Call(call_id=7, method="verify", payload={"claim": "x"})
     reply = await broker.handle(call)
     assert reply.call_id == 7 and reply.result is None
     assert reply.error == {"type": "InfraError", "kind": "llm", "message": "rate limited"}
@@ -222,14 +222,12 @@ async def test_broker_turns_exceptions_into_error_replies() -> None:
 
 async def test_broker_answers_page_calls_without_a_page_source_as_missing() -> None:
     broker = Broker(ScriptedBackend())
-    reply = await broker.handle(Call(job_id=1, call_id=1, method="page_get", payload={"url": "u"}))
+    reply = await broker.handle(Call(call_id=1, method="page_get", payload={"url": "u"}))
     assert reply.error is None and reply.result is None
 
 
 def test_frames_round_trip_and_split_on_boundaries() -> None:
-    frames = encode(Reply(job_id=1, call_id=1, result={"a": 1})) + encode(
-        Reply(job_id=1, call_id=2, result=[1, 2])
-    )
+    frames = encode(Reply(call_id=1, result={"a": 1})) + encode(Reply(call_id=2, result=[1, 2]))
     buffer = FrameBuffer()
     bodies = buffer.feed(frames[:7]) + buffer.feed(frames[7:])
     assert [decode(body).call_id for body in bodies] == [1, 2]
@@ -238,7 +236,7 @@ def test_frames_round_trip_and_split_on_boundaries() -> None:
 
 def test_a_frame_with_another_protocol_version_is_rejected() -> None:
     with pytest.raises(ProtocolError, match="protocol version"):
-        decode(b'{"type": "reply", "version": 99, "job_id": 1, "call_id": 1}')
+        decode(b'{"type": "reply", "version": 99, "call_id": 1}')
 
 
 def test_an_oversized_frame_header_is_rejected() -> None:

@@ -9,6 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+JOBS_PER_LLM_SLOT = 4
+MAX_DEFAULT_JOBS = 256
+
+
+def default_jobs(llm_concurrency: int) -> int:
+    """Evaluations in flight by default: a few per LLM slot, so every slot stays busy while
+    some evaluations are between calls (starting, checking, writing their result)."""
+    return max(1, min(MAX_DEFAULT_JOBS, JOBS_PER_LLM_SLOT * llm_concurrency))
+
 
 @dataclass
 class RunOptions:
@@ -19,6 +28,6 @@ class RunOptions:
     reviews_dir: Path = Path("reviews")
     include_unreviewed: bool = False
     overwrite: bool = False
-    jobs: int = 4
+    jobs: int = default_jobs(8)
     backend_spec: str | None = None
     require_sandbox: bool = False

@@ -41,6 +41,7 @@ from toolkit.runner.results import (
 )
 from toolkit.runner.trust import trusted_outcome
 from toolkit.sandbox.broker import ToolProvider
+from toolkit.sandbox.launch import Launch
 from toolkit.sandbox.pool import REQUIRED_KIND
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits
 
@@ -283,16 +284,20 @@ async def run_evaluations(
     tools: Mapping[str, ToolProvider] | None = None,
     limits: SandboxLimits | None = None,
     progress: Progress = _noop,
+    launch: Launch | None = None,
 ) -> RunReport:
     """Evaluate `inputs` and write their results and each agent's summary.
 
     Judges run sandboxed (`isolation="in_process"` to run them here) with at most
-    `options.jobs` at a time, unless an `executor` is given. With
+    `options.jobs` at a time, unless an `executor` is given; `launch` is a fork server the
+    caller started early (`toolkit.sandbox.launch.launch_sandbox`). With
     `options.require_sandbox`, an evaluation missing a sandbox guard is incomplete and stops
     the run.
     """
     metered = backend if isinstance(backend, MeteredBackend) else MeteredBackend(backend)
     if executor is not None:
+        if launch is not None:
+            launch.kill()
         scheduler = Scheduler(
             backend=metered, executor=executor, options=options, progress=progress, pages=pages
         )
@@ -303,8 +308,8 @@ async def run_evaluations(
         pages=pages,
         tools=tools,
         limits=limits,
-        jobs=options.jobs,
         require_sandbox=options.require_sandbox,
+        launch=launch,
     ) as built:
         scheduler = Scheduler(
             backend=metered, executor=built, options=options, progress=progress, pages=pages

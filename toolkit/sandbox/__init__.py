@@ -1,6 +1,7 @@
-"""The sandbox: untrusted judges run in confined worker processes, talking to the parent's broker.
+"""The sandbox: untrusted judges run in confined job processes, talking to the parent's broker.
 
-`pool` (parent) starts workers wrapped by `isolation`; `worker` is the fork server inside the
-sandbox, `job` the process that runs one judge under `confinement`'s guards; `broker` answers
-the judge's LLM, page and tool calls in the parent; `protocol` is what crosses the boundary.
+`launch` starts the fork server (`worker`) wrapped by `isolation`; `pool` (parent) adopts it
+and, per evaluation, hands a fresh socket to it, and the fork server forks a `job` process
+that runs one judge under `confinement`'s guards and talks over that socket directly to the
+parent's `broker`; `protocol` is what crosses the boundary.
 """

@@ -1,12 +1,16 @@
-"""The parent side of the judge channel: answers a sandboxed judge's calls with real services.
+"""The parent side of a judge's channel: answers a sandboxed judge's calls with real services.
 
 The broker owns the judging backend (and so the keys, cache, rate limits and budget), the page
 source and the tool providers. A judge's process only ever sees the results, or an error
-reduced to its type, kind and (redacted) message, which the worker re-raises as `InfraError`.
+reduced to its type, kind and (redacted) message, which the job re-raises as `InfraError`.
+Cited pages are attached here: the judge names a URL, the broker reads the page and its
+screenshot and hands the backend the same request an in-process judge would have built.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -17,16 +21,45 @@ from toolkit.backends import ExtractRequest, JudgingBackend, Verdict, VerifyRequ
 from toolkit.errors import InfraError
 from toolkit.evaluator import PageSource
 from toolkit.runner.executors import ToolTable
-from toolkit.sandbox.protocol import Call, Reply
+from toolkit.sandbox.protocol import (
+    WITH_ANSWER,
+    Call,
+    Cancel,
+    EvalOutcome,
+    Outcome,
+    ProtocolError,
+    Reply,
+    encode,
+    read_message,
+)
+from toolkit.sources import NoPages, extract_from_page, verify_on_page
 from toolkit.util.redact import redact
 
 ToolProvider = Callable[..., Awaitable[Any] | Any]
+MAX_CALLS_IN_FLIGHT = 256  # per job: the parent stops reading a job's frames beyond this
 
 
 def _jsonable(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
     return value
+
+
+def _extraction(raw: Any) -> dict[str, Any]:
+    return raw.model_dump(mode="json") if isinstance(raw, BaseModel) else dict(raw or {})
+
+
+def _verdict(verdict: Any) -> dict[str, Any]:
+    return Verdict.model_validate(_jsonable(verdict)).model_dump(mode="json")
+
+
+def _request(model: type[BaseModel], payload: dict[str, Any], answer: str) -> Any:
+    """The request a job sent, with the answer put back where the job left it out."""
+    data = dict(payload)
+    for name in data.pop(WITH_ANSWER, None) or []:
+        if name in ("source_text", "answer"):
+            data[name] = answer
+    return model.model_validate(data)
 
 
 class Broker:
@@ -42,34 +75,110 @@ class Broker:
         self.pages = pages
         self.tools = ToolTable(tools or {})
 
-    async def handle(self, call: Call) -> Reply:
-        """Answer one call; every exception becomes an error reply, never a crash."""
+    async def handle(self, call: Call, answer: str = "") -> Reply:
+        """Answer one call of a job judging `answer`; every exception becomes an error reply."""
         try:
-            result = await self._dispatch(call.method, call.payload)
+            result = await self._dispatch(call.method, call.payload, answer)
         except Exception as exc:
             error = {
                 "type": type(exc).__name__,
                 "kind": getattr(exc, "kind", None) or "backend",
                 "message": redact(str(exc))[:2000],
             }
-            return Reply(job_id=call.job_id, call_id=call.call_id, error=error)
-        return Reply(job_id=call.job_id, call_id=call.call_id, result=_jsonable(result))
+            return Reply(call_id=call.call_id, error=error)
+        return Reply(call_id=call.call_id, result=_jsonable(result))
 
-    async def _dispatch(self, method: str, payload: dict[str, Any]) -> Any:
+    async def _dispatch(self, method: str, payload: dict[str, Any], answer: str) -> Any:
+        pages = self.pages if self.pages is not None else NoPages()
         if method == "extract":
-            raw = await self.backend.extract(ExtractRequest.model_validate(payload))
-            return raw.model_dump(mode="json") if isinstance(raw, BaseModel) else dict(raw or {})
+            return _extraction(
+                await self.backend.extract(_request(ExtractRequest, payload, answer))
+            )
         if method == "verify":
-            verdict = await self.backend.verify(VerifyRequest.model_validate(payload))
-            return Verdict.model_validate(_jsonable(verdict)).model_dump(mode="json")
+            return _verdict(await self.backend.verify(_request(VerifyRequest, payload, answer)))
+        if method == "extract_page":
+            request = _request(ExtractRequest, payload["request"], answer)
+            raw, missing = await extract_from_page(self.backend, pages, request, payload["url"])
+            return {"result": _extraction(raw), "missing": missing}
+        if method == "verify_page":
+            request = _request(VerifyRequest, payload["request"], answer)
+            verdict, missing = await verify_on_page(self.backend, pages, request, payload["url"])
+            return {"verdict": _verdict(verdict), "missing": missing}
         if method == "page_get":
-            if self.pages is None:
-                return None
-            return await resolve(self.pages.get(str(payload["url"])))
+            return await resolve(pages.get(str(payload["url"])))
         if method == "page_screenshot":
-            shot = getattr(self.pages, "screenshot", None)
+            shot = getattr(pages, "screenshot", None)
             return await resolve(shot(str(payload["url"]))) if shot else None
         if method == "tool":
             result = await self.tools.call(str(payload["name"]), dict(payload.get("args") or {}))
             return _jsonable(result)
         raise InfraError(f"unknown broker method '{method}'", kind="protocol")
+
+
+class JobSession:
+    """The parent's end of one job's channel: answers its calls concurrently (at most
+    `MAX_CALLS_IN_FLIGHT`), cancels those the judge gave up on, and keeps its outcome.
+
+    `run` returns at the end of the stream, or at the first frame that breaks the protocol
+    (then `protocol_error` says how); calls still running are cancelled by `close`.
+    """
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        broker: Broker,
+        answer: str,
+    ) -> None:
+        self.reader, self.writer, self.broker, self.answer = reader, writer, broker, answer
+        self.outcome: EvalOutcome | None = None
+        self.protocol_error: str | None = None
+        self.calls: dict[int, asyncio.Task[None]] = {}
+
+    async def run(self) -> None:
+        """Serve the job's frames until its stream ends or breaks the protocol."""
+        try:
+            while True:
+                if len(self.calls) >= MAX_CALLS_IN_FLIGHT:
+                    await asyncio.wait(set(self.calls.values()), return_when="FIRST_COMPLETED")
+                message = await read_message(self.reader)
+                if message is None:
+                    return
+                if isinstance(message, Call) and message.call_id not in self.calls:
+                    self._start(message)
+                elif isinstance(message, Cancel):
+                    running = self.calls.get(message.call_id)
+                    if running is not None:
+                        running.cancel()
+                elif isinstance(message, Outcome) and self.outcome is None:
+                    self.outcome = message.outcome
+                else:
+                    raise ProtocolError(f"unexpected '{message.type}' message from the job")
+        except ProtocolError as exc:
+            self.protocol_error = str(exc)
+        except OSError:
+            return  # reset: the job ended with replies unread (how it ended comes from JobEnd)
+
+    def _start(self, call: Call) -> None:
+        task = asyncio.ensure_future(self._answer(call))
+        self.calls[call.call_id] = task
+        task.add_done_callback(lambda _: self.calls.pop(call.call_id, None))
+
+    async def _answer(self, call: Call) -> None:
+        reply = await self.broker.handle(call, self.answer)
+        try:
+            frame = encode(reply)
+        except (ProtocolError, ValueError, TypeError) as exc:
+            error = {"type": type(exc).__name__, "kind": "broker", "message": str(exc)[:500]}
+            frame = encode(Reply(call_id=call.call_id, error=error))
+        with contextlib.suppress(OSError, ConnectionError, RuntimeError):
+            self.writer.write(frame)
+            await self.writer.drain()
+
+    async def close(self) -> None:
+        """Cancel the calls still running and close the channel."""
+        running = list(self.calls.values())
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        self.writer.close()

@@ -15,9 +15,10 @@ import re
 import resource
 import socket
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from toolkit.sandbox.protocol import SandboxLimits
+if TYPE_CHECKING:
+    from toolkit.sandbox.protocol import SandboxLimits
 
 # -- the audit-hook guard (clear errors for the usual ways out) ------------------------------
 

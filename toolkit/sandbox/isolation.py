@@ -10,7 +10,6 @@ sandbox seccomp filter. Judge bytes arrive over the worker's socket, never from 
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import shutil
@@ -32,6 +31,10 @@ _SECRET_NAME = re.compile(
 )
 _SYSTEM_LIBRARIES = ("/usr/lib", "/usr/lib64", "/lib", "/lib64", "/etc/ld.so.cache")
 _PROJECT_PACKAGES = ("toolkit", "prompts")
+_NO_BWRAP = (
+    "bubblewrap (`bwrap`) not found: judge workers run without namespaces or a file-system "
+    "allow-list (install the `bubblewrap` package)"
+)
 
 
 def package_root() -> Path:
@@ -138,6 +141,14 @@ class Isolation:
         return [*args, "--"]
 
 
+def assumed_isolation(network: bool = False) -> Isolation:
+    """Bubblewrap when it is installed, without trying it first (a launch that fails under
+    it falls back to `probe_isolation`, which says why)."""
+    if shutil.which("bwrap") is None:
+        return Isolation(network=network, warning=_NO_BWRAP)
+    return Isolation(bwrap=shutil.which("bwrap"), network=network)
+
+
 def hidden_probes(probe_file: str) -> list[str]:
     """Host paths a confined worker must not see: `probe_file` (in the host's temp dir) and
     an entry of the runner's home and working directory that is not on the allow-list."""
@@ -157,6 +168,8 @@ def hidden_probes(probe_file: str) -> list[str]:
 
 
 async def _command_works(command: list[str]) -> tuple[bool, str]:
+    import asyncio  # here, not at the top: the early launch of the sandbox does not need it
+
     try:
         process = await asyncio.create_subprocess_exec(
             *command,
@@ -178,11 +191,7 @@ async def probe_isolation(network: bool = False) -> Isolation:
     """Check bubblewrap works here; otherwise an `Isolation` without it and a warning."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
-        return Isolation(
-            network=network,
-            warning="bubblewrap (`bwrap`) not found: judge workers run without namespaces or "
-            "a file-system allow-list (install the `bubblewrap` package)",
-        )
+        return Isolation(network=network, warning=_NO_BWRAP)
     isolation = Isolation(bwrap=bwrap, network=network)
     ok, why = await _command_works(isolation.command({}, 1 << 20, None))
     if ok:

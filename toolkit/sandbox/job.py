@@ -1,8 +1,13 @@
-"""The job process: one judge run on one answer, under the guards, talking to the broker.
+"""The job process: one judge run on one answer, under the guards, talking to the parent.
 
-Forked by the worker (`toolkit.sandbox.worker`) for each job, it applies the per-job limits and
-guards (`toolkit.sandbox.confinement`), then runs the judge through `toolkit.runner.judging`
-with proxies whose calls travel over its socket to the parent's broker, and sends its outcome.
+Forked by the fork server (`toolkit.sandbox.worker`) for each job, it applies the per-job
+limits and guards (`toolkit.sandbox.confinement`), reads its job from its own channel to the
+parent, runs the judge through `toolkit.runner.judging` with proxies whose calls go straight
+to the parent's broker, and sends its outcome on the same channel.
+
+The proxies send only what the parent lacks: a cited page travels as its URL (the parent
+attaches its text and screenshot), and the answer, which the parent already has, is never
+sent back inside a request.
 """
 
 from __future__ import annotations
@@ -23,13 +28,16 @@ from toolkit.runner.judging import evaluate_job, load_bound_judge, with_errors
 from toolkit.runner.loader import Judge
 from toolkit.sandbox.confinement import Guard, apply_job_limits
 from toolkit.sandbox.protocol import (
+    WITH_ANSWER,
     Call,
     CallMethod,
+    Cancel,
     EvalOutcome,
     JobStart,
     Outcome,
     ProtocolError,
     Reply,
+    Spawn,
     encode,
     error_dict,
     read_message,
@@ -45,15 +53,15 @@ def _reply_error(error: dict[str, Any]) -> InfraError:
 
 
 class Channel:
-    """The job's side of the broker channel: concurrent calls multiplexed by call id."""
+    """The job's side of its channel to the parent: concurrent calls multiplexed by call id.
 
-    def __init__(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, job_id: int
-    ) -> None:
-        self._reader, self._writer, self.job_id = reader, writer, job_id
+    A call the judge stops waiting for (cancelled) is cancelled at the parent too.
+    """
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader, self._writer = reader, writer
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._ids = itertools.count(1)
-        self._lock = asyncio.Lock()
         self._reader_task: asyncio.Task[None] | None = None
         self._closed: str | None = None
 
@@ -69,18 +77,20 @@ class Channel:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[call_id] = future
         try:
-            message = Call(job_id=self.job_id, call_id=call_id, method=method, payload=payload)
-            await self.send(message)
+            await self.send(Call(call_id=call_id, method=method, payload=payload))
             return await future
+        except asyncio.CancelledError:
+            if (future.cancelled() or not future.done()) and not self._closed:
+                with contextlib.suppress(OSError, RuntimeError):
+                    self._writer.write(encode(Cancel(call_id=call_id)))
+            raise
         finally:
             self._pending.pop(call_id, None)
 
     async def send(self, message: Call | Outcome) -> None:
-        """Write one frame (frames never interleave)."""
-        frame = encode(message)
-        async with self._lock:
-            self._writer.write(frame)
-            await self._writer.drain()
+        """Write one frame (a frame is written whole, so frames never interleave)."""
+        self._writer.write(encode(message))
+        await self._writer.drain()
 
     async def _read_replies(self) -> None:
         reason = "the parent closed the channel"
@@ -104,42 +114,50 @@ class Channel:
         else:
             future.set_result(reply.result)
 
-    async def close(self) -> None:
-        """Flush and close the channel."""
-        if self._reader_task is not None:
-            self._reader_task.cancel()
-        with contextlib.suppress(OSError):
-            self._writer.close()
-            await self._writer.wait_closed()
+
+def _payload(request: ExtractRequest | VerifyRequest, answer: str) -> dict[str, Any]:
+    """The request as JSON, without its template class and without fields holding the
+    answer (the parent fills those back in from the job it sent)."""
+    exclude = {"template_class"}
+    filled = [name for name in ("source_text", "answer") if getattr(request, name, None) == answer]
+    payload = request.model_dump(mode="json", exclude=exclude | set(filled))
+    if filled:
+        payload[WITH_ANSWER] = filled
+    return payload
 
 
 class BrokerBackend:
     """A `JudgingBackend` whose requests travel to the parent's real backend."""
 
     def __init__(
-        self, channel: Channel, model: str | None = None, extract_model: str | None = None
+        self,
+        channel: Channel,
+        answer: str,
+        model: str | None = None,
+        extract_model: str | None = None,
     ) -> None:
-        self._channel = channel
+        self._channel, self._answer = channel, answer
         self.model = model
         self.extract_model = extract_model
 
     async def extract(self, request: ExtractRequest) -> dict[str, Any]:
-        """Send the request without its template class; the Evaluator validates the dict."""
-        payload = request.model_dump(mode="json", exclude={"template_class"})
-        result = await self._channel.call("extract", payload)
+        """Send the request; the Evaluator validates the dict against its template."""
+        result = await self._channel.call("extract", _payload(request, self._answer))
         return result if isinstance(result, dict) else {}
 
     async def verify(self, request: VerifyRequest) -> Verdict:
         """Send the verification; the parent answers with a `Verdict`."""
-        result = await self._channel.call("verify", request.model_dump(mode="json"))
+        result = await self._channel.call("verify", _payload(request, self._answer))
         return Verdict.model_validate(result)
 
 
 class BrokerPages:
-    """A page source answered by the parent's page store (`screenshot` only when it has one)."""
+    """The parent's page store, seen from the job: claims and extractions are sent with the
+    page's URL and the parent attaches the page; `get` (and `screenshot` when the store has
+    screenshots) read a page for judges that look at one themselves."""
 
-    def __init__(self, channel: Channel, screenshots: bool) -> None:
-        self._channel = channel
+    def __init__(self, channel: Channel, answer: str, screenshots: bool) -> None:
+        self._channel, self._answer = channel, answer
         if screenshots:
             self.screenshot = self._screenshot
 
@@ -149,6 +167,18 @@ class BrokerPages:
 
     async def _screenshot(self, url: str) -> str | None:
         return await self._channel.call("page_screenshot", {"url": url})
+
+    async def verify_page(self, request: VerifyRequest, url: str) -> tuple[Verdict, bool]:
+        """(the verdict on `request` against the page at `url`, whether the page is missing)."""
+        payload = {"request": _payload(request, self._answer), "url": url}
+        result = await self._channel.call("verify_page", payload)
+        return Verdict.model_validate(result["verdict"]), bool(result["missing"])
+
+    async def extract_page(self, request: ExtractRequest, url: str) -> tuple[Any, bool]:
+        """(the extraction from the page at `url`, whether the page is missing)."""
+        payload = {"request": _payload(request, self._answer), "url": url}
+        result = await self._channel.call("extract_page", payload)
+        return result["result"], bool(result["missing"])
 
 
 class BrokerTools:
@@ -173,11 +203,12 @@ async def _evaluate(
     async def load() -> Judge:
         return load_bound_judge(start.job)
 
+    answer = start.job.answer
     outcome = await evaluate_job(
         load,
         start.job,
-        backend=BrokerBackend(channel, start.backend_model, start.backend_extract_model),
-        pages=BrokerPages(channel, start.screenshots) if start.pages else None,
+        backend=BrokerBackend(channel, answer, start.backend_model, start.backend_extract_model),
+        pages=BrokerPages(channel, answer, start.screenshots) if start.pages else None,
         tools=BrokerTools(channel),
     )
     reported = " ".join(str(entry.get("message")) for entry in outcome.errors)
@@ -189,21 +220,25 @@ async def _evaluate(
     return with_errors(outcome.model_copy(update={"guards": guards}), violations)
 
 
-async def _job_main(sock: socket.socket, start: JobStart, guards: list[str]) -> None:
-    """Run the job, send its outcome, and leave at once (threads a judge left behind die)."""
-    guard = Guard(allow_network=start.limits.network)
+async def _job_main(sock: socket.socket, spawn: Spawn, guards: list[str]) -> None:
+    """Read the job, run it, send its outcome, and leave at once (threads a judge left
+    behind die with the process)."""
+    guard = Guard(allow_network=spawn.limits.network)
     reader, writer = await asyncio.open_unix_connection(sock=sock)
-    channel = Channel(reader, writer, start.job_id)
+    start = await read_message(reader)
+    if not isinstance(start, JobStart):
+        raise ProtocolError(f"the job channel began with {start!r}, not a job")
+    channel = Channel(reader, writer)
     channel.start()
     sys.addaudithook(guard.hook)
     guard.active = True
     outcome = await _evaluate(channel, start, guard, [*guards, "audit_hook"])
     try:
-        await channel.send(Outcome(job_id=start.job_id, outcome=outcome))
+        await channel.send(Outcome(outcome=outcome))
     except ProtocolError as exc:
         message = f"the outcome cannot be sent: {exc}"
         fallback = EvalOutcome.failure(start.job, "protocol_violation", message)
-        await channel.send(Outcome(job_id=start.job_id, outcome=fallback))
+        await channel.send(Outcome(outcome=fallback))
     with contextlib.suppress(BaseException):
         sys.stdout.flush()
         sys.stderr.flush()
@@ -211,12 +246,14 @@ async def _job_main(sock: socket.socket, start: JobStart, guards: list[str]) -> 
 
 
 def job_process(
-    sock: socket.socket, start: JobStart, baseline: int, program: bytes, guards: list[str]
+    sock: socket.socket, spawn: Spawn, baseline: int, program: bytes, guards: list[str]
 ) -> int:
-    """The forked job process's body: die with the worker, apply the guards, run the job."""
+    """The forked job process's body: die with the fork server, keep other jobs out of this
+    one (not dumpable: no ptrace, no /proc/<pid>/mem), apply the guards, run the job."""
     libc = ctypes.CDLL(None, use_errno=True)
-    pr_set_pdeathsig = 1
+    pr_set_pdeathsig, pr_set_dumpable = 1, 4
     libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
-    applied = apply_job_limits(start.limits, baseline, program)
-    asyncio.run(_job_main(sock, start, [*guards, *applied]))
+    libc.prctl(pr_set_dumpable, 0, 0, 0, 0)
+    applied = apply_job_limits(spawn.limits, baseline, program)
+    asyncio.run(_job_main(sock, spawn, [*guards, *applied]))
     return 0

@@ -1,8 +1,11 @@
-"""What crosses the boundary between the runner (parent) and a sandboxed worker process.
+"""What crosses the boundary between the runner (parent) and the sandbox.
 
-Every frame is a 4-byte big-endian length followed by one UTF-8 JSON message; every message is
-a pydantic model with a `type` discriminator and a `version`. The parent never trusts a frame:
-anything malformed, oversized or out of place ends the worker, never the run.
+Two kinds of channel: the control channel to the fork server (spawn, kill, how a job ended)
+and one direct channel per job process (the job, the judge's calls, their replies, the
+outcome); the fork server never sees a job's frames. Every frame is a 4-byte big-endian
+length followed by one UTF-8 JSON message; every message is a pydantic model with a `type`
+discriminator and a `version`. The parent never trusts a frame: anything malformed, oversized
+or out of place ends that job (or the fork server), never the run.
 """
 
 from __future__ import annotations
@@ -17,12 +20,15 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from toolkit.util.hashing import sha256_bytes, sha256_text
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 OUTCOME_VERSION = 1
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 _HEADER = struct.Struct(">I")
+WITH_ANSWER = "with_answer"  # Call payload key: request fields the parent fills with the answer
 
-CallMethod = Literal["extract", "verify", "page_get", "page_screenshot", "tool"]
+CallMethod = Literal[
+    "extract", "verify", "extract_page", "verify_page", "page_get", "page_screenshot", "tool"
+]
 
 
 class ProtocolError(Exception):
@@ -30,7 +36,7 @@ class ProtocolError(Exception):
 
 
 class SandboxLimits(BaseModel):
-    """Resource limits for one evaluation in a worker process."""
+    """Resource limits for one evaluation in a job process."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -91,8 +97,8 @@ class EvalOutcome(BaseModel):
     evaluation itself, as dicts with `type`, `kind`, `message` and optionally `traceback`.
     Kinds: the judge's fault: `judge_exception`, `judge_load`, `judge_exit`, `timeout`,
     `cpu_limit`, `memory_limit`, `killed`, `crash`, `sandbox_violation`, `protocol_violation`,
-    `summary_not_serializable`; infrastructure: `sandbox` (a worker could not start or was
-    lost) and any `InfraError` kind raised through the broker (`llm`, `budget`, `tool`,
+    `summary_not_serializable`; infrastructure: `sandbox` (the fork server could not start or
+    was lost) and any `InfraError` kind raised through the broker (`llm`, `budget`, `tool`,
     `backend`, `channel`, ...).
     """
 
@@ -149,21 +155,53 @@ class _Message(BaseModel):
     version: int = PROTOCOL_VERSION
 
 
+# -- the control channel: parent <-> fork server (small frames only) ------------------------
+
+
 class Ready(_Message):
-    """Worker → parent: the worker imported the toolkit and waits for jobs."""
+    """Fork server → parent: the toolkit is imported; jobs may be spawned."""
 
     type: Literal["ready"] = "ready"
     pid: int
     guards: list[str] = Field(default_factory=list, description="Worker guards, as measured.")
 
 
+class Spawn(_Message):
+    """Parent → fork server: fork a job process; the frame carries the job's end of its
+    channel to the parent as SCM_RIGHTS ancillary data."""
+
+    type: Literal["spawn"] = "spawn"
+    job_id: int
+    limits: SandboxLimits
+
+
+class Kill(_Message):
+    """Parent → fork server: kill this job's process group now (it broke the protocol)."""
+
+    type: Literal["kill"] = "kill"
+    job_id: int
+
+
+class JobEnd(_Message):
+    """Fork server → parent: the job process is gone; how it ended and what it printed."""
+
+    type: Literal["job_end"] = "job_end"
+    job_id: int
+    exit_code: int | None = None
+    signal: int | None = None
+    timed_out: bool = False
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+
+
+# -- the job channel: parent <-> one job process, directly ----------------------------------
+
+
 class JobStart(_Message):
-    """Parent → worker: run this job under these limits."""
+    """Parent → job: the evaluation to run (the first frame on the job's channel)."""
 
     type: Literal["job"] = "job"
-    job_id: int
     job: EvalJob
-    limits: SandboxLimits
     backend_model: str | None = Field(default=None, description="The parent backend's `model`.")
     backend_extract_model: str | None = None
     pages: bool = Field(default=False, description="The parent has a page source.")
@@ -174,17 +212,23 @@ class Call(_Message):
     """Job → parent: a judge's backend, page or tool request; answered by a `Reply`."""
 
     type: Literal["call"] = "call"
-    job_id: int
     call_id: int
     method: CallMethod
     payload: dict[str, Any] = Field(default_factory=dict)
+
+
+class Cancel(_Message):
+    """Job → parent: the judge no longer waits for this call (e.g. a cancelled wave partner);
+    the parent stops working on it and sends no reply."""
+
+    type: Literal["cancel"] = "cancel"
+    call_id: int
 
 
 class Reply(_Message):
     """Parent → job: the result of a `Call`, or the error it raised (type, kind, message)."""
 
     type: Literal["reply"] = "reply"
-    job_id: int
     call_id: int
     result: Any = None
     error: dict[str, Any] | None = None
@@ -194,31 +238,12 @@ class Outcome(_Message):
     """Job → parent: the evaluation's outcome, sent once."""
 
     type: Literal["outcome"] = "outcome"
-    job_id: int
     outcome: EvalOutcome
 
 
-class JobEnd(_Message):
-    """Worker → parent: the job process is gone; how it ended and what it printed."""
-
-    type: Literal["job_end"] = "job_end"
-    job_id: int
-    exit_code: int | None = None
-    signal: int | None = None
-    timed_out: bool = False
-    protocol_error: str | None = None
-    stdout_tail: str = ""
-    stderr_tail: str = ""
-
-
-class Shutdown(_Message):
-    """Parent → worker: exit after the current job."""
-
-    type: Literal["shutdown"] = "shutdown"
-
-
 Message = Annotated[
-    Ready | JobStart | Call | Reply | Outcome | JobEnd | Shutdown, Field(discriminator="type")
+    Ready | Spawn | Kill | JobEnd | JobStart | Call | Cancel | Reply | Outcome,
+    Field(discriminator="type"),
 ]
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(Message)
 
@@ -272,7 +297,7 @@ async def read_message(reader: asyncio.StreamReader) -> Any:
 
 
 class FrameBuffer:
-    """Splits a byte stream into complete frame bodies (for the worker's synchronous relay)."""
+    """Splits a byte stream into complete frame bodies (for the fork server's selector loop)."""
 
     def __init__(self) -> None:
         self._data = bytearray()

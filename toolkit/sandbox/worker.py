@@ -1,10 +1,11 @@
-"""The sandboxed worker: `python -m toolkit.sandbox.worker --fd N`, started by `WorkerPool`.
+"""The sandboxed fork server: `python -m toolkit.sandbox.worker --fd N`, started by `launch`.
 
-The worker is a small fork server. Its long-lived process imports the toolkit once, then for
-each job forks a fresh job process that applies the per-job rlimits and guards, loads the judge
-and runs it; judge code never runs in the long-lived process, so one judge cannot tamper with
-the next. The long-lived process relays whole frames between the job and the parent, enforces
-the wall-clock timeout, captures the job's stdout/stderr tails and reports how it ended.
+One long-lived process per run imports the toolkit once, then forks a fresh job process for
+every `Spawn`, as many at a time as the parent asks for. A job process applies the per-job
+rlimits and guards, then talks to the parent directly over the socket that came with its
+`Spawn` (SCM_RIGHTS): the fork server never reads a job's frames. It only enforces each job's
+wall-clock timeout, keeps its stdout/stderr tails, gives it a private scratch directory, and
+reports how it ended. Judge code never runs in the long-lived process.
 """
 
 from __future__ import annotations
@@ -16,34 +17,34 @@ import gc
 import importlib
 import os
 import resource
+import secrets
 import selectors
 import shutil
 import signal
 import socket
 import sys
+import tempfile
 import time
 import traceback
 from collections import deque
-from typing import Any
+from dataclasses import dataclass, field
 
 from toolkit.sandbox.confinement import measure_worker_guards, vm_size_bytes
 from toolkit.sandbox.job import job_process
 from toolkit.sandbox.protocol import (
-    Call,
     FrameBuffer,
     JobEnd,
-    JobStart,
-    Outcome,
+    Kill,
     OutputTail,
     ProtocolError,
     Ready,
-    Reply,
-    Shutdown,
+    Spawn,
     decode,
     encode,
 )
 
 _READ_CHUNK = 1 << 16
+_MAX_FDS_PER_READ = 64
 # Everything a judge imports is loaded before the guards go up: `toolkit` loads its names lazily,
 # and `toolkit.checks` pulls in tldextract → urllib3, which opens a socket at import time.
 _WARM_MODULES = (
@@ -55,247 +56,197 @@ _WARM_MODULES = (
 )
 
 
-# -- the long-lived process: fork, relay, watch ---------------------------------------------
+@dataclass
+class _Job:
+    """One job process as the fork server sees it."""
+
+    spawn: Spawn
+    pid: int
+    pidfd: int
+    outputs: dict[int, OutputTail]
+    scratch: str
+    deadline: float
+    timed_out: bool = False
+    fds: list[int] = field(default_factory=list)
 
 
-def _wipe(directory: str) -> None:
-    """Remove everything a job left in the scratch directory, so the next job starts clean."""
-    for entry in os.scandir(directory):
-        with contextlib.suppress(OSError):
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path)
-            else:
-                os.unlink(entry.path)
-
-
-class Worker:
-    """The long-lived side of the worker: one socket to the parent, one job at a time."""
+class ForkServer:
+    """Forks job processes on demand and watches them; one control socket to the parent."""
 
     def __init__(self, sock: socket.socket, job_filter: bytes, guards: list[str]) -> None:
         self.sock = sock
         self.frames = FrameBuffer()
-        self.inbox: deque[Any] = deque()
-        self.shutdown = False
+        self.fds: deque[int] = deque()  # job sockets received, in the order of their Spawns
+        self.jobs: dict[int, _Job] = {}
+        self.by_fd: dict[int, _Job] = {}
+        self.selector = selectors.DefaultSelector()
+        self.stopping = False
         self.baseline = vm_size_bytes()
         self.job_filter = job_filter
         self.guards = guards
+        self.scratch_root = os.getcwd()
 
     def serve(self) -> int:
-        """Announce readiness, then run jobs until the parent says stop or goes away."""
+        """Announce readiness, then spawn and watch jobs until the parent goes away."""
         gc.freeze()
+        with contextlib.suppress(OSError):
+            os.chmod(self.scratch_root, 0o711)  # a job can enter its own directory, not list
         self.sock.sendall(encode(Ready(pid=os.getpid(), guards=self.guards)))
-        while not self.shutdown:
-            message = self._next_message()
-            if message is None or isinstance(message, Shutdown):
-                return 0
-            if isinstance(message, JobStart):
-                self._run_job(message)
+        self.selector.register(self.sock, selectors.EVENT_READ, None)
+        while not self.stopping:
+            waiting = [job.deadline for job in self.jobs.values() if not job.timed_out]
+            deadline = min(waiting, default=None)
+            timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+            for key, _ in self.selector.select(timeout):
+                if key.data is None:
+                    self._from_parent()
+                elif key.fd not in self.by_fd:
+                    continue  # the job ended earlier in this batch
+                elif key.fd == key.data.pidfd:
+                    self._end(key.data)
+                else:
+                    self._output(key.data, key.fd)
+            self._expire()
+        for job in list(self.jobs.values()):
+            _kill(job.pid)
+            self._end(job)
         return 0
 
-    def _next_message(self) -> Any:
-        while not self.inbox:
-            chunk = self.sock.recv(_READ_CHUNK)
-            if not chunk:
-                return None
-            self.inbox.extend(decode(body) for body in self.frames.feed(chunk))
-        return self.inbox.popleft()
+    def _from_parent(self) -> None:
+        try:
+            chunk, fds, flags, _ = socket.recv_fds(self.sock, _READ_CHUNK, _MAX_FDS_PER_READ)
+        except OSError:
+            chunk, fds, flags = b"", [], 0
+        self.fds.extend(fds)
+        if flags & socket.MSG_CTRUNC:
+            raise ProtocolError("job sockets were lost in transit (too many at once)")
+        if not chunk:
+            self.stopping = True
+            return
+        for body in self.frames.feed(chunk):
+            message = decode(body)
+            if isinstance(message, Spawn):
+                if not self.fds:
+                    raise ProtocolError(f"job {message.job_id} arrived without its socket")
+                self._spawn(message, self.fds.popleft())
+            elif isinstance(message, Kill):
+                job = self.jobs.get(message.job_id)
+                if job is not None:
+                    _kill(job.pid)
+            else:
+                raise ProtocolError(f"unexpected '{message.type}' message from the parent")
 
-    def _run_job(self, start: JobStart) -> None:
-        parent_end, job_end = socket.socketpair()
+    def _spawn(self, spawn: Spawn, channel_fd: int) -> None:
+        scratch = os.path.join(self.scratch_root, f"job-{spawn.job_id}-{secrets.token_hex(8)}")
+        os.mkdir(scratch, 0o700)
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            code = 70
-            try:
-                os.setpgid(0, 0)
-                self.sock.close()
-                parent_end.close()
-                os.close(out_r)
-                os.close(err_r)
-                os.dup2(out_w, 1)
-                os.dup2(err_w, 2)
-                os.close(out_w)
-                os.close(err_w)
-                code = job_process(job_end, start, self.baseline, self.job_filter, self.guards)
-            except BaseException:
-                traceback.print_exc()
-            finally:
-                with contextlib.suppress(BaseException):
-                    sys.stdout.flush()
-                    sys.stderr.flush()
-                os._exit(code)
-        job_end.close()
+            self._become_job(spawn, channel_fd, scratch, (out_r, out_w, err_r, err_w))
+        os.close(channel_fd)
         os.close(out_w)
         os.close(err_w)
-        relay = _Relay(self, start, pid, parent_end, out_r, err_r)
-        end = relay.run()
-        _wipe(os.getcwd())
-        self.sock.sendall(encode(end))
-
-
-class _Relay:
-    """Moves frames between the parent and one job process until the job process is gone."""
-
-    def __init__(
-        self,
-        worker: Worker,
-        start: JobStart,
-        pid: int,
-        job: socket.socket,
-        out_fd: int,
-        err_fd: int,
-    ) -> None:
-        self.worker, self.start, self.pid, self.job = worker, start, pid, job
-        self.job.setblocking(False)
-        self.job_frames = FrameBuffer()
-        self.to_job = bytearray()
-        self.outcome_sent = False
-        self.protocol_error: str | None = None
-        limit = start.limits.max_output_bytes
-        self.tails = {out_fd: OutputTail(limit), err_fd: OutputTail(limit)}
-        self.pidfd = os.pidfd_open(pid)
-        self.selector = selectors.DefaultSelector()
-
-    def run(self) -> JobEnd:
-        """Relay until the job process exits or times out; then report how it ended."""
-        deadline = time.monotonic() + self.start.limits.timeout_s
-        timed_out = False
-        sel = self.selector
-        sel.register(self.worker.sock, selectors.EVENT_READ, "parent")
-        sel.register(self.job, selectors.EVENT_READ, "job")
-        sel.register(self.pidfd, selectors.EVENT_READ, "exit")
-        for fd in self.tails:
-            sel.register(fd, selectors.EVENT_READ, "output")
-        exited = False
-        for message in list(self.worker.inbox):
-            self._from_parent(message)
-        self.worker.inbox.clear()
-        while not exited:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                timed_out = True
-                self._kill()
-                break
-            for key, events in sel.select(timeout=remaining):
-                exited |= self._handle(key, events)
-            self._update_job_interest()
-        status = self._reap()
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, signal.SIGKILL)
-        self._drain()
-        sel.close()
-        os.close(self.pidfd)
-        for fd in self.tails:
-            os.close(fd)
-        self.job.close()
-        tails = list(self.tails.values())
-        return JobEnd(
-            job_id=self.start.job_id,
-            exit_code=os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
-            signal=os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
-            timed_out=timed_out,
-            protocol_error=self.protocol_error,
-            stdout_tail=tails[0].text(),
-            stderr_tail=tails[1].text(),
+        limit = spawn.limits.max_output_bytes
+        job = _Job(
+            spawn=spawn,
+            pid=pid,
+            pidfd=os.pidfd_open(pid),
+            outputs={out_r: OutputTail(limit), err_r: OutputTail(limit)},
+            scratch=scratch,
+            deadline=time.monotonic() + spawn.limits.timeout_s,
         )
+        job.fds = [job.pidfd, out_r, err_r]
+        self.jobs[spawn.job_id] = job
+        for fd in job.fds:
+            self.by_fd[fd] = job
+            self.selector.register(fd, selectors.EVENT_READ, job)
 
-    def _handle(self, key: selectors.SelectorKey, events: int) -> bool:
-        if key.data == "exit":
-            return True
-        if key.data == "parent":
-            chunk = self.worker.sock.recv(_READ_CHUNK)
-            if not chunk:
-                self.worker.shutdown = True
-                self._kill()
-                return True
-            for body in self.worker.frames.feed(chunk):
-                self._from_parent(decode(body))
-        elif key.data == "output":
-            chunk = os.read(key.fd, _READ_CHUNK)
-            if chunk:
-                self.tails[key.fd].add(chunk)
-            else:
-                self.selector.unregister(key.fd)
-        elif key.data == "job":
-            if events & selectors.EVENT_WRITE and self.to_job:
-                with contextlib.suppress(BlockingIOError, InterruptedError):
-                    sent = self.job.send(self.to_job)
-                    del self.to_job[:sent]
-            if events & selectors.EVENT_READ:
-                self._read_job()
-        return False
-
-    def _from_parent(self, message: Any) -> None:
-        if isinstance(message, Reply) and message.job_id == self.start.job_id:
-            self.to_job += encode(message)
-        elif isinstance(message, Shutdown):
-            self.worker.shutdown = True
-
-    def _read_job(self) -> None:
+    def _become_job(
+        self, spawn: Spawn, channel_fd: int, scratch: str, pipes: tuple[int, int, int, int]
+    ) -> None:
+        """The forked child: drop every descriptor that is not its own, then run the job."""
+        code = 70
         try:
-            chunk = self.job.recv(_READ_CHUNK)
-        except (BlockingIOError, InterruptedError):
-            return
+            os.setpgid(0, 0)
+            out_r, out_w, err_r, err_w = pipes
+            self.selector.close()
+            self.sock.close()
+            for fd in [*self.by_fd, *self.fds, out_r, err_r]:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            os.dup2(out_w, 1)
+            os.dup2(err_w, 2)
+            os.close(out_w)
+            os.close(err_w)
+            os.chdir(scratch)
+            os.environ.update(HOME=scratch, TMPDIR=scratch)
+            tempfile.tempdir = scratch
+            channel = socket.socket(fileno=channel_fd)
+            code = job_process(channel, spawn, self.baseline, self.job_filter, self.guards)
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            with contextlib.suppress(BaseException):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            os._exit(code)
+
+    def _output(self, job: _Job, fd: int) -> None:
+        try:
+            chunk = os.read(fd, _READ_CHUNK)
         except OSError:
             chunk = b""
-        if not chunk:
-            with contextlib.suppress(KeyError, ValueError):
-                self.selector.unregister(self.job)
-            return
-        if self.protocol_error is not None:
-            return
-        try:
-            for body in self.job_frames.feed(chunk):
-                self._from_job(decode(body))
-        except ProtocolError as exc:
-            self.protocol_error = str(exc)
-            self._kill()
-
-    def _from_job(self, message: Any) -> None:
-        if isinstance(message, Call) and message.job_id == self.start.job_id:
-            self.worker.sock.sendall(encode(message))
-        elif isinstance(message, Outcome) and not self.outcome_sent:
-            message.job_id = self.start.job_id
-            self.outcome_sent = True
-            self.worker.sock.sendall(encode(message))
+        if chunk:
+            job.outputs[fd].add(chunk)
         else:
-            raise ProtocolError(f"unexpected '{message.type}' message from the job process")
+            self.selector.unregister(fd)
 
-    def _update_job_interest(self) -> None:
-        try:
-            key = self.selector.get_key(self.job)
-        except (KeyError, ValueError):
-            return
-        wanted = selectors.EVENT_READ | (selectors.EVENT_WRITE if self.to_job else 0)
-        if key.events != wanted:
-            self.selector.modify(self.job, wanted, "job")
+    def _expire(self) -> None:
+        now = time.monotonic()
+        for job in self.jobs.values():
+            if not job.timed_out and now >= job.deadline:
+                job.timed_out = True
+                _kill(job.pid)
 
-    def _kill(self) -> None:
-        """Kill the job's whole process group (the job process leads its own group)."""
+    def _end(self, job: _Job) -> None:
+        """Reap the job, keep the last of its output, clean its scratch, tell the parent."""
+        _, status = os.waitpid(job.pid, 0)
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, signal.SIGKILL)
+            os.killpg(job.pid, signal.SIGKILL)
+        for fd in job.fds:
+            with contextlib.suppress(KeyError, ValueError):
+                self.selector.unregister(fd)
+            if fd in job.outputs:
+                os.set_blocking(fd, False)
+                with contextlib.suppress(BlockingIOError, OSError):
+                    while chunk := os.read(fd, _READ_CHUNK):
+                        job.outputs[fd].add(chunk)
+            os.close(fd)
+            self.by_fd.pop(fd, None)
+        del self.jobs[job.spawn.job_id]
+        shutil.rmtree(job.scratch, ignore_errors=True)
+        stdout, stderr = (tail.text() for tail in job.outputs.values())
+        end = JobEnd(
+            job_id=job.spawn.job_id,
+            exit_code=os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+            signal=os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+            timed_out=job.timed_out,
+            stdout_tail=stdout,
+            stderr_tail=stderr,
+        )
+        with contextlib.suppress(OSError):
+            self.sock.sendall(encode(end))
 
-    def _reap(self) -> int:
-        _, status = os.waitpid(self.pid, 0)
-        return status
 
-    def _drain(self) -> None:
-        """Read what the job wrote before it ended (its last frames and output)."""
-        for fd, tail in self.tails.items():
-            os.set_blocking(fd, False)
-            with contextlib.suppress(BlockingIOError, OSError):
-                while chunk := os.read(fd, _READ_CHUNK):
-                    tail.add(chunk)
-        if self.protocol_error is None:
-            with contextlib.suppress(BlockingIOError, OSError, ProtocolError):
-                while chunk := self.job.recv(_READ_CHUNK):
-                    for body in self.job_frames.feed(chunk):
-                        self._from_job(decode(body))
+def _kill(pid: int) -> None:
+    """Kill a job's whole process group (the job process leads its own group)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
 
 
 def _read_fd(fd: int | None) -> bytes:
@@ -306,7 +257,7 @@ def _read_fd(fd: int | None) -> bytes:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the worker process."""
+    """Entry point of the fork server."""
     parser = argparse.ArgumentParser(prog="python -m toolkit.sandbox.worker")
     parser.add_argument("--fd", type=int, required=True, help="inherited socket to the parent")
     parser.add_argument("--job-filter-fd", type=int, help="inherited fd with the job's BPF filter")
@@ -324,11 +275,11 @@ def main(argv: list[str] | None = None) -> int:
             importlib.import_module(name)
     sock = socket.socket(fileno=args.fd)
     sock.setblocking(True)
-    worker = Worker(sock, _read_fd(args.job_filter_fd), measure_worker_guards(args.hidden))
+    server = ForkServer(sock, _read_fd(args.job_filter_fd), measure_worker_guards(args.hidden))
     try:
-        return worker.serve()
+        return server.serve()
     except (ProtocolError, OSError) as exc:
-        print(f"judgegen worker: stopping: {exc}", file=sys.stderr)
+        print(f"judgegen fork server: stopping: {exc}", file=sys.stderr)
         return 3
 
 

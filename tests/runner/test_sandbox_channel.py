@@ -1,0 +1,194 @@
+"""The direct job ↔ parent channel: many jobs on one fork server, frames that bypass it, pages
+attached by the parent, the answer never sent back, and cancellation that reaches the parent."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolkit.backends import ExtractRequest, ScriptedBackend, Verdict, VerifyRequest
+from toolkit.sandbox import pool as pool_module
+from toolkit.sandbox.broker import Broker
+from toolkit.sandbox.pool import WorkerPool
+from toolkit.sandbox.protocol import HEADER_SIZE, Call, EvalJob, SandboxLimits
+
+JUDGES = Path(__file__).resolve().parent.parent / "fixtures" / "hostile_judges"
+LIMITS = SandboxLimits(timeout_s=20)
+ANSWER = "The capital is Paris, see https://a and https://b. " + "unique-answer-marker " * 50
+PAGE_A = "Paris is the capital of France. " * 2000  # ~64 KB: the parent attaches it
+
+
+class Pages:
+    """Two known pages (one large, with a screenshot)."""
+
+    def get(self, url: str) -> str | None:
+        return {"https://a": PAGE_A, "https://b": "Lyon is a city."}.get(url)
+
+    def screenshot(self, url: str) -> str | None:
+        return "c2hvdA==" if url == "https://a" else None
+
+
+def job(name: str, answer_name: str = "answer_1") -> EvalJob:
+    return EvalJob(
+        judge_path=str(JUDGES / f"{name}.py"),
+        answer=ANSWER,
+        agent_name="agent",
+        answer_name=answer_name,
+    )
+
+
+def extract(request: ExtractRequest) -> dict[str, Any]:
+    return {"city": "Paris"}
+
+
+@pytest.fixture
+def recorded_calls(monkeypatch: pytest.MonkeyPatch) -> list[Call]:
+    """Every call the parent's broker answers, as it arrived from a job."""
+    calls: list[Call] = []
+    handle = Broker.handle
+
+    async def recording(self: Broker, call: Call, answer: str = "") -> Any:
+        calls.append(call)
+        return await handle(self, call, answer)
+
+    monkeypatch.setattr(Broker, "handle", recording)
+    return calls
+
+
+async def test_one_fork_server_runs_every_evaluation_in_flight_at_once() -> None:
+    waiting = {"now": 0, "max": 0}
+    all_in = asyncio.Event()
+
+    async def verify(request: VerifyRequest) -> bool:
+        waiting["now"] += 1
+        waiting["max"] = max(waiting["max"], waiting["now"])
+        if waiting["now"] == 12:
+            all_in.set()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(all_in.wait(), timeout=10)
+        waiting["now"] -= 1
+        return True
+
+    async with WorkerPool(None, LIMITS, ScriptedBackend(extract=extract, verify=verify)) as pool:
+        outcomes = await asyncio.gather(
+            *(pool.evaluate(job("normal", f"answer_{i}")) for i in range(12))
+        )
+        assert pool.server is not None
+        servers = {pool.server.launch.process.pid}
+    assert [o.status for o in outcomes] == ["complete"] * 12
+    assert waiting["max"] == 12 and len(servers) == 1
+
+
+async def test_the_jobs_cap_limits_evaluations_in_flight() -> None:
+    waiting = {"now": 0, "max": 0}
+
+    async def verify(request: VerifyRequest) -> bool:
+        waiting["now"] += 1
+        waiting["max"] = max(waiting["max"], waiting["now"])
+        await asyncio.sleep(0.05)
+        waiting["now"] -= 1
+        return True
+
+    async with WorkerPool(2, LIMITS, ScriptedBackend(extract=extract, verify=verify)) as pool:
+        outcomes = await asyncio.gather(
+            *(pool.evaluate(job("normal", f"answer_{i}")) for i in range(5))
+        )
+    assert [o.status for o in outcomes] == ["complete"] * 5
+    assert waiting["max"] <= 2
+
+
+async def test_a_jobs_frames_never_pass_through_the_fork_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    control: list[bytes] = []
+    send = pool_module.ForkServer._send
+    decode = pool_module.decode
+
+    async def sending(self: Any, data: bytes, fds: list[int]) -> None:
+        control.append(data[HEADER_SIZE:])
+        await send(self, data, fds)
+
+    def decoding(body: bytes) -> Any:
+        control.append(body)
+        return decode(body)
+
+    monkeypatch.setattr(pool_module.ForkServer, "_send", sending)
+    monkeypatch.setattr(pool_module, "decode", decoding)
+    backend = ScriptedBackend(extract=extract)
+    async with WorkerPool(None, LIMITS, backend, Pages()) as pool:
+        outcome = await pool.evaluate(job("two_sources"))
+    assert outcome.status == "complete", outcome.errors
+    assert len(backend.calls) >= 3
+    types = [json.loads(body)["type"] for body in control]
+    assert sorted(set(types)) == ["job_end", "ready", "spawn"]
+    assert sum(len(frame) for frame in control) < 4096
+    assert not any(b"unique-answer-marker" in frame or b"Paris" in frame for frame in control)
+
+
+async def test_the_parent_attaches_cited_pages_and_the_answer(recorded_calls: list[Call]) -> None:
+    backend = ScriptedBackend(extract=extract)
+    async with WorkerPool(None, LIMITS, backend, Pages()) as pool:
+        outcome = await pool.evaluate(job("two_sources"))
+    assert outcome.status == "complete", outcome.errors
+    sent = json.dumps([call.payload for call in recorded_calls])
+    assert "unique-answer-marker" not in sent and "Paris is the capital of France." not in sent
+    assert {call.method for call in recorded_calls} == {"extract_page", "verify", "verify_page"}
+    page_extract = next(c for c in backend.calls if isinstance(c, ExtractRequest))
+    assert page_extract.source == "https://a" and page_extract.source_text == PAGE_A
+    assert page_extract.images == ["c2hvdA=="]
+    checks = [c for c in backend.calls if isinstance(c, VerifyRequest)]
+    assert all(check.answer == ANSWER for check in checks)
+    on_a = next(c for c in checks if c.sources == ["https://a"])
+    assert on_a.page_texts == [PAGE_A] and on_a.images == ["c2hvdA=="]
+
+
+async def test_sandboxed_requests_equal_the_in_process_ones() -> None:
+    from toolkit.runner.builder import judge_executor
+
+    def verify(request: VerifyRequest) -> bool:
+        return request.sources != ["https://a"]  # both pages of the wave are checked
+
+    requests = {}
+    for isolation in ("sandbox", "in_process"):
+        backend = ScriptedBackend(extract=extract, verify=verify)
+        async with judge_executor(
+            backend, isolation=isolation, pages=Pages(), limits=LIMITS
+        ) as executor:
+            outcome = await executor.evaluate(job("two_sources"))
+        assert outcome.status == "complete", outcome.errors
+        requests[isolation] = sorted(
+            c.model_dump_json(exclude={"template_class"}) for c in backend.calls
+        )
+    assert requests["sandbox"] == requests["in_process"]
+
+
+async def test_a_cancelled_wave_partner_is_cancelled_at_the_parent() -> None:
+    stalled: dict[str, Any] = {"started": asyncio.Event(), "cancelled": False}
+
+    async def verify(request: VerifyRequest) -> Verdict:
+        if request.sources == ["https://b"]:
+            stalled["started"].set()
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                stalled["cancelled"] = True
+                raise
+        if request.sources == ["https://a"]:
+            await stalled["started"].wait()  # both checks of the wave are at the parent
+        return Verdict(passed=True, reasoning="supported")
+
+    def extract_after_the_wave(request: ExtractRequest) -> dict[str, Any]:
+        stalled["cancelled_before_next_call"] = stalled["cancelled"]
+        return {"city": "Paris"}
+
+    backend = ScriptedBackend(extract=extract_after_the_wave, verify=verify)
+    async with WorkerPool(None, LIMITS, backend, Pages()) as pool:
+        outcome = await asyncio.wait_for(pool.evaluate(job("two_sources")), timeout=15)
+    assert outcome.status == "complete", outcome.errors
+    assert stalled["cancelled_before_next_call"] is True
+    assert outcome.summary["final_score"] == 1.0

@@ -1,0 +1,150 @@
+"""Starting the sandbox's fork server: a quick, synchronous launch that returns at once.
+
+`launch_sandbox` builds the seccomp filters, starts `python -m toolkit.sandbox.worker` under
+bubblewrap (when installed) and returns without waiting: the fork server imports the toolkit
+while the caller goes on with its own start-up. `judgegen run` launches it first thing, so
+the sandbox is warm by the time the first judge needs it; `WorkerPool` adopts the launch and
+waits for the server's `Ready`. This module imports little, so launching early is cheap.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from toolkit.sandbox import seccomp
+from toolkit.sandbox.isolation import (
+    SCRATCH,
+    Isolation,
+    assumed_isolation,
+    hidden_probes,
+    scrubbed_environment,
+)
+
+PROBE_NAME = "host-only"
+SCRATCH_FILES = 4  # the scratch tmpfs holds this many files of the largest allowed size
+DEFAULT_MAX_FILE_MB = 64
+
+
+def _memfd(name: str, data: bytes) -> int | None:
+    """An anonymous in-memory file holding `data`, rewound (what bwrap and the server read)."""
+    if not data:
+        return None
+    fd = os.memfd_create(name, 0)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _filters(network: bool) -> tuple[bytes, bytes, str | None]:
+    """(sandbox filter, job filter, warning): empty filters and a warning without libseccomp."""
+    try:
+        return seccomp.sandbox_filter(), seccomp.job_filter(network), None
+    except (ImportError, OSError, RuntimeError) as exc:
+        return b"", b"", f"no seccomp filter: libseccomp is unavailable ({exc})"
+
+
+@dataclass
+class Launch:
+    """A fork server that was started and may not be ready yet; `close` ends it."""
+
+    process: subprocess.Popen[bytes]
+    control: socket.socket
+    isolation: Isolation
+    warnings: list[str] = field(default_factory=list)
+    home: str = ""
+    probe_dir: str = ""
+
+    def __post_init__(self) -> None:
+        for directory in (self.home, self.probe_dir):
+            weakref.finalize(self, shutil.rmtree, directory, True)
+
+    def measured(self) -> None:
+        """The server measured its guards: the host probe may go."""
+        shutil.rmtree(self.probe_dir, ignore_errors=True)
+
+    @property
+    def network(self) -> bool:
+        """Whether the server's namespace has the host network."""
+        return self.isolation.network
+
+    def kill(self) -> None:
+        """Kill the server (its jobs die with it) and reap it; idempotent."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            self.process.kill()
+        self.process.wait()
+        self.control.close()
+        shutil.rmtree(self.home, ignore_errors=True)
+        self.measured()
+
+    def output(self) -> str:
+        """The last of what a server that was killed printed (why it did not start)."""
+        stream = self.process.stdout
+        if stream is None or stream.closed:
+            return ""
+        with stream:
+            return stream.read().decode(errors="replace")[-1000:]
+
+
+def _probe_dir() -> str:
+    """A host temp dir with one file, which the server must not see (measures the allow-list)."""
+    directory = tempfile.mkdtemp(prefix="judgegen-probe-")
+    Path(directory, PROBE_NAME).write_text("a host file no judge may see\n")
+    return directory
+
+
+def launch_sandbox(
+    network: bool = False,
+    max_file_mb: int = DEFAULT_MAX_FILE_MB,
+    isolation: Isolation | None = None,
+) -> Launch:
+    """Start the fork server (wrapped per `isolation`, default: bubblewrap when installed)
+    and return at once. Raises OSError when the process cannot be started at all."""
+    isolation = isolation or assumed_isolation(network)
+    sandbox_bpf, job_bpf, filter_warning = _filters(network)
+    warnings = [w for w in (isolation.warning, filter_warning) if w]
+    probe_dir = _probe_dir()
+    home = tempfile.mkdtemp(prefix="judgegen-worker-")
+    env = scrubbed_environment(os.environ, SCRATCH if isolation.bwrap else home)
+    parent_end, child_end = socket.socketpair()
+    job_fd = _memfd("judgegen-job-filter", job_bpf)
+    sandbox_fd = _memfd("judgegen-sandbox-filter", sandbox_bpf)
+    filter_fds = [fd for fd in (job_fd, sandbox_fd) if fd is not None]
+    scratch_bytes = SCRATCH_FILES * max_file_mb * 1024 * 1024
+    command = isolation.command(env, scratch_bytes, sandbox_fd)
+    args = ["--fd", str(child_end.fileno())]
+    args += ["--job-filter-fd", str(job_fd)] if job_fd is not None else []
+    probes = hidden_probes(os.path.join(probe_dir, PROBE_NAME))
+    args += [arg for path in probes for arg in ("--hidden", path)]
+    try:
+        process = subprocess.Popen(
+            [*command, sys.executable, "-m", "toolkit.sandbox.worker", *args],
+            pass_fds=(child_end.fileno(), *filter_fds),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=home,
+            start_new_session=True,
+        )
+    except BaseException:
+        parent_end.close()
+        shutil.rmtree(home, ignore_errors=True)
+        shutil.rmtree(probe_dir, ignore_errors=True)
+        raise
+    finally:
+        child_end.close()
+        for fd in filter_fds:
+            os.close(fd)
+    return Launch(process, parent_end, isolation, warnings, home, probe_dir)
