@@ -217,3 +217,44 @@ async def test_a_failed_store_fails_the_call_that_paid_for_the_answer(
     with pytest.raises(CacheError, match="disk I/O error"):
         await client.complete(verify_request("a"))
     await client.aclose()
+
+
+def test_sending_a_schema_does_not_wait_for_the_validator_library() -> None:
+    probe = (
+        "import sys; from toolkit.llm.schema import sent_schema; "
+        "strict = sent_schema({'type': 'object', 'properties': {'a': {'type': 'string'}}}); "
+        "print(strict['required'], 'jsonschema' in sys.modules)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+    assert done.stdout.split() == ["['a']", "False"]
+
+
+async def test_a_page_and_screenshot_are_hashed_once_for_the_key_and_the_cache_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolkit.llm import models
+
+    hashed: list[int] = []
+    original = models.sha256_text
+
+    def spy(text: str) -> str:
+        if len(text) >= models.BLOB_MIN_CHARS:
+            hashed.append(len(text))
+        return original(text)
+
+    monkeypatch.setattr(models, "sha256_text", spy)
+    page, screenshot = "Opening hours. " * 2000, "A" * 50_000
+    request = verify_request(page).model_copy(
+        update={"messages": [models.Message.user(page, [screenshot])]}
+    )
+    client = LLMClient(
+        ScriptedProvider(lambda r: GOOD),
+        cache=ResponseCache(tmp_path / "c.sqlite"),
+        cache_mode=CacheMode.RW,
+    )
+    for index in range(3):  # three vote trials of one request
+        await client.complete(request.with_sample(index))
+    await client.aclose()
+    assert sorted(hashed) == sorted([len(page), len(screenshot)])
+    assert ResponseCache(tmp_path / "c.sqlite").stats().blobs == 2
