@@ -219,6 +219,28 @@ async def test_a_failed_store_fails_the_call_that_paid_for_the_answer(
     await client.aclose()
 
 
+async def test_an_answer_paid_for_but_not_stored_still_leaves_its_ledger_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+
+    def broken(db: object, item: object) -> None:
+        raise CacheError(tmp_path / "c.sqlite", "disk I/O error")
+
+    monkeypatch.setattr(cache, "_insert", broken)
+    ledger = Ledger(tmp_path / "ledger.jsonl", PriceTable())
+    client = LLMClient(
+        ScriptedProvider(lambda r: GOOD), cache=cache, cache_mode=CacheMode.RW, ledger=ledger
+    )
+    with pytest.raises(CacheError):
+        await client.complete(verify_request("a"))
+    await client.aclose()
+    rows = [json.loads(line) for line in (tmp_path / "ledger.jsonl").read_text().splitlines()]
+    assert len(rows) == 1
+    assert rows[0]["error"] == "cache"
+    assert rows[0]["input_tokens"] > 0 and rows[0]["output_tokens"] > 0
+
+
 def test_sending_a_schema_does_not_wait_for_the_validator_library() -> None:
     probe = (
         "import sys; from toolkit.llm.schema import sent_schema; "
