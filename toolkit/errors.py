@@ -83,6 +83,8 @@ class CacheError(InfraError):
 
     def __init__(self, path: object, cause: str) -> None:
         self.path = path
+        self.usage: object | None = None
+        """The usage of an answer that was paid for but could not be stored (for the ledger)."""
         super().__init__(
             f"response cache {path} is unusable: {cause}. Fix: move it aside or delete it "
             "(a new cache starts empty), or pass --cache-path elsewhere or --cache-mode off",

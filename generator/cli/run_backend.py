@@ -60,7 +60,7 @@ class RunBackend:
 
     def build(self) -> Any:
         """The metered backend (built once); for the LLM backend also sets `client`, the
-        metered LLM client, which is itself built on its first request."""
+        metered LLM client (an unusable cache file raises `CacheError` here)."""
         if self._built is None:
             from toolkit.runner.metering import MeteredBackend, MeteredClient
 
@@ -68,9 +68,9 @@ class RunBackend:
                 self._built = MeteredBackend(self._custom)
             else:
                 from toolkit.backends import LLMBackend
-                from toolkit.llm.deferred_client import DeferredClient
+                from toolkit.llm.client import build_client
 
-                self.client = MeteredClient(DeferredClient(self.settings, "judge"))
+                self.client = MeteredClient(build_client(self.settings, "judge"))
                 llm = self.identity
                 self._built = MeteredBackend(
                     LLMBackend(

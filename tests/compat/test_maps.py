@@ -10,10 +10,10 @@ from pytest_httpserver import HTTPServer
 from tests.fixtures.m2w2.scenario import DictTools, FakeMaps
 from toolkit.errors import InfraError
 from toolkit.tools import current_tools
+from toolkit.tools.google_maps import GoogleMapsProvider
 from toolkit.tools.maps import (
     API_KEY_ENV,
     MAPS_TOOL_NAMES,
-    GoogleMapsProvider,
     GoogleMapsTool,
     maps_tools,
 )

@@ -217,3 +217,66 @@ async def test_a_failed_store_fails_the_call_that_paid_for_the_answer(
     with pytest.raises(CacheError, match="disk I/O error"):
         await client.complete(verify_request("a"))
     await client.aclose()
+
+
+async def test_an_answer_paid_for_but_not_stored_still_leaves_its_ledger_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+
+    def broken(db: object, item: object) -> None:
+        raise CacheError(tmp_path / "c.sqlite", "disk I/O error")
+
+    monkeypatch.setattr(cache, "_insert", broken)
+    ledger = Ledger(tmp_path / "ledger.jsonl", PriceTable())
+    client = LLMClient(
+        ScriptedProvider(lambda r: GOOD), cache=cache, cache_mode=CacheMode.RW, ledger=ledger
+    )
+    with pytest.raises(CacheError):
+        await client.complete(verify_request("a"))
+    await client.aclose()
+    rows = [json.loads(line) for line in (tmp_path / "ledger.jsonl").read_text().splitlines()]
+    assert len(rows) == 1
+    assert rows[0]["error"] == "cache"
+    assert rows[0]["input_tokens"] > 0 and rows[0]["output_tokens"] > 0
+
+
+def test_sending_a_schema_does_not_wait_for_the_validator_library() -> None:
+    probe = (
+        "import sys; from toolkit.llm.schema import sent_schema; "
+        "strict = sent_schema({'type': 'object', 'properties': {'a': {'type': 'string'}}}); "
+        "print(strict['required'], 'jsonschema' in sys.modules)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+    assert done.stdout.split() == ["['a']", "False"]
+
+
+async def test_a_page_and_screenshot_are_hashed_once_for_the_key_and_the_cache_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolkit.llm import models
+
+    hashed: list[int] = []
+    original = models.sha256_text
+
+    def spy(text: str) -> str:
+        if len(text) >= models.BLOB_MIN_CHARS:
+            hashed.append(len(text))
+        return original(text)
+
+    monkeypatch.setattr(models, "sha256_text", spy)
+    page, screenshot = "Opening hours. " * 2000, "A" * 50_000
+    request = verify_request(page).model_copy(
+        update={"messages": [models.Message.user(page, [screenshot])]}
+    )
+    client = LLMClient(
+        ScriptedProvider(lambda r: GOOD),
+        cache=ResponseCache(tmp_path / "c.sqlite"),
+        cache_mode=CacheMode.RW,
+    )
+    for index in range(3):  # three vote trials of one request
+        await client.complete(request.with_sample(index))
+    await client.aclose()
+    assert sorted(hashed) == sorted([len(page), len(screenshot)])
+    assert ResponseCache(tmp_path / "c.sqlite").stats().blobs == 2

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 
 from toolkit.backends import ExtractRequest, ScriptedBackend, Verdict, VerifyRequest
 from toolkit.sandbox import pool as pool_module
+from toolkit.sandbox import seccomp
 from toolkit.sandbox.broker import Broker
 from toolkit.sandbox.pool import WorkerPool
 from toolkit.sandbox.protocol import HEADER_SIZE, Call, EvalJob, SandboxLimits
@@ -211,3 +213,46 @@ async def test_a_call_the_judge_stops_waiting_for_is_cancelled_at_the_parent() -
         outcome = await asyncio.wait_for(pool.evaluate(job("gives_up")), timeout=15)
     assert outcome.summary is not None, outcome.errors
     assert seen["cancelled_before_next_call"] is True
+
+
+async def test_a_judge_cannot_signal_or_write_into_the_fork_server_or_sibling_jobs() -> None:
+    siblings_waiting = asyncio.Event()
+    probed = asyncio.Event()
+
+    async def verify(request: VerifyRequest) -> bool:
+        if "The probes ran" in request.claim:
+            probed.set()
+        else:
+            siblings_waiting.set()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(probed.wait(), timeout=15)
+        return True
+
+    async def neighbours_after_siblings(pool: WorkerPool) -> Any:
+        await siblings_waiting.wait()
+        return await pool.evaluate(job("neighbours", "hostile"))
+
+    backend = ScriptedBackend(extract=extract, verify=verify)
+    async with WorkerPool(None, LIMITS, backend) as pool:
+        *siblings, hostile = await asyncio.gather(
+            *(pool.evaluate(job("normal", f"answer_{i}")) for i in range(3)),
+            neighbours_after_siblings(pool),
+        )
+        after = await pool.evaluate(job("normal", "after"))
+    found = hostile.summary["eval_breakdown"][0]["info"][0]["probes"]
+    assert len(found) == 9
+    assert all(text.startswith("rc=-1") for text in found.values()), found
+    assert [o.status for o in siblings] == ["complete"] * 3
+    assert hostile.status == "complete" and after.status == "complete"
+
+
+def test_the_job_filter_is_bound_to_the_jobs_own_pid_and_refuses_a_filter_without_one() -> None:
+    program = seccomp.job_filter(allow_network=False)
+    bound = seccomp.bind_self(program, 4242)
+    placeholder = struct.pack("=I", seccomp.SELF_PLACEHOLDER)
+    instructions = [program[i : i + 8] for i in range(0, len(program), 8)]
+    assert any(ins[4:] == placeholder for ins in instructions)  # libseccomp may share the test
+    assert placeholder not in [bound[i + 4 : i + 8] for i in range(0, len(bound), 8)]
+    assert len(bound) == len(program)
+    with pytest.raises(ValueError, match="placeholder"):
+        seccomp.bind_self(seccomp.sandbox_filter(), 4242)

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
         build_provider,
         default_backend,
     )
-    from toolkit.llm.deferred_client import DeferredClient
     from toolkit.llm.ledger import Ledger, LedgerRow, UsageSummary
     from toolkit.llm.models import LLMRequest, LLMResponse, Message, RequestMeta, SystemBlock, Usage
     from toolkit.llm.pricing import ModelPrice, PriceTable
@@ -43,7 +42,6 @@ _HOMES = {
     "CacheMode": "toolkit.llm.cache_mode",
     "CacheRecord": "toolkit.llm.cache",
     "CachedProvider": "toolkit.llm.cached_provider",
-    "DeferredClient": "toolkit.llm.deferred_client",
     "LLMClient": "toolkit.llm.client",
     "LLMRequest": "toolkit.llm.models",
     "LLMResponse": "toolkit.llm.models",
@@ -75,7 +73,6 @@ __all__ = [
     "CacheMode",
     "CacheRecord",
     "CachedProvider",
-    "DeferredClient",
     "LLMClient",
     "LLMRequest",
     "LLMResponse",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 
-from toolkit.errors import LLMError, ReplayMiss
+from toolkit.errors import CacheError, LLMError, ReplayMiss
 from toolkit.llm.cache import CacheRecord, ResponseCache
 from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.diff import miss_message
@@ -95,9 +95,11 @@ class CachedProvider:
             record = CacheRecord.of(request, response, key)
             replace = self.mode is CacheMode.REFRESH
             stored = self.cache.put_batched(record, replace=replace, checked=True)  # type: ignore[union-attr]
-            await asyncio.wrap_future(
-                stored
-            )  # the paid answer is on disk before the caller goes on
+            try:  # the paid answer is on disk before the caller goes on
+                await asyncio.wrap_future(stored)
+            except CacheError as exc:
+                exc.usage = response.usage  # paid for all the same: the ledger records it
+                raise
         return response
 
 

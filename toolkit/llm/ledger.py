@@ -16,7 +16,7 @@ from typing import TextIO
 
 from pydantic import BaseModel, Field
 
-from toolkit.errors import LLMError
+from toolkit.errors import CacheError, LLMError
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
 from toolkit.llm.pricing import FREE_PROVIDERS, PriceTable
 from toolkit.llm.provider import Provider
@@ -150,6 +150,10 @@ class LedgerProvider:
             row = self._row(request, usage, False, started, exc.kind)
             self.ledger.record(row)
             exc.cost_usd = row.cost_usd
+            raise
+        except CacheError as exc:
+            usage = exc.usage if isinstance(exc.usage, Usage) else Usage()
+            self.ledger.record(self._row(request, usage, False, started, exc.kind))
             raise
         row = self._row(request, response.usage, response.cache_hit, started, None)
         self.ledger.record(row)

@@ -22,20 +22,38 @@ MAX_PROBLEMS = 20
 _FENCE = re.compile(r"```(?:json)?\s*\n(.*?)```", re.DOTALL)
 
 
-_Compiled = tuple[dict[str, Any], "Draft202012Validator"]
 _RECENT_LIMIT = 512
+
+
+class _Compiled:
+    """One schema's strict form, and its validator once an answer needs checking (so sending
+    a request does not wait for the `jsonschema` import)."""
+
+    def __init__(self, strict: dict[str, Any]) -> None:
+        self.strict = strict
+        self._validator: Draft202012Validator | None = None
+
+    @property
+    def validator(self) -> Draft202012Validator:
+        if self._validator is None:
+            from jsonschema import Draft202012Validator  # loaded on the first answer checked
+
+            self._validator = Draft202012Validator(self.strict)
+        return self._validator
+
+
 _recent: dict[int, tuple[dict[str, Any], _Compiled]] = {}
 """id(schema) → (that schema, kept alive so the id stays its own; its compiled form)."""
 
 
 def sent_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """The strict form of `schema` that providers send (do not mutate: it is shared)."""
-    return _compiled_for(schema)[0]
+    return _compiled_for(schema).strict
 
 
 def output_problems(value: Any, schema: dict[str, Any]) -> list[str]:
     """Every way `value` breaks the strict form of `schema`, with a JSON path; [] when valid."""
-    validator = _compiled_for(schema)[1]
+    validator = _compiled_for(schema).validator
     if validator.is_valid(value):
         return []
     errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
@@ -57,10 +75,7 @@ def _compiled_for(schema: dict[str, Any]) -> _Compiled:
 
 @lru_cache(maxsize=_RECENT_LIMIT)
 def _compiled(schema_json: str) -> _Compiled:
-    from jsonschema import Draft202012Validator  # imported on first structured request
-
-    strict = strict_schema(json.loads(schema_json))
-    return strict, Draft202012Validator(strict)
+    return _Compiled(strict_schema(json.loads(schema_json)))
 
 
 def parse_json_output(text: str) -> tuple[Any, str | None]:

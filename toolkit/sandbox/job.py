@@ -26,7 +26,7 @@ from toolkit.backends import ExtractRequest, Verdict, VerifyRequest
 from toolkit.errors import BudgetExceeded, InfraError
 from toolkit.runner.judging import evaluate_job, load_bound_judge, with_errors
 from toolkit.runner.loader import Judge
-from toolkit.sandbox.confinement import Guard, apply_job_limits
+from toolkit.sandbox.confinement import Guard, apply_job_limits, make_undumpable
 from toolkit.sandbox.protocol import (
     WITH_ANSWER,
     Call,
@@ -42,6 +42,7 @@ from toolkit.sandbox.protocol import (
     error_dict,
     read_message,
 )
+from toolkit.sandbox.seccomp import bind_self
 
 
 def _reply_error(error: dict[str, Any]) -> InfraError:
@@ -256,10 +257,9 @@ def job_process(
 ) -> int:
     """The forked job process's body: die with the fork server, keep other jobs out of this
     one (not dumpable: no ptrace, no /proc/<pid>/mem), apply the guards, run the job."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    pr_set_pdeathsig, pr_set_dumpable = 1, 4
-    libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
-    libc.prctl(pr_set_dumpable, 0, 0, 0, 0)
-    applied = apply_job_limits(spawn.limits, baseline, program)
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    make_undumpable()
+    applied = apply_job_limits(spawn.limits, baseline, bind_self(program, os.getpid()))
     asyncio.run(_job_main(sock, spawn, [*guards, *applied]))
     return 0

@@ -29,7 +29,7 @@ import traceback
 from collections import deque
 from dataclasses import dataclass, field
 
-from toolkit.sandbox.confinement import measure_worker_guards, vm_size_bytes
+from toolkit.sandbox.confinement import make_undumpable, measure_worker_guards, vm_size_bytes
 from toolkit.sandbox.job import job_process
 from toolkit.sandbox.protocol import (
     FrameBuffer,
@@ -268,6 +268,7 @@ def main(argv: list[str] | None = None) -> int:
         help="a host path that must be invisible here (measures the file-system allow-list)",
     )
     args = parser.parse_args(argv)
+    make_undumpable()  # jobs share its PID namespace: none may write into its memory
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     faulthandler.enable()
     for name in _WARM_MODULES:

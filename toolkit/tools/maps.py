@@ -6,20 +6,17 @@ travels as `maps.<method>` through the tool channel to the runner's broker, wher
 (meters, seconds, a city name, the geocoding results, or their "... not found" strings).
 The judge process never holds the API key. Invariant: a failure to reach the maps service is
 an `InfraError` (node `error`), while an address the service cannot resolve is an ordinary
-"not found" answer. `GoogleMapsProvider` (`toolkit.tools.google_maps`, over httpx2) loads on
-first use, so a run whose judges call no maps service does not import an HTTP client.
+"not found" answer. The Google provider lives in `toolkit.tools.google_maps` (over httpx2), so
+a run that builds no maps provider does not import an HTTP client.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from toolkit.errors import InfraError
 from toolkit.tools import call_tool
-
-if TYPE_CHECKING:
-    from toolkit.tools.google_maps import GoogleMapsProvider
 
 TRAVEL_MODES = ("driving", "walking", "transit")
 CITY_LEVELS = ("locality", "sublocality")
@@ -40,7 +37,6 @@ __all__ = [
     "CITY_LEVELS",
     "MAPS_TOOL_NAMES",
     "TRAVEL_MODES",
-    "GoogleMapsProvider",
     "GoogleMapsTool",
     "MapsProvider",
     "maps_tools",
@@ -169,12 +165,3 @@ def maps_tools(provider: MapsProvider | None) -> dict[str, ToolFunction]:
         "maps.calculate_distance": calculate_distance,
         "maps.calculate_travel_time": calculate_travel_time,
     }
-
-
-def __getattr__(name: str) -> Any:
-    """`GoogleMapsProvider` loads with its HTTP client on first use."""
-    if name == "GoogleMapsProvider":
-        from toolkit.tools.google_maps import GoogleMapsProvider
-
-        return GoogleMapsProvider
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
