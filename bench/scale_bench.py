@@ -175,9 +175,8 @@ def main() -> None:
 
     ev, pg = workload.evaluations, n_pages
     print(
-        f"\nLLM calls of the local one-node run: {reference_calls} (totals vary a little from "
-        "run to run, locally too: a claim's page checks still running are cancelled once one "
-        "page supports it, toolkit/sources.py)"
+        f"\nLLM calls of the local one-node run: {reference_calls} (every run must make the "
+        "same calls: a claim's page checks complete wave by wave, toolkit/sources.py)"
     )
     print(
         f"\nlocal, one node's worth: judges --jobs {j}: {one_node.wall:.1f} s "

@@ -1,8 +1,10 @@
 """Cited sources: where pages come from, and how one claim is checked against them.
 
 One source per request (the verifier sees one page at a time). With several cited pages the
-claim holds if any supports it; pages are checked in small concurrent waves, and the checks
-still running once one page decided are cancelled, so a wave never outlives its verification.
+claim holds if any supports it; pages are checked in small concurrent waves, in order, and no
+later wave starts once a page supports the claim. A wave always completes (only a failure
+cancels its partner), so the calls an evaluation makes, its recorded counts and its spend are
+the same on every run, sandboxed, in process or on a cluster.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from toolkit.urls import normalize_url
 
 # Cited pages checked at once for one claim. The chain of a claim whose k-th page supports it
 # is ceil(k/2) checks instead of k; the price is at most one extra page check per claim (the
-# wave partner of a supporting page, cancelled if it has not started), still never more than
-# Mind2Web 2, which checks every cited page at once.
+# wave partner of a supporting page), still never more than Mind2Web 2, which checks every
+# cited page. Cancelling that partner instead would save a call only when it happens to be
+# slower, make call counts depend on timing, and leave a request the provider may still bill
+# out of the ledger.
 SOURCE_WAVE = 2
 
 
@@ -98,13 +102,13 @@ class SourceChecker:
         for start in range(0, len(urls), SOURCE_WAVE):
             wave = urls[start : start + SOURCE_WAVE]
             checks = [asyncio.ensure_future(self.check(plain, url)) for url in wave]
-            try:
-                for url, check in zip(wave, checks, strict=True):
-                    verdict = await check
-                    if verdict.passed:
-                        return verdict, url
-            finally:
+            try:  # every check of a wave completes: the calls made never depend on timing
+                verdicts = await asyncio.gather(*checks)
+            finally:  # a failed check stops its partner
                 await _cancel(checks)
+            for url, verdict in zip(wave, verdicts, strict=True):
+                if verdict.passed:
+                    return verdict, url
         return verdict, None
 
     async def check(self, plain: VerifyRequest, url: str) -> Verdict:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from toolkit.backends import ExtractRequest, ScriptedBackend, Verdict, VerifyRequest
+from toolkit.backends import ExtractRequest, ScriptedBackend, VerifyRequest
 from toolkit.sandbox import pool as pool_module
 from toolkit.sandbox import seccomp
 from toolkit.sandbox.broker import Broker
@@ -167,33 +167,6 @@ async def test_sandboxed_requests_equal_the_in_process_ones() -> None:
             c.model_dump_json(exclude={"template_class"}) for c in backend.calls
         )
     assert requests["sandbox"] == requests["in_process"]
-
-
-async def test_a_cancelled_wave_partner_is_cancelled_at_the_parent() -> None:
-    stalled: dict[str, Any] = {"started": asyncio.Event(), "cancelled": False}
-
-    async def verify(request: VerifyRequest) -> Verdict:
-        if request.sources == ["https://b"]:
-            stalled["started"].set()
-            try:
-                await asyncio.sleep(60)
-            except asyncio.CancelledError:
-                stalled["cancelled"] = True
-                raise
-        if request.sources == ["https://a"]:
-            await stalled["started"].wait()  # both checks of the wave are at the parent
-        return Verdict(passed=True, reasoning="supported")
-
-    def extract_after_the_wave(request: ExtractRequest) -> dict[str, Any]:
-        stalled["cancelled_before_next_call"] = stalled["cancelled"]
-        return {"city": "Paris"}
-
-    backend = ScriptedBackend(extract=extract_after_the_wave, verify=verify)
-    async with WorkerPool(None, LIMITS, backend, Pages()) as pool:
-        outcome = await asyncio.wait_for(pool.evaluate(job("two_sources")), timeout=15)
-    assert outcome.status == "complete", outcome.errors
-    assert stalled["cancelled_before_next_call"] is True
-    assert outcome.summary["final_score"] == 1.0
 
 
 async def test_a_call_the_judge_stops_waiting_for_is_cancelled_at_the_parent() -> None:

@@ -80,15 +80,19 @@ async def test_the_earliest_supporting_page_decides_even_when_a_later_one_answer
     assert ev.verifications[-1]["supported_by"] == URLS[0]
 
 
-async def test_once_a_page_supports_the_claim_its_pending_partner_is_cancelled() -> None:
+async def test_a_supporting_page_waits_for_its_wave_partner_and_no_later_wave_starts() -> None:
     backend = GatedBackend(passing={URLS[0]})
     ev = evaluator(backend)
     verify = asyncio.ensure_future(ev.verify("c", ev.add_leaf(id="x", desc="x"), sources=URLS))
     await settle()
     backend.gates[URLS[0]].set()
+    await settle()
+    assert not verify.done()  # the partner's call was made: it completes and is counted
+    backend.gates[URLS[1]].set()
     assert await verify is True
-    assert backend.cancelled == [URLS[1]]
+    assert backend.cancelled == []
     assert backend.started == URLS[:2]
+    assert ev.verifications[-1]["supported_by"] == URLS[0]
 
 
 async def test_later_waves_start_only_after_no_page_of_the_earlier_wave_supports_it() -> None:
