@@ -204,33 +204,38 @@ async def test_an_answer_being_stored_is_already_served_as_a_hit(tmp_path: Path)
     await client.aclose()
 
 
-async def test_a_failed_store_fails_the_call_that_paid_for_the_answer(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def unwritable_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ResponseCache:
+    """A cache whose every store fails the way a full or broken disk does."""
     cache = ResponseCache(tmp_path / "c.sqlite")
 
     def broken(db: object, item: object) -> None:
         raise CacheError(tmp_path / "c.sqlite", "disk I/O error")
 
     monkeypatch.setattr(cache, "_insert", broken)
-    client = LLMClient(ScriptedProvider(lambda r: GOOD), cache=cache, cache_mode=CacheMode.RW)
+    return cache
+
+
+async def test_a_failed_store_fails_the_call_that_paid_for_the_answer(
+    unwritable_cache: ResponseCache,
+) -> None:
+    client = LLMClient(
+        ScriptedProvider(lambda r: GOOD), cache=unwritable_cache, cache_mode=CacheMode.RW
+    )
     with pytest.raises(CacheError, match="disk I/O error"):
         await client.complete(verify_request("a"))
     await client.aclose()
 
 
 async def test_an_answer_paid_for_but_not_stored_still_leaves_its_ledger_row(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, unwritable_cache: ResponseCache
 ) -> None:
-    cache = ResponseCache(tmp_path / "c.sqlite")
-
-    def broken(db: object, item: object) -> None:
-        raise CacheError(tmp_path / "c.sqlite", "disk I/O error")
-
-    monkeypatch.setattr(cache, "_insert", broken)
     ledger = Ledger(tmp_path / "ledger.jsonl", PriceTable())
     client = LLMClient(
-        ScriptedProvider(lambda r: GOOD), cache=cache, cache_mode=CacheMode.RW, ledger=ledger
+        ScriptedProvider(lambda r: GOOD),
+        cache=unwritable_cache,
+        cache_mode=CacheMode.RW,
+        ledger=ledger,
     )
     with pytest.raises(CacheError):
         await client.complete(verify_request("a"))
