@@ -2,9 +2,8 @@
 
 Invariant: the schema a model is shown (`sent_schema`: every object closed, every property
 required, as OpenAI's strict mode demands) is exactly the one its answer is validated against,
-with the maintained `jsonschema` validator. Both are built once per distinct schema, and a
-schema object seen before (templates share one per class) is found by identity, without
-serialising it again.
+with the maintained `jsonschema` validator. Both are built once per distinct schema (keyed by
+its JSON text, so a schema changed in place is never served its old form).
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ MAX_PROBLEMS = 20
 _FENCE = re.compile(r"```(?:json)?\s*\n(.*?)```", re.DOTALL)
 
 
-_RECENT_LIMIT = 512
+_CACHED_SCHEMAS = 512
 
 
 class _Compiled:
@@ -42,10 +41,6 @@ class _Compiled:
         return self._validator
 
 
-_recent: dict[int, tuple[dict[str, Any], _Compiled]] = {}
-"""id(schema) → (that schema, kept alive so the id stays its own; its compiled form)."""
-
-
 def sent_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """The strict form of `schema` that providers send (do not mutate: it is shared)."""
     return _compiled_for(schema).strict
@@ -61,19 +56,11 @@ def output_problems(value: Any, schema: dict[str, Any]) -> list[str]:
 
 
 def _compiled_for(schema: dict[str, Any]) -> _Compiled:
-    """The compiled form of `schema`: by identity when this object was seen (schemas are
-    shared, never mutated), else by its JSON text."""
-    seen = _recent.get(id(schema))
-    if seen is not None and seen[0] is schema:
-        return seen[1]
-    compiled = _compiled(json.dumps(schema, separators=(",", ":")))
-    if len(_recent) >= _RECENT_LIMIT:
-        _recent.clear()
-    _recent[id(schema)] = (schema, compiled)
-    return compiled
+    """The compiled form of `schema`, shared by every equal schema."""
+    return _compiled(json.dumps(schema, separators=(",", ":")))
 
 
-@lru_cache(maxsize=_RECENT_LIMIT)
+@lru_cache(maxsize=_CACHED_SCHEMAS)
 def _compiled(schema_json: str) -> _Compiled:
     return _Compiled(strict_schema(json.loads(schema_json)))
 
