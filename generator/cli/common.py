@@ -7,7 +7,6 @@ Jinja2 environments, the review runs) is imported inside the helpers that need i
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import sys
 from collections.abc import Callable, Coroutine
@@ -94,6 +93,8 @@ def pick_answer(loaded: LoadedSpec, name: str | None) -> SampleAnswer:
 
 def run_review(work: Coroutine[Any, Any, T]) -> T:
     """Run `work`; infrastructure failures exit 3, a failing judge exits 1."""
+    import asyncio
+
     from generator.review.runs import JudgeRunError
 
     try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 from collections.abc import Callable, Coroutine
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from generator.cli.common import backend_options, call_factory, open_pages
+from generator.cli.fresh_stamp import record, remove_stamp, replay_fresh_run
 from generator.cli.llm_options import llm_options
 from generator.cli.ray_options import ray_options
 from generator.cli.run_backend import RunBackend
@@ -187,6 +187,46 @@ def _has_results(results_dir: Path) -> bool:
         return False
 
 
+def _rerun_output(
+    discover: tuple[Path | None, Path | None, set[str] | None, int],
+    *,
+    options: RunOptions,
+    judging: RunBackend,
+    page_store: Any,
+    outcome: dict[str, Any],
+) -> tuple[str, str, int] | None:
+    """(stdout, stderr, exit code) of this command rerun now, when it has nothing to redo
+    (None otherwise): the fresh path run again — discovery, freshness check, outcome — with
+    its output captured, for the fresh stamp."""
+    import asyncio
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from generator.cli.run_outcome import print_outcome
+    from toolkit.runner.freshness import fresh_run
+
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        inputs, strays = _discover(*discover)
+        progress = _progress(len(inputs))
+        report = asyncio.run(
+            fresh_run(
+                inputs,
+                options=options,
+                backend=judging.identity,
+                pages=page_store,
+                progress=progress,
+            )
+        )
+        if report is None:
+            return None
+        client = judging if judging.usage_reporter is not None else None
+        source = discover[0] or discover[1]
+        assert source is not None
+        code = print_outcome(report, client=client, strays=strays, inputs=source, **outcome)
+    return out.getvalue(), err.getvalue(), code
+
+
 def _maps_loader(spec: str | None) -> Callable[[], MapsProvider | None]:
     """What builds the `--maps` provider when a judge is about to run; a factory spec is
     loaded now, so a wrong one is a usage error even when nothing needs judging."""
@@ -197,6 +237,7 @@ def _maps_loader(spec: str | None) -> Callable[[], MapsProvider | None]:
 
 
 @click.command()
+@replay_fresh_run
 @click.option(
     "--answers",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
@@ -391,11 +432,25 @@ def run(
             )
             return report, judging.usage_reporter
 
+    import asyncio
+
     from toolkit.runner.results_lock import results_lock
 
     try:
         with results_lock(results, wait=not no_wait, on_wait=lambda m: click.echo(m, err=True)):
+            remove_stamp(results)  # results may change now: no stamp may vouch for them
             report, usage_reporter = asyncio.run(work())
+            if ray_address is None and report.exit_code == 0:
+                record(
+                    click.get_current_context().params,
+                    lambda: _rerun_output(
+                        (answers, trajectories, set(tasks) or None, max_answer_bytes),
+                        options=options,
+                        judging=judging,
+                        page_store=page_store,
+                        outcome={"as_json": as_json, "pages": pages, "results": results},
+                    ),
+                )
     except ResultsBusy as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)

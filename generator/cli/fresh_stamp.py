@@ -1,0 +1,327 @@
+"""The fresh stamp: a rerun of `judgegen run` with nothing to redo, answered in milliseconds.
+
+After a run that leaves nothing to redo, `record` renders what the same command would print
+if rerun at once (it runs the slow fresh path again, output captured) and stores it in
+`RESULTS/.judgegen-fresh.json` under a key: a hash of the command's parsed flags (without
+--overwrite), the working directory, the whole environment, the interpreter, judgegen's code
+and version, the judge templates, the config file, and a manifest of every input (answers or
+trajectories, judges, reviews, results, page store). `replay` — stdlib only, run before
+pydantic, asyncio or the runner is imported — prints the stored output when the key computed
+now is the stored one, and otherwise says no, so the slow path decides. Any doubt is a no:
+an unreadable or foreign stamp, a file that cannot be read, a symlink inside an input tree, a
+busy results folder, a flag whose effect runs user code (--backend, a --maps factory, --ray).
+
+Files are known by content (sha256) up to `CONTENT_LIMIT` bytes, and beyond that (or when
+not JSON in a trajectories folder: screenshots, logs) by stat: size, mtime, ctime, inode. A
+stat is trusted once its ctime is `SETTLE_S` seconds old, so any later change shows as a new
+ctime (git's "racy" rule, with room for coarse file-system clocks); a file with a newer stat
+is known by content instead, and the stamp lists it so the fast path hashes it too.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import stat
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any, Final
+
+STAMP_FILE = ".judgegen-fresh.json"
+STAMP_VERSION: Final = 1
+LOCK_FILE = ".judgegen-run.lock"
+"""`toolkit.runner.results_lock.LOCK_FILE` (not imported: that module loads filelock)."""
+CONTENT_LIMIT = 4 << 20
+SETTLE_S = 2.0
+JUDGE_TEMPLATES = "toolkit"
+"""`toolkit.runner.fingerprint.JUDGE_TEMPLATES` (not imported: that module loads pydantic)."""
+CODE_PACKAGES = ("toolkit", "generator", "prompts")
+STAMP_FIELDS = {"version", "key", "hashed", "stdout", "stderr", "exit_code"}
+
+
+class Unstampable(Exception):
+    """The inputs cannot be captured in a key: the fast path does not apply."""
+
+
+def eligible(params: dict[str, Any]) -> bool:
+    """Whether a run with these flags may be answered from a stamp: not on a cluster, and
+    running no user code (a --backend or --maps factory) the stamp could not vouch for."""
+    return (
+        params.get("ray_address") is None
+        and params.get("backend_spec") is None
+        and params.get("maps_spec") in (None, "google", "none")
+    )
+
+
+def replay_fresh_run(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorate `judgegen run`: answer from the stamp when it holds, else run `command`."""
+
+    @functools.wraps(command)
+    def wrapper(**kwargs: Any) -> Any:
+        code = replay(kwargs)
+        if code is not None:
+            sys.exit(code)
+        return command(**kwargs)
+
+    return wrapper
+
+
+def replay(params: dict[str, Any]) -> int | None:
+    """Print the stamped output and return its exit code when the stamp matches these flags
+    and the inputs now; None (nothing printed) otherwise."""
+    if params.get("overwrite") or not eligible(params):
+        return None
+    results = Path(params["results"])
+    try:
+        with _idle_results(results):
+            stamp = read_stamp(results / STAMP_FILE)
+            if stamp is None or stamp["key"] != stamp_key(params, stamp["hashed"])[0]:
+                return None
+    except Exception:  # any doubt: the slow path decides
+        return None
+    sys.stdout.write(stamp["stdout"])
+    sys.stdout.flush()
+    sys.stderr.write(stamp["stderr"])
+    sys.stderr.flush()
+    return int(stamp["exit_code"])
+
+
+@contextmanager
+def _idle_results(results: Path) -> Iterator[None]:
+    """Hold the results folder's run lock (the OS lock filelock takes) while the stamp is
+    checked, so no run writes meanwhile; raise OSError when a run holds it or it is absent."""
+    import fcntl
+
+    path = results / LOCK_FILE
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if os.fstat(fd).st_ino != os.stat(path).st_ino:
+            raise OSError(f"{path} was replaced")
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def read_stamp(path: Path) -> dict[str, Any] | None:
+    """The stamp at `path` if it is one of this version and shape, else None."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or set(data) != STAMP_FIELDS:
+        return None
+    version, code = data["version"], data["exit_code"]
+    if type(version) is not int or version != STAMP_VERSION or type(code) is not int:
+        return None
+    if not all(isinstance(data[name], str) for name in ("key", "stdout", "stderr")):
+        return None
+    hashed = data["hashed"]
+    if not isinstance(hashed, list) or not all(isinstance(p, str) for p in hashed):
+        return None
+    return {**data, "hashed": frozenset(hashed)}
+
+
+def remove_stamp(results: Path) -> None:
+    """Delete the results folder's stamp: a run is about to write it."""
+    with suppress(OSError):
+        (results / STAMP_FILE).unlink()
+
+
+def record(params: dict[str, Any], render: Callable[[], tuple[str, str, int] | None]) -> bool:
+    """Stamp what `render()` gives — (stdout, stderr, exit code) of the slow fresh path run
+    now, or None when it has something to redo — if it exits 0 and every input is the same
+    before and after rendering. The caller holds the results lock. Returns whether stamped."""
+    if not eligible(params):
+        return False
+    try:
+        before, hashed = stamp_key(params)
+        rendered = render()
+        if rendered is None or rendered[2] != 0 or stamp_key(params, hashed)[0] != before:
+            return False
+    except Exception:  # inputs that cannot be keyed, or anything unexpected: no stamp
+        return False
+    from generator.cli.fresh_stamp_record import FreshStamp
+    from toolkit.util.files import write_atomic
+
+    stamp = FreshStamp(
+        key=before, hashed=sorted(hashed), stdout=rendered[0], stderr=rendered[1], exit_code=0
+    )
+    write_atomic(Path(params["results"]) / STAMP_FILE, stamp.model_dump_json(indent=1) + "\n")
+    return True
+
+
+def stamp_key(
+    params: dict[str, Any], hashed: frozenset[str] | None = None
+) -> tuple[str, frozenset[str]]:
+    """The hash of everything the output of `judgegen run` with `params` depends on when it
+    has nothing to redo (see the module docstring), and the files known by content although
+    large: those in `hashed` or, when it is None, those whose stat is too recent to trust.
+    Raises Unstampable (e.g. a file outside `hashed` with a stat too recent to trust)."""
+    manifest = _Manifest(hashed)
+    digest = hashlib.sha256()
+
+    def add(*parts: Any) -> None:
+        digest.update(json.dumps(parts, sort_keys=True).encode() + b"\n")
+
+    add("judgegen fresh stamp", STAMP_VERSION, _flags(params))
+    add(os.getcwd(), os.path.realpath(os.getcwd()), sys.executable, sys.version)
+    add(_environment())
+    add(_code(manifest), _templates_digest(), _config())
+    answers = params.get("answers") or params.get("trajectories")
+    trees = [
+        ("inputs", answers, _json_by_content if params.get("trajectories") else None),
+        ("judges", params.get("judges"), None),
+        ("reviews", params.get("reviews"), None),
+        ("results", params.get("results"), None),
+        ("pages", params.get("pages"), None),
+    ]
+    for label, root, by_content in trees:
+        if root is not None:
+            tree = manifest.tree(Path(root), by_content)
+            add(label, str(root), os.path.realpath(root), tree)
+    if answers is not None:
+        parent = Path(answers).parent  # a task's answers/ folder: its spec is read too
+        add(
+            "task spec", [(p.name, p.is_file()) for p in (parent / "task.yaml", parent / "task.md")]
+        )
+    return "sha256:" + digest.hexdigest(), frozenset(manifest.hashed)
+
+
+def _flags(params: dict[str, Any]) -> list[Any]:
+    """The parsed flags as JSON values, --overwrite left out (a run with it records what the
+    same command without it prints)."""
+    flags = []
+    for name, value in sorted(params.items()):
+        if name == "overwrite":
+            continue
+        if isinstance(value, tuple):
+            value = [_plain(v) for v in value]
+        flags.append([name, _plain(value)])
+    return flags
+
+
+def _plain(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | float | str | list):
+        return value
+    if isinstance(value, Path):
+        return ["path", str(value)]
+    raise Unstampable(f"flag value {value!r}")
+
+
+def _environment() -> str:
+    """Hash of every environment variable (so no value is kept anywhere)."""
+    items = json.dumps(sorted(os.environ.items()))
+    return hashlib.sha256(items.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _code(manifest: _Manifest) -> list[Any]:
+    """judgegen's version and code files (by stat) and the installed packages' folders."""
+    import toolkit
+
+    listed: list[Any] = [toolkit.__version__]
+    for name in CODE_PACKAGES:
+        module = sys.modules.get(name) or __import__(name)
+        root = Path(module.__file__ or "").parent
+        listed.append([name, str(root), manifest.tree(root, _never)])
+    for entry in sys.path:
+        if entry.endswith(("site-packages", "dist-packages")) and os.path.isdir(entry):
+            info = os.stat(entry)
+            listed.append([entry, info.st_mtime_ns, info.st_ctime_ns, info.st_ino])
+    return listed
+
+
+def _templates_digest() -> str:
+    """The judge templates' hash, as result fingerprints record it."""
+    from prompts import prompts_sha256
+
+    return prompts_sha256(JUDGE_TEMPLATES)
+
+
+def _config() -> list[Any]:
+    """The config file the settings would read, and its bytes' hash."""
+    from toolkit.config import find_config
+
+    path = find_config()
+    if path is None:
+        return [None]
+    try:
+        return [str(path), hashlib.sha256(path.read_bytes()).hexdigest()]
+    except OSError as exc:
+        return [str(path), f"unreadable: {exc.errno}"]
+
+
+def _json_by_content(name: str) -> bool:
+    """In a trajectories folder only the JSON (answers, score files) is read: screenshots
+    and logs are known by stat."""
+    return name.endswith(".json")
+
+
+def _never(name: str) -> bool:
+    return False
+
+
+class _Manifest:
+    """Lists folders for a key: each file by content, or by stat once the stat is trusted."""
+
+    def __init__(self, hashed: frozenset[str] | None) -> None:
+        self.settled_before = time.time_ns() - int(SETTLE_S * 1e9)
+        self.given = hashed
+        self.hashed: set[str] = set(hashed or ())
+
+    def tree(self, root: Path, by_content: Callable[[str], bool] | None) -> list[Any]:
+        """Every folder and file under `root` (or `["absent"]`) with its content hash, or
+        its stat when larger than `CONTENT_LIMIT` or not `by_content`; the results folder's
+        stamp and lock and SQLite's shared-memory index are left out. Raises Unstampable on
+        a symlink inside, a special file or an untrusted stat, OSError on a read error."""
+        if not os.path.lexists(root):
+            return ["absent"]  # e.g. no reviews/ yet: its appearance changes the key
+        if not root.is_dir():
+            raise Unstampable(f"{root} is not a folder")
+        listed: list[Any] = []
+        for current, dirs, files in os.walk(root, onerror=_raise):
+            here = Path(current)
+            for name in sorted(dirs):
+                if os.path.islink(here / name):
+                    raise Unstampable(f"symlink {here / name}")
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            listed += [[(here / d).relative_to(root).as_posix(), "dir"] for d in dirs]
+            for name in sorted(files):
+                if not (here == root and _own_file(name)) and not name.endswith("-shm"):
+                    path = here / name
+                    listed.append([path.relative_to(root).as_posix(), *self.file(path, by_content)])
+        return listed
+
+    def file(self, path: Path, by_content: Callable[[str], bool] | None) -> list[Any]:
+        info = os.lstat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise Unstampable(f"{path} is not a regular file")
+        small = info.st_size <= CONTENT_LIMIT and (by_content is None or by_content(path.name))
+        if not small and str(path) not in self.hashed and info.st_ctime_ns >= self.settled_before:
+            if self.given is not None:
+                raise Unstampable(f"{path} changed too recently to trust its stat")
+            self.hashed.add(str(path))  # known by content until a later stamp trusts its stat
+        if small or str(path) in self.hashed:
+            return [_file_sha256(path)]
+        return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
+
+
+def _file_sha256(path: Path) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def _own_file(name: str) -> bool:
+    """The stamp, its temp files and the run lock: never inputs."""
+    return name in (STAMP_FILE, LOCK_FILE) or (
+        name.startswith(f".{STAMP_FILE}.") and name.endswith(".tmp")
+    )
+
+
+def _raise(error: OSError) -> None:
+    raise error

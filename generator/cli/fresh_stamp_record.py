@@ -1,0 +1,28 @@
+"""The fresh stamp file's shape (`RESULTS/.judgegen-fresh.json`), as the slow path writes it.
+
+`generator.cli.fresh_stamp.read_stamp` reads it back without pydantic and checks the same
+shape by hand: whatever is not exactly this model, at this version, is no stamp.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from generator.cli.fresh_stamp import STAMP_VERSION
+
+
+class FreshStamp(BaseModel):
+    """What `judgegen run` prints when rerun with nothing to redo, and when that holds."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: Literal[1] = STAMP_VERSION
+    key: str = Field(description="sha256 of the flags, environment, code and input manifest.")
+    hashed: list[str] = Field(
+        description="Large files known by content in the key: their stat was too recent to trust."
+    )
+    stdout: str = Field(description="The rerun's stdout, verbatim.")
+    stderr: str = Field(description="The rerun's stderr, verbatim (durations are the results').")
+    exit_code: Literal[0] = Field(description="Only runs that exit 0 are stamped.")
