@@ -1,7 +1,7 @@
 """Runner bench: what a user waits for when `judgegen run` scores answers with default flags.
 
 Every figure is timed from process start: the bench runs the real CLI in a subprocess
-(`python -c 'from generator.cli import main; main()' run ...`, what the `judgegen` script
+(`python -c 'from generator.cli import entry; entry()' run ...`, what the `judgegen` script
 does) with its default flags — sandboxed, default --jobs and --concurrency, response cache on
 — plus `--provider scripted:latency_model:respond`, a scripted provider that sleeps a fixed
 wall-clock latency per call. The provider is the only simulated part: prompts, voting,
@@ -51,7 +51,7 @@ sys.path[:0] = [str(ROOT), str(BENCH)]
 from latency_model import FIRST_CALL_ENV, LATENCY_ENV  # noqa: E402
 from runner_workload import Schedule, Workload, build  # noqa: E402
 
-LAUNCH = "import sys; from generator.cli import main; sys.exit(main())"
+LAUNCH = "from generator.cli import entry; entry()"  # what the `judgegen` script runs
 PROVIDER = "scripted:latency_model:respond"
 REPO_ENV = "RUNNER_BENCH_REPO"
 MODES = ("sandboxed", "in-process")
@@ -111,6 +111,14 @@ def judgegen_run(root: Path, sandboxed: bool, latency: float, extra: list[str]) 
     if done.returncode != 0 or not record:
         sys.stderr.write(f"judgegen run exited {done.returncode}:\n{done.stderr[-3000:]}\n")
     return Run(wall, done.returncode, record, done.stderr, first_call)
+
+
+def byte_compile(repo: Path) -> None:
+    """Compile the checkout's modules first, as installing a package does: with
+    PYTHONDONTWRITEBYTECODE set (as on some CI machines) every run would otherwise compile
+    judgegen's sources again, which no installed copy does."""
+    packages = [str(repo / name) for name in ("toolkit", "generator", "prompts")]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], check=True)
 
 
 def help_time(repeats: int) -> tuple[float, float]:
@@ -203,6 +211,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.repo:
         os.environ[REPO_ENV] = str(args.repo.resolve())
+    byte_compile(Path(os.environ.get(REPO_ENV, ROOT)))
     only = set(args.only.split(","))
     modes = [m for m in MODES if m in args.modes.split(",")]
     items = 6 if args.quick else args.items

@@ -45,7 +45,7 @@ from runner_workload import Workload, build  # noqa: E402
 
 from tests.scale.local_cluster import LocalCluster  # noqa: E402
 
-LAUNCH = "import sys; from generator.cli import main; sys.exit(main())"
+LAUNCH = "from generator.cli import entry; entry()"  # what the `judgegen` script runs
 PROVIDER = "scripted:latency_model:respond"
 WORKERS = (1, 2, 4)
 

@@ -142,6 +142,16 @@ class ScriptedBackend:
         return result
 
 
+_TEMPLATES = (
+    "extract_answer",
+    "extract_page",
+    "rules_extract",
+    "verify_page",
+    "verify_plain",
+    "rules_verify",
+)
+
+
 class _VerdictSchema(BaseModel):
     reasoning: str = Field(description="Short, evidence-based justification.")
     result: bool = Field(description="True only when the claim is correct / supported.")
@@ -245,6 +255,18 @@ class LLMBackend:
     async def _trial(self, base: LLMRequest, index: int) -> _VerdictSchema:
         response = await self.client.complete(base.with_sample(index))
         return _VerdictSchema.model_validate(response.parsed)
+
+    def warm(self) -> None:
+        """Do a first request's one-time work now — compile the prompt templates, load the
+        LLM request models, build the verdict schema's validator — so it is off the path of
+        the first call (the sandboxed runner calls this while its fork server starts)."""
+        from prompts import environment
+        from toolkit.llm import models  # noqa: F401  (loaded for the first request)
+        from toolkit.llm.schema import output_problems
+
+        for name in _TEMPLATES:
+            environment().get_template(f"toolkit/{name}.j2")
+        output_problems({"reasoning": "", "result": True}, _schema_of(_VerdictSchema))
 
     def _clip(self, text: str) -> str:
         if len(text) <= self.max_page_chars:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Callable, Coroutine
@@ -177,6 +178,24 @@ def _launch_sandbox() -> Any:
         return None
 
 
+def _warm_sandbox(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Launch the fork server as soon as the flags are parsed — before the LLM settings are
+    built, the slowest part of start-up — when this run will judge in the local sandbox and
+    nothing can be fresh (`--overwrite`, or no results yet); `command` receives it as
+    `launch` (None otherwise: a rerun that may be fresh starts the sandbox only if needed)."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        launch = None
+        local = kwargs.get("ray_address") is None and not kwargs.get("no_sandbox")
+        judges, results = Path(kwargs["judges"]), Path(kwargs["results"])
+        if local and judges.is_dir() and (kwargs.get("overwrite") or not _has_results(results)):
+            launch = _launch_sandbox()
+        return command(*args, launch=launch, **kwargs)
+
+    return wrapper
+
+
 def _has_results(results_dir: Path) -> bool:
     """Whether the results folder holds anything (a fresh rerun is then possible, so the
     sandbox is launched only once the freshness check says work remains)."""
@@ -307,6 +326,7 @@ def _maps_loader(spec: str | None) -> Callable[[], MapsProvider | None]:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the run report as JSON.")
 @ray_options
+@_warm_sandbox
 @llm_options
 def run(
     answers: Path | None,
@@ -330,6 +350,7 @@ def run(
     ray_address: str | None,
     ray_attempts: int,
     llm_settings: LLMSettings,
+    launch: Any,
 ) -> None:
     """Score every answer with its task's reviewed judge; write results and metrics.
 
@@ -367,10 +388,6 @@ def run(
     way) while this process writes every result; one gateway actor on this node holds the
     keys, limits, budget, ledger, cache and page store. Results are the same as locally.
     """
-    launch = None
-    local = ray_address is None and not no_sandbox
-    if local and judges.is_dir() and (overwrite or not _has_results(results)):
-        launch = _launch_sandbox()  # nothing can be fresh: warm the sandbox during start-up
     from generator.cli.run_outcome import print_outcome
     from toolkit.runner.options import RunOptions, default_jobs
 

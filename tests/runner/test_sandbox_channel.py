@@ -229,3 +229,16 @@ def test_the_job_filter_is_bound_to_the_jobs_own_pid_and_refuses_a_filter_withou
     assert len(bound) == len(program)
     with pytest.raises(ValueError, match="placeholder"):
         seccomp.bind_self(seccomp.sandbox_filter(), 4242)
+
+
+async def test_sandboxed_judges_get_registrable_domains_before_and_after_the_idle_warm_up() -> None:
+    """The fork server builds the suffix list once it is idle; jobs forked before that build
+    it themselves (a file read, allowed by every guard), jobs forked after inherit it."""
+    backend = ScriptedBackend(extract=extract, verify=lambda request: True)
+    async with WorkerPool(None, LIMITS, backend) as pool:
+        first = await pool.evaluate(job("domains"))
+        await asyncio.sleep(0.5)  # the server is idle: its warm-up runs
+        later = await pool.evaluate(job("domains", "answer_2"))
+    for outcome in (first, later):
+        assert outcome.status == "complete", outcome.errors
+        assert outcome.summary is not None and outcome.summary["final_score"] == 1.0

@@ -1,7 +1,7 @@
 """URLs and the sites they belong to: same page, registrable domain, domain membership.
 
 "Same page" is `toolkit.urls.normalize_url`, the key the page store and the Evaluator use
-too. Registrable domains come from the Public Suffix List as bundled with `tldextract`
+too. Registrable domains come from the Public Suffix List as bundled with `publicsuffixlist`
 (read offline, never fetched), private suffixes included so "alice.github.io" is its own site.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import ipaddress
 
-import tldextract
+from publicsuffixlist import PSLFILE, PublicSuffixList
 
 from toolkit.urls import same_page, web_host
 
@@ -19,18 +19,13 @@ _EXTRA_SHARED_HOSTS = ("substack.com", "medium.com")
 
 
 @functools.cache
-def _extractor() -> tldextract.TLDExtract:
-    """The one suffix-list reader: the bundled snapshot, no network, no cache files.
-
-    Built on first use; the module imports `tldextract` up front because its import opens
-    a socket (a capability probe) that a sandboxed judge is not allowed.
-    """
-    return tldextract.TLDExtract(
-        cache_dir=None,
-        suffix_list_urls=(),
-        include_psl_private_domains=True,
-        extra_suffixes=_EXTRA_SHARED_HOSTS,
-    )
+def suffix_list() -> PublicSuffixList:
+    """The one suffix-list reader: the bundled snapshot plus `_EXTRA_SHARED_HOSTS`, private
+    suffixes included; no network, no cache files. Parsing it takes ~80 ms, so the sandbox's
+    fork server builds it once while idle and its jobs inherit it."""
+    with open(PSLFILE, encoding="utf-8") as bundled:
+        lines = [*bundled, *(f"{host}\n" for host in _EXTRA_SHARED_HOSTS)]
+    return PublicSuffixList(lines, accept_unknown=True, only_icann=False)
 
 
 def same_url(a: str | None, b: str | None) -> bool:
@@ -57,7 +52,7 @@ def url_domain(url: str | None) -> str | None:
     try:
         ipaddress.ip_address(host.strip("[]"))
     except ValueError:
-        return _extractor().extract_str(host).top_domain_under_public_suffix or host
+        return suffix_list().privatesuffix(host) or host
     return host
 
 

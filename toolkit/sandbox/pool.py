@@ -286,7 +286,7 @@ class WorkerPool:
             if launch is None:
                 launch = launch_sandbox(self.limits.network, self.limits.max_file_mb)
             try:
-                server = await ForkServer.start(launch)
+                server = await self._ready(launch)
             except OSError:
                 if launch.isolation.bwrap is None:
                     raise
@@ -302,6 +302,19 @@ class WorkerPool:
                 print(f"judgegen: warning: {warning}", file=sys.stderr)
             self.server = server
             return server
+
+    async def _ready(self, launch: Launch) -> ForkServer:
+        """Wait for the fork server's `Ready`, meanwhile doing the backend's first-request
+        work (`warm`: templates, schemas, LLM modules) in a thread, so neither waits on the
+        other; a warm-up that fails only leaves that work to the first request."""
+        warm = getattr(self.broker.backend, "warm", None)
+        warming = asyncio.ensure_future(asyncio.to_thread(warm)) if callable(warm) else None
+        try:
+            return await ForkServer.start(launch)
+        finally:
+            if warming is not None:
+                with contextlib.suppress(Exception):
+                    await warming
 
     def _job_start(self, job: EvalJob) -> JobStart:
         backend = self.broker.backend

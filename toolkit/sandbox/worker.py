@@ -45,8 +45,8 @@ from toolkit.sandbox.protocol import (
 
 _READ_CHUNK = 1 << 16
 _MAX_FDS_PER_READ = 64
-# Everything a judge imports is loaded before the guards go up: `toolkit` loads its names lazily,
-# and `toolkit.checks` pulls in tldextract → urllib3, which opens a socket at import time.
+# Everything a judge imports is loaded before `Ready` (`toolkit` loads its names lazily), so
+# every job inherits it; what is only sometimes needed is built once the server is idle.
 _WARM_MODULES = (
     "toolkit",
     "toolkit.evaluator",
@@ -54,6 +54,7 @@ _WARM_MODULES = (
     "toolkit.compat",
     "toolkit.tools.maps",
 )
+_IDLE_WARMUPS = ("toolkit.checks.domains:suffix_list",)
 
 
 @dataclass
@@ -85,6 +86,7 @@ class ForkServer:
         self.job_filter = job_filter
         self.guards = guards
         self.scratch_root = os.getcwd()
+        self.idle_warmups = deque(_IDLE_WARMUPS)
 
     def serve(self) -> int:
         """Announce readiness, then spawn and watch jobs until the parent goes away."""
@@ -97,7 +99,10 @@ class ForkServer:
             waiting = [job.deadline for job in self.jobs.values() if not job.timed_out]
             deadline = min(waiting, default=None)
             timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
-            for key, _ in self.selector.select(timeout):
+            events = self.selector.select(0 if self.idle_warmups else timeout)
+            if not events and self.idle_warmups:
+                _warm(self.idle_warmups.popleft())
+            for key, _ in events:
                 if key.data is None:
                     self._from_parent()
                 elif key.fd not in self.by_fd:
@@ -239,6 +244,15 @@ class ForkServer:
         )
         with contextlib.suppress(OSError):
             self.sock.sendall(encode(end))
+
+
+def _warm(target: str) -> None:
+    """Call `module:function` once so later jobs inherit what it builds (a cache); a warm-up
+    that fails only costs the jobs that need it the time to build it themselves."""
+    module, _, name = target.partition(":")
+    with contextlib.suppress(Exception):
+        getattr(importlib.import_module(module), name)()
+        gc.freeze()  # what it built stays out of the jobs' collections (pages stay shared)
 
 
 def _kill(pid: int) -> None:
