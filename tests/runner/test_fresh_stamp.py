@@ -1,0 +1,362 @@
+"""A rerun with nothing to redo is answered from the fresh stamp exactly as the slow fresh path
+would answer it, and any change to what that answer depends on sends it down the slow path."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+from filelock import FileLock
+
+from generator.cli import fresh_stamp, main
+from generator.cli.fresh_stamp import STAMP_FILE, Unstampable, read_stamp, replay, stamp_key
+from tests.fixtures.runner.helpers import PAGES, build_page_store, copy_fixtures, result_files
+from toolkit.pages import PageRecord, PageStore
+from toolkit.runner.approval import approve
+from toolkit.runner.fingerprint import judge_templates_sha256
+from toolkit.runner.results_lock import LOCK_FILE
+
+REPO = Path(__file__).resolve().parents[2]
+PROVIDER = "scripted:tests.fixtures.runner.llm_policy:policy"
+LOUVRE = "https://www.louvre.fr/en/visit/hours-admission"
+ANSWERS = 11
+JUDGED = 10
+"""Answers with a result, and those a judge ran on (one answer is empty: scored 0 as it is)."""
+
+
+def run_args(work: Path, *extra: str) -> list[str]:
+    """An in-process `judgegen run` over the runner fixtures, judged by the real LLM backend
+    with a scripted provider (a --backend factory never takes the fast path)."""
+    return [
+        "run",
+        *("--answers", str(work / "answers"), "--judges", str(work / "judges")),
+        *("--results", str(work / "results"), "--reviews", str(work / "reviews")),
+        *("--pages", str(work / "pages"), "--provider", PROVIDER, "--cache-mode", "off"),
+        *("--include-unreviewed", "--no-sandbox", "--json"),
+        *extra,
+    ]
+
+
+class Runs:
+    """`judgegen run` in process, noting whether each one was answered from the stamp."""
+
+    def __init__(self, work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.work = work
+        self.answered: list[bool] = []
+        self.params: dict[str, Any] = {}
+
+        def spy(params: dict[str, Any]) -> int | None:
+            self.params = dict(params)
+            code = real(params)
+            self.answered.append(code is not None)
+            return code
+
+        real = fresh_stamp.replay
+        monkeypatch.setattr(fresh_stamp, "replay", spy)
+
+    def __call__(self, *extra: str) -> Result:
+        return CliRunner().invoke(main, run_args(self.work, *extra), catch_exceptions=False)
+
+    def record(self, *extra: str) -> dict[str, Any]:
+        """The JSON record of a run that exits 0."""
+        result = self(*extra)
+        assert result.exit_code == 0, result.stderr
+        return json.loads(result.stdout)
+
+    @property
+    def stamp(self) -> Path:
+        return self.work / "results" / STAMP_FILE
+
+    def first(self) -> dict[str, Any]:
+        """A full run, which leaves a stamp."""
+        record = self.record()
+        assert (record["evaluated"], self.stamp.is_file()) == (JUDGED, True)
+        return record
+
+    def slow(self, *extra: str) -> dict[str, Any]:
+        """A run the stamp did not answer."""
+        record = self.record(*extra)
+        assert self.answered[-1] is False
+        return record
+
+
+@pytest.fixture
+def runs(work: Path, monkeypatch: pytest.MonkeyPatch) -> Runs:
+    return Runs(work, monkeypatch)
+
+
+# --- the fast path prints what the slow path prints ------------------------------------------
+
+PROBE = """
+import json, os, sys
+from generator.cli import main
+try:
+    main(sys.argv[1:], prog_name="judgegen")
+finally:
+    with open(os.environ["PROBE_MODULES"], "w") as out:
+        json.dump(sorted(sys.modules), out)
+"""
+
+
+def judgegen(work: Path, *args: str) -> tuple[subprocess.CompletedProcess[bytes], set[str]]:
+    """`judgegen ARGS` in a fresh interpreter: the process and the modules it loaded."""
+    modules = work / "modules.json"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PROBE_MODULES": str(modules)}
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args], cwd=work, env=env, capture_output=True
+    )
+    return done, set(json.loads(modules.read_text()))
+
+
+@pytest.mark.parametrize("output", [["--json"], []], ids=["json", "table"])
+def test_a_stamped_rerun_prints_byte_for_byte_what_the_slow_fresh_path_prints(
+    tmp_path: Path, output: list[str]
+) -> None:
+    copy_fixtures(tmp_path)
+    build_page_store(tmp_path / "pages")
+    args = [a for a in run_args(tmp_path) if a != "--json"] + output
+    full, _ = judgegen(tmp_path, *args)
+    assert full.returncode == 0, full.stderr.decode()
+    fast, fast_modules = judgegen(tmp_path, *args)
+    (tmp_path / "results" / STAMP_FILE).unlink()
+    slow, slow_modules = judgegen(tmp_path, *args)
+    assert "toolkit.runner.freshness" in slow_modules
+    assert not {"pydantic", "asyncio", "toolkit.runner.freshness"} & fast_modules
+    assert (fast.returncode, fast.stdout, fast.stderr) == (0, slow.stdout, slow.stderr)
+    assert b"up to date" in fast.stderr and (tmp_path / "results" / STAMP_FILE).is_file()
+
+
+def test_a_full_run_stamps_what_its_rerun_prints(runs: Runs) -> None:
+    runs.first()
+    fast = runs()
+    runs.stamp.unlink()
+    slow = runs()
+    assert runs.answered[-2:] == [True, False]
+    assert (fast.stdout, fast.stderr) == (slow.stdout, slow.stderr)
+    assert json.loads(fast.stdout)["reused"] == ANSWERS
+
+
+def test_an_overwrite_run_ignores_the_stamp_and_stamps_the_plain_rerun(runs: Runs) -> None:
+    runs.first()
+    assert runs.record("--overwrite")["evaluated"] == JUDGED
+    assert runs.answered[-1] is False
+    assert runs.record()["reused"] == ANSWERS
+    assert runs.answered[-1] is True
+
+
+# --- whatever the answer depends on sends a rerun down the slow path -------------------------
+
+
+def test_an_edited_judge_redoes_its_results(runs: Runs, work: Path) -> None:
+    runs.first()
+    judge = work / "judges" / "louvre_hours.py"
+    judge.write_text(judge.read_text() + "\n# edited\n")
+    assert runs.slow()["evaluated"] == 4
+
+
+def test_an_edited_answer_is_redone(runs: Runs, work: Path) -> None:
+    runs.first()
+    answer = work / "answers" / "alpha" / "louvre_hours" / "answer_1.md"
+    answer.write_text(answer.read_text() + "\nAlso open on Mondays.\n")
+    assert runs.slow()["evaluated"] == 1
+
+
+def test_an_added_answer_is_judged(runs: Runs, work: Path) -> None:
+    runs.first()
+    task = work / "answers" / "alpha" / "louvre_hours"
+    shutil.copy(task / "answer_1.md", task / "answer_3.md")
+    assert runs.slow()["evaluated"] == 1
+
+
+def test_a_removed_answer_is_no_longer_reported(runs: Runs, work: Path) -> None:
+    runs.first()
+    (work / "answers" / "alpha" / "python_match" / "answer_2.md").unlink()
+    record = runs.slow()
+    assert (record["evaluated"], record["reused"]) == (0, ANSWERS - 1)
+
+
+def test_an_approval_clears_the_unreviewed_flag_of_its_results(runs: Runs, work: Path) -> None:
+    runs.first()
+    approve(
+        "louvre_hours", reviewer="Ada", judges_dir=work / "judges", reviews_dir=work / "reviews"
+    )
+    runs.slow()
+    flags = {n: r["unreviewed_judge"] for n, r in result_files(work / "results").items()}
+    assert {n for n, unreviewed in flags.items() if not unreviewed} == {
+        n for n in flags if "/louvre_hours/" in n
+    }
+
+
+def test_a_changed_environment_variable_is_a_changed_configuration(
+    runs: Runs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs.first()
+    monkeypatch.setenv("JUDGEGEN_LLM_MODEL", "another-model")
+    assert runs.slow()["evaluated"] == JUDGED
+
+
+def test_a_changed_flag_takes_the_slow_path_once(runs: Runs) -> None:
+    runs.first()
+    assert runs.slow("--timeout", "300")["reused"] == ANSWERS
+    assert runs.record("--timeout", "300")["reused"] == ANSWERS
+    assert runs.answered[-1] is True
+
+
+def test_a_config_file_added_or_changed_takes_the_slow_path(
+    runs: Runs, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(work)
+    runs.first()
+    config = work / "judgegen.toml"
+    config.write_text('[llm]\nmodel = "model-a"\n')
+    assert runs.slow()["evaluated"] == JUDGED
+    config.write_text('[llm]\nmodel = "model-b"\n')
+    assert runs.slow()["evaluated"] == JUDGED
+
+
+def readers(work: Path, url: str) -> set[str]:
+    """Result files whose evaluation read or missed `url`."""
+    return {
+        name
+        for name, result in result_files(work / "results").items()
+        if url in json.dumps(result["fingerprint"]["pages"])
+    }
+
+
+def test_a_changed_page_redoes_the_results_that_read_it(runs: Runs, work: Path) -> None:
+    runs.first()
+    with PageStore(work / "pages") as store:
+        store.put(PageRecord.web(LOUVRE, PAGES[LOUVRE] + " Closed on 1 May.", None))
+    assert runs.slow()["evaluated"] == len(readers(work, LOUVRE)) > 0
+
+
+def test_a_page_added_to_the_store_redoes_the_results_that_missed_it(
+    runs: Runs, work: Path
+) -> None:
+    shutil.rmtree(work / "pages")
+    with PageStore(work / "pages") as store:
+        for url, text in PAGES.items():
+            if url != LOUVRE:
+                store.put(PageRecord.web(url, text, None))
+    first = runs.record()
+    assert LOUVRE in json.dumps(first["missing_pages"]) and runs.stamp.is_file()
+    with PageStore(work / "pages") as store:
+        store.put(PageRecord.web(LOUVRE, PAGES[LOUVRE], None))
+    record = runs.slow()
+    assert record["evaluated"] == len(readers(work, LOUVRE)) > 0
+    assert LOUVRE not in json.dumps(record["missing_pages"])
+
+
+def test_a_garbled_result_file_is_redone(runs: Runs, work: Path) -> None:
+    runs.first()
+    (work / "results" / "alpha" / "louvre_hours" / "answer_1.json").write_text("{")
+    assert runs.slow()["evaluated"] == 1
+
+
+def test_an_edited_result_file_is_what_the_rerun_reports(runs: Runs, work: Path) -> None:
+    runs.first()
+    path = work / "results" / "beta" / "python_match" / "answer_1.json"
+    result = json.loads(path.read_text())
+    result["duration_s"] = 42.0
+    path.write_text(json.dumps(result))
+    record = runs.slow()
+    assert record["reused"] == ANSWERS
+    assert record["summaries"]["beta"]["duration_s"] >= 42.0
+
+
+def test_a_deleted_result_file_is_redone(runs: Runs, work: Path) -> None:
+    runs.first()
+    (work / "results" / "alpha" / "louvre_hours" / "answer_1.json").unlink()
+    assert runs.slow()["evaluated"] == 1
+
+
+def test_a_deleted_summary_is_written_again(runs: Runs, work: Path) -> None:
+    runs.first()
+    summary = work / "results" / "alpha" / "summary.json"
+    summary.unlink()
+    assert runs.slow()["reused"] == ANSWERS
+    assert summary.is_file()
+
+
+# --- no stamp, or no use of one, whenever in doubt -------------------------------------------
+
+
+def test_a_run_with_incomplete_evaluations_removes_the_stamp_and_writes_none(
+    runs: Runs, work: Path
+) -> None:
+    runs.first()
+    judge = work / "judges" / "louvre_hours.py"
+    judge.write_text(judge.read_text() + "\n\nraise RuntimeError('judge broken')\n")
+    assert runs().exit_code == 1
+    assert runs.answered[-1] is False and not runs.stamp.exists()
+    assert runs().exit_code == 1 and not runs.stamp.exists()
+
+
+@pytest.mark.parametrize(
+    "garble",
+    [
+        lambda stamp: "{",
+        lambda stamp: json.dumps({**stamp, "version": 2}),
+        lambda stamp: json.dumps({**stamp, "exit_code": "0"}),
+        lambda stamp: json.dumps({k: v for k, v in stamp.items() if k != "hashed"}),
+        lambda stamp: json.dumps({**stamp, "extra": 1}),
+        lambda stamp: json.dumps([stamp]),
+    ],
+    ids=["truncated", "other-version", "code-as-text", "missing-field", "extra-field", "list"],
+)
+def test_a_garbled_or_foreign_stamp_is_no_stamp(runs: Runs, garble: Any) -> None:
+    runs.first()
+    runs.stamp.write_text(garble(json.loads(runs.stamp.read_text())))
+    assert runs.slow()["reused"] == ANSWERS
+    assert read_stamp(runs.stamp) is not None  # the slow path stamped it again
+
+
+def test_a_stamp_under_another_key_is_not_used(runs: Runs) -> None:
+    runs.first()
+    stamp = json.loads(runs.stamp.read_text())
+    runs.stamp.write_text(json.dumps({**stamp, "key": "sha256:" + "0" * 64, "stdout": "stale"}))
+    assert runs.slow()["reused"] == ANSWERS
+
+
+def test_a_busy_results_folder_is_left_to_the_slow_path(
+    runs: Runs, work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs.first()
+    runs()
+    assert runs.answered[-1] is True
+    with FileLock(work / "results" / LOCK_FILE):
+        assert replay(runs.params) is None
+    assert replay(runs.params) == 0
+    assert json.loads(capsys.readouterr().out)["reused"] == ANSWERS
+
+
+def test_a_backend_factory_is_never_stamped(work: Path) -> None:
+    args = run_args(work, "--backend", "tests.fixtures.runner.scripted:factory")
+    assert CliRunner().invoke(main, args).exit_code == 0
+    assert not (work / "results" / STAMP_FILE).exists()
+
+
+def test_a_large_file_changed_just_now_is_known_by_content(
+    runs: Runs, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs.first()
+    runs()
+    monkeypatch.setattr(fresh_stamp, "CONTENT_LIMIT", 16)
+    key, hashed = stamp_key(runs.params)
+    page_store = str(work / "pages" / "pages.sqlite")
+    assert page_store in hashed
+    assert stamp_key(runs.params, hashed) == (key, hashed)
+    with pytest.raises(Unstampable, match="too recently"):
+        stamp_key(runs.params, frozenset())
+
+
+def test_the_stamp_keys_the_templates_and_lock_the_runner_uses() -> None:
+    assert fresh_stamp._templates_digest() == judge_templates_sha256()
+    assert fresh_stamp.LOCK_FILE == LOCK_FILE
