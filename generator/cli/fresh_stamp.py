@@ -27,10 +27,13 @@ import os
 import stat
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Final
+
+import click
 
 STAMP_FILE = ".judgegen-fresh.json"
 STAMP_VERSION: Final = 1
@@ -84,23 +87,22 @@ def replay(params: dict[str, Any]) -> int | None:
                 return None
     except Exception:  # any doubt: the slow path decides
         return None
-    sys.stdout.write(stamp["stdout"])
-    sys.stdout.flush()
-    sys.stderr.write(stamp["stderr"])
-    sys.stderr.flush()
+    click.echo(stamp["stdout"], nl=False)  # through the streams the slow path's echo uses
+    click.echo(stamp["stderr"], nl=False, err=True)
     return int(stamp["exit_code"])
 
 
 @contextmanager
 def _idle_results(results: Path) -> Iterator[None]:
-    """Hold the results folder's run lock (the OS lock filelock takes) while the stamp is
-    checked, so no run writes meanwhile; raise OSError when a run holds it or it is absent."""
+    """Share the results folder's run lock (the OS lock filelock takes, exclusively, for a
+    run) while the stamp is checked, so no run writes meanwhile; raise OSError when a run
+    holds it or it is absent."""
     import fcntl
 
     path = results / LOCK_FILE
     fd = os.open(path, os.O_RDONLY)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         if os.fstat(fd).st_ino != os.stat(path).st_ino:
             raise OSError(f"{path} was replaced")
         yield
@@ -135,14 +137,19 @@ def remove_stamp(results: Path) -> None:
 
 def record(params: dict[str, Any], render: Callable[[], tuple[str, str, int] | None]) -> bool:
     """Stamp what `render()` gives — (stdout, stderr, exit code) of the slow fresh path run
-    now, or None when it has something to redo — if it exits 0 and every input is the same
-    before and after rendering. The caller holds the results lock. Returns whether stamped."""
+    now, or None when it has something to redo — if it exits 0, warns nothing (a warning's
+    text reaches stderr once per process) and every input is the same before and after
+    rendering. The caller holds the results lock. Returns whether stamped."""
     if not eligible(params):
         return False
     try:
         before, hashed = stamp_key(params)
-        rendered = render()
-        if rendered is None or rendered[2] != 0 or stamp_key(params, hashed)[0] != before:
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")  # a warning a rerun would print, seen or not
+            rendered = render()
+        if rendered is None or rendered[2] != 0 or warned:
+            return False
+        if stamp_key(params, hashed)[0] != before:
             return False
     except Exception:  # inputs that cannot be keyed, or anything unexpected: no stamp
         return False
@@ -175,15 +182,15 @@ def stamp_key(
     add(_code(manifest), _templates_digest(), _config())
     answers = params.get("answers") or params.get("trajectories")
     trees = [
-        ("inputs", answers, _json_by_content if params.get("trajectories") else None),
-        ("judges", params.get("judges"), None),
-        ("reviews", params.get("reviews"), None),
-        ("results", params.get("results"), None),
-        ("pages", params.get("pages"), None),
+        ("inputs", answers, _json_by_content if params.get("trajectories") else _always),
+        ("judges", params.get("judges"), _always),
+        ("reviews", params.get("reviews"), _always),
+        ("results", params.get("results"), _always),
+        ("pages", params.get("pages"), _always),
     ]
     for label, root, by_content in trees:
         if root is not None:
-            tree = manifest.tree(Path(root), by_content)
+            tree = manifest.tree(Path(root), by_content, skip=_SKIPPED.get(label, _never))
             add(label, str(root), os.path.realpath(root), tree)
     if answers is not None:
         parent = Path(answers).parent  # a task's answers/ folder: its spec is read too
@@ -228,7 +235,7 @@ def _code(manifest: _Manifest) -> list[Any]:
     for name in CODE_PACKAGES:
         module = sys.modules.get(name) or __import__(name)
         root = Path(module.__file__ or "").parent
-        listed.append([name, str(root), manifest.tree(root, _never)])
+        listed.append([name, str(root), manifest.tree(root, _never, skip=_compiled)])
     for entry in sys.path:
         if entry.endswith(("site-packages", "dist-packages")) and os.path.isdir(entry):
             info = os.stat(entry)
@@ -266,6 +273,31 @@ def _never(name: str) -> bool:
     return False
 
 
+def _always(name: str) -> bool:
+    return True
+
+
+def _compiled(relative: str) -> bool:
+    """Byte-code caches: written as code is imported, never what code does."""
+    return "__pycache__" in relative.split("/")
+
+
+def _stamp_or_lock(relative: str) -> bool:
+    """The stamp, its temp files and the run lock: never inputs."""
+    return relative in (STAMP_FILE, LOCK_FILE) or (
+        relative.startswith(f".{STAMP_FILE}.") and relative.endswith(".tmp")
+    )
+
+
+def _shared_memory(relative: str) -> bool:
+    """SQLite's shared-memory index (`-shm`): rebuilt from the -wal log, which counts."""
+    return relative.endswith("-shm")
+
+
+_SKIPPED: dict[str, Callable[[str], bool]] = {"results": _stamp_or_lock, "pages": _shared_memory}
+"""What a tree's manifest leaves out (by path relative to the tree)."""
+
+
 class _Manifest:
     """Lists folders for a key: each file by content, or by stat once the stat is trusted."""
 
@@ -274,11 +306,13 @@ class _Manifest:
         self.given = hashed
         self.hashed: set[str] = set(hashed or ())
 
-    def tree(self, root: Path, by_content: Callable[[str], bool] | None) -> list[Any]:
-        """Every folder and file under `root` (or `["absent"]`) with its content hash, or
-        its stat when larger than `CONTENT_LIMIT` or not `by_content`; the results folder's
-        stamp and lock and SQLite's shared-memory index are left out. Raises Unstampable on
-        a symlink inside, a special file or an untrusted stat, OSError on a read error."""
+    def tree(
+        self, root: Path, by_content: Callable[[str], bool], *, skip: Callable[[str], bool]
+    ) -> list[Any]:
+        """Every folder and file under `root` but those `skip` names (by relative path), or
+        `["absent"]`: each file with its content hash, or its stat when larger than
+        `CONTENT_LIMIT` or not `by_content` (by name). Raises Unstampable on a symlink inside,
+        a special file or an untrusted stat, OSError on a read error."""
         if not os.path.lexists(root):
             return ["absent"]  # e.g. no reviews/ yet: its appearance changes the key
         if not root.is_dir():
@@ -286,22 +320,22 @@ class _Manifest:
         listed: list[Any] = []
         for current, dirs, files in os.walk(root, onerror=_raise):
             here = Path(current)
-            for name in sorted(dirs):
+            for name in dirs:
                 if os.path.islink(here / name):
                     raise Unstampable(f"symlink {here / name}")
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            dirs[:] = sorted(d for d in dirs if not skip((here / d).relative_to(root).as_posix()))
             listed += [[(here / d).relative_to(root).as_posix(), "dir"] for d in dirs]
             for name in sorted(files):
-                if not (here == root and _own_file(name)) and not name.endswith("-shm"):
-                    path = here / name
-                    listed.append([path.relative_to(root).as_posix(), *self.file(path, by_content)])
+                relative = (here / name).relative_to(root).as_posix()
+                if not skip(relative):
+                    listed.append([relative, *self.file(here / name, by_content)])
         return listed
 
-    def file(self, path: Path, by_content: Callable[[str], bool] | None) -> list[Any]:
+    def file(self, path: Path, by_content: Callable[[str], bool]) -> list[Any]:
         info = os.lstat(path)
         if not stat.S_ISREG(info.st_mode):
             raise Unstampable(f"{path} is not a regular file")
-        small = info.st_size <= CONTENT_LIMIT and (by_content is None or by_content(path.name))
+        small = info.st_size <= CONTENT_LIMIT and by_content(path.name)
         if not small and str(path) not in self.hashed and info.st_ctime_ns >= self.settled_before:
             if self.given is not None:
                 raise Unstampable(f"{path} changed too recently to trust its stat")
@@ -314,13 +348,6 @@ class _Manifest:
 def _file_sha256(path: Path) -> str:
     with open(path, "rb") as handle:
         return hashlib.file_digest(handle, "sha256").hexdigest()
-
-
-def _own_file(name: str) -> bool:
-    """The stamp, its temp files and the run lock: never inputs."""
-    return name in (STAMP_FILE, LOCK_FILE) or (
-        name.startswith(f".{STAMP_FILE}.") and name.endswith(".tmp")
-    )
 
 
 def _raise(error: OSError) -> None:

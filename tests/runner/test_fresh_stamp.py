@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from generator.cli import fresh_stamp, main
 from generator.cli.fresh_stamp import STAMP_FILE, Unstampable, read_stamp, replay, stamp_key
 from tests.fixtures.runner.helpers import PAGES, build_page_store, copy_fixtures, result_files
 from toolkit.pages import PageRecord, PageStore
+from toolkit.runner import freshness
 from toolkit.runner.approval import approve
 from toolkit.runner.fingerprint import judge_templates_sha256
 from toolkit.runner.results_lock import LOCK_FILE
@@ -31,12 +33,13 @@ JUDGED = 10
 """Answers with a result, and those a judge ran on (one answer is empty: scored 0 as it is)."""
 
 
-def run_args(work: Path, *extra: str) -> list[str]:
+def run_args(work: Path, *extra: str, inputs: str = "--answers answers") -> list[str]:
     """An in-process `judgegen run` over the runner fixtures, judged by the real LLM backend
     with a scripted provider (a --backend factory never takes the fast path)."""
+    flag, folder = inputs.split()
     return [
         "run",
-        *("--answers", str(work / "answers"), "--judges", str(work / "judges")),
+        *(flag, str(work / folder), "--judges", str(work / "judges")),
         *("--results", str(work / "results"), "--reviews", str(work / "reviews")),
         *("--pages", str(work / "pages"), "--provider", PROVIDER, "--cache-mode", "off"),
         *("--include-unreviewed", "--no-sandbox", "--json"),
@@ -49,6 +52,7 @@ class Runs:
 
     def __init__(self, work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         self.work = work
+        self.inputs = "--answers answers"
         self.answered: list[bool] = []
         self.params: dict[str, Any] = {}
 
@@ -62,7 +66,8 @@ class Runs:
         monkeypatch.setattr(fresh_stamp, "replay", spy)
 
     def __call__(self, *extra: str) -> Result:
-        return CliRunner().invoke(main, run_args(self.work, *extra), catch_exceptions=False)
+        args = run_args(self.work, *extra, inputs=self.inputs)
+        return CliRunner().invoke(main, args, catch_exceptions=False)
 
     def record(self, *extra: str) -> dict[str, Any]:
         """The JSON record of a run that exits 0."""
@@ -285,6 +290,19 @@ def test_a_deleted_summary_is_written_again(runs: Runs, work: Path) -> None:
     assert summary.is_file()
 
 
+def test_a_trajectory_rerun_is_stamped_and_a_missing_score_file_is_written_again(
+    runs: Runs, work: Path
+) -> None:
+    runs.inputs = "--trajectories webeval/fara-run"
+    assert runs.record()["evaluated"] > 0 and runs.stamp.is_file()
+    assert runs.record()["reused"] == len(result_files(work / "results"))
+    assert runs.answered[-1] is True
+    score = work / "webeval/fara-run/traj/louvre_hours/scores/judgegen_louvre_hours.json"
+    score.unlink()
+    assert runs.slow()["evaluated"] == 0
+    assert score.is_file()
+
+
 # --- no stamp, or no use of one, whenever in doubt -------------------------------------------
 
 
@@ -335,6 +353,21 @@ def test_a_busy_results_folder_is_left_to_the_slow_path(
         assert replay(runs.params) is None
     assert replay(runs.params) == 0
     assert json.loads(capsys.readouterr().out)["reused"] == ANSWERS
+
+
+def test_a_warning_while_rendering_the_rerun_leaves_no_stamp(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = freshness.skipped_judges
+
+    def warning(judges: Any) -> Any:
+        warnings.warn("a rerun would print this", UserWarning, stacklevel=1)
+        return real(judges)
+
+    monkeypatch.setattr(freshness, "skipped_judges", warning)
+    with pytest.warns(UserWarning, match="a rerun would print this"):
+        assert CliRunner().invoke(main, run_args(work)).exit_code == 0
+    assert not (work / "results" / STAMP_FILE).exists()
 
 
 def test_a_backend_factory_is_never_stamped(work: Path) -> None:
