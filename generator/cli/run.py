@@ -359,6 +359,9 @@ def run(
     redoes only missing, incomplete or stale results (--overwrite: all); a result is stale
     when the judge, answer, backend, judge templates or the cited pages it read (or found
     missing) differ now. One run at a time writes a results folder; another one waits.
+    When nothing at all changed since a run that left nothing to redo (flags, environment,
+    code, any input or result file), the rerun prints its answer from
+    RESULTS/.judgegen-fresh.json without loading the runner.
 
     Answers are laid out as DIR/<agent>/<task_id>/<answer>.md; a task folder (or its
     answers/) runs that task's samples as agent `samples`. Files the layout leaves out are
