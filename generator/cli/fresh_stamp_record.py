@@ -1,7 +1,8 @@
 """The fresh stamp file's shape (`RESULTS/.judgegen-fresh.json`), as the slow path writes it.
 
 `generator.cli.fresh_stamp.read_stamp` reads it back without pydantic and checks the same
-shape by hand: whatever is not exactly this model, at this version, is no stamp.
+shape by hand: whatever is not exactly this model, at its `STAMP_VERSION`, is no stamp (a
+test keeps the two in step; this module does not import that one, which imports it).
 """
 
 from __future__ import annotations
@@ -10,15 +11,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from generator.cli.fresh_stamp import STAMP_VERSION
-
 
 class FreshStamp(BaseModel):
     """What `judgegen run` prints when rerun with nothing to redo, and when that holds."""
 
     model_config = ConfigDict(extra="forbid")
 
-    version: Literal[1] = STAMP_VERSION
+    version: Literal[1] = Field(default=1, description="`fresh_stamp.STAMP_VERSION`.")
     key: str = Field(description="sha256 of the flags, environment, code and input manifest.")
     hashed: list[str] = Field(
         description="Large files known by content in the key: their stat was too recent to trust."

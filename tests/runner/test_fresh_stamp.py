@@ -18,6 +18,7 @@ from filelock import FileLock
 
 from generator.cli import fresh_stamp, main
 from generator.cli.fresh_stamp import STAMP_FILE, Unstampable, read_stamp, replay, stamp_key
+from generator.cli.fresh_stamp_record import FreshStamp
 from tests.fixtures.runner.helpers import PAGES, build_page_store, copy_fixtures, result_files
 from toolkit.pages import PageRecord, PageStore
 from toolkit.runner import freshness
@@ -388,6 +389,19 @@ def test_a_large_file_changed_just_now_is_known_by_content(
     assert stamp_key(runs.params, hashed) == (key, hashed)
     with pytest.raises(Unstampable, match="too recently"):
         stamp_key(runs.params, frozenset())
+
+
+def test_the_stamp_model_writes_what_the_stdlib_reader_accepts(tmp_path: Path) -> None:
+    stamp = FreshStamp(key="sha256:k", hashed=["pages/x"], stdout="o", stderr="e", exit_code=0)
+    (tmp_path / STAMP_FILE).write_text(stamp.model_dump_json())
+    assert read_stamp(tmp_path / STAMP_FILE) == {
+        "version": fresh_stamp.STAMP_VERSION,
+        "key": "sha256:k",
+        "hashed": frozenset({"pages/x"}),
+        "stdout": "o",
+        "stderr": "e",
+        "exit_code": 0,
+    }
 
 
 def test_the_stamp_keys_the_templates_and_lock_the_runner_uses() -> None:
