@@ -2,7 +2,7 @@
 
 After a run that leaves nothing to redo, `record` renders what the same command would print
 if rerun at once (it runs the slow fresh path again, output captured) and stores it in
-`RESULTS/.judgegen-fresh.json` under a key: a hash of the command's parsed flags (without
+`RESULTS/.judgegen-fresh.stamp` under a key: a hash of the command's parsed flags (without
 --overwrite), the working directory, the whole environment, the interpreter, judgegen's code
 and version, the judge templates, the config file, and a manifest of every input (answers or
 trajectories, judges, reviews, results, page store). `replay` — stdlib only, run before
@@ -35,7 +35,8 @@ from typing import Any, Final
 
 import click
 
-STAMP_FILE = ".judgegen-fresh.json"
+STAMP_FILE = ".judgegen-fresh.stamp"
+"""JSON inside, but not named *.json: tools that glob a results folder for results skip it."""
 STAMP_VERSION: Final = 1
 LOCK_FILE = ".judgegen-run.lock"
 """`toolkit.runner.results_lock.LOCK_FILE` (not imported: that module loads filelock)."""

@@ -1,4 +1,4 @@
-"""The fresh stamp file's shape (`RESULTS/.judgegen-fresh.json`), as the slow path writes it.
+"""The fresh stamp file's shape (`RESULTS/.judgegen-fresh.stamp`), as the slow path writes it.
 
 `generator.cli.fresh_stamp.read_stamp` reads it back without pydantic and checks the same
 shape by hand: whatever is not exactly this model, at its `STAMP_VERSION`, is no stamp (a

@@ -361,7 +361,7 @@ def run(
     missing) differ now. One run at a time writes a results folder; another one waits.
     When nothing at all changed since a run that left nothing to redo (flags, environment,
     code, any input or result file), the rerun prints its answer from
-    RESULTS/.judgegen-fresh.json without loading the runner.
+    RESULTS/.judgegen-fresh.stamp without loading the runner.
 
     Answers are laid out as DIR/<agent>/<task_id>/<answer>.md; a task folder (or its
     answers/) runs that task's samples as agent `samples`. Files the layout leaves out are
