@@ -160,7 +160,10 @@ def record(params: dict[str, Any], render: Callable[[], tuple[str, str, int] | N
     stamp = FreshStamp(
         key=before, hashed=sorted(hashed), stdout=rendered[0], stderr=rendered[1], exit_code=0
     )
-    write_atomic(Path(params["results"]) / STAMP_FILE, stamp.model_dump_json(indent=1) + "\n")
+    try:
+        write_atomic(Path(params["results"]) / STAMP_FILE, stamp.model_dump_json(indent=1) + "\n")
+    except OSError:  # e.g. a full disk: the run's own work is done and stands
+        return False
     return True
 
 

@@ -25,6 +25,7 @@ from toolkit.runner import freshness
 from toolkit.runner.approval import approve
 from toolkit.runner.fingerprint import judge_templates_sha256
 from toolkit.runner.results_lock import LOCK_FILE
+from toolkit.util import files
 
 REPO = Path(__file__).resolve().parents[2]
 PROVIDER = "scripted:tests.fixtures.runner.llm_policy:policy"
@@ -368,6 +369,18 @@ def test_a_warning_while_rendering_the_rerun_leaves_no_stamp(
     monkeypatch.setattr(freshness, "skipped_judges", warning)
     with pytest.warns(UserWarning, match="a rerun would print this"):
         assert CliRunner().invoke(main, run_args(work)).exit_code == 0
+    assert not (work / "results" / STAMP_FILE).exists()
+
+
+def test_a_stamp_that_cannot_be_written_leaves_the_run_as_it_was(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full_disk(path: Path, data: Any) -> None:
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(files, "write_atomic", full_disk)  # what the stamp writer calls
+    result = CliRunner().invoke(main, run_args(work))
+    assert result.exit_code == 0 and json.loads(result.stdout)["evaluated"] == JUDGED
     assert not (work / "results" / STAMP_FILE).exists()
 
 
