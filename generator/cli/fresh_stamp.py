@@ -120,8 +120,8 @@ def read_stamp(path: Path) -> dict[str, Any] | None:
     if not isinstance(data, dict) or set(data) != STAMP_FIELDS:
         return None
     version, code = data["version"], data["exit_code"]
-    if type(version) is not int or version != STAMP_VERSION or type(code) is not int:
-        return None
+    if type(version) is not int or version != STAMP_VERSION or type(code) is not int or code:
+        return None  # only runs that exit 0 are stamped
     if not all(isinstance(data[name], str) for name in ("key", "stdout", "stderr")):
         return None
     hashed = data["hashed"]

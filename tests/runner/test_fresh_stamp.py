@@ -135,7 +135,7 @@ def test_a_stamped_rerun_prints_byte_for_byte_what_the_slow_fresh_path_prints(
     (tmp_path / "results" / STAMP_FILE).unlink()
     slow, slow_modules = judgegen(tmp_path, *args)
     assert "toolkit.runner.freshness" in slow_modules
-    assert not {"pydantic", "asyncio", "toolkit.runner.freshness"} & fast_modules
+    assert not {"pydantic", "asyncio", "filelock", "toolkit.runner.freshness"} & fast_modules
     assert (fast.returncode, fast.stdout, fast.stderr) == (0, slow.stdout, slow.stderr)
     assert b"up to date" in fast.stderr and (tmp_path / "results" / STAMP_FILE).is_file()
 
@@ -325,11 +325,20 @@ def test_a_run_with_incomplete_evaluations_removes_the_stamp_and_writes_none(
         lambda stamp: "{",
         lambda stamp: json.dumps({**stamp, "version": 2}),
         lambda stamp: json.dumps({**stamp, "exit_code": "0"}),
+        lambda stamp: json.dumps({**stamp, "exit_code": 1}),
         lambda stamp: json.dumps({k: v for k, v in stamp.items() if k != "hashed"}),
         lambda stamp: json.dumps({**stamp, "extra": 1}),
         lambda stamp: json.dumps([stamp]),
     ],
-    ids=["truncated", "other-version", "code-as-text", "missing-field", "extra-field", "list"],
+    ids=[
+        "truncated",
+        "other-version",
+        "code-as-text",
+        "nonzero-code",
+        "missing-field",
+        "extra-field",
+        "list",
+    ],
 )
 def test_a_garbled_or_foreign_stamp_is_no_stamp(runs: Runs, garble: Any) -> None:
     runs.first()
