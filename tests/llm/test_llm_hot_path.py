@@ -250,7 +250,7 @@ def test_sending_a_schema_does_not_wait_for_the_validator_library() -> None:
     probe = (
         "import sys; from toolkit.llm.schema import sent_schema; "
         "strict = sent_schema({'type': 'object', 'properties': {'a': {'type': 'string'}}}); "
-        "print(strict['required'], 'jsonschema' in sys.modules)"
+        "print(strict['required'], 'jsonschema_rs' in sys.modules)"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)

@@ -1,4 +1,4 @@
-"""Structured-output checking: strict schemas and the jsonschema validation of model output."""
+"""Structured-output checking: strict schemas and the JSON Schema validation of model output."""
 
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ def test_a_valid_nested_object_has_no_problems() -> None:
 
 def test_problems_name_the_path_of_each_violation() -> None:
     problems = output_problems({"authors": [{"name": 3, "year": None}]}, SCHEMA)
-    assert "$: 'title' is a required property" in problems
-    assert "$.authors[0].name: 3 is not of type 'string'" in problems
+    assert '$: "title" is a required property' in problems
+    assert '$.authors[0].name: 3 is not of type "string"' in problems
 
 
 def test_unexpected_fields_are_rejected() -> None:
@@ -37,7 +37,7 @@ def test_unexpected_fields_are_rejected() -> None:
 
 def test_fields_with_defaults_are_still_required_in_model_output() -> None:
     problems = output_problems({"title": "T", "authors": [{"name": "A"}]}, SCHEMA)
-    assert problems == ["$.authors[0]: 'year' is a required property"]
+    assert problems == ['$.authors[0]: "year" is a required property']
 
 
 def test_booleans_are_not_integers() -> None:

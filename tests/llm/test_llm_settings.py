@@ -102,7 +102,7 @@ def test_sdks_and_the_schema_validator_are_imported_only_when_used() -> None:
         "from toolkit.llm.settings import LLMSettings\n"
         "import toolkit.backends\n"
         "build_provider('anthropic', LLMSettings()); build_provider('openai', LLMSettings())\n"
-        "print(sorted(m for m in ('anthropic', 'openai', 'jsonschema') if m in sys.modules))\n"
+        "print(sorted(m for m in ('anthropic', 'openai', 'jsonschema_rs') if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -222,3 +222,38 @@ async def test_evaluator_marks_node_error_when_capture_failed_on_our_side(
     await ev.verify(claim="c", node=leaf, sources="https://example.com/a")
     assert leaf.status == "error"
     assert ev.errors and ev.errors[0]["kind"] == "page_capture"
+
+
+def counted_queries(store: PageStore) -> list[str]:
+    """Every SQL statement `store` runs from now on."""
+    queries: list[str] = []
+    store._db.set_trace_callback(queries.append)
+    return queries
+
+
+def test_a_read_only_store_answers_a_page_read_again_without_querying_it(tmp_path: Path) -> None:
+    with PageStore(tmp_path / "pages") as writer:
+        writer.put(PageRecord.web("https://example.com/a", "Hello page", JPEG))
+    with PageStore(tmp_path / "pages", readonly=True) as store:
+        queries = counted_queries(store)
+        first = (store.get("https://example.com/a"), store.screenshot("https://example.com/a"))
+        asked = len(queries)
+        again = (store.get("https://example.com/a"), store.screenshot("https://example.com/a"))
+    assert again == first == ("Hello page", base64.b64encode(JPEG).decode())
+    assert asked > 0 and len(queries) == asked
+
+
+def test_a_writable_store_always_reads_what_is_stored_now(store: PageStore) -> None:
+    store.put(PageRecord.web("https://example.com/a", "old text", JPEG))
+    assert store.get("https://example.com/a") == "old text"
+    store.put(PageRecord.web("https://example.com/a", "new text", JPEG))
+    assert store.get("https://example.com/a") == "new text"
+
+
+def test_a_capture_that_failed_on_our_side_is_reported_on_every_read(tmp_path: Path) -> None:
+    with PageStore(tmp_path / "pages") as writer:
+        writer.put(PageRecord.failure("https://example.com/a", "browser", "crashed"))
+    with PageStore(tmp_path / "pages", readonly=True) as store:
+        for _ in range(2):
+            with pytest.raises(InfraError, match="cache-pages"):
+                store.get("https://example.com/a")

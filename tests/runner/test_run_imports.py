@@ -88,7 +88,7 @@ def test_an_in_process_run_loads_no_generation_code_browser_or_provider_sdk(
 NEVER_FOR_FRESH_RERUN = (
     *NEVER_FOR_RUN,
     "jinja2",
-    "jsonschema",
+    "jsonschema_rs",
     "toolkit.runner.scheduler",
     "toolkit.runner.executors",
     "toolkit.sandbox",

@@ -2,8 +2,10 @@
 
 Invariant: the schema a model is shown (`sent_schema`: every object closed, every property
 required, as OpenAI's strict mode demands) is exactly the one its answer is validated against,
-with the maintained `jsonschema` validator. Both are built once per distinct schema (keyed by
-its JSON text, so a schema changed in place is never served its old form).
+with `jsonschema_rs` (a Draft 2020-12 validator compiled to native code: a check costs
+microseconds, where the pure-Python `jsonschema` took ~0.15 ms per answer and ~100 ms to
+import). Both are built once per distinct schema (keyed by its JSON text, so a schema
+changed in place is never served its old form).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from jsonschema import Draft202012Validator
+    from jsonschema_rs import Draft202012Validator
 
 MAX_PROBLEMS = 20
 _FENCE = re.compile(r"```(?:json)?\s*\n(.*?)```", re.DOTALL)
@@ -26,7 +28,7 @@ _CACHED_SCHEMAS = 512
 
 class _Compiled:
     """One schema's strict form, and its validator once an answer needs checking (so sending
-    a request does not wait for the `jsonschema` import)."""
+    a request needs neither the validator nor its import)."""
 
     def __init__(self, strict: dict[str, Any]) -> None:
         self.strict = strict
@@ -35,7 +37,7 @@ class _Compiled:
     @property
     def validator(self) -> Draft202012Validator:
         if self._validator is None:
-            from jsonschema import Draft202012Validator  # loaded on the first answer checked
+            from jsonschema_rs import Draft202012Validator  # loaded on the first answer checked
 
             self._validator = Draft202012Validator(self.strict)
         return self._validator
@@ -51,8 +53,13 @@ def output_problems(value: Any, schema: dict[str, Any]) -> list[str]:
     validator = _compiled_for(schema).validator
     if validator.is_valid(value):
         return []
-    errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
-    return [f"{error.json_path}: {error.message}" for error in errors[:MAX_PROBLEMS]]
+    errors = sorted(validator.iter_errors(value), key=lambda e: [str(p) for p in e.instance_path])
+    return [f"{_json_path(e.instance_path)}: {e.message}" for e in errors[:MAX_PROBLEMS]]
+
+
+def _json_path(parts: list[str | int]) -> str:
+    """`$.authors[0].name` for the instance path ["authors", 0, "name"]."""
+    return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts)
 
 
 def _compiled_for(schema: dict[str, Any]) -> _Compiled:

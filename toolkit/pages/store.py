@@ -14,6 +14,8 @@ from __future__ import annotations
 import base64
 import sqlite3
 import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Self
@@ -27,6 +29,7 @@ from toolkit.util.hashing import sha256_bytes
 PAGE_RECORD_VERSION = 1
 STORE_FILENAME = "pages.sqlite"
 SCHEMA_VERSION = 2
+RECENT_READS = 64  # answers a read-only store keeps (judges check several claims per page)
 """2: `match_key` holds `toolkit.urls.normalize_url` (version 1 had a looser key)."""
 
 PageKind = Literal["web", "pdf"]
@@ -198,6 +201,7 @@ class PageStore:
         self.path = self.directory / STORE_FILENAME
         self.readonly = readonly
         self._lock = threading.Lock()
+        self._recent: OrderedDict[tuple[str, str], Any] = OrderedDict()
         if readonly:
             if not self.path.is_file():
                 raise FileNotFoundError(
@@ -271,17 +275,38 @@ class PageStore:
             )
         return None
 
+    def _recently(self, key: tuple[str, str], read: Callable[[], Any]) -> Any:
+        """`read()`, remembered among the latest answers when the store is read-only (a run:
+        the same page is read for each claim checked against it, and each read would query
+        and re-encode the same text and screenshot). A raised error is not remembered."""
+        if not self.readonly:
+            return read()
+        with self._lock:
+            if key in self._recent:
+                self._recent.move_to_end(key)
+                return self._recent[key]
+        value = read()
+        with self._lock:
+            self._recent[key] = value
+            if len(self._recent) > RECENT_READS:
+                self._recent.popitem(last=False)
+        return value
+
     def get(self, url: str) -> str | None:
         """The page's text; None when it was never captured or the page failed to load.
 
         Raises `InfraError` when the capture failed because of the browser, not the page.
         """
-        return self._content(url, "text")
+        return self._recently(("text", url), lambda: self._content(url, "text"))
 
     def screenshot(self, url: str) -> str | None:
         """The page's screenshot as base64 JPEG; None for PDFs, failures and missing pages."""
-        shot = self._content(url, "screenshot")
-        return base64.b64encode(shot).decode("ascii") if shot else None
+
+        def encoded() -> str | None:
+            shot = self._content(url, "screenshot")
+            return base64.b64encode(shot).decode("ascii") if shot else None
+
+        return self._recently(("screenshot", url), encoded)
 
     def pdf(self, url: str) -> bytes | None:
         """The PDF bytes as served; None when the URL is not a stored PDF."""

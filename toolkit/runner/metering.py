@@ -37,12 +37,10 @@ class MeteredBackend:
         return getattr(self.inner, name)
 
     def _charge(self, kind: str) -> None:
-        for meter in {id(m): m for m in (current_meter.get(), self.run_meter) if m}.values():
-            meter.usage.backend_calls += 1
-            if kind == "extract":
-                meter.usage.extract_calls += 1
-            else:
-                meter.usage.verify_calls += 1
+        for meter in _meters(current_meter.get(), self.run_meter):
+            counts = meter.usage.__dict__  # plain fields: skip pydantic's per-assignment hook
+            counts["backend_calls"] += 1
+            counts["extract_calls" if kind == "extract" else "verify_calls"] += 1
 
     async def extract(self, request: ExtractRequest) -> Any:
         self._charge("extract")
@@ -75,12 +73,19 @@ class MeteredClient:
         return response
 
     def _charge(self, usage: Usage, cost_usd: float, hit: bool = False) -> None:
-        for meter in {id(m): m for m in (current_meter.get(), self.run_meter) if m}.values():
-            u = meter.usage
-            u.llm_calls += 1
-            u.cache_hits += int(hit)
-            u.input_tokens += usage.input_tokens
-            u.output_tokens += usage.output_tokens
-            u.cache_read_tokens += usage.cache_read_tokens
-            u.cache_write_tokens += usage.cache_write_tokens
-            u.cost_usd += cost_usd
+        tokens = usage.__dict__
+        for meter in _meters(current_meter.get(), self.run_meter):
+            counts = meter.usage.__dict__  # plain fields: skip pydantic's per-assignment hook
+            counts["llm_calls"] += 1
+            counts["cache_hits"] += int(hit)
+            for name in _TOKEN_FIELDS:
+                counts[name] += tokens[name]
+            counts["cost_usd"] += cost_usd
+
+
+_TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+
+
+def _meters(current: Meter | None, run: Meter) -> list[Meter]:
+    """The meters a call is charged to: the evaluation's and the run's (once if the same)."""
+    return [run] if current is None or current is run else [current, run]

@@ -8,6 +8,7 @@ started from that evaluation, so they inherit the variable like the usage meter 
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -26,12 +27,13 @@ class PageReadLog:
         self._read: dict[str, str] = {}
         self._missing: set[str] = set()
 
-    def note(self, url: str, text: Any) -> None:
-        """Record one answer of the page source (None: the page is missing)."""
+    def note(self, url: str, text: Any, digest: str | None = None) -> None:
+        """Record one answer of the page source (None: the page is missing); `digest` is its
+        hash when the caller has it already."""
         if text is None:
             self._missing.add(url)
         else:
-            self._read[url] = sha256_text(str(text))
+            self._read[url] = digest or sha256_text(str(text))
 
     def merge(self, reads: PageReads) -> None:
         """Add what another process noted for this evaluation (a cluster node's own log)."""
@@ -43,6 +45,8 @@ class PageReadLog:
         missing = (self._missing | set(also_missing)) - set(self._read)
         return PageReads(read=dict(sorted(self._read.items())), missing=tuple(sorted(missing)))
 
+
+HASHED_PAGES = 64  # texts whose hash is kept (holding the text: identity proves it is current)
 
 current_page_reads: ContextVar[PageReadLog | None] = ContextVar("judgegen_page_reads", default=None)
 
@@ -64,6 +68,7 @@ class RecordingPages:
 
     def __init__(self, inner: Any | None) -> None:
         self.inner = inner
+        self._hashed: OrderedDict[str, tuple[str, str]] = OrderedDict()  # url -> (text, hash)
         screenshot = getattr(inner, "screenshot", None)
         if callable(screenshot):
             self.screenshot = screenshot
@@ -73,8 +78,24 @@ class RecordingPages:
         text = None if self.inner is None else await resolve(self.inner.get(url))
         log = current_page_reads.get()
         if log is not None:
-            log.note(url, text)
+            log.note(url, text, self._digest(url, text))
         return text
+
+    def _digest(self, url: str, text: Any) -> str | None:
+        """The hash of `text`, computed once while the source keeps answering with the very
+        same object (a store's remembered read) for `url`."""
+        if not isinstance(text, str):
+            return None
+        known = self._hashed.get(url)
+        if known is not None and known[0] is text:
+            self._hashed.move_to_end(url)
+            return known[1]
+        digest = sha256_text(text)
+        self._hashed[url] = (text, digest)
+        self._hashed.move_to_end(url)
+        if len(self._hashed) > HASHED_PAGES:
+            self._hashed.popitem(last=False)
+        return digest
 
 
 def missing_pages(results: Iterable[EvaluationResult]) -> dict[str, list[str]]:
