@@ -211,30 +211,34 @@ def _rerun_output(
     *,
     options: RunOptions,
     judging: RunBackend,
-    page_store: Any,
     outcome: dict[str, Any],
 ) -> tuple[str, str, int] | None:
     """(stdout, stderr, exit code) of this command rerun now, when it has nothing to redo
-    (None otherwise): the fresh path run again — discovery, freshness check, outcome — with
-    its output captured, for the fresh stamp."""
+    (None otherwise): the fresh path run again — discovery, a page store opened anew (the
+    run's own remembers pages it read), freshness check, outcome — with its output captured,
+    for the fresh stamp."""
     import asyncio
     import io
-    from contextlib import redirect_stderr, redirect_stdout
+    from contextlib import closing, nullcontext, redirect_stderr, redirect_stdout
 
     from generator.cli.run_outcome import print_outcome
     from toolkit.runner.freshness import fresh_run
 
     out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
+    page_store = open_pages(outcome["pages"])
+    with (
+        closing(page_store) if page_store is not None else nullcontext(),
+        redirect_stdout(out),
+        redirect_stderr(err),
+    ):
         inputs, strays = _discover(*discover)
-        progress = _progress(len(inputs))
         report = asyncio.run(
             fresh_run(
                 inputs,
                 options=options,
                 backend=judging.identity,
                 pages=page_store,
-                progress=progress,
+                progress=_progress(len(inputs)),
             )
         )
         if report is None:
@@ -467,7 +471,6 @@ def run(
                         (answers, trajectories, set(tasks) or None, max_answer_bytes),
                         options=options,
                         judging=judging,
-                        page_store=page_store,
                         outcome={"as_json": as_json, "pages": pages, "results": results},
                     ),
                 )

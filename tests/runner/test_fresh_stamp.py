@@ -17,6 +17,7 @@ from click.testing import CliRunner, Result
 from filelock import FileLock
 
 from generator.cli import fresh_stamp, main
+from generator.cli import run as run_command
 from generator.cli.fresh_stamp import STAMP_FILE, Unstampable, read_stamp, replay, stamp_key
 from generator.cli.fresh_stamp_record import FreshStamp
 from tests.fixtures.runner.helpers import PAGES, build_page_store, copy_fixtures, result_files
@@ -241,6 +242,22 @@ def test_a_changed_page_redoes_the_results_that_read_it(runs: Runs, work: Path) 
     runs.first()
     with PageStore(work / "pages") as store:
         store.put(PageRecord.web(LOUVRE, PAGES[LOUVRE] + " Closed on 1 May.", None))
+    assert runs.slow()["evaluated"] == len(readers(work, LOUVRE)) > 0
+
+
+def test_a_page_changed_while_the_run_ends_is_not_stamped_fresh(
+    runs: Runs, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = run_command.record
+
+    def page_changes_first(params: dict[str, Any], render: Any) -> bool:
+        with PageStore(work / "pages") as store:  # e.g. a `cache-pages` finishing now
+            store.put(PageRecord.web(LOUVRE, PAGES[LOUVRE] + " Closed on 1 May.", None))
+        return real(params, render)
+
+    monkeypatch.setattr(run_command, "record", page_changes_first)
+    assert runs.record()["evaluated"] == JUDGED
+    monkeypatch.setattr(run_command, "record", real)
     assert runs.slow()["evaluated"] == len(readers(work, LOUVRE)) > 0
 
 
