@@ -58,6 +58,15 @@ class ExtractRequest(BaseModel):
         )
 
 
+@lru_cache(maxsize=2)
+def _rules(purpose: str) -> str:
+    """The system rules for "extract" or "verify" requests: a template without variables,
+    rendered once (every request sends the same text)."""
+    from prompts import render
+
+    return render(f"toolkit/rules_{purpose}.j2")
+
+
 @lru_cache(maxsize=512)
 def _schema_of(template_class: type[BaseModel]) -> dict[str, Any]:
     """The template's JSON schema, built once per class (shared: never mutate it)."""
@@ -202,7 +211,7 @@ class LLMBackend:
         llm_request = LLMRequest(
             provider=self.provider,
             model=self.extract_model,
-            system=[SystemBlock(text=render("toolkit/rules_extract.j2"), cache=True)],
+            system=[SystemBlock(text=_rules("extract"), cache=True)],
             messages=[Message.user(text, request.images)],
             output_schema=request.output_schema,
             schema_name=request.schema_name,
@@ -230,7 +239,7 @@ class LLMBackend:
         base = LLMRequest(
             provider=self.provider,
             model=self.model,
-            system=[SystemBlock(text=render("toolkit/rules_verify.j2"), cache=True)],
+            system=[SystemBlock(text=_rules("verify"), cache=True)],
             messages=[Message.user(text, request.images)],
             output_schema=_schema_of(_VerdictSchema),
             schema_name="VerificationResult",
@@ -266,6 +275,8 @@ class LLMBackend:
 
         for name in _TEMPLATES:
             environment().get_template(f"toolkit/{name}.j2")
+        for purpose in ("extract", "verify"):
+            _rules(purpose)
         output_problems({"reasoning": "", "result": True}, _schema_of(_VerdictSchema))
 
     def _clip(self, text: str) -> str:
