@@ -89,3 +89,12 @@ def test_fingerprint_names_backend_class_and_model_without_a_spec() -> None:
     fp = make_fingerprint(judge_sha256="sha256:j", answer_sha256="sha256:a", backend=Backend())
     assert fp.backend.endswith("Backend model=m1") and fp.judge_model == "m1"
     assert fp.templates_sha256.startswith("sha256:")
+
+
+def test_a_run_reports_repr_is_one_line_whatever_it_holds() -> None:
+    """asyncio formats the result of a run's main task when `asyncio.run` ends; the report
+    must not render every result's tree there."""
+    from toolkit.runner.report import RunReport
+
+    report = RunReport(results=[result(answer_name=f"answer_{i}") for i in range(500)], reused=500)
+    assert repr(report) == "RunReport(500 results, evaluated=0, reused=500, stopped=None)"

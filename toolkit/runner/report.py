@@ -13,7 +13,7 @@ from toolkit.runner.results import EvaluationResult, UsageTotals
 RUN_RECORD_VERSION = 1
 
 
-@dataclass
+@dataclass(repr=False)
 class RunReport:
     """What a run did: every result it holds, what it redid, skipped and why it stopped."""
 
@@ -27,6 +27,15 @@ class RunReport:
     summaries: dict[str, Summary] = field(default_factory=dict)
     input_errors: list[EvaluationResult] = field(default_factory=list)
     usage: UsageTotals = field(default_factory=UsageTotals)
+
+    def __repr__(self) -> str:
+        """A one-line summary: asyncio prints the result of a run's main task (its SIGINT
+        handler check at the end of `asyncio.run` does), and the default repr of every
+        result's tree costs milliseconds per evaluation."""
+        return (
+            f"RunReport({len(self.results)} results, evaluated={self.evaluated}, "
+            f"reused={self.reused}, stopped={self.stopped!r})"
+        )
 
     @property
     def incomplete(self) -> list[EvaluationResult]:
