@@ -246,6 +246,7 @@ class WorkerPool:
         self._job_ids = itertools.count(1)
         self._server_lock = asyncio.Lock()
         self._warned: set[frozenset[str]] = set()
+        self._warming: asyncio.Future[None] | None = None
 
     async def __aenter__(self) -> WorkerPool:
         self.start()
@@ -304,17 +305,15 @@ class WorkerPool:
             return server
 
     async def _ready(self, launch: Launch) -> ForkServer:
-        """Wait for the fork server's `Ready`, meanwhile doing the backend's first-request
-        work (`warm`: templates, schemas, LLM modules) in a thread, so neither waits on the
-        other; a warm-up that fails only leaves that work to the first request."""
+        """Wait for the fork server's `Ready` while a thread does the backend's first-request
+        work (`warm`: templates, schemas, LLM modules); jobs start as soon as the server is
+        ready, whether or not the warm-up is done (one that fails only leaves that work to
+        the first request)."""
         warm = getattr(self.broker.backend, "warm", None)
-        warming = asyncio.ensure_future(asyncio.to_thread(warm)) if callable(warm) else None
-        try:
-            return await ForkServer.start(launch)
-        finally:
-            if warming is not None:
-                with contextlib.suppress(Exception):
-                    await warming
+        if callable(warm) and self._warming is None:
+            self._warming = asyncio.ensure_future(asyncio.to_thread(warm))
+            self._warming.add_done_callback(_retrieve)
+        return await ForkServer.start(launch)
 
     def _job_start(self, job: EvalJob) -> JobStart:
         backend = self.broker.backend
