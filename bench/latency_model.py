@@ -12,6 +12,7 @@ runs (or two runners) asking the same questions get the same answers and every v
 from __future__ import annotations
 
 import asyncio
+import atexit
 import hashlib
 import json
 import os
@@ -23,6 +24,9 @@ from toolkit.llm.models import LLMRequest, TextPart
 
 LATENCY_ENV = "JUDGEGEN_BENCH_LATENCY"
 FIRST_CALL_ENV = "JUDGEGEN_BENCH_FIRST_CALL"  # file that receives the wall time of the first call
+LAST_CALL_ENV = (
+    "JUDGEGEN_BENCH_LAST_CALL"  # file that receives, at exit, when the last was answered
+)
 PASS_PERCENT = 75
 DATA_MARK = "BENCH-DATA: "
 _CLAIM = re.compile(r"Claim:\s*```\s*(.*?)\s*```", re.S)
@@ -71,10 +75,31 @@ def _mark_first_call(path: str | None) -> None:
             handle.write(repr(time.time()))
 
 
+class _LastAnswer:
+    """When the latest call was answered, written to a file when the process exits (the
+    `judgegen` executable runs exit handlers), so timing it costs no I/O per call."""
+
+    def __init__(self) -> None:
+        self.at: float | None = None
+
+    def note(self, path: str | None) -> None:
+        if path and self.at is None:
+            atexit.register(self._write, path)
+        self.at = time.time()
+
+    def _write(self, path: str) -> None:
+        with open(path, "w") as handle:
+            handle.write(repr(self.at))
+
+
+_LAST_ANSWER = _LastAnswer()
+
+
 async def respond(request: LLMRequest) -> dict[str, Any]:
     """The scripted provider's policy: wait the configured latency, then answer."""
     _mark_first_call(os.environ.get(FIRST_CALL_ENV))
     latency = float(os.environ.get(LATENCY_ENV, "0") or 0)
     if latency > 0:
         await asyncio.sleep(latency)
+    _LAST_ANSWER.note(os.environ.get(LAST_CALL_ENV))
     return answer(request)

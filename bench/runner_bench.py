@@ -21,7 +21,9 @@ LLM concurrency), the chain measured per evaluation on a virtual clock through t
 LLMBackend (bench/runner_workload.py); wall/ideal (target <= 1.2); LLM calls per evaluation
 and what Mind2Web 2's toolkit spends on the same judges and verdicts (target: never more);
 ms per evaluation at zero latency (target <= 10 sandboxed); when the first LLM call reached
-the provider, from process start; the same command rerun at once, every result fresh
+the provider, from process start ("1st call"), and how long the process ran after the last
+answer came back ("tail": results, summaries, the fresh stamp, exit); the same command
+rerun at once, every result fresh
 ("rerun", target <= 0.2 s for 9 evaluations); and cold `run --help` (target <= 0.3 s).
 
     python bench/runner_bench.py                  # everything, ~3-4 minutes on 2 busy cores
@@ -48,7 +50,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path[:0] = [str(ROOT), str(BENCH)]
 
-from latency_model import FIRST_CALL_ENV, LATENCY_ENV  # noqa: E402
+from latency_model import FIRST_CALL_ENV, LAST_CALL_ENV, LATENCY_ENV  # noqa: E402
 from runner_workload import Schedule, Workload, build  # noqa: E402
 
 LAUNCH = "from generator.cli import entry; entry()"  # what the `judgegen` script runs
@@ -67,6 +69,7 @@ class Run:
     record: dict[str, Any]
     stderr: str
     first_call: float | None
+    tail: float | None = None
 
     @property
     def usage(self) -> dict[str, Any]:
@@ -96,21 +99,23 @@ def judgegen_run(root: Path, sandboxed: bool, latency: float, extra: list[str]) 
     args += ["--pages", "pages", "--include-unreviewed", "--provider", PROVIDER, "--json"]
     args += ([] if sandboxed else ["--no-sandbox"]) + extra
     env = cli_env(latency)
-    marker = root / "first-call"
+    marker, last = root / "first-call", root / "last-call"
     marker.unlink(missing_ok=True)
-    env[FIRST_CALL_ENV] = str(marker)
+    last.unlink(missing_ok=True)
+    env[FIRST_CALL_ENV], env[LAST_CALL_ENV] = str(marker), str(last)
     began = time.time()
     started = time.perf_counter()
     done = subprocess.run(args, cwd=root, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - started
     first_call = float(marker.read_text()) - began if marker.exists() else None
+    tail = began + wall - float(last.read_text()) if last.exists() else None
     try:
         record = json.loads(done.stdout)
     except ValueError:
         record = {}
     if done.returncode != 0 or not record:
         sys.stderr.write(f"judgegen run exited {done.returncode}:\n{done.stderr[-3000:]}\n")
-    return Run(wall, done.returncode, record, done.stderr, first_call)
+    return Run(wall, done.returncode, record, done.stderr, first_call, tail)
 
 
 def byte_compile(repo: Path) -> None:
@@ -166,6 +171,7 @@ def row(label: str, run: Run, n: int, latency: float, sched: Schedule, concurren
         "evaluations": n,
         "wall_s": round(run.wall, 3),
         "first_call_s": round(run.first_call, 3) if run.first_call is not None else None,
+        "tail_s": round(run.tail, 3) if run.tail is not None else None,
         "ideal_s": round(ideal, 3),
         "bound": bound,
         "ratio": round(run.wall / ideal, 2) if ideal else None,
@@ -181,11 +187,12 @@ def row(label: str, run: Run, n: int, latency: float, sched: Schedule, concurren
 def print_row(r: dict) -> None:
     ratio = f"{r['ratio']:.2f}" if r["ratio"] is not None else "  - "
     first = f"{r['first_call_s']:.2f}" if r["first_call_s"] is not None else "-"
+    tail = f"{r['tail_s']:.2f}" if r["tail_s"] is not None else "-"
     rerun = f"{r['rerun_s']:.2f}" if r["rerun_s"] is not None else "-"
     print(
         f"{r['run']:<36} {r['evaluations']:>5} {r['wall_s']:>8.2f} {r['ideal_s']:>7.2f} "
         f"{r['bound']:>5} {ratio:>6} {r['ms_per_eval']:>8.1f} {r['calls_per_eval']:>6.1f}"
-        f"/{r['m2w2_calls_per_eval']:<6.1f} {r['chain_calls']:>5} {first:>8} {rerun:>6}"
+        f"/{r['m2w2_calls_per_eval']:<6.1f} {r['chain_calls']:>5} {first:>8} {tail:>5} {rerun:>6}"
         f"  exit {r['exit']}",
         flush=True,
     )
@@ -232,7 +239,7 @@ def main() -> None:
     )
     print(
         f"{'run':<36} {'evals':>5} {'wall s':>8} {'ideal':>7} {'bound':>5} {'ratio':>6} "
-        f"{'ms/eval':>8} {'calls/m2w2':>13} {'chain':>5} {'1st call':>8} {'rerun':>6}"
+        f"{'ms/eval':>8} {'calls/m2w2':>13} {'chain':>5} {'1st call':>8} {'tail':>5} {'rerun':>6}"
     )
     schedules: dict[str, Schedule] = {}
     with tempfile.TemporaryDirectory(prefix="runner-bench-") as tmp:
@@ -282,12 +289,14 @@ def main() -> None:
     total = sum(len(s.calls) for s in schedules.values())
     print(f"evaluations with more LLM calls than Mind2Web 2 would make: {above} of {total}")
     for mode in modes:
-        firsts = [r["first_call_s"] for r in rows if r["run"].endswith(mode) and r["first_call_s"]]
-        if firsts:
-            print(
-                f"first LLM call after process start, {mode}: "
-                f"min {min(firsts):.3f} s, max {max(firsts):.3f} s"
-            )
+        mine = [r for r in rows if r["run"].endswith(mode)]
+        for key, what in (
+            ("first_call_s", "first LLM call after process start"),
+            ("tail_s", "time from the last answer to exit"),
+        ):
+            values = [r[key] for r in mine if r[key] is not None]
+            if values:
+                print(f"{what}, {mode}: min {min(values):.3f} s, max {max(values):.3f} s")
     if args.json:
         print(json.dumps({"help_s": [help_min, help_median], "rows": rows}, indent=2))
 
