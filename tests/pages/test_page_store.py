@@ -257,3 +257,33 @@ def test_a_capture_that_failed_on_our_side_is_reported_on_every_read(tmp_path: P
         for _ in range(2):
             with pytest.raises(InfraError, match="cache-pages"):
                 store.get("https://example.com/a")
+
+
+def test_a_pages_text_hash_is_the_hash_of_what_get_returns(store: PageStore) -> None:
+    from toolkit.util.hashing import sha256_text
+
+    store.put(PageRecord.web("https://example.com/web", "Web text", JPEG))
+    store.put(PageRecord.pdf_document("https://example.com/a.pdf", b"%PDF-1.4 x", "PDF text"))
+    store.put(PageRecord.failure("https://example.com/gone", "http", "404"))
+    for url in ("https://example.com/web", "https://example.com/a.pdf"):
+        assert store.text_hash(url) == sha256_text(store.get(url) or "")
+    assert store.text_hash("https://example.com/gone") is None
+    assert store.text_hash("https://example.com/never") is None
+
+
+def test_a_stored_web_page_hash_always_matches_its_text(store: PageStore) -> None:
+    """`text_hash` trusts the stored hash of a web page, so `put` writes it from the text,
+    whatever hash the record carried."""
+    from toolkit.util.hashing import sha256_text
+
+    wrong = PageRecord.web("https://example.com/a", "new text", JPEG).model_copy(
+        update={"content_hash": "sha256:" + "0" * 64}
+    )
+    store.put(wrong)
+    assert store.text_hash("https://example.com/a") == sha256_text("new text")
+
+
+def test_a_browser_failure_is_reported_by_text_hash_too(store: PageStore) -> None:
+    store.put(PageRecord.failure("https://example.com/a", "browser", "crashed"))
+    with pytest.raises(InfraError, match="cache-pages"):
+        store.text_hash("https://example.com/a")

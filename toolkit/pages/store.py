@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from toolkit.errors import InfraError
 from toolkit.urls import canonical_url, normalize_url
-from toolkit.util.hashing import sha256_bytes
+from toolkit.util.hashing import sha256_bytes, sha256_text
 
 PAGE_RECORD_VERSION = 1
 STORE_FILENAME = "pages.sqlite"
@@ -262,11 +262,17 @@ class PageStore:
         return PageRecord.model_validate(row) if row else None
 
     def _content(self, url: str, column: str) -> Any:
-        row = self._row(url, ("status", "error_kind", "error", column))
+        row = self._page_row(url, (column,))
+        return None if row is None else row[column]
+
+    def _page_row(self, url: str, columns: tuple[str, ...]) -> dict[str, Any] | None:
+        """`columns` of the page stored for `url`; None when it is missing or its capture
+        failed because of the page. Raises `InfraError` when the browser failed."""
+        row = self._row(url, ("status", "error_kind", "error", *columns))
         if row is None:
             return None
         if row["status"] == "ok":
-            return row[column]
+            return row
         if row["error_kind"] in INFRA_FAILURES:
             raise InfraError(
                 f"capturing {canonical_url(url)} failed on our side ({row['error']}); "
@@ -298,6 +304,18 @@ class PageStore:
         Raises `InfraError` when the capture failed because of the browser, not the page.
         """
         return self._recently(("text", url), lambda: self._content(url, "text"))
+
+    def text_hash(self, url: str) -> str | None:
+        """`sha256_text` of what `get(url)` returns (None when it returns None), as a page
+        read is fingerprinted: a web page's stored hash, written with its text by `put`, so
+        checking that a page is unchanged reads no text; a PDF's text is hashed."""
+        row = self._page_row(url, ("kind", "content_hash"))
+        if row is None:
+            return None
+        if row["kind"] == "web" and row["content_hash"]:
+            return str(row["content_hash"])
+        text = self.get(url)
+        return None if text is None else sha256_text(text)
 
     def screenshot(self, url: str) -> str | None:
         """The page's screenshot as base64 JPEG; None for PDFs, failures and missing pages."""
@@ -349,6 +367,8 @@ class PageStore:
         if self.readonly:
             raise PermissionError(f"page store {self.path} was opened read-only")
         values = record.model_dump()
+        if record.kind == "web" and record.text is not None:
+            values["content_hash"] = content_hash(record.text)  # what `text_hash` serves
         values["url"] = canonical_url(record.url)
         values["match_key"] = normalize_url(values["url"])
         values["fetched_at"] = record.fetched_at.isoformat()

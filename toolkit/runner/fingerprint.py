@@ -119,9 +119,13 @@ async def pages_unchanged(reads: PageReads, pages: Any) -> bool:
 
 
 async def _current_hash(pages: Any, url: str) -> str | None:
+    """The hash a read of `url` would note now (a page store gives it without the text)."""
     if pages is None:
         return None
     try:
+        text_hash = getattr(pages, "text_hash", None)
+        if callable(text_hash):
+            return await resolve(text_hash(url))
         text = await resolve(pages.get(url))
     except Exception:
         return "unreadable"  # differs from every hash and from None: the result is redone
