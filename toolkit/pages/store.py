@@ -309,10 +309,11 @@ class PageStore:
         """`sha256_text` of what `get(url)` returns (None when it returns None), as a page
         read is fingerprinted: a web page's stored hash, written with its text by `put`, so
         checking that a page is unchanged reads no text; a PDF's text is hashed."""
-        row = self._page_row(url, ("kind", "content_hash"))
+        has_text = "text IS NOT NULL"
+        row = self._page_row(url, ("kind", "content_hash", has_text))
         if row is None:
             return None
-        if row["kind"] == "web" and row["content_hash"]:
+        if row["kind"] == "web" and row["content_hash"] and row[has_text]:
             return str(row["content_hash"])
         text = self.get(url)
         return None if text is None else sha256_text(text)
