@@ -151,14 +151,8 @@ class ScriptedBackend:
         return result
 
 
-_TEMPLATES = (
-    "extract_answer",
-    "extract_page",
-    "rules_extract",
-    "verify_page",
-    "verify_plain",
-    "rules_verify",
-)
+_TEMPLATES = ("extract_answer", "extract_page", "verify_page", "verify_plain")
+"""The per-request templates (the rules templates are rendered once, by `_rules`)."""
 
 
 class _VerdictSchema(BaseModel):

@@ -69,7 +69,7 @@ def main() -> None:
 
 def entry() -> NoReturn:
     """The `judgegen` executable: run the command, then leave without the interpreter's
-    teardown of every loaded module (~50 ms after a run; see `leave`)."""
+    teardown of every loaded module (~50 ms after a run: `bench/startup_bench.py`)."""
     try:
         main(standalone_mode=True)
     except SystemExit as exc:

@@ -231,9 +231,10 @@ def test_the_job_filter_is_bound_to_the_jobs_own_pid_and_refuses_a_filter_withou
         seccomp.bind_self(seccomp.sandbox_filter(), 4242)
 
 
-async def test_sandboxed_judges_get_registrable_domains_before_and_after_the_idle_warm_up() -> None:
-    """The fork server builds the suffix list once it is idle; jobs forked before that build
-    it themselves (a file read, allowed by every guard), jobs forked after inherit it."""
+async def test_sandboxed_judges_get_registrable_domains_from_the_suffix_list() -> None:
+    """The fork server builds the suffix list once it is idle; a job forked before that builds
+    it itself (a file read, allowed by every guard), one forked after inherits it. Which of
+    the two each job here is depends on timing: both must give the same domains."""
     backend = ScriptedBackend(extract=extract, verify=lambda request: True)
     async with WorkerPool(None, LIMITS, backend) as pool:
         first = await pool.evaluate(job("domains"))
