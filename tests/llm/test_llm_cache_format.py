@@ -75,6 +75,16 @@ def test_trials_derive_their_keys_from_one_hash_of_the_request() -> None:
     assert trials[1].cache_key() == page_request(index=1).cache_key()
 
 
+def test_the_stored_request_text_is_the_compact_json_of_its_storage_form() -> None:
+    base = page_request()
+    base.base_digest()
+    for request in (base, base.with_sample(2), base.model_copy(update={"provider": "other"})):
+        data, blobs = request.storage_form()
+        text, text_blobs = request.storage_json()
+        assert text == json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        assert text_blobs == blobs
+
+
 def test_a_copy_that_changes_the_prompt_is_hashed_again() -> None:
     base = page_request()
     base.base_digest()

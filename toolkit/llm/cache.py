@@ -22,7 +22,6 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import Future
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -183,13 +182,13 @@ class ResponseCache:
         self._behind.flush()  # an older queued store must not land after this one
         self._write([_pending(record, replace, checked)])
 
-    def put_batched(
+    async def put_batched(
         self, record: CacheRecord, *, replace: bool = False, checked: bool
-    ) -> Future[None]:
+    ) -> None:
         """Queue `record` for the background writer (`put`'s rules), to be committed with the
-        others queued meanwhile; lookups of this process see it at once. The future is done
-        when it is committed (or holds the write's error)."""
-        return self._behind.submit(_pending(record, replace, checked))
+        others queued meanwhile; lookups of this process see it at once. Returns once it is
+        committed (or raises the write's error)."""
+        await self._behind.committed(_pending(record, replace, checked))
 
     def _write(self, items: list[PendingWrite]) -> None:
         """Store `items` and their blobs in one transaction."""
@@ -210,7 +209,7 @@ class ResponseCache:
         replace = item.replace or item.key in self._garbled
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
         request = item.request
-        data, blobs = request.storage_form()
+        text, blobs = request.storage_json()
         for digest, blob in blobs.items():
             db.execute("INSERT OR IGNORE INTO blobs VALUES (?, ?)", (digest, blob))
         values = (
@@ -218,7 +217,7 @@ class ResponseCache:
             request.provider,
             request.model,
             request.metadata.purpose,
-            json.dumps(data, ensure_ascii=False, separators=(",", ":")),
+            text,
             item.response.model_dump_json(),
             time.time(),
             int(item.checked),

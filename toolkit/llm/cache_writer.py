@@ -2,7 +2,7 @@
 answer queued meanwhile in one transaction, so concurrent LLM calls neither queue behind one
 write lock nor block the event loop on SQLite.
 
-Invariants: `submit` returns a future that is done once the answer is committed (or failed), so
+Invariants: `committed` returns once the answer is committed (or raises the write's error), so
 a caller that awaits it has its paid answer on disk before it goes on, as a direct write would;
 a queued answer is served to lookups of this process at once (`pending`); `flush` returns once
 everything queued before it is written. The thread starts on the first answer and waits for
@@ -12,9 +12,10 @@ awaited its answer's future.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future
 from typing import NamedTuple
 
 from toolkit.llm.models import LLMRequest, LLMResponse
@@ -38,25 +39,37 @@ class WriteBehind:
         self._name = name
         self._cond = threading.Condition()
         self._queued: dict[str, PendingWrite] = {}
-        self._waiters: list[Future[None]] = []
+        self._waiters: list[Callable[[BaseException | None], None]] = []
         self._writing: dict[str, PendingWrite] = {}
         self._thread: threading.Thread | None = None
         self._closing = False
 
-    def submit(self, item: PendingWrite) -> Future[None]:
-        """Queue `item` (an entry already queued for its key is kept unless `item.replace`);
-        the future is done when it is committed, or holds the error that stopped the write."""
-        done: Future[None] = Future()
+    async def committed(self, item: PendingWrite) -> None:
+        """Queue `item` (an entry already queued for its key is kept unless `item.replace`)
+        and return once it is committed; raises the error that stopped the write.
+
+        The writer wakes the event loop once, with the outcome (no thread-safe future in
+        between: each costs a condition variable and a chained callback per call)."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+
+        def settle(error: BaseException | None) -> None:
+            with contextlib.suppress(RuntimeError):  # a closed loop has nobody waiting
+                loop.call_soon_threadsafe(_settle, done, error)
+
+        self._enqueue(item, settle)
+        await done
+
+    def _enqueue(self, item: PendingWrite, waiter: Callable[[BaseException | None], None]) -> None:
         with self._cond:
             if item.replace or item.key not in self._queued:
                 self._queued[item.key] = item
-            self._waiters.append(done)
+            self._waiters.append(waiter)
             self._cond.notify_all()
             if self._thread is None:
                 self._closing = False
                 self._thread = threading.Thread(target=self._drain, name=self._name, daemon=True)
                 self._thread.start()
-        return done
 
     def pending(self, key: str) -> PendingWrite | None:
         """The answer queued or being written under `key`, if any."""
@@ -70,7 +83,7 @@ class WriteBehind:
                 self._cond.wait()
 
     def close(self) -> None:
-        """Write what is queued, then stop the thread (a later `submit` starts another)."""
+        """Write what is queued, then stop the thread (a later `committed` starts another)."""
         with self._cond:
             thread, self._closing = self._thread, True
             self._cond.notify_all()
@@ -98,7 +111,14 @@ class WriteBehind:
                 self._writing = {}
                 self._cond.notify_all()
             for waiter in waiters:
-                if error is None:
-                    waiter.set_result(None)
-                else:
-                    waiter.set_exception(error)
+                waiter(error)
+
+
+def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
+    """Hand a write's outcome to its waiter (unless the waiter was cancelled meanwhile)."""
+    if done.done():
+        return
+    if error is None:
+        done.set_result(None)
+    else:
+        done.set_exception(error)

@@ -94,9 +94,8 @@ class CachedProvider:
         if storing and cacheable(response):
             record = CacheRecord.of(request, response, key)
             replace = self.mode is CacheMode.REFRESH
-            stored = self.cache.put_batched(record, replace=replace, checked=True)  # type: ignore[union-attr]
             try:  # the paid answer is on disk before the caller goes on
-                await asyncio.wrap_future(stored)
+                await self.cache.put_batched(record, replace=replace, checked=True)  # type: ignore[union-attr]
             except CacheError as exc:
                 exc.usage = response.usage  # paid for all the same: the ledger records it
                 raise

@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field
 
 from toolkit.util.hashing import sha256_text
 
@@ -34,7 +34,6 @@ class TextPart(BaseModel):
     model_config = ConfigDict(frozen=True)
     type: Literal["text"] = "text"
     text: str
-    _digest: str | None = PrivateAttr(default=None)
 
     def content(self) -> str:
         """The part's payload (what a blob holds)."""
@@ -48,7 +47,6 @@ class ImagePart(BaseModel):
     type: Literal["image"] = "image"
     media_type: str = "image/jpeg"
     data: str
-    _digest: str | None = PrivateAttr(default=None)
 
     def content(self) -> str:
         """The part's payload (what a blob holds)."""
@@ -106,16 +104,19 @@ class LLMRequest(BaseModel):
     max_tokens: int = 4096
     sample_index: int = 0
     metadata: RequestMeta = Field(default_factory=RequestMeta)
-    _base_digest: str | None = PrivateAttr(default=None)
-    _core: tuple[dict[str, Any], dict[str, str]] | None = PrivateAttr(default=None)
+
+    @property
+    def _base_digest(self) -> str | None:
+        """The memoized `base_digest()`, None until it is computed."""
+        memo = self.__pydantic_private__
+        return None if memo is None else memo.get("base_digest")
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy; it keeps the memoized hash and storage form only when `update` leaves the
         hashed part alone."""
         copied = super().model_copy(update=update, deep=deep)
         if deep or (update and not set(update) <= _KEY_NEUTRAL):
-            copied._base_digest = None
-            copied._core = None
+            object.__setattr__(copied, "__pydantic_private__", None)
         return copied
 
     def with_sample(self, index: int) -> LLMRequest:
@@ -126,13 +127,25 @@ class LLMRequest(BaseModel):
     def storage_form(self) -> tuple[dict[str, Any], dict[str, str]]:
         """The request as JSON data with large parts replaced by digests, and those blobs
         (shared with other calls: read, never mutate)."""
-        core, blobs = self._core_form()
-        neutral = self.model_dump(mode="json", include=set(_KEY_NEUTRAL))
-        return {**core, **neutral}, blobs
+        core = self._core_form()
+        return {**core.data, **self._neutral()}, core.blobs
 
-    def _core_form(self) -> tuple[dict[str, Any], dict[str, str]]:
+    def storage_json(self) -> tuple[str, dict[str, str]]:
+        """`storage_form` as compact JSON text (what the cache stores), and its blobs; the
+        hashed part's text is encoded once per request and shared by its trials."""
+        core = self._core_form()
+        if core.text is None:
+            core.text = _compact_json(core.data)
+        return core.text[:-1] + "," + _compact_json(self._neutral())[1:], core.blobs
+
+    def _neutral(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", include=set(_KEY_NEUTRAL))
+
+    def _core_form(self) -> _Core:
         """The storage form without the key-neutral fields, built once per request."""
-        if self._core is None:
+        memo = _memo(self)
+        core: _Core | None = memo.get("core")
+        if core is None:
             data = self.model_dump(mode="json", exclude=set(_KEY_NEUTRAL))
             blobs: dict[str, str] = {}
             for block, stored in zip(self.system, data["system"], strict=True):
@@ -143,8 +156,8 @@ class LLMRequest(BaseModel):
                     if len(part.content()) >= BLOB_MIN_CHARS:
                         field = "text" if isinstance(part, TextPart) else "data"
                         _to_blob(stored, field, _part_digest(part), blobs)
-            self._core = data, blobs
-        return self._core
+            core = memo["core"] = _Core(data, blobs)
+        return core
 
     @classmethod
     def from_storage(cls, data: dict[str, Any], blobs: Mapping[str, str]) -> LLMRequest:
@@ -158,11 +171,13 @@ class LLMRequest(BaseModel):
 
     def base_digest(self) -> str:
         """Hash of everything that determines the answer except provider and sample index."""
-        if self._base_digest is None:
-            data, _ = self._core_form()
+        memo = _memo(self)
+        digest = memo.get("base_digest")
+        if digest is None:
+            data = self._core_form().data
             text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-            self._base_digest = sha256_text(text)
-        return self._base_digest
+            digest = memo["base_digest"] = sha256_text(text)
+        return digest
 
     def cache_key(self, provider: str | None = None) -> str:
         """Content address of the request (for `provider`, default its own), algorithm-prefixed."""
@@ -178,10 +193,40 @@ class LLMRequest(BaseModel):
         return "\n\n".join(texts)
 
 
+class _Core:
+    """A request's storage form without its key-neutral fields, its blobs, and its compact
+    JSON text once the cache needed it; shared by the request's trials (copies)."""
+
+    __slots__ = ("blobs", "data", "text")
+
+    def __init__(self, data: dict[str, Any], blobs: dict[str, str]) -> None:
+        self.data = data
+        self.blobs = blobs
+        self.text: str | None = None
+
+
+def _compact_json(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def _memo(model: BaseModel) -> dict[str, Any]:
+    """What `model` memoizes about itself: kept in pydantic's private-state slot, which
+    `model_copy` copies and nothing serializes. Declared private attributes would cost
+    ~6 µs on every construction and ~5 µs on every read (pydantic's `__getattr__`); these
+    models are built and read several times per LLM call."""
+    memo = model.__pydantic_private__
+    if memo is None:
+        memo = {}
+        object.__setattr__(model, "__pydantic_private__", memo)
+    return memo
+
+
 def _part_digest(part: TextPart | ImagePart) -> str:
-    if part._digest is None:
-        part._digest = sha256_text(part.content())
-    return part._digest
+    memo = _memo(part)
+    digest = memo.get("digest")
+    if digest is None:
+        digest = memo["digest"] = sha256_text(part.content())
+    return digest
 
 
 def _to_blob(stored: dict[str, Any], field: str, digest: str, blobs: dict[str, str]) -> None:
@@ -235,13 +280,13 @@ class LLMResponse(BaseModel):
     request_id: str | None = None
     cache_hit: bool = False
     latency_s: float = 0.0
-    _checked_schema: dict[str, Any] | None = PrivateAttr(default=None)
 
     def mark_checked(self, schema: dict[str, Any] | None) -> None:
         """Record that `parsed` was validated against `schema` (this very object), so the
         layers above do not validate the same answer again."""
-        self._checked_schema = schema
+        _memo(self)["checked_schema"] = schema
 
     def checked_against(self, schema: dict[str, Any]) -> bool:
         """Whether `parsed` was validated against this very `schema` object."""
-        return self._checked_schema is schema
+        memo = self.__pydantic_private__
+        return memo is not None and memo.get("checked_schema") is schema

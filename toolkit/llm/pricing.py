@@ -8,7 +8,7 @@ as unpriced in the summary, so a missing price is visible rather than silently c
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
@@ -91,11 +91,13 @@ class PriceTable(BaseModel):
 
     def price_for(self, model: str) -> ModelPrice | None:
         """The price of `model`, or None when no table key is a whole-word prefix of it."""
-        if model not in self._resolved:
+        private = cast("dict[str, Any]", self.__pydantic_private__)  # not pydantic's __getattr__
+        resolved: dict[str, ModelPrice | None] = private["_resolved"]
+        if model not in resolved:
             name = model.split("/")[-1]
             matches = [key for key in self.prices if _is_family(name, key)]
-            self._resolved[model] = self.prices[max(matches, key=len)] if matches else None
-        return self._resolved[model]
+            resolved[model] = self.prices[max(matches, key=len)] if matches else None
+        return resolved[model]
 
     def cost(self, model: str, usage: Usage) -> float:
         """Dollar cost of `usage` on `model`; 0 for an unpriced model."""
