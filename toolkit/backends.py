@@ -9,6 +9,7 @@ prompts in `prompts/toolkit/` and calls an LLM client with majority voting;
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -18,9 +19,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from toolkit.awaitables import resolve
 
 if TYPE_CHECKING:  # the LLM layer loads with LLMBackend's first request: judges never need it
-    from toolkit.llm.models import LLMRequest, LLMResponse
+    from toolkit.llm.models import ImagePart, LLMRequest, LLMResponse, Message
 
 DEFAULT_JUDGE_MODEL = "o4-mini"
+SCREENSHOT_PARTS = 16
+"""Screenshots whose request part `LLMBackend` keeps, so each is hashed once per page."""
 UNAVAILABLE_REASON = (
     "unsupported: source unavailable (the page is missing, invalid or inaccessible)"
 )
@@ -185,13 +188,14 @@ class LLMBackend:
         self.trials = trials
         self.max_page_chars = max_page_chars
         self.provider = provider
+        self._screenshots: OrderedDict[int, ImagePart] = OrderedDict()
 
     async def extract(self, request: ExtractRequest) -> dict[str, Any]:
         """Ask the model to fill the template; a missing page yields an all-null template."""
         if request.source is not None and request.source_text is None:
             return {}
         from prompts import render
-        from toolkit.llm.models import LLMRequest, Message, RequestMeta, SystemBlock
+        from toolkit.llm.models import LLMRequest, RequestMeta, SystemBlock
 
         name = "extract_answer" if request.source is None else "extract_page"
         text = render(
@@ -206,7 +210,7 @@ class LLMBackend:
             provider=self.provider,
             model=self.extract_model,
             system=[SystemBlock(text=_rules("extract"), cache=True)],
-            messages=[Message.user(text, request.images)],
+            messages=[self._user_turn(text, request.images)],
             output_schema=request.output_schema,
             schema_name=request.schema_name,
             metadata=RequestMeta(purpose="extract", task_id=request.task_id),
@@ -219,7 +223,7 @@ class LLMBackend:
         if request.source_missing:
             return Verdict(passed=False, reasoning=UNAVAILABLE_REASON)
         from prompts import render
-        from toolkit.llm.models import LLMRequest, Message, RequestMeta, SystemBlock
+        from toolkit.llm.models import LLMRequest, RequestMeta, SystemBlock
 
         name = "verify_page" if request.sources else "verify_plain"
         text = render(
@@ -234,7 +238,7 @@ class LLMBackend:
             provider=self.provider,
             model=self.model,
             system=[SystemBlock(text=_rules("verify"), cache=True)],
-            messages=[Message.user(text, request.images)],
+            messages=[self._user_turn(text, request.images)],
             output_schema=_schema_of(_VerdictSchema),
             schema_name="VerificationResult",
             metadata=RequestMeta(purpose="verify", task_id=request.task_id),
@@ -272,6 +276,24 @@ class LLMBackend:
         for purpose in ("extract", "verify"):
             _rules(purpose)
         output_problems({"reasoning": "", "result": True}, _schema_of(_VerdictSchema))
+
+    def _user_turn(self, text: str, images: list[str]) -> Message:
+        """The user turn of a request. A screenshot this backend was given before as the very
+        same string (the page store hands out one string per page while it is being checked)
+        reuses its part, so its 40 KB is hashed once per page rather than once per claim."""
+        from toolkit.llm.models import ImagePart, Message, TextPart
+
+        parts: list[TextPart | ImagePart] = [TextPart(text=text)]
+        for image in images:
+            part = self._screenshots.get(id(image))
+            if part is None or part.data is not image:
+                part = self._screenshots[id(image)] = ImagePart(data=image)
+                if len(self._screenshots) > SCREENSHOT_PARTS:
+                    self._screenshots.popitem(last=False)
+            else:
+                self._screenshots.move_to_end(id(image))
+            parts.append(part)
+        return Message(role="user", content=parts)
 
     def _clip(self, text: str) -> str:
         if len(text) <= self.max_page_chars:

@@ -285,3 +285,53 @@ async def test_a_page_and_screenshot_are_hashed_once_for_the_key_and_the_cache_r
     await client.aclose()
     assert sorted(hashed) == sorted([len(page), len(screenshot)])
     assert ResponseCache(tmp_path / "c.sqlite").stats().blobs == 2
+
+
+async def test_one_screenshot_checked_against_several_claims_is_hashed_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from toolkit.backends import LLMBackend, VerifyRequest
+    from toolkit.llm import models
+
+    screenshot = "B" * 40_000
+    hashed: list[str] = []
+    original = models.sha256_text
+
+    def spy(text: str) -> str:
+        if text == screenshot:
+            hashed.append(text)
+        return original(text)
+
+    monkeypatch.setattr(models, "sha256_text", spy)
+    provider = ScriptedProvider(lambda r: GOOD)
+    backend = LLMBackend(provider)
+    for claim in ("The museum opens at 9.", "The museum is free."):
+        page = VerifyRequest(
+            claim=claim,
+            sources=["https://example.org/m"],
+            page_texts=["Hours"],
+            images=[screenshot],
+        )
+        await backend.verify(page)
+        await backend.verify(page.model_copy(update={"images": ["B" * 40_000]}))
+    parts = [call.messages[0].content[1] for call in provider.calls]
+    assert all(part.data == screenshot for part in parts)
+    assert len(hashed) == 1 + 2  # the shared string once; each equal copy in its own request
+    assert len({call.cache_key() for call in provider.calls}) == 4  # 2 claims × 2 trials
+
+
+async def test_a_store_whose_caller_was_cancelled_is_still_committed(tmp_path: Path) -> None:
+    from toolkit.llm.cache import CacheRecord
+
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    first, second = verify_request("first"), verify_request("second")
+    answer = LLMResponse(text="{}", parsed=GOOD, model="o4-mini")
+    waiting = asyncio.ensure_future(cache.put_batched(CacheRecord.of(first, answer), checked=True))
+    await asyncio.sleep(0)
+    waiting.cancel()
+    await cache.put_batched(CacheRecord.of(second, answer), checked=True)
+    assert waiting.cancelled()
+    cache.close()
+    reopened = ResponseCache(tmp_path / "c.sqlite")
+    assert reopened.get_response(first.cache_key()) is not None
+    assert reopened.get_response(second.cache_key()) is not None
