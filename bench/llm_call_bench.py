@@ -12,7 +12,8 @@ Paths timed, each on cache misses, then again in a fresh backend where every cal
   store's recent reads are);
 - extractions (from a 2 KB answer, with a small template).
 Figures: µs of process CPU per call (`time.process_time`, the cache writer thread included)
-and µs of wall per call, medians over `--repeat` runs. `--repo` puts another checkout first on
+and µs of wall per call, medians over `--repeat` runs (and the least CPU of any run: on a
+shared machine the median moves with the neighbours' load). `--repo` puts another checkout first on
 the import path (e.g. main's), so "before" and "after" come from the same script.
 """
 
@@ -166,14 +167,14 @@ def main() -> None:
         f"{args.requests} requests per path, {args.parallel} in flight, "
         f"median of {args.repeat} runs; µs per LLM call"
     )
-    print(f"{'path':<14}{'pass':<6}{'CPU µs':>10}{'wall µs':>10}   (CPU of each run)")
+    print(f"{'path':<14}{'pass':<6}{'CPU µs':>10}{'min':>8}{'wall µs':>10}   (CPU of each run)")
     for kind in ("miss", "hit"):
         for path in runs[0][kind]:
             cpus = [run[kind][path][0] for run in runs]
             walls = [run[kind][path][1] for run in runs]
             each = " ".join(f"{c:.0f}" for c in cpus)
             print(
-                f"{path:<14}{kind:<6}{statistics.median(cpus):>10.0f}"
+                f"{path:<14}{kind:<6}{statistics.median(cpus):>10.0f}{min(cpus):>8.0f}"
                 f"{statistics.median(walls):>10.0f}   ({each})"
             )
 
