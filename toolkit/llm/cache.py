@@ -77,7 +77,8 @@ class CacheRecord(BaseModel):
         Pass `key` when the caller already has it: hashing a request with images is costly.
         """
         stored = response.model_copy(update={"cache_hit": False})
-        return cls(key=key or request.cache_key(), request=request, response=stored)
+        # Made of validated models: validating them again is all the constructor would add.
+        return cls.model_construct(key=key or request.cache_key(), request=request, response=stored)
 
     def file_name(self) -> str:
         """Stable, readable export name: purpose, model and the start of the key digest."""

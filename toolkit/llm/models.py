@@ -204,6 +204,14 @@ class _Core:
         self.blobs = blobs
         self.text: str | None = None
 
+    def __eq__(self, other: object) -> bool:
+        """Equal storage forms (as the requests holding them compare, by value)."""
+        if not isinstance(other, _Core):
+            return NotImplemented
+        return self.data == other.data and self.blobs == other.blobs
+
+    __hash__ = None  # type: ignore[assignment]
+
 
 def _compact_json(data: dict[str, Any]) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
