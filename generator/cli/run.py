@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from generator.cli.common import backend_options, call_factory, open_pages
+from generator.cli.early_sandbox import EarlySandbox, has_results
 from generator.cli.fresh_stamp import record, remove_stamp, replay_fresh_run
 from generator.cli.llm_options import llm_options
 from generator.cli.ray_options import ray_options
@@ -187,23 +188,15 @@ def _warm_sandbox(command: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         launch = None
+        context = click.get_current_context(silent=True)
+        early = context.find_object(EarlySandbox) if context is not None else None
         local = kwargs.get("ray_address") is None and not kwargs.get("no_sandbox")
         judges, results = Path(kwargs["judges"]), Path(kwargs["results"])
-        if local and judges.is_dir() and (kwargs.get("overwrite") or not _has_results(results)):
-            launch = _launch_sandbox()
+        if local and judges.is_dir() and (kwargs.get("overwrite") or not has_results(results)):
+            launch = (early.take() if early is not None else None) or _launch_sandbox()
         return command(*args, launch=launch, **kwargs)
 
     return wrapper
-
-
-def _has_results(results_dir: Path) -> bool:
-    """Whether the results folder holds anything (a fresh rerun is then possible, so the
-    sandbox is launched only once the freshness check says work remains)."""
-    try:
-        with os.scandir(results_dir) as entries:
-            return any(True for _ in entries)
-    except OSError:
-        return False
 
 
 def _rerun_output(
