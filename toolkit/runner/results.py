@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from toolkit.runner.fingerprint import Fingerprint
+from toolkit.util.deferred import DEFERRED
 from toolkit.util.files import write_atomic
 
 RESULT_VERSION = 1
@@ -26,6 +27,8 @@ Status = Literal["complete", "incomplete", "excluded"]
 
 class UsageTotals(BaseModel):
     """Work one evaluation (or a whole run) cost: backend requests, LLM calls, tokens, dollars."""
+
+    model_config = DEFERRED
 
     backend_calls: int = Field(default=0, description="extract + verify requests to the backend.")
     extract_calls: int = 0
@@ -45,6 +48,8 @@ class UsageTotals(BaseModel):
 
 class EvaluationResult(BaseModel):
     """One answer's evaluation: a superset of Mind2Web 2's result file."""
+
+    model_config = DEFERRED
 
     version: int = RESULT_VERSION
     task_id: str
@@ -85,6 +90,8 @@ class EvaluationResult(BaseModel):
 
 class ScoreFile(BaseModel):
     """webeval's score file shape: the top-line score and the judge's full output as a string."""
+
+    model_config = DEFERRED
 
     score: float
     gpt_response_text: str
