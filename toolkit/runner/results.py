@@ -9,7 +9,7 @@ that the next run deletes — never a half-written result.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -125,9 +125,14 @@ class ResultStore:
             count += 1
         return count
 
-    def iter_agent(self, agent: str) -> Iterator[EvaluationResult]:
-        """Every readable result of `agent`, in path order."""
-        yield from iter_results(self.root / agent)
+    def iter_agent(
+        self, agent: str, known: Iterable[EvaluationResult] = ()
+    ) -> Iterator[EvaluationResult]:
+        """Every readable result of `agent`, in path order. A result in `known` (one this run
+        wrote or read from its file) is used as it is, not parsed again: summaries at the end
+        of a run then read only results the run did not touch."""
+        mine = {self.path(r.agent_name, r.task_id, r.answer_name): r for r in known}
+        yield from iter_results(self.root / agent, mine)
 
 
 def read_result(path: Path) -> EvaluationResult | None:
@@ -138,10 +143,13 @@ def read_result(path: Path) -> EvaluationResult | None:
         return None
 
 
-def iter_results(agent_dir: str | Path) -> Iterator[EvaluationResult]:
-    """Every readable `<task>/<answer>.json` result under one agent's directory."""
+def iter_results(
+    agent_dir: str | Path, known: Mapping[Path, EvaluationResult] | None = None
+) -> Iterator[EvaluationResult]:
+    """Every readable `<task>/<answer>.json` result under one agent's directory (those in
+    `known`, by path, without reading them)."""
     for path in sorted(Path(agent_dir).glob("*/*.json")):
-        result = read_result(path)
+        result = (known or {}).get(path) or read_result(path)
         if result is not None:
             yield result
 
