@@ -255,7 +255,8 @@ def main() -> None:
     print(f"cold `judgegen run --help`: min {help_min:.3f} s, median {help_median:.3f} s")
     print(
         f"latency {args.latency * 1000:.0f} ms, LLM concurrency {concurrency}; extra flags: "
-        f"{' '.join(args.run_args) or '(none)'}"
+        f"{' '.join(args.run_args) or '(none)'}; load average before: "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} (cpu ms counts every process)"
     )
     print(
         f"{'run':<36} {'evals':>5} {'wall s':>8} {'ideal':>7} {'bound':>5} {'ratio':>6} "
