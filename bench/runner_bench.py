@@ -20,11 +20,12 @@ Printed per run: wall; ideal = max(longest dependent chain x latency, LLM calls 
 LLM concurrency), the chain measured per evaluation on a virtual clock through the real
 LLMBackend (bench/runner_workload.py); wall/ideal (target <= 1.2); LLM calls per evaluation
 and what Mind2Web 2's toolkit spends on the same judges and verdicts (target: never more);
-ms per evaluation at zero latency (target <= 10 sandboxed); when the first LLM call reached
-the provider, from process start ("1st call"), and how long the process ran after the last
-answer came back ("tail": results, summaries, the fresh stamp, exit); the same command
-rerun at once, every result fresh
-("rerun", target <= 0.2 s for 9 evaluations); and cold `run --help` (target <= 0.3 s).
+ms per evaluation at zero latency (target <= 10 sandboxed); the CPU all processes used per
+evaluation ("cpu ms", from /proc/stat: the parent, the fork server and every job); when the
+first LLM call reached the provider, from process start ("1st call"), and how long the
+process ran after the last answer came back ("tail": results, summaries, the fresh stamp,
+exit); the same command rerun at once, every result fresh ("rerun", target <= 0.2 s for 9
+evaluations); and cold `run --help` (target <= 0.3 s).
 
     python bench/runner_bench.py                  # everything, ~3-4 minutes on 2 busy cores
     python bench/runner_bench.py --quick          # 90 throughput evaluations, fewer items
@@ -70,6 +71,7 @@ class Run:
     stderr: str
     first_call: float | None
     tail: float | None = None
+    cpu: float | None = None
 
     @property
     def usage(self) -> dict[str, Any]:
@@ -104,9 +106,12 @@ def judgegen_run(root: Path, sandboxed: bool, latency: float, extra: list[str]) 
     last.unlink(missing_ok=True)
     env[FIRST_CALL_ENV], env[LAST_CALL_ENV] = str(marker), str(last)
     began = time.time()
+    cpu_before = machine_cpu()
     started = time.perf_counter()
     done = subprocess.run(args, cwd=root, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - started
+    cpu_after = machine_cpu()
+    cpu = cpu_after - cpu_before if cpu_before is not None and cpu_after is not None else None
     first_call = float(marker.read_text()) - began if marker.exists() else None
     tail = began + wall - float(last.read_text()) if last.exists() else None
     try:
@@ -115,7 +120,20 @@ def judgegen_run(root: Path, sandboxed: bool, latency: float, extra: list[str]) 
         record = {}
     if done.returncode != 0 or not record:
         sys.stderr.write(f"judgegen run exited {done.returncode}:\n{done.stderr[-3000:]}\n")
-    return Run(wall, done.returncode, record, done.stderr, first_call, tail)
+    return Run(wall, done.returncode, record, done.stderr, first_call, tail, cpu)
+
+
+def machine_cpu() -> float | None:
+    """CPU seconds every process on the machine has used (user + nice + system, from
+    /proc/stat): around a run, what it cost in all its processes — the parent, the fork
+    server and every job — which a process's own rusage cannot see (jobs are not its
+    children). Includes anything else running; the bench wants a quiet machine."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = stat.readline().split()
+    except OSError:
+        return None
+    return sum(int(v) for v in fields[1:4]) / os.sysconf("SC_CLK_TCK")
 
 
 def byte_compile(repo: Path) -> None:
@@ -176,6 +194,7 @@ def row(label: str, run: Run, n: int, latency: float, sched: Schedule, concurren
         "bound": bound,
         "ratio": round(run.wall / ideal, 2) if ideal else None,
         "ms_per_eval": round(run.wall / n * 1000, 1),
+        "cpu_ms_per_eval": round(run.cpu / n * 1000, 1) if run.cpu is not None else None,
         "calls_per_eval": round(calls / n, 1),
         "m2w2_calls_per_eval": round(sum(sched.m2w2_calls) / n, 1),
         "chain_calls": chain,
@@ -189,9 +208,10 @@ def print_row(r: dict) -> None:
     first = f"{r['first_call_s']:.2f}" if r["first_call_s"] is not None else "-"
     tail = f"{r['tail_s']:.2f}" if r["tail_s"] is not None else "-"
     rerun = f"{r['rerun_s']:.2f}" if r["rerun_s"] is not None else "-"
+    cpu = f"{r['cpu_ms_per_eval']:.1f}" if r["cpu_ms_per_eval"] is not None else "-"
     print(
         f"{r['run']:<36} {r['evaluations']:>5} {r['wall_s']:>8.2f} {r['ideal_s']:>7.2f} "
-        f"{r['bound']:>5} {ratio:>6} {r['ms_per_eval']:>8.1f} {r['calls_per_eval']:>6.1f}"
+        f"{r['bound']:>5} {ratio:>6} {r['ms_per_eval']:>8.1f} {cpu:>7} {r['calls_per_eval']:>6.1f}"
         f"/{r['m2w2_calls_per_eval']:<6.1f} {r['chain_calls']:>5} {first:>8} {tail:>5} {rerun:>6}"
         f"  exit {r['exit']}",
         flush=True,
@@ -235,11 +255,12 @@ def main() -> None:
     print(f"cold `judgegen run --help`: min {help_min:.3f} s, median {help_median:.3f} s")
     print(
         f"latency {args.latency * 1000:.0f} ms, LLM concurrency {concurrency}; extra flags: "
-        f"{' '.join(args.run_args) or '(none)'}"
+        f"{' '.join(args.run_args) or '(none)'}; load average before: "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} (cpu ms counts every process)"
     )
     print(
         f"{'run':<36} {'evals':>5} {'wall s':>8} {'ideal':>7} {'bound':>5} {'ratio':>6} "
-        f"{'ms/eval':>8} {'calls/m2w2':>13} {'chain':>5} {'1st call':>8} {'tail':>5} {'rerun':>6}"
+        f"{'ms/eval':>8} {'cpu ms':>7} {'calls/m2w2':>13} {'chain':>5} {'1st call':>8} {'tail':>5} {'rerun':>6}"
     )
     schedules: dict[str, Schedule] = {}
     with tempfile.TemporaryDirectory(prefix="runner-bench-") as tmp:

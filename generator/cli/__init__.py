@@ -1,4 +1,5 @@
-"""`judgegen`: one module per command in this package, registered lazily by name.
+"""`judgegen`: one module per command in this package, registered lazily by name
+(`group.py`); `entry` is the executable.
 
 Exit codes (all commands): 0 success; 1 the command ran and found problems (failed checks,
 incomplete evaluations, disagreement below a gate); 2 usage or input error (bad flags,
@@ -8,73 +9,41 @@ invalid spec, missing file); 3 infrastructure failure (LLM, budget, browser) sto
 from __future__ import annotations
 
 import atexit
-import importlib
 import os
 import sys
 import threading
-from typing import NoReturn
+from typing import Any, NoReturn
 
-import click
+from generator.cli.early_sandbox import EarlySandbox
 
-# command name -> "module:attribute"; each command lives in its own module.
-COMMANDS: dict[str, str] = {
-    "approve": "generator.cli.approve:approve",
-    "cache": "generator.cli.cache:cache",
-    "cache-pages": "generator.cli.cache_pages:cache_pages",
-    "check": "generator.cli.check:check",
-    "diff": "generator.cli.diff:diff",
-    "docs": "generator.cli.docs:docs",
-    "generate": "generator.cli.generate:generate",
-    "import": "generator.cli.import_cmd:import_cmd",
-    "mutate": "generator.cli.mutate:mutate",
-    "new": "generator.cli.new:new",
-    "regenerate": "generator.cli.regenerate:regenerate",
-    "report": "generator.cli.report:report",
-    "run": "generator.cli.run:run",
-    "tree": "generator.cli.tree:tree",
-    "validate": "generator.cli.validate:validate",
-}
+_GROUP_NAMES = frozenset({"COMMANDS", "LazyGroup", "main"})
 
 
-class LazyGroup(click.Group):
-    """A click group that imports a command's module only when that command is used."""
+def __getattr__(name: str) -> Any:
+    """`main` (the click group) and its parts, loaded on first use: the executable starts
+    the sandbox before click is imported."""
+    if name in _GROUP_NAMES:
+        from generator.cli import group
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(name for name in COMMANDS if self.get_command(ctx, name) is not None)
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        target = COMMANDS.get(cmd_name)
-        if target is None:
-            return None
-        module_name, attribute = target.split(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            return None
-        return getattr(module, attribute, None)
-
-
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="judgegen")
-def main() -> None:
-    """Generate, review and run judge scripts that grade citation-backed answers.
-
-    \b
-    Exit codes: 0 ok; 1 problems found (failed checks, incomplete evaluations,
-    agreement below a gate); 2 usage or input error; 3 infrastructure failure.
-    """
+        return getattr(group, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def entry() -> NoReturn:
-    """The `judgegen` executable: run the command, then leave without the interpreter's
-    teardown of every loaded module (~50 ms after a run: `bench/startup_bench.py`)."""
+    """The `judgegen` executable: start the sandbox early for a `run` that will need it, run
+    the command, then leave without the interpreter's teardown of every loaded module (~50 ms
+    after a run: `bench/startup_bench.py`)."""
+    early = EarlySandbox.start(sys.argv[1:])
+    code: int | str | None = 0
     try:
-        main(standalone_mode=True)
+        from generator.cli.group import main
+
+        main(standalone_mode=True, obj=early)
     except SystemExit as exc:
-        leave(exc.code)
-    leave(0)
+        code = exc.code
+    finally:
+        early.discard()
+    leave(code)
 
 
 def leave(code: int | str | None) -> NoReturn:

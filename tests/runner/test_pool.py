@@ -226,6 +226,11 @@ async def test_judge_that_calls_sys_exit_is_incomplete_with_its_partial_tree() -
     )
 
 
+async def test_judge_that_calls_the_quit_builtin_ends_as_one_that_calls_sys_exit() -> None:
+    outcome = await evaluate_one("calls_quit")  # `quit` comes from `site`; the server skips it
+    assert outcome.status == "incomplete" and kinds(outcome) == ["judge_exit"]
+
+
 async def test_the_fork_server_is_launched_on_entry_and_waited_for_by_the_first_job() -> None:
     async with WorkerPool(None, FAST, backend()) as pool:
         assert pool._launch is not None and pool.server is None

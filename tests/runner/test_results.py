@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from toolkit.runner import results as results_module
 from toolkit.runner.fingerprint import Fingerprint, make_fingerprint
 from toolkit.runner.results import (
     EvaluationResult,
@@ -98,3 +99,19 @@ def test_a_run_reports_repr_is_one_line_whatever_it_holds() -> None:
 
     report = RunReport(results=[result(answer_name=f"answer_{i}") for i in range(500)], reused=500)
     assert repr(report) == "RunReport(500 results, evaluated=0, reused=500, stopped=None)"
+
+
+def test_an_agents_results_come_from_memory_when_known_and_from_disk_otherwise(
+    tmp_path: Path, monkeypatch
+) -> None:
+    store = ResultStore(tmp_path)
+    mine, other = result(task_id="t1"), result(task_id="t2")
+    store.write(mine)
+    store.write(other)
+    parsed: list[Path] = []
+    real = results_module.read_result
+    monkeypatch.setattr(results_module, "read_result", lambda p: parsed.append(p) or real(p))
+    found = list(store.iter_agent(mine.agent_name, known=[mine]))
+    assert [r.task_id for r in found] == ["t1", "t2"]
+    assert found[0] is mine  # as the run holds it, not parsed again
+    assert parsed == [store.path(other.agent_name, "t2", other.answer_name)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -254,3 +255,12 @@ def test_pages_folder_without_a_store_is_a_usage_error(work: Path) -> None:
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 2
     assert "cache-pages" in result.output
+
+
+def test_a_run_leaves_the_garbage_collector_as_it_found_it(work: Path) -> None:
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    result = invoke(run_args(work, "--include-unreviewed", "--no-sandbox"))
+    assert result.exit_code == 0, result.output
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    rerun = invoke(run_args(work, "--include-unreviewed", "--no-sandbox"))  # all fresh
+    assert rerun.exit_code == 0 and gc.isenabled() and gc.get_freeze_count() == 0

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from toolkit.awaitables import resolve
+from toolkit.util.deferred import DEFERRED_FROZEN
 from toolkit.util.hashing import sha256_text
 
 FINGERPRINT_VERSION = 2
@@ -24,7 +25,7 @@ JUDGE_TEMPLATES = "toolkit"
 class PageReads(BaseModel):
     """The cited pages an evaluation asked for: content hash by URL, and the URLs missing."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = DEFERRED_FROZEN
 
     read: dict[str, str] = Field(
         default_factory=dict, description="URL → `sha256:` of the page text the judge read."
@@ -37,7 +38,7 @@ class PageReads(BaseModel):
 class Fingerprint(BaseModel):
     """The inputs an evaluation result was computed from."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = DEFERRED_FROZEN
 
     version: int = FINGERPRINT_VERSION
     judge_sha256: str | None = Field(

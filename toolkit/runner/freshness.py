@@ -191,7 +191,8 @@ async def fresh_run(
 def write_summaries(
     store: ResultStore, inputs: list[AnswerInput], report: RunReport, *, include_unreviewed: bool
 ) -> None:
-    """Compute and write the summary of every agent among `inputs`, over all its results."""
+    """Compute and write the summary of every agent among `inputs`, over all its results
+    (those in `report` as they are in memory, the others read from their files)."""
     tasks_by_agent: dict[str, set[str]] = defaultdict(set)
     for item in inputs:
         tasks_by_agent[item.agent_name].add(item.task_id)
@@ -199,7 +200,7 @@ def write_summaries(
         skipped = [s for s in report.skipped_judges if s.task_id in tasks]
         summary = compute_summary(
             agent,
-            store.iter_agent(agent),
+            store.iter_agent(agent, known=report.results),
             skipped_judges=skipped,
             include_unreviewed=include_unreviewed,
         )

@@ -11,6 +11,7 @@ import json
 import time
 import traceback
 from collections.abc import Awaitable, Callable
+from types import CodeType
 from typing import Any
 
 from toolkit.backends import JudgingBackend
@@ -116,11 +117,12 @@ def with_errors(outcome: EvalOutcome, errors: list[dict[str, Any]]) -> EvalOutco
     return outcome.model_copy(update=update)
 
 
-def load_bound_judge(job: EvalJob) -> Judge:
-    """Load the judge from the job's own code, refusing code that does not match its hash."""
+def load_bound_judge(job: EvalJob, code: CodeType | None = None) -> Judge:
+    """Load the judge from the job's own code, refusing code that does not match its hash;
+    `code` is that code compiled by the parent (`loader.compile_judge`), when it sent it."""
     if job.judge_source is None or job.judge_sha256 != sha256_text(job.judge_source):
         raise ValueError(f"the code sent for {job.judge_path} does not match its sha256")
-    return load_judge_source(job.judge_source.encode("utf-8"), job.judge_path)
+    return load_judge_source(job.judge_source.encode("utf-8"), job.judge_path, code)
 
 
 async def evaluate_job(

@@ -9,14 +9,17 @@ logger, model)` returning the summary dict). Both end in the same summary shape.
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
+import importlib.util
 import linecache
 import logging
+import marshal
 import sys
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
+from types import CodeType, ModuleType
 from typing import Any
 
 from toolkit.backends import JudgingBackend
@@ -152,11 +155,38 @@ def load_judge(path: str | Path) -> Judge:
     return load_judge_source(path.read_bytes(), path)
 
 
-def load_judge_source(source: bytes, path: str | Path) -> Judge:
+def compile_judge(text: str, path: str | Path) -> CodeType:
+    """The code object `load_judge_source` runs for judge `text` named `path` (SyntaxError
+    for code that does not compile)."""
+    return compile(text, str(Path(path)), "exec", dont_inherit=True)
+
+
+def code_to_text(code: CodeType) -> str:
+    """`code` as text for a job: this interpreter's bytecode magic, then the marshalled code.
+    The parent compiles a sandboxed judge once per run and every job execs it, instead of
+    each forked job compiling it again (~1-3 ms of a job's CPU)."""
+    return base64.b64encode(importlib.util.MAGIC_NUMBER + marshal.dumps(code)).decode("ascii")
+
+
+def code_from_text(text: str | None) -> CodeType | None:
+    """The code `code_to_text` made, or None when absent or made by another bytecode version
+    (the job then compiles the source itself)."""
+    if not text:
+        return None
+    data = base64.b64decode(text)
+    magic = importlib.util.MAGIC_NUMBER
+    if not data.startswith(magic):
+        return None
+    code = marshal.loads(data[len(magic) :])
+    return code if isinstance(code, CodeType) else None
+
+
+def load_judge_source(source: bytes, path: str | Path, code: CodeType | None = None) -> Judge:
     """Import judge `source` under a private module name and detect its entry point.
 
     `path` names the judge in tracebacks and messages; the file itself is never read here,
-    so the code that runs is exactly `source` (the bytes whose approval was checked).
+    so the code that runs is exactly `source` (the bytes whose approval was checked), or
+    `code`, which the caller compiled from those bytes with `compile_judge`.
     """
     path = Path(path)
     digest = hashlib.sha256(source).hexdigest()
@@ -165,7 +195,7 @@ def load_judge_source(source: bytes, path: str | Path) -> Judge:
         text = source.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SpecError(str(path), "module", f"is not UTF-8 ({exc})", "save it as UTF-8") from exc
-    code = compile(text, str(path), "exec", dont_inherit=True)
+    code = code or compile_judge(text, path)
     linecache.cache[str(path)] = (len(text), None, text.splitlines(True), str(path))
     module = ModuleType(module_name)
     module.__file__ = str(path)

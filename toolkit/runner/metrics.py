@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from toolkit.runner.results import EvaluationResult, UsageTotals
+from toolkit.util.deferred import DEFERRED
 
 SUMMARY_VERSION = 1
 SUCCESS_TOLERANCE = 1e-9
@@ -36,6 +37,8 @@ def run_order(name: str) -> tuple:
 class MeanStd(BaseModel):
     """A metric per run, its mean over runs and the population standard deviation."""
 
+    model_config = DEFERRED
+
     mean: float | None = None
     std: float | None = None
     per_run: dict[str, float] = Field(default_factory=dict)
@@ -44,12 +47,16 @@ class MeanStd(BaseModel):
 class PassAtK(BaseModel):
     """Fraction of tasks where any of the k runs scored 1."""
 
+    model_config = DEFERRED
+
     k: int = 0
     value: float | None = None
 
 
 class TaskMetrics(BaseModel):
     """One task across runs: complete scores by answer name, best and average."""
+
+    model_config = DEFERRED
 
     scores: dict[str, float] = Field(default_factory=dict)
     best: float | None = None
@@ -62,6 +69,8 @@ class TaskMetrics(BaseModel):
 class Counts(BaseModel):
     """How many evaluations ended in each status."""
 
+    model_config = DEFERRED
+
     complete: int = 0
     incomplete: int = 0
     excluded: int = 0
@@ -70,6 +79,8 @@ class Counts(BaseModel):
 class Listed(BaseModel):
     """An evaluation left out of the metrics, and why."""
 
+    model_config = DEFERRED
+
     task_id: str
     answer_name: str
     reason: str
@@ -77,6 +88,8 @@ class Listed(BaseModel):
 
 class SkippedJudge(BaseModel):
     """A task whose judge did not run in this run, and why (unreviewed, changed, missing)."""
+
+    model_config = DEFERRED
 
     task_id: str
     reason: str
@@ -89,6 +102,8 @@ class SkippedJudge(BaseModel):
 
 class Summary(BaseModel):
     """`results/<agent>/summary.json`: the metrics of one agent's results."""
+
+    model_config = DEFERRED
 
     version: int = SUMMARY_VERSION
     agent_name: str

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from toolkit.runner.metrics import SkippedJudge, Summary
 from toolkit.runner.results import EvaluationResult, UsageTotals
+from toolkit.util.deferred import DEFERRED
 
 RUN_RECORD_VERSION = 1
 
@@ -90,6 +91,8 @@ class RunReport:
 class ResultRef(BaseModel):
     """Which result, and (for malformed inputs) why."""
 
+    model_config = DEFERRED
+
     agent: str
     task_id: str
     answer_name: str
@@ -98,6 +101,8 @@ class ResultRef(BaseModel):
 
 class RunRecord(BaseModel):
     """`judgegen run --json`: what the run did, and the summary of every agent it touched."""
+
+    model_config = DEFERRED
 
     version: int = RUN_RECORD_VERSION
     exit_code: int

@@ -9,13 +9,14 @@ that the next run deletes — never a half-written result.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
 from toolkit.runner.fingerprint import Fingerprint
+from toolkit.util.deferred import DEFERRED
 from toolkit.util.files import write_atomic
 
 RESULT_VERSION = 1
@@ -26,6 +27,8 @@ Status = Literal["complete", "incomplete", "excluded"]
 
 class UsageTotals(BaseModel):
     """Work one evaluation (or a whole run) cost: backend requests, LLM calls, tokens, dollars."""
+
+    model_config = DEFERRED
 
     backend_calls: int = Field(default=0, description="extract + verify requests to the backend.")
     extract_calls: int = 0
@@ -45,6 +48,8 @@ class UsageTotals(BaseModel):
 
 class EvaluationResult(BaseModel):
     """One answer's evaluation: a superset of Mind2Web 2's result file."""
+
+    model_config = DEFERRED
 
     version: int = RESULT_VERSION
     task_id: str
@@ -86,6 +91,8 @@ class EvaluationResult(BaseModel):
 class ScoreFile(BaseModel):
     """webeval's score file shape: the top-line score and the judge's full output as a string."""
 
+    model_config = DEFERRED
+
     score: float
     gpt_response_text: str
 
@@ -118,9 +125,14 @@ class ResultStore:
             count += 1
         return count
 
-    def iter_agent(self, agent: str) -> Iterator[EvaluationResult]:
-        """Every readable result of `agent`, in path order."""
-        yield from iter_results(self.root / agent)
+    def iter_agent(
+        self, agent: str, known: Iterable[EvaluationResult] = ()
+    ) -> Iterator[EvaluationResult]:
+        """Every readable result of `agent`, in path order. A result in `known` (one this run
+        wrote or read from its file) is used as it is, not parsed again: summaries at the end
+        of a run then read only results the run did not touch."""
+        mine = {self.path(r.agent_name, r.task_id, r.answer_name): r for r in known}
+        yield from iter_results(self.root / agent, mine)
 
 
 def read_result(path: Path) -> EvaluationResult | None:
@@ -131,10 +143,13 @@ def read_result(path: Path) -> EvaluationResult | None:
         return None
 
 
-def iter_results(agent_dir: str | Path) -> Iterator[EvaluationResult]:
-    """Every readable `<task>/<answer>.json` result under one agent's directory."""
+def iter_results(
+    agent_dir: str | Path, known: Mapping[Path, EvaluationResult] | None = None
+) -> Iterator[EvaluationResult]:
+    """Every readable `<task>/<answer>.json` result under one agent's directory (those in
+    `known`, by path, without reading them)."""
     for path in sorted(Path(agent_dir).glob("*/*.json")):
-        result = read_result(path)
+        result = (known or {}).get(path) or read_result(path)
         if result is not None:
             yield result
 

@@ -42,11 +42,25 @@ def package_root() -> Path:
     return Path(toolkit.__file__).resolve().parent.parent
 
 
+def site_directories() -> list[str]:
+    """This interpreter's site-packages directories, in the order `site` put them on the
+    import path: the fork server, which starts without `site`, appends them itself."""
+    paths = sysconfig.get_paths()
+    candidates = [
+        *site.getsitepackages(),
+        *(paths[k] for k in ("purelib", "platlib") if k in paths),
+    ]
+    in_path = [os.path.abspath(p) for p in sys.path if p]
+    found = dict.fromkeys(os.path.abspath(c) for c in candidates if os.path.isdir(c))
+    return sorted(found, key=lambda p: in_path.index(p) if p in in_path else len(in_path))
+
+
 def scrubbed_environment(base: Mapping[str, str], home: str) -> dict[str, str]:
     """The worker's environment: a few harmless variables from `base`, never a secret.
 
     Only PATH, LANG, LANGUAGE, TZ and LC_* are copied, and any of them whose name looks like a
     secret or a proxy is dropped anyway; HOME and TMPDIR point at the worker's scratch dir.
+    pydantic plugins (host code found through installed packages' entry points) stay off.
     """
     env = {
         name: value
@@ -62,6 +76,7 @@ def scrubbed_environment(base: Mapping[str, str], home: str) -> dict[str, str]:
         PYTHONUNBUFFERED="1",
         PYTHONSAFEPATH="1",
         PYTHONNOUSERSITE="1",
+        PYDANTIC_DISABLE_PLUGINS="__all__",
     )
     return env
 

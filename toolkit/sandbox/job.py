@@ -25,7 +25,7 @@ from typing import Any
 from toolkit.backends import ExtractRequest, Verdict, VerifyRequest
 from toolkit.errors import BudgetExceeded, InfraError
 from toolkit.runner.judging import evaluate_job, load_bound_judge, with_errors
-from toolkit.runner.loader import Judge
+from toolkit.runner.loader import Judge, code_from_text
 from toolkit.sandbox.confinement import Guard, apply_job_limits, make_undumpable
 from toolkit.sandbox.protocol import (
     WITH_ANSWER,
@@ -208,7 +208,7 @@ async def _evaluate(
     """Run the judge through the broker proxies; guard violations make it incomplete."""
 
     async def load() -> Judge:
-        return load_bound_judge(start.job)
+        return load_bound_judge(start.job, code_from_text(start.judge_code))
 
     answer = start.job.answer
     outcome = await evaluate_job(

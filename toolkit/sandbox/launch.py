@@ -28,7 +28,9 @@ from toolkit.sandbox.isolation import (
     assumed_isolation,
     hidden_probes,
     scrubbed_environment,
+    site_directories,
 )
+from toolkit.sandbox.start import SEPARATOR, SITE_FLAG
 
 PROBE_NAME = "host-only"
 SCRATCH_FILES = 4  # the scratch tmpfs holds this many files of the largest allowed size
@@ -104,6 +106,12 @@ def _probe_dir() -> str:
     return directory
 
 
+def server_command() -> list[str]:
+    """The fork server's command line up to its own arguments (`toolkit.sandbox.start`)."""
+    sites = [arg for path in site_directories() for arg in (SITE_FLAG, path)]
+    return [sys.executable, "-S", "-m", "toolkit.sandbox.start", *sites, SEPARATOR]
+
+
 def launch_sandbox(
     network: bool = False,
     max_file_mb: int = DEFAULT_MAX_FILE_MB,
@@ -129,7 +137,7 @@ def launch_sandbox(
     args += [arg for path in probes for arg in ("--hidden", path)]
     try:
         process = subprocess.Popen(
-            [*command, sys.executable, "-m", "toolkit.sandbox.worker", *args],
+            [*command, *server_command(), *args],
             pass_fds=(child_end.fileno(), *filter_fds),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

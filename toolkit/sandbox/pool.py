@@ -21,6 +21,7 @@ from typing import Any
 from toolkit.backends import JudgingBackend
 from toolkit.evaluator import PageSource
 from toolkit.runner.judging import with_errors
+from toolkit.runner.loader import code_to_text, compile_judge
 from toolkit.sandbox.broker import Broker, JobSession, ToolProvider
 from toolkit.sandbox.isolation import Isolation, probe_isolation
 from toolkit.sandbox.launch import Launch, launch_sandbox
@@ -247,6 +248,7 @@ class WorkerPool:
         self._server_lock = asyncio.Lock()
         self._warned: set[frozenset[str]] = set()
         self._warming: asyncio.Future[None] | None = None
+        self._codes: dict[str, str | None] = {}
 
     async def __aenter__(self) -> WorkerPool:
         self.start()
@@ -324,7 +326,21 @@ class WorkerPool:
             backend_extract_model=getattr(backend, "extract_model", None),
             pages=pages is not None,
             screenshots=callable(getattr(pages, "screenshot", None)),
+            judge_code=self._judge_code(job),
         )
+
+    def _judge_code(self, job: EvalJob) -> str | None:
+        """The judge compiled once per run for all its jobs (None if it does not compile:
+        the job then reports the error as it would have)."""
+        key = job.judge_sha256 or ""
+        if key not in self._codes:
+            try:
+                code = compile_judge(job.judge_source or "", job.judge_path)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._codes[key] = None
+            else:
+                self._codes[key] = code_to_text(code)
+        return self._codes[key]
 
     def _check_guards(self, outcome: EvalOutcome) -> EvalOutcome:
         """Say (once per set) which guards were missing; with `require_sandbox`, fail it."""

@@ -206,6 +206,11 @@ class JobStart(_Message):
     backend_extract_model: str | None = None
     pages: bool = Field(default=False, description="The parent has a page source.")
     screenshots: bool = Field(default=False, description="The page source offers screenshots.")
+    judge_code: str | None = Field(
+        default=None,
+        description="The judge's source compiled by the parent (`loader.code_to_text`); None: "
+        "the job compiles it.",
+    )
 
 
 class Call(_Message):

@@ -47,14 +47,22 @@ _READ_CHUNK = 1 << 16
 _MAX_FDS_PER_READ = 64
 # Everything a judge imports is loaded before `Ready` (`toolkit` loads its names lazily), so
 # every job inherits it; what is only sometimes needed is built once the server is idle.
+# pydantic imports `_dataclasses` the first time a model class is built: a judge's own
+# models would otherwise import it in every job.
 _WARM_MODULES = (
     "toolkit",
     "toolkit.evaluator",
     "toolkit.checks",
     "toolkit.compat",
     "toolkit.tools.maps",
+    "pydantic._internal._dataclasses",
 )
 _IDLE_WARMUPS = ("toolkit.checks.domains:suffix_list",)
+# A warm-up waits until the server has been quiet this long — the parent's first spawns come
+# right after `Ready` and must not wait behind one — or until this long after `Ready`, so a
+# run that keeps it busy still gets them.
+_QUIET_S = 0.03
+_WARM_BY_S = 1.0
 
 
 @dataclass
@@ -95,13 +103,14 @@ class ForkServer:
             os.chmod(self.scratch_root, 0o711)  # a job can enter its own directory, not list
         self.sock.sendall(encode(Ready(pid=os.getpid(), guards=self.guards)))
         self.selector.register(self.sock, selectors.EVENT_READ, None)
+        warm_by = time.monotonic() + _WARM_BY_S
         while not self.stopping:
             waiting = [job.deadline for job in self.jobs.values() if not job.timed_out]
             deadline = min(waiting, default=None)
             timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
-            events = self.selector.select(0 if self.idle_warmups else timeout)
-            if not events and self.idle_warmups:
-                _warm(self.idle_warmups.popleft())
+            if self.idle_warmups:
+                timeout = _QUIET_S if timeout is None else min(timeout, _QUIET_S)
+            events = self.selector.select(timeout)
             for key, _ in events:
                 if key.data is None:
                     self._from_parent()
@@ -112,6 +121,8 @@ class ForkServer:
                 else:
                     self._output(key.data, key.fd)
             self._expire()
+            if self.idle_warmups and (not events or time.monotonic() >= warm_by):
+                _warm(self.idle_warmups.popleft())
         for job in list(self.jobs.values()):
             _kill(job.pid)
             self._end(job)

@@ -1,0 +1,70 @@
+"""How the fork server's interpreter starts (`toolkit.sandbox.start`): without `site`, with the
+parent's site-packages appended after the standard library, host hooks never run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.runner.helpers import run_in_sandbox
+from toolkit.backends import ScriptedBackend
+from toolkit.sandbox.isolation import package_root, scrubbed_environment, site_directories
+from toolkit.sandbox.launch import server_command
+from toolkit.sandbox.protocol import EvalJob, SandboxLimits
+from toolkit.sandbox.start import split_args
+
+JUDGES = Path(__file__).resolve().parent.parent / "fixtures" / "hostile_judges"
+LIMITS = SandboxLimits(timeout_s=30)
+
+
+def test_the_server_command_skips_site_and_names_every_site_directory() -> None:
+    command = server_command()
+    assert command[:4] == [sys.executable, "-S", "-m", "toolkit.sandbox.start"]
+    assert command[-1] == "--"
+    assert split_args(command[4:])[0] == site_directories()
+    assert site_directories(), "pydantic and the other dependencies live there"
+
+
+def test_split_args_separates_site_directories_from_the_workers_arguments() -> None:
+    args = ["--site", "/a", "--site", "/b", "--", "--fd", "4", "--site", "x"]
+    assert split_args(args) == (["/a", "/b"], ["--fd", "4", "--site", "x"])
+
+
+def test_split_args_refuses_anything_but_site_flags_before_the_separator() -> None:
+    with pytest.raises(SystemExit, match="usage"):
+        split_args(["--fd", "4", "--", "x"])
+
+
+async def test_a_sandboxed_judge_runs_in_an_interpreter_that_never_ran_site_hooks() -> None:
+    outcome = await run_in_sandbox(job("reports_site"), ScriptedBackend(), limits=LIMITS)
+    assert outcome.status == "complete", outcome.errors
+    assert outcome.summary["final_score"] == 1.0  # in process, `site` ran: the node fails
+
+
+def test_the_fork_server_entry_point_runs_the_worker_with_the_path_completed(
+    tmp_path: Path,
+) -> None:
+    done = subprocess.run(
+        [*server_command(), "--help"],
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "usage: python -m toolkit.sandbox.worker" in done.stdout
+
+
+def test_the_worker_environment_keeps_pydantic_plugins_off() -> None:
+    assert scrubbed_environment({}, "/scratch")["PYDANTIC_DISABLE_PLUGINS"] == "__all__"
+
+
+def _env(home: Path) -> dict[str, str]:
+    return {**scrubbed_environment({}, str(home)), "PYTHONPATH": str(package_root())}
+
+
+def job(name: str) -> EvalJob:
+    return EvalJob(judge_path=str(JUDGES / f"{name}.py"), answer="an answer")
