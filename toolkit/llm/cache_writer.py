@@ -7,7 +7,7 @@ a caller that awaits it has its paid answer on disk before it goes on, as a dire
 a queued answer is served to lookups of this process at once (`pending`); `flush` returns once
 everything queued before it is written. The thread starts on the first answer and waits for
 more until `close`; it is a daemon, since nothing is left to write at exit once every caller
-awaited its answer's future.
+awaited `committed`.
 """
 
 from __future__ import annotations

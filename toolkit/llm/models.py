@@ -5,7 +5,9 @@ Invariant: `LLMRequest.cache_key()` depends only on what changes the model's ans
 metadata, credentials, timeouts or retries. Large parts (page text, screenshots) enter the
 key by their content digest, computed once per part; the trials of one request share one
 hash of the rest (`with_sample`), so a vote never re-hashes a 300 KB page, and the storage form
-the hash is made of is built once per request and reused when the answer is stored.
+the hash is made of is built once per request and reused, as JSON text, when the answer is
+stored. What a model memoizes lives in pydantic's private-state slot (`_memo`), not in
+declared private attributes, which cost microseconds on every construction and read.
 """
 
 from __future__ import annotations
