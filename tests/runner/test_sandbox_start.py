@@ -38,10 +38,11 @@ def test_split_args_refuses_anything_but_site_flags_before_the_separator() -> No
         split_args(["--fd", "4", "--", "x"])
 
 
-async def test_a_sandboxed_judge_runs_in_an_interpreter_that_never_ran_site_hooks() -> None:
-    outcome = await run_in_sandbox(job("reports_site"), ScriptedBackend(), limits=LIMITS)
+async def test_a_sandboxed_judge_runs_without_site_hooks_and_with_garbage_collection() -> None:
+    outcome = await run_in_sandbox(job("reports_interpreter"), ScriptedBackend(), limits=LIMITS)
     assert outcome.status == "complete", outcome.errors
-    assert outcome.summary["final_score"] == 1.0  # in process, `site` ran: the node fails
+    nodes = outcome.summary["eval_breakdown"][0]["verification_tree"]["children"]
+    assert {node["id"]: node["score"] for node in nodes} == {"no_site": 1.0, "gc_on": 1.0}
 
 
 def test_the_fork_server_entry_point_runs_the_worker_with_the_path_completed(

@@ -6,12 +6,15 @@ The server runs without the `site` module's start-up (`-S`): the host's `.pth` f
 interpreter's start — never execute in it. The site-packages directories the parent uses are
 passed instead and appended after the standard library, where `site` would put them, so the
 worker imports the same packages, in the same order. `exit` and `quit` exist as they would
-with `site`, so a judge that calls them behaves as in process. Standard library only: this runs
+with `site`, so a judge that calls them behaves as in process. No garbage is collected while
+the server imports (the collector would scan the same long-lived objects again and again):
+`ForkServer.serve` freezes them and turns it back on. Standard library only: this runs
 before the import path is complete.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import site
 import sys
@@ -34,6 +37,7 @@ def split_args(argv: Sequence[str]) -> tuple[list[str], list[str]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Complete the import path, then run the fork server."""
+    gc.disable()  # start-up builds what lives as long as the server; `serve` freezes it
     directories, rest = split_args(sys.argv[1:] if argv is None else argv)
     for directory in directories:
         if os.path.isdir(directory) and directory not in sys.path:

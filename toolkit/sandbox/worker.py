@@ -99,6 +99,7 @@ class ForkServer:
     def serve(self) -> int:
         """Announce readiness, then spawn and watch jobs until the parent goes away."""
         gc.freeze()
+        gc.enable()  # off while the server started (`toolkit.sandbox.start`); jobs collect
         with contextlib.suppress(OSError):
             os.chmod(self.scratch_root, 0o711)  # a job can enter its own directory, not list
         self.sock.sendall(encode(Ready(pid=os.getpid(), guards=self.guards)))
