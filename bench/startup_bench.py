@@ -8,6 +8,10 @@ summed into wall times, each measured on its own in fresh interpreters.
                 it replaced, if installed)
   validation    importing the output validator and checking one verdict against the strict
                 schema, with jsonschema-rs (used) and, if installed, the pure-Python jsonschema
+  job process   what one sandboxed evaluation's process costs before its judge's first call,
+                step by step: children forked from an interpreter that loaded what the fork
+                server loads, each doing one more step (CPU and minor page faults per child;
+                copy-on-write faults are what a forked job mostly pays for)
 
     python bench/startup_bench.py [--repeats 7]
 """
@@ -58,6 +62,62 @@ print(imported, (time.perf_counter() - started) / 2000)
 """
 
 
+JOB = """
+import asyncio, gc, importlib, os, resource, sys
+sys.path.insert(0, {bench!r})
+import toolkit.sandbox.worker as worker
+for name in worker._WARM_MODULES:
+    importlib.import_module(name)
+from runner_workload import JUDGE
+from toolkit.runner.loader import code_from_text, code_to_text, compile_judge, load_judge_source
+from toolkit.sandbox import confinement, seccomp
+from toolkit.sandbox.protocol import SandboxLimits
+
+source = JUDGE.format(task_id="startup_bench", items=3)
+code = code_to_text(compile_judge(source, "judge.py"))
+program = seccomp.job_filter(False)
+baseline = confinement.vm_size_bytes()
+gc.freeze()  # as the fork server does before Ready
+
+
+async def nothing():
+    await asyncio.sleep(0)
+
+
+def child(steps):
+    if steps >= 1:
+        confinement.make_undumpable()
+        limits = SandboxLimits()
+        confinement.apply_job_limits(limits, baseline, seccomp.bind_self(program, os.getpid()))
+    if steps >= 2:
+        asyncio.run(nothing())
+    if steps == 3:
+        load_judge_source(source.encode(), "judge.py", code_from_text(code))
+    if steps == 4:
+        load_judge_source(source.encode(), "judge.py")
+    os._exit(0)
+
+
+for steps in range(5):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    for _ in range({forks}):
+        pid = os.fork()
+        if pid == 0:
+            child(steps)
+        os.waitpid(pid, 0)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    print(steps, cpu / {forks} * 1000, (after.ru_minflt - before.ru_minflt) / {forks})
+"""
+JOB_STEPS = (
+    "job: fork and exit",
+    "job: + guards (rlimits, seccomp, not dumpable)",
+    "job: + an event loop running one coroutine",
+    "job: + a 3-model judge from parent-compiled code",
+    "job:   the same, compiled in the job (before)",
+)
+
+
 def python(code: str) -> str:
     """Run `code` in a fresh interpreter of this checkout; its stdout."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -86,7 +146,8 @@ def installed(module: str) -> bool:
 
 
 def line(label: str, values: list[float], unit: str = "ms") -> None:
-    print(f"{label:<58} median {statistics.median(values):8.2f} {unit}, min {min(values):8.2f}")
+    median, least = statistics.median(values), min(values)
+    print(f"{label:<58} median {median:8.2f} {unit}, min {least:8.2f}")
 
 
 def main() -> None:
@@ -128,6 +189,7 @@ def main() -> None:
             "  for comparison: tldextract import + first use (replaced)",
             [timed_ms(replaced) for _ in range(n)],
         )
+    job_costs(n)
     validators = [("jsonschema_rs", "from jsonschema_rs import Draft202012Validator")]
     if installed("jsonschema"):
         validators.append(("jsonschema", "from jsonschema import Draft202012Validator"))
@@ -137,6 +199,16 @@ def main() -> None:
         line(
             f"validation: one verdict checked with {name}", [float(r[1]) * 1e6 for r in runs], "µs"
         )
+
+
+def job_costs(repeats: int) -> None:
+    """CPU and minor faults per job process, step by step (see JOB)."""
+    script = JOB.format(bench=str(ROOT / "bench"), forks=100)
+    runs = [[row.split() for row in python(script).splitlines()] for _ in range(repeats)]
+    for steps, label in enumerate(JOB_STEPS):
+        cpu = [float(run[steps][1]) for run in runs]
+        faults = statistics.median(float(run[steps][2]) for run in runs)
+        line(label, cpu, f"ms CPU ({faults:.0f} minor faults)")
 
 
 if __name__ == "__main__":
