@@ -29,12 +29,7 @@ class EarlySandbox:
         """Launch now when `argv` looks like a sandboxed `run` with nothing that can be fresh."""
         if not _looks_sandboxed_and_unfresh(list(argv)):
             return cls()
-        from toolkit.sandbox.launch import launch_sandbox
-
-        try:
-            return cls(launch_sandbox())
-        except OSError:
-            return cls()  # the run launches (and reports) it the usual way
+        return cls(launch_now())
 
     def take(self) -> Any:
         """The launch, now owned by the caller (None when there is none)."""
@@ -46,6 +41,18 @@ class EarlySandbox:
         launch = self.take()
         if launch is not None:
             launch.kill()
+
+
+def launch_now() -> Any:
+    """Start the sandbox's fork server now, so it warms up during the rest of start-up — the
+    one way `run` launches it, early or not (None when it cannot start: the first evaluation
+    then says why)."""
+    from toolkit.sandbox.launch import launch_sandbox
+
+    try:
+        return launch_sandbox()
+    except OSError:
+        return None
 
 
 def has_results(results_dir: Path) -> bool:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from generator.cli.common import backend_options, call_factory, open_pages
-from generator.cli.early_sandbox import EarlySandbox, has_results
+from generator.cli.early_sandbox import EarlySandbox, has_results, launch_now
 from generator.cli.fresh_stamp import record, remove_stamp, replay_fresh_run
 from generator.cli.llm_options import llm_options
 from generator.cli.ray_options import ray_options
@@ -149,7 +149,7 @@ async def _execute(
                     launch.kill()
                 return fresh
         if sandbox and launch is None:
-            launch = _launch_sandbox()
+            launch = launch_now()
         from toolkit.runner.scheduler import run_evaluations
         from toolkit.sandbox.protocol import SandboxLimits
         from toolkit.tools.maps import maps_tools
@@ -169,17 +169,6 @@ async def _execute(
         )
     finally:
         await judging.aclose()
-
-
-def _launch_sandbox() -> Any:
-    """Start the sandbox's fork server now, so it warms up during the rest of start-up
-    (None when it cannot start: the first evaluation then says why)."""
-    from toolkit.sandbox.launch import launch_sandbox
-
-    try:
-        return launch_sandbox()
-    except OSError:
-        return None
 
 
 def _quiet_start(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -225,7 +214,7 @@ def _warm_sandbox(command: Callable[..., Any]) -> Callable[..., Any]:
         local = kwargs.get("ray_address") is None and not kwargs.get("no_sandbox")
         judges, results = Path(kwargs["judges"]), Path(kwargs["results"])
         if local and judges.is_dir() and (kwargs.get("overwrite") or not has_results(results)):
-            launch = (early.take() if early is not None else None) or _launch_sandbox()
+            launch = (early.take() if early is not None else None) or launch_now()
         return command(*args, launch=launch, **kwargs)
 
     return wrapper
