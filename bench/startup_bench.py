@@ -72,9 +72,11 @@ from runner_workload import JUDGE
 from toolkit.runner.loader import code_from_text, code_to_text, compile_judge, load_judge_source
 from toolkit.sandbox import confinement, seccomp
 from toolkit.sandbox.protocol import SandboxLimits
+from toolkit.util.hashing import sha256_text
 
 source = JUDGE.format(task_id="startup_bench", items=3)
-code = code_to_text(compile_judge(source, "judge.py"))
+digest = sha256_text(source)
+code = code_to_text(compile_judge(source, "judge.py"), digest)
 program = seccomp.job_filter(False)
 baseline = confinement.vm_size_bytes()
 gc.freeze()  # as the fork server does before Ready
@@ -92,7 +94,7 @@ def child(steps):
     if steps >= 2:
         asyncio.run(nothing())
     if steps == 3:
-        load_judge_source(source.encode(), "judge.py", code_from_text(code))
+        load_judge_source(source.encode(), "judge.py", code_from_text(code, digest))
     if steps == 4:
         load_judge_source(source.encode(), "judge.py")
     os._exit(0)

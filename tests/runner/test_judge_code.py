@@ -17,6 +17,7 @@ from toolkit.runner.loader import (
 from toolkit.sandbox import pool as pool_module
 from toolkit.sandbox.pool import WorkerPool
 from toolkit.sandbox.protocol import EvalJob, SandboxLimits
+from toolkit.util.hashing import sha256_bytes, sha256_text
 
 JUDGES = Path(__file__).resolve().parent.parent / "fixtures" / "hostile_judges"
 LIMITS = SandboxLimits(timeout_s=30)
@@ -31,17 +32,25 @@ def job(name: str, answer_name: str = "answer_1") -> EvalJob:
 def test_code_sent_as_text_loads_the_same_judge() -> None:
     path = JUDGES / "normal.py"
     source = path.read_bytes()
-    code = code_from_text(code_to_text(compile_judge(source.decode(), path)))
+    digest = sha256_bytes(source)
+    code = code_from_text(code_to_text(compile_judge(source.decode(), path), digest), digest)
     judge = load_judge_source(source, path, code)
     assert judge.style == "native" and judge.task_id == "normal"
     assert judge.module.evaluate.__code__.co_filename == str(path)
 
 
+def test_code_compiled_from_another_source_is_ignored() -> None:
+    code = compile_judge("TASK_ID = 'x'\n", "x.py")
+    text = code_to_text(code, sha256_text("TASK_ID = 'x'\n"))
+    assert code_from_text(text, sha256_text("TASK_ID = 'y'\n")) is None
+    assert code_from_text(None, sha256_text("TASK_ID = 'x'\n")) is None
+
+
 def test_code_from_another_bytecode_version_is_ignored() -> None:
     code = compile_judge("TASK_ID = 'x'\n", "x.py")
-    foreign = base64.b64encode(b"\x00\x00\r\n" + marshal.dumps(code)).decode()
-    assert code_from_text(foreign) is None
-    assert code_from_text(None) is None
+    digest = sha256_text("TASK_ID = 'x'\n")
+    foreign = b"\x00\x00\r\n" + digest.encode() + b"\n" + marshal.dumps(code)
+    assert code_from_text(base64.b64encode(foreign).decode(), digest) is None
 
 
 async def test_the_parent_compiles_each_judge_once_for_all_its_jobs(monkeypatch) -> None:

@@ -161,23 +161,26 @@ def compile_judge(text: str, path: str | Path) -> CodeType:
     return compile(text, str(Path(path)), "exec", dont_inherit=True)
 
 
-def code_to_text(code: CodeType) -> str:
-    """`code` as text for a job: this interpreter's bytecode magic, then the marshalled code.
-    The parent compiles a sandboxed judge once per run and every job execs it, instead of
-    each forked job compiling it again (~1-3 ms of a job's CPU)."""
-    return base64.b64encode(importlib.util.MAGIC_NUMBER + marshal.dumps(code)).decode("ascii")
+def code_to_text(code: CodeType, source_sha256: str) -> str:
+    """`code`, compiled from the source whose `sha256:` digest is `source_sha256`, as text for
+    a job: this interpreter's bytecode magic, the digest, then the marshalled code. The parent
+    compiles a sandboxed judge once per run and every job execs it, instead of each forked job
+    compiling it again."""
+    header = importlib.util.MAGIC_NUMBER + source_sha256.encode("ascii") + b"\n"
+    return base64.b64encode(header + marshal.dumps(code)).decode("ascii")
 
 
-def code_from_text(text: str | None) -> CodeType | None:
-    """The code `code_to_text` made, or None when absent or made by another bytecode version
-    (the job then compiles the source itself)."""
-    if not text:
+def code_from_text(text: str | None, source_sha256: str | None) -> CodeType | None:
+    """The code `code_to_text` made from the source whose digest is `source_sha256`; None
+    when absent, made by another bytecode version or from another source (the job then
+    compiles the source it checked itself)."""
+    if not text or not source_sha256:
         return None
     data = base64.b64decode(text)
-    magic = importlib.util.MAGIC_NUMBER
-    if not data.startswith(magic):
+    header = importlib.util.MAGIC_NUMBER + source_sha256.encode("ascii") + b"\n"
+    if not data.startswith(header):
         return None
-    code = marshal.loads(data[len(magic) :])
+    code = marshal.loads(data[len(header) :])
     return code if isinstance(code, CodeType) else None
 
 

@@ -208,7 +208,7 @@ async def _evaluate(
     """Run the judge through the broker proxies; guard violations make it incomplete."""
 
     async def load() -> Judge:
-        return load_bound_judge(start.job, code_from_text(start.judge_code))
+        return load_bound_judge(start.job, code_from_text(start.judge_code, start.job.judge_sha256))
 
     answer = start.job.answer
     outcome = await evaluate_job(

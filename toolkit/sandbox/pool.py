@@ -339,7 +339,7 @@ class WorkerPool:
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 self._codes[key] = None
             else:
-                self._codes[key] = code_to_text(code)
+                self._codes[key] = code_to_text(code, key)
         return self._codes[key]
 
     def _check_guards(self, outcome: EvalOutcome) -> EvalOutcome:
