@@ -69,3 +69,16 @@ def _env(home: Path) -> dict[str, str]:
 
 def job(name: str) -> EvalJob:
     return EvalJob(judge_path=str(JUDGES / f"{name}.py"), answer="an answer")
+
+
+def test_path_entries_a_pth_file_added_inside_site_packages_are_kept(monkeypatch) -> None:
+    site_dir = site_directories()[-1]
+    nested = next(
+        (str(p) for p in sorted(Path(site_dir).iterdir()) if p.is_dir() and "." not in p.name),
+        None,
+    )
+    assert nested is not None
+    monkeypatch.setattr(sys, "path", [*sys.path, nested, "/outside/site-packages"])
+    found = site_directories()
+    assert nested in found and found.index(nested) > found.index(site_dir)
+    assert "/outside/site-packages" not in found

@@ -43,16 +43,22 @@ def package_root() -> Path:
 
 
 def site_directories() -> list[str]:
-    """This interpreter's site-packages directories, in the order `site` put them on the
-    import path: the fork server, which starts without `site`, appends them itself."""
+    """The import-path entries the fork server, which starts without `site`, appends itself:
+    this interpreter's site-packages directories and what their `.pth` files added inside them
+    (mounted with them), in this process's path order; `.pth` code never runs there."""
     paths = sysconfig.get_paths()
     candidates = [
         *site.getsitepackages(),
         *(paths[k] for k in ("purelib", "platlib") if k in paths),
     ]
-    in_path = [os.path.abspath(p) for p in sys.path if p]
-    found = dict.fromkeys(os.path.abspath(c) for c in candidates if os.path.isdir(c))
-    return sorted(found, key=lambda p: in_path.index(p) if p in in_path else len(in_path))
+    sites = list(dict.fromkeys(os.path.abspath(c) for c in candidates if os.path.isdir(c)))
+    inside = [
+        entry
+        for entry in dict.fromkeys(os.path.abspath(p) for p in sys.path if p)
+        if any(entry == s or entry.startswith(s.rstrip("/") + "/") for s in sites)
+        and os.path.isdir(entry)
+    ]
+    return inside + [s for s in sites if s not in inside]
 
 
 def scrubbed_environment(base: Mapping[str, str], home: str) -> dict[str, str]:
