@@ -8,6 +8,7 @@ that fails its schema, is never stored; a stored answer that fails its schema is
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from toolkit.errors import CacheError, LLMError, ReplayMiss
 from toolkit.llm.cache import CacheRecord, ResponseCache
@@ -36,6 +37,9 @@ class CachedProvider:
         self.mode = mode
         self.name = inner.name
         self._inflight: dict[str, asyncio.Future[LLMResponse]] = {}
+        self.on_abandoned: Callable[[LLMRequest, asyncio.Future[LLMResponse]], None] | None = None
+        """Told of a call its maker stopped waiting for, which goes on (shared, and paid for):
+        `LLMClient` accounts for it in the ledger once it ends."""
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """A stored answer when the mode allows, else one shared provider call."""
@@ -62,7 +66,12 @@ class CachedProvider:
         task = asyncio.ensure_future(self._call_and_store(key, request))
         self._inflight[key] = task
         task.add_done_callback(lambda done: self._settle(key, done))
-        return await asyncio.shield(task)
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if not task.done() and self.on_abandoned is not None:
+                self.on_abandoned(request, task)
+            raise
 
     def _settle(self, key: str, done: asyncio.Future[LLMResponse]) -> None:
         """Forget the finished call; mark its error seen even if every waiter was cancelled."""

@@ -54,6 +54,7 @@ class LLMClient:
         self.limit = ConcurrencyLimit(budgeted, concurrency)
         cached = CachedProvider(self.limit, cache, cache_mode if cache else CacheMode.OFF)
         self._chain = LedgerProvider(cached, self.account.ledger)
+        cached.on_abandoned = self._chain.abandoned
 
     @property
     def budget(self) -> Budget:

@@ -9,6 +9,7 @@ killed process loses no row (a power cut may lose what the OS had not yet writte
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -136,13 +137,14 @@ class LedgerProvider:
         self.ledger = ledger
         self.name = inner.name
         self._clock = clock
+        self._started: dict[int, float] = {}  # id(request) -> when its call began
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """Forward `request`; record usage, cost, latency and cache hit, or the error kind.
 
         The row's cost and saving are copied onto the response (or the error), so every
         record made from it shows the ledger's figures."""
-        started = self._clock()
+        started = self._started[id(request)] = self._clock()
         try:
             response = await self.inner.complete(request)
         except LLMError as exc:
@@ -155,6 +157,8 @@ class LedgerProvider:
             usage = exc.usage if isinstance(exc.usage, Usage) else Usage()
             self.ledger.record(self._row(request, usage, False, started, exc.kind))
             raise
+        finally:
+            self._started.pop(id(request), None)
         row = self._row(request, response.usage, response.cache_hit, started, None)
         self.ledger.record(row)
         response.cost_usd, response.saved_usd = row.cost_usd, row.saved_usd
@@ -164,6 +168,28 @@ class LedgerProvider:
     def classify(self, error: BaseException) -> LLMError:
         """Delegate to the wrapped provider."""
         return self.inner.classify(error)
+
+    def abandoned(self, request: LLMRequest, call: asyncio.Future[LLMResponse]) -> None:
+        """`request`'s maker stopped waiting (e.g. a judge timed out) while its call goes on:
+        write its row when the call ends, as `complete` would have — a paid answer nobody
+        waited for still costs. A call cancelled in turn (the run ended first) leaves none."""
+        started = self._started.get(id(request), self._clock())
+        call.add_done_callback(lambda done: self._late_row(request, started, done))
+
+    def _late_row(
+        self, request: LLMRequest, started: float, done: asyncio.Future[LLMResponse]
+    ) -> None:
+        if done.cancelled():
+            return
+        error = done.exception()
+        if error is None:
+            response = done.result()
+            self.ledger.record(
+                self._row(request, response.usage, response.cache_hit, started, None)
+            )
+        elif isinstance(error, (LLMError, CacheError)):
+            usage = error.usage if isinstance(error.usage, Usage) else Usage()
+            self.ledger.record(self._row(request, usage, False, started, error.kind))
 
     def _row(
         self, request: LLMRequest, usage: Usage, hit: bool, started: float, error: str | None

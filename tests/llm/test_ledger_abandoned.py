@@ -1,0 +1,71 @@
+"""A call its maker stopped waiting for goes on (it is shared and paid for): the ledger still
+gets its row when it ends, so the ledger, the budget and the cache agree on what was spent."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from tests.llm.conftest import verify_request
+from toolkit.llm.cache import ResponseCache
+from toolkit.llm.cache_mode import CacheMode
+from toolkit.llm.client import LLMClient
+from toolkit.llm.ledger import Ledger
+from toolkit.llm.pricing import PriceTable
+from toolkit.llm.scripted import ScriptedProvider
+
+GOOD = {"reasoning": "r", "result": True}
+
+
+def gated_client(tmp_path: Path, gate: asyncio.Event) -> LLMClient:
+    async def answer(request: object) -> dict[str, object]:
+        await gate.wait()
+        return GOOD
+
+    return LLMClient(
+        ScriptedProvider(answer),
+        cache=ResponseCache(tmp_path / "cache.sqlite"),
+        cache_mode=CacheMode.RW,
+        ledger=Ledger(tmp_path / "ledger.jsonl", PriceTable()),
+        budget_usd=10.0,
+    )
+
+
+async def settle(client: LLMClient, rows: int) -> None:
+    for _ in range(200):
+        if len(client.ledger.rows) >= rows:
+            return
+        await asyncio.sleep(0.01)
+
+
+async def test_an_abandoned_call_that_completes_still_gets_its_paid_row(tmp_path: Path) -> None:
+    gate = asyncio.Event()
+    client = gated_client(tmp_path, gate)
+    request = verify_request("a")
+    waiting = asyncio.ensure_future(client.complete(request))
+    await asyncio.sleep(0.05)
+    waiting.cancel()
+    gate.set()
+    await settle(client, 1)
+    rows = client.ledger.rows
+    assert len(rows) == 1 and not rows[0].cache_hit and rows[0].error is None
+    assert rows[0].input_tokens > 0 and rows[0].cost_usd == client.budget.spent_usd
+    stored = client.cache.lookup(request.cache_key(client.provider.name))  # type: ignore[union-attr]
+    assert stored is not None  # the answer is kept: a rerun will not pay again
+    await client.aclose()
+
+
+async def test_a_cancelled_follower_adds_no_row_and_the_leader_keeps_its_own(
+    tmp_path: Path,
+) -> None:
+    gate = asyncio.Event()
+    client = gated_client(tmp_path, gate)
+    leader = asyncio.ensure_future(client.complete(verify_request("a")))
+    follower = asyncio.ensure_future(client.complete(verify_request("a")))
+    await asyncio.sleep(0.05)
+    follower.cancel()
+    gate.set()
+    await leader
+    await asyncio.sleep(0.05)
+    assert [row.cache_hit for row in client.ledger.rows] == [False]
+    await client.aclose()
