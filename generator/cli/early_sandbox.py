@@ -55,6 +55,13 @@ def launch_now() -> Any:
         return None
 
 
+def nothing_can_be_fresh(judges: Path, results: Path, overwrite: bool) -> bool:
+    """The rule for launching early: there are judges to run and no result can be reused
+    (`--overwrite`, or nothing in the results folder yet). `run` checks it again with its
+    parsed flags before adopting an early launch."""
+    return judges.is_dir() and (overwrite or not has_results(results))
+
+
 def has_results(results_dir: Path) -> bool:
     """Whether the results folder holds anything (a fresh rerun is then possible)."""
     try:
@@ -69,7 +76,7 @@ def _looks_sandboxed_and_unfresh(argv: list[str]) -> bool:
         return False
     judges = Path(_value(argv, "--judges") or "generated_judges")
     results = Path(_value(argv, "--results") or "results")
-    return judges.is_dir() and ("--overwrite" in argv or not has_results(results))
+    return nothing_can_be_fresh(judges, results, "--overwrite" in argv)
 
 
 def _value(argv: list[str], flag: str) -> str | None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from generator.cli.common import backend_options, call_factory, open_pages
-from generator.cli.early_sandbox import EarlySandbox, has_results, launch_now
+from generator.cli.early_sandbox import EarlySandbox, launch_now, nothing_can_be_fresh
 from generator.cli.fresh_stamp import record, remove_stamp, replay_fresh_run
 from generator.cli.llm_options import llm_options
 from generator.cli.ray_options import ray_options
@@ -213,7 +213,7 @@ def _warm_sandbox(command: Callable[..., Any]) -> Callable[..., Any]:
         early = context.find_object(EarlySandbox) if context is not None else None
         local = kwargs.get("ray_address") is None and not kwargs.get("no_sandbox")
         judges, results = Path(kwargs["judges"]), Path(kwargs["results"])
-        if local and judges.is_dir() and (kwargs.get("overwrite") or not has_results(results)):
+        if local and nothing_can_be_fresh(judges, results, bool(kwargs.get("overwrite"))):
             launch = (early.take() if early is not None else None) or launch_now()
         return command(*args, launch=launch, **kwargs)
 
