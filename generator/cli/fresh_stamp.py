@@ -39,7 +39,7 @@ STAMP_FILE = ".judgegen-fresh.stamp"
 """JSON inside, but not named *.json: tools that glob a results folder for results skip it."""
 STAMP_VERSION: Final = 1
 LOCK_FILE = ".judgegen-run.lock"
-"""`toolkit.runner.results_lock.LOCK_FILE` (not imported: that module loads filelock)."""
+"""`toolkit.runner.results_lock.LOCK_FILE` (not imported: the fast path loads what it must only)."""
 CONTENT_LIMIT = 4 << 20
 SETTLE_S = 2.0
 JUDGE_TEMPLATES = "toolkit"
@@ -95,9 +95,9 @@ def replay(params: dict[str, Any]) -> int | None:
 
 @contextmanager
 def _idle_results(results: Path) -> Iterator[None]:
-    """Share the results folder's run lock (the OS lock filelock takes, exclusively, for a
-    run) while the stamp is checked, so no run writes meanwhile; raise OSError when a run
-    holds it or it is absent."""
+    """Share the results folder's run lock (the `flock` a run holds exclusively, see
+    `toolkit.runner.results_lock`) while the stamp is checked, so no run writes meanwhile;
+    raise OSError when a run holds it or it is absent."""
     import fcntl
 
     path = results / LOCK_FILE

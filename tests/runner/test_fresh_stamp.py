@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from filelock import FileLock
 
 from generator.cli import fresh_stamp, main
 from generator.cli import run as run_command
@@ -25,7 +24,7 @@ from toolkit.pages import PageRecord, PageStore
 from toolkit.runner import freshness
 from toolkit.runner.approval import approve
 from toolkit.runner.fingerprint import judge_templates_sha256
-from toolkit.runner.results_lock import LOCK_FILE
+from toolkit.runner.results_lock import LOCK_FILE, results_lock
 from toolkit.util import files
 
 REPO = Path(__file__).resolve().parents[2]
@@ -136,7 +135,7 @@ def test_a_stamped_rerun_prints_byte_for_byte_what_the_slow_fresh_path_prints(
     (tmp_path / "results" / STAMP_FILE).unlink()
     slow, slow_modules = judgegen(tmp_path, *args)
     assert "toolkit.runner.freshness" in slow_modules
-    assert not {"pydantic", "asyncio", "filelock", "toolkit.runner.freshness"} & fast_modules
+    assert not {"pydantic", "asyncio", "toolkit.runner.freshness"} & fast_modules
     assert (fast.returncode, fast.stdout, fast.stderr) == (0, slow.stdout, slow.stderr)
     assert b"up to date" in fast.stderr and (tmp_path / "results" / STAMP_FILE).is_file()
 
@@ -377,7 +376,7 @@ def test_a_busy_results_folder_is_left_to_the_slow_path(
     runs.first()
     runs()
     assert runs.answered[-1] is True
-    with FileLock(work / "results" / LOCK_FILE):
+    with results_lock(work / "results"):
         assert replay(runs.params) is None
     assert replay(runs.params) == 0
     assert json.loads(capsys.readouterr().out)["reused"] == ANSWERS

@@ -6,13 +6,18 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+
+import pytest
 
 from tests.fixtures.runner.helpers import (
     result_files,
     run_args,
 )
+from toolkit.errors import ResultsBusy
+from toolkit.runner.results_lock import LOCK_FILE, results_lock
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-c", "from generator.cli import main; main()"]
@@ -90,3 +95,58 @@ def test_second_run_waits_for_the_first_and_then_reuses_its_results(work: Path) 
     assert json.loads(first_out)["evaluated"] == 10
     assert json.loads(second_out)["evaluated"] == 0
     assert len(result_files(work / "results")) == 11
+
+
+def test_a_lock_held_by_a_killed_process_is_free_at_once(tmp_path: Path) -> None:
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from toolkit.runner.results_lock import results_lock\n"
+            "with results_lock(sys.argv[1]):\n"
+            "    print('held', flush=True); time.sleep(600)",
+            str(tmp_path),
+        ],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        with pytest.raises(ResultsBusy), results_lock(tmp_path, wait=False):
+            pass
+    finally:
+        holder.kill()
+        holder.wait()
+    with results_lock(tmp_path, wait=False) as path:
+        assert path == tmp_path / LOCK_FILE
+
+
+def test_a_lock_file_removed_while_a_run_waits_is_locked_again_by_its_path(tmp_path: Path) -> None:
+    acquired = threading.Event()
+    release = threading.Event()
+    messages: list[str] = []
+
+    def waiter() -> None:
+        with results_lock(tmp_path, on_wait=messages.append):
+            acquired.set()
+            release.wait(30)
+
+    with results_lock(tmp_path):
+        thread = threading.Thread(target=waiter)
+        thread.start()
+        deadline = time.monotonic() + 30
+        while not messages:
+            assert time.monotonic() < deadline, "the second holder never started waiting"
+            time.sleep(0.01)
+        (tmp_path / LOCK_FILE).unlink()  # e.g. someone cleaning the results folder
+    try:
+        assert acquired.wait(30)
+        # The waiter holds the lock file that is now at the path, so a third run is refused.
+        with pytest.raises(ResultsBusy), results_lock(tmp_path, wait=False):
+            pass
+    finally:
+        release.set()
+        thread.join(30)
+    assert "waiting for it to finish" in messages[0]

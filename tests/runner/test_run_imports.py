@@ -29,7 +29,7 @@ NEVER_FOR_HELP = (
     *NEVER_FOR_RUN,
     "jinja2",
     "pydantic",
-    "filelock",
+    "toolkit.runner.results_lock",
     "toolkit.llm.cache",
     "toolkit.runner.scheduler",
     "toolkit.evaluator",
