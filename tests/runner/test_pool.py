@@ -12,6 +12,7 @@ from pathlib import Path
 from tests.fixtures.runner.helpers import run_in_sandbox
 from toolkit.backends import ScriptedBackend
 from toolkit.sandbox import pool as pool_module
+from toolkit.sandbox.launch import DEFAULT_MAX_FILE_MB, launch_sandbox
 from toolkit.sandbox.pool import WorkerPool
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits
 
@@ -237,3 +238,22 @@ async def test_the_fork_server_is_launched_on_entry_and_waited_for_by_the_first_
         outcome = await pool.evaluate(job("normal"))
         assert outcome.status == "complete" and pool.server is not None
         assert pool.server.launch.process.returncode is None
+
+
+async def test_a_server_launched_ahead_is_adopted_when_it_was_started_as_the_limits_need() -> None:
+    launch = launch_sandbox()  # as the executable's early launch: default limits
+    async with WorkerPool(None, FAST, backend(), launch=launch) as pool:
+        outcome = await pool.evaluate(job("normal"))
+        assert outcome.status == "complete"
+        assert pool.server is not None and pool.server.launch is launch
+
+
+async def test_a_server_launched_ahead_for_other_limits_is_replaced_not_adopted() -> None:
+    launch = launch_sandbox()  # scratch space sized for the default largest file
+    limits = FAST.model_copy(update={"max_file_mb": 2 * DEFAULT_MAX_FILE_MB})
+    async with WorkerPool(None, limits, backend(), launch=launch) as pool:
+        outcome = await pool.evaluate(job("normal"))
+        assert outcome.status == "complete"
+        assert pool.server is not None and pool.server.launch is not launch
+        assert pool.server.launch.max_file_mb == 2 * DEFAULT_MAX_FILE_MB
+        assert launch.process.poll() is not None  # killed, not left running

@@ -65,6 +65,7 @@ class Launch:
     warnings: list[str] = field(default_factory=list)
     home: str = ""
     probe_dir: str = ""
+    max_file_mb: int = DEFAULT_MAX_FILE_MB  # sizes the scratch space its jobs share
 
     def __post_init__(self) -> None:
         for directory in (self.home, self.probe_dir):
@@ -155,4 +156,4 @@ def launch_sandbox(
         child_end.close()
         for fd in filter_fds:
             os.close(fd)
-    return Launch(process, parent_end, isolation, warnings, home, probe_dir)
+    return Launch(process, parent_end, isolation, warnings, home, probe_dir, max_file_mb)

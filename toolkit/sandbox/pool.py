@@ -211,6 +211,12 @@ def _finish(
     return outcome.model_copy(update={"duration_s": round(duration, 6), **tails})
 
 
+def _launched_for(launch: Launch, limits: SandboxLimits) -> bool:
+    """Whether a fork server launched ahead (early, with defaults) was started as `limits`
+    need: the network namespace and the scratch space are fixed at launch."""
+    return launch.network == limits.network and launch.max_file_mb == limits.max_file_mb
+
+
 class WorkerPool:
     """Runs jobs in processes forked from one sandboxed fork server, all sharing one broker.
 
@@ -283,7 +289,7 @@ class WorkerPool:
                 await self.server.close()
                 self.server = None
             launch, self._launch = self._launch, None
-            if launch is not None and launch.network != self.limits.network:
+            if launch is not None and not _launched_for(launch, self.limits):
                 await asyncio.to_thread(launch.kill)
                 launch = None
             if launch is None:
