@@ -58,9 +58,8 @@ _WARM_MODULES = (
     "pydantic._internal._dataclasses",
 )
 _IDLE_WARMUPS = ("toolkit.checks.domains:suffix_list",)
-# A warm-up waits until the server has been quiet this long — the parent's first spawns come
-# right after `Ready` and must not wait behind one — or until this long after `Ready`, so a
-# run that keeps it busy still gets them.
+# Warm-ups wait for `_warm_due`: quiet this long once jobs were spawned, or this long after
+# `Ready` in any case.
 _QUIET_S = 0.03
 _WARM_BY_S = 1.0
 
@@ -95,6 +94,7 @@ class ForkServer:
         self.guards = guards
         self.scratch_root = os.getcwd()
         self.idle_warmups = deque(_IDLE_WARMUPS)
+        self.spawned = False
 
     def serve(self) -> int:
         """Announce readiness, then spawn and watch jobs until the parent goes away."""
@@ -110,7 +110,8 @@ class ForkServer:
             deadline = min(waiting, default=None)
             timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
             if self.idle_warmups:
-                timeout = _QUIET_S if timeout is None else min(timeout, _QUIET_S)
+                idle = _QUIET_S if self.spawned else max(0.0, warm_by - time.monotonic())
+                timeout = idle if timeout is None else min(timeout, idle)
             events = self.selector.select(timeout)
             for key, _ in events:
                 if key.data is None:
@@ -122,7 +123,8 @@ class ForkServer:
                 else:
                     self._output(key.data, key.fd)
             self._expire()
-            if self.idle_warmups and (not events or time.monotonic() >= warm_by):
+            due = _warm_due(self.spawned, quiet=not events, late=time.monotonic() >= warm_by)
+            if self.idle_warmups and due:
                 _warm(self.idle_warmups.popleft())
         for job in list(self.jobs.values()):
             _kill(job.pid)
@@ -177,6 +179,7 @@ class ForkServer:
         )
         job.fds = [job.pidfd, out_r, err_r]
         self.jobs[spawn.job_id] = job
+        self.spawned = True
         for fd in job.fds:
             self.by_fd[fd] = job
             self.selector.register(fd, selectors.EVENT_READ, job)
@@ -256,6 +259,14 @@ class ForkServer:
         )
         with contextlib.suppress(OSError):
             self.sock.sendall(encode(end))
+
+
+def _warm_due(spawned: bool, *, quiet: bool, late: bool) -> bool:
+    """Whether an idle warm-up may run now: once the server has spawned jobs and then been
+    quiet for `_QUIET_S`, or when it is `_WARM_BY_S` after `Ready` (`late`) whatever happens.
+    Never merely because no job came yet: the parent may be ready long after the server, and
+    its first spawns, arriving during a warm-up, would wait for all of it (~60 ms)."""
+    return (spawned and quiet) or late
 
 
 def _warm(target: str) -> None:
