@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from tests.llm.conftest import VERDICT_SCHEMA, verify_request
 from tests.llm.policies import verdict
@@ -90,6 +91,24 @@ def test_a_copy_that_changes_the_prompt_is_hashed_again() -> None:
     base.base_digest()
     changed = base.model_copy(update={"max_tokens": 7})
     assert changed.cache_key() != base.cache_key()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda r: setattr(r, "model", "another-model"),
+        lambda r: setattr(r, "output_schema", None),
+        lambda r: setattr(r.system[0], "text", "other rules"),
+        lambda r: setattr(r.messages[0], "role", "assistant"),
+    ],
+    ids=["model", "schema", "system block", "message"],
+)
+def test_a_hashed_request_cannot_be_changed_in_place_under_its_old_key(change) -> None:
+    request = page_request()
+    key = request.cache_key()  # memoized from here on: an assignment would keep it stale
+    with pytest.raises(ValidationError, match="frozen"):
+        change(request)
+    assert request.cache_key() == key == page_request().cache_key()
 
 
 def write_v1_cache(path: Path, request: LLMRequest, response: LLMResponse) -> None:

@@ -166,8 +166,8 @@ async def test_at_most_four_cache_breakpoints_are_sent(stub: StubAPI) -> None:
     from toolkit.llm.models import SystemBlock
 
     stub.queue(ANTHROPIC_PATH, Reply(body=anthropic_message(GOOD)))
-    request = verify_request(model="claude-sonnet-5-5")
-    request.system = [SystemBlock(text=f"block {i}", cache=True) for i in range(6)]
+    blocks = [SystemBlock(text=f"block {i}", cache=True) for i in range(6)]
+    request = verify_request(model="claude-sonnet-5-5").model_copy(update={"system": blocks})
     await provider(stub).complete(request)
     marks = ["cache_control" in block for block in stub.calls(ANTHROPIC_PATH)[0]["system"]]
     assert marks == [False, False, True, True, True, True]
@@ -177,8 +177,8 @@ async def test_images_are_sent_as_base64_sources(stub: StubAPI) -> None:
     from toolkit.llm.models import Message
 
     stub.queue(ANTHROPIC_PATH, Reply(body=anthropic_message(GOOD)))
-    request = verify_request(model="claude-sonnet-5-5")
-    request.messages = [Message.user("Does the screenshot show it?", images=["aGVsbG8="])]
+    turn = Message.user("Does the screenshot show it?", images=["aGVsbG8="])
+    request = verify_request(model="claude-sonnet-5-5").model_copy(update={"messages": [turn]})
     await provider(stub).complete(request)
     content = stub.calls(ANTHROPIC_PATH)[0]["messages"][0]["content"]
     assert content[1] == {

@@ -159,8 +159,8 @@ async def test_images_are_sent_as_data_urls(stub: StubAPI) -> None:
     from toolkit.llm.models import Message
 
     stub.queue(OPENAI_PATH, Reply(body=openai_completion(GOOD)))
-    request = verify_request()
-    request.messages = [Message.user("Look:", images=["aGVsbG8="])]
+    turn = Message.user("Look:", images=["aGVsbG8="])
+    request = verify_request().model_copy(update={"messages": [turn]})
     await provider(stub).complete(request)
     content = stub.calls(OPENAI_PATH)[0]["messages"][1]["content"]
     assert content[1] == {

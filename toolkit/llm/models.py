@@ -61,6 +61,7 @@ ContentPart = Annotated[TextPart | ImagePart, Field(discriminator="type")]
 class Message(BaseModel):
     """One conversation turn."""
 
+    model_config = ConfigDict(frozen=True)
     role: Literal["user", "assistant"]
     content: list[ContentPart]
 
@@ -80,6 +81,7 @@ class Message(BaseModel):
 class SystemBlock(BaseModel):
     """A system prompt block; `cache=True` marks the stable prefix providers may cache."""
 
+    model_config = ConfigDict(frozen=True)
     text: str
     cache: bool = False
 
@@ -93,8 +95,12 @@ class RequestMeta(BaseModel):
 
 
 class LLMRequest(BaseModel):
-    """A complete, provider-neutral LLM request."""
+    """A complete, provider-neutral LLM request. Frozen, as are its system blocks and
+    messages: its hash and storage form are computed once and kept (`_memo`), so a field
+    assigned afterwards would be looked up, cached and recorded under the old request's key.
+    Change a request with `model_copy(update=...)`, which drops what the update invalidates."""
 
+    model_config = ConfigDict(frozen=True)
     version: int = SCHEMA_VERSION
     provider: str = ""
     model: str
