@@ -22,7 +22,7 @@ from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.client import LLMClient
 from toolkit.llm.ledger import Ledger
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
-from toolkit.llm.pricing import PriceTable
+from toolkit.llm.pricing import ModelPrice, PriceTable
 from toolkit.llm.scripted import ScriptedProvider
 
 REPO = Path(__file__).resolve().parents[2]
@@ -128,6 +128,15 @@ def test_each_model_is_priced_by_prefix_once(monkeypatch: pytest.MonkeyPatch) ->
     assert first == table.prices["o4-mini"].input
 
 
+def test_a_copied_price_table_charges_its_own_prices() -> None:
+    table = PriceTable()
+    old = table.price_for("o4-mini")
+    cheaper = ModelPrice(input=0.01, output=0.02, cache_read=0.0)
+    copied = table.model_copy(update={"prices": {**table.prices, "o4-mini": cheaper}})
+    assert copied.price_for("o4-mini") == cheaper
+    assert table.price_for("o4-mini") == old
+
+
 async def test_the_ledger_file_is_opened_once_for_many_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -155,7 +164,7 @@ import asyncio, os, signal, sys
 from pathlib import Path
 from toolkit.llm.client import LLMClient
 from toolkit.llm.ledger import Ledger
-from toolkit.llm.pricing import PriceTable
+from toolkit.llm.pricing import ModelPrice, PriceTable
 from toolkit.llm.scripted import ScriptedProvider
 from tests.llm.conftest import verify_request
 

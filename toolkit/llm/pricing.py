@@ -8,7 +8,8 @@ as unpriced in the summary, so a missing price is visible rather than silently c
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Self, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
@@ -88,6 +89,13 @@ class PriceTable(BaseModel):
     def with_overrides(cls, overrides: dict[str, ModelPrice] | None) -> PriceTable:
         """The default table with `overrides` added or replacing entries."""
         return cls(prices={**DEFAULT_PRICES, **(overrides or {})})
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy that resolves model names afresh (pydantic would share the resolutions,
+        so a copy with other prices would go on charging the old ones)."""
+        copied = super().model_copy(update=update, deep=deep)
+        object.__setattr__(copied, "__pydantic_private__", {"_resolved": {}})
+        return copied
 
     def price_for(self, model: str) -> ModelPrice | None:
         """The price of `model`, or None when no table key is a whole-word prefix of it."""
