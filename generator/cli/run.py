@@ -477,10 +477,11 @@ def run(
     from toolkit.runner.results_lock import results_lock
 
     try:
-        with results_lock(results, wait=not no_wait, on_wait=lambda m: click.echo(m, err=True)):
+        say = functools.partial(click.echo, err=True)
+        with results_lock(results, wait=not no_wait, notify=say) as locked:
             remove_stamp(results)  # results may change now: no stamp may vouch for them
             report, usage_reporter = asyncio.run(work())
-            if ray_address is None and report.exit_code == 0:
+            if locked is not None and ray_address is None and report.exit_code == 0:
                 record(
                     click.get_current_context().params,
                     lambda: _rerun_output(

@@ -3,6 +3,8 @@ would answer it, and any change to what that answer depends on sends it down the
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import shutil
@@ -380,6 +382,20 @@ def test_a_busy_results_folder_is_left_to_the_slow_path(
         assert replay(runs.params) is None
     assert replay(runs.params) == 0
     assert json.loads(capsys.readouterr().out)["reused"] == ANSWERS
+
+
+def test_a_run_in_a_folder_that_cannot_be_locked_leaves_no_stamp(
+    runs: Runs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def unsupported(fd: int, operation: int) -> None:
+        raise OSError(errno.ENOSYS, "Function not implemented")
+
+    monkeypatch.setattr(fcntl, "flock", unsupported)  # e.g. a FUSE mount
+    result = runs()
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["evaluated"] == JUDGED
+    assert "has no file locks" in result.stderr
+    assert not runs.stamp.exists()  # unlocked, another run may write: nothing is vouched for
 
 
 def test_a_warning_while_rendering_the_rerun_leaves_no_stamp(

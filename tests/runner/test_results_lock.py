@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import subprocess
@@ -129,7 +131,7 @@ def test_a_lock_file_removed_while_a_run_waits_is_locked_again_by_its_path(tmp_p
     messages: list[str] = []
 
     def waiter() -> None:
-        with results_lock(tmp_path, on_wait=messages.append):
+        with results_lock(tmp_path, notify=messages.append):
             acquired.set()
             release.wait(30)
 
@@ -150,3 +152,17 @@ def test_a_lock_file_removed_while_a_run_waits_is_locked_again_by_its_path(tmp_p
         release.set()
         thread.join(30)
     assert "waiting for it to finish" in messages[0]
+
+
+def test_a_folder_on_a_filesystem_without_file_locks_is_used_unlocked_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def unsupported(fd: int, operation: int) -> None:
+        raise OSError(errno.ENOSYS, "Function not implemented")
+
+    monkeypatch.setattr(fcntl, "flock", unsupported)
+    said: list[str] = []
+    with results_lock(tmp_path, notify=said.append) as locked:
+        assert locked is None
+    assert len(said) == 1
+    assert str(tmp_path / LOCK_FILE) in said[0] and "has no file locks" in said[0]
