@@ -6,7 +6,7 @@ import base64
 import marshal
 from pathlib import Path
 
-from tests.fixtures.runner.helpers import run_in_sandbox
+from tests.fixtures.runner.helpers import HOSTILE_JUDGES, fixture_job, run_in_sandbox
 from toolkit.backends import ScriptedBackend
 from toolkit.runner.loader import (
     code_from_text,
@@ -19,18 +19,15 @@ from toolkit.sandbox.pool import WorkerPool
 from toolkit.sandbox.protocol import EvalJob, SandboxLimits
 from toolkit.util.hashing import sha256_bytes, sha256_text
 
-JUDGES = Path(__file__).resolve().parent.parent / "fixtures" / "hostile_judges"
 LIMITS = SandboxLimits(timeout_s=30)
 
 
 def job(name: str, answer_name: str = "answer_1") -> EvalJob:
-    return EvalJob(
-        judge_path=str(JUDGES / f"{name}.py"), answer="Paris", answer_name=answer_name
-    ).bound()
+    return fixture_job(name, "Paris", answer_name=answer_name).bound()
 
 
 def test_code_sent_as_text_loads_the_same_judge() -> None:
-    path = JUDGES / "normal.py"
+    path = HOSTILE_JUDGES / "normal.py"
     source = path.read_bytes()
     digest = sha256_bytes(source)
     code = code_from_text(code_to_text(compile_judge(source.decode(), path), digest), digest)
@@ -65,7 +62,7 @@ async def test_the_parent_compiles_each_judge_once_for_all_its_jobs(monkeypatch)
     async with WorkerPool(None, LIMITS, backend) as pool:
         outcomes = [await pool.evaluate(job("normal", f"answer_{i}")) for i in range(3)]
     assert [o.status for o in outcomes] == ["complete"] * 3
-    assert compiled == [str(JUDGES / "normal.py")]
+    assert compiled == [str(HOSTILE_JUDGES / "normal.py")]
 
 
 async def test_a_job_runs_the_code_the_parent_sent(monkeypatch) -> None:

@@ -7,26 +7,20 @@ import asyncio
 import contextlib
 import os
 import signal
-from pathlib import Path
 
-from tests.fixtures.runner.helpers import run_in_sandbox
+from tests.fixtures.runner.helpers import fixture_job, run_in_sandbox
 from toolkit.backends import ScriptedBackend
 from toolkit.sandbox import pool as pool_module
 from toolkit.sandbox.launch import DEFAULT_MAX_FILE_MB, launch_sandbox
 from toolkit.sandbox.pool import WorkerPool
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits
 
-JUDGES = Path(__file__).resolve().parent.parent / "fixtures" / "hostile_judges"
 FAST = SandboxLimits(timeout_s=1.5, cpu_s=5, memory_mb=512, max_output_bytes=4096)
 
 
 def job(name: str, answer_name: str = "answer_1") -> EvalJob:
-    return EvalJob(
-        judge_path=str(JUDGES / f"{name}.py"),
-        answer="Paris is the capital, see https://a",
-        agent_name="agent",
-        answer_name=answer_name,
-    )
+    answer = "Paris is the capital, see https://a"
+    return fixture_job(name, answer, agent_name="agent", answer_name=answer_name)
 
 
 def backend() -> ScriptedBackend:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
 
-from tests.fixtures.runner.helpers import run_in_sandbox
+from tests.fixtures.runner.helpers import HOSTILE_JUDGES, fixture_job, run_in_sandbox
 from toolkit.backends import ExtractRequest, ScriptedBackend, Verdict, VerifyRequest
 from toolkit.errors import BudgetExceeded, InfraError
 from toolkit.runner.loader import load_judge
@@ -27,7 +26,6 @@ from toolkit.sandbox.protocol import (
     encode,
 )
 
-JUDGES = Path(__file__).resolve().parent.parent / "fixtures" / "hostile_judges"
 LIMITS = SandboxLimits(timeout_s=5)
 ANSWER = "The capital is Paris (https://a)."
 
@@ -49,12 +47,7 @@ def extract(request: ExtractRequest) -> dict:
 
 
 def job(name: str) -> EvalJob:
-    return EvalJob(
-        judge_path=str(JUDGES / f"{name}.py"),
-        answer=ANSWER,
-        agent_name="agent",
-        answer_name="answer_1",
-    )
+    return fixture_job(name, ANSWER, agent_name="agent", answer_name="answer_1")
 
 
 async def sandboxed(name: str, backend, pages=None, tools=None) -> EvalOutcome:
@@ -81,7 +74,7 @@ async def test_summary_equals_the_in_process_run_with_the_same_backend() -> None
         return bool(request.sources) or "Paris" in request.claim
 
     local_backend = ScriptedBackend(extract=extract, verify=verify)
-    judge = load_judge(JUDGES / "normal.py")
+    judge = load_judge(HOSTILE_JUDGES / "normal.py")
     expected, _ = await judge.run(
         backend=local_backend,
         answer=ANSWER,
@@ -247,7 +240,7 @@ def test_an_oversized_frame_header_is_rejected() -> None:
 
 async def test_mind2web2_style_judge_gives_the_same_summary_as_in_process() -> None:
     local = ScriptedBackend(extract=extract)
-    judge = load_judge(JUDGES / "m2w2_style.py")
+    judge = load_judge(HOSTILE_JUDGES / "m2w2_style.py")
     expected, _ = await judge.run(
         backend=local, answer=ANSWER, agent_name="agent", answer_name="answer_1"
     )

@@ -7,11 +7,11 @@ import asyncio
 import contextlib
 import json
 import struct
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.fixtures.runner.helpers import fixture_job
 from toolkit.backends import ExtractRequest, ScriptedBackend, VerifyRequest
 from toolkit.sandbox import pool as pool_module
 from toolkit.sandbox import seccomp
@@ -19,7 +19,6 @@ from toolkit.sandbox.broker import Broker
 from toolkit.sandbox.pool import WorkerPool
 from toolkit.sandbox.protocol import HEADER_SIZE, Call, EvalJob, SandboxLimits
 
-JUDGES = Path(__file__).resolve().parent.parent / "fixtures" / "hostile_judges"
 LIMITS = SandboxLimits(timeout_s=20)
 ANSWER = "The capital is Paris, see https://a and https://b. " + "unique-answer-marker " * 50
 PAGE_A = "Paris is the capital of France. " * 2000  # ~64 KB: the parent attaches it
@@ -36,12 +35,7 @@ class Pages:
 
 
 def job(name: str, answer_name: str = "answer_1") -> EvalJob:
-    return EvalJob(
-        judge_path=str(JUDGES / f"{name}.py"),
-        answer=ANSWER,
-        agent_name="agent",
-        answer_name=answer_name,
-    )
+    return fixture_job(name, ANSWER, agent_name="agent", answer_name=answer_name)
 
 
 def extract(request: ExtractRequest) -> dict[str, Any]:

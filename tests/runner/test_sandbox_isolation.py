@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.runner.helpers import run_in_sandbox
+from tests.fixtures.runner.helpers import HOSTILE_JUDGES, fixture_job, run_in_sandbox
 from toolkit.backends import ScriptedBackend
 from toolkit.sandbox import isolation as isolation_module
 from toolkit.sandbox.confinement import JOB_GUARDS, WORKER_GUARDS
@@ -21,14 +21,13 @@ from toolkit.sandbox.isolation import probe_isolation, runtime_paths, scrubbed_e
 from toolkit.sandbox.pool import WorkerPool
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits
 
-JUDGES = Path(__file__).resolve().parent.parent / "fixtures" / "hostile_judges"
 CANARY = "sk-ant-canary-9f3b1c"
 LIMITS = SandboxLimits(timeout_s=10, cpu_s=5, memory_mb=512)
 ALL_GUARDS = {*WORKER_GUARDS, *JOB_GUARDS}
 
 
 def job(name: str) -> EvalJob:
-    return EvalJob(judge_path=str(JUDGES / f"{name}.py"), answer="Paris, see https://a")
+    return fixture_job(name, "Paris, see https://a")
 
 
 async def sandboxed(name: str, limits: SandboxLimits = LIMITS) -> EvalOutcome:
@@ -148,7 +147,7 @@ async def test_a_judge_cannot_write_next_to_itself_or_anywhere_but_its_scratch()
     assert outcome.errors[0]["type"] in {"FileNotFoundError", "OSError", "PermissionError"}
     tree = outcome.summary["eval_breakdown"][0]["verification_tree"]
     assert tree["children"][0]["status"] == "passed"
-    assert not (JUDGES / "pwned.txt").exists()
+    assert not (HOSTILE_JUDGES / "pwned.txt").exists()
 
 
 async def test_bubblewrap_is_found_and_works_here() -> None:
@@ -225,7 +224,7 @@ def canaries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[s
 
 async def test_no_escape_probe_reaches_a_canary(canaries: dict[str, Path]) -> None:
     answer = json.dumps({name: str(path) for name, path in canaries.items()})
-    escapes = EvalJob(judge_path=str(JUDGES / "escapes.py"), answer=answer)
+    escapes = fixture_job("escapes", answer)
     seen: list[str] = []
 
     def verify(request: object) -> bool:

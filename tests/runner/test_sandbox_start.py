@@ -9,14 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.runner.helpers import run_in_sandbox
+from tests.fixtures.runner.helpers import fixture_job, run_in_sandbox
 from toolkit.backends import ScriptedBackend
 from toolkit.sandbox.isolation import package_root, scrubbed_environment, site_directories
 from toolkit.sandbox.launch import server_command
 from toolkit.sandbox.protocol import EvalJob, SandboxLimits
 from toolkit.sandbox.start import split_args
 
-JUDGES = Path(__file__).resolve().parent.parent / "fixtures" / "hostile_judges"
 LIMITS = SandboxLimits(timeout_s=30)
 
 
@@ -68,7 +67,7 @@ def _env(home: Path) -> dict[str, str]:
 
 
 def job(name: str) -> EvalJob:
-    return EvalJob(judge_path=str(JUDGES / f"{name}.py"), answer="an answer")
+    return fixture_job(name, "an answer")
 
 
 def test_path_entries_a_pth_file_added_inside_site_packages_are_kept(monkeypatch) -> None:

@@ -16,7 +16,13 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
-from tests.fixtures.runner.helpers import DictPages, copy_fixtures, options, result_files
+from tests.fixtures.runner.helpers import (
+    HOSTILE_JUDGES,
+    DictPages,
+    copy_fixtures,
+    options,
+    result_files,
+)
 from tests.fixtures.runner.scripted import extract, verify
 from toolkit import ScriptedBackend
 from toolkit.backends import Verdict, VerifyRequest
@@ -27,7 +33,6 @@ from toolkit.runner.trust import score_problem
 from toolkit.sandbox import isolation as isolation_module
 from toolkit.util.hashing import sha256_file
 
-HOSTILE = Path(__file__).resolve().parent.parent / "fixtures" / "hostile_judges"
 CANARY = "sk-ant-canary-71d0e4"
 POLICY = "scripted:tests.fixtures.runner.llm_policy:policy"
 
@@ -39,7 +44,7 @@ def work(tmp_path: Path) -> Path:
 
 def hostile_input(work: Path, name: str, text: str = "Paris, see https://a") -> AnswerInput:
     """Put hostile judge `name` among the judges and return an answer for its task."""
-    (work / "judges" / f"{name}.py").write_bytes((HOSTILE / f"{name}.py").read_bytes())
+    (work / "judges" / f"{name}.py").write_bytes((HOSTILE_JUDGES / f"{name}.py").read_bytes())
     path = work / "answers" / "gamma" / name / "answer_1.md"
     path.parent.mkdir(parents=True)
     path.write_text(text)
