@@ -39,7 +39,7 @@ STAMP_FILE = ".judgegen-fresh.stamp"
 """JSON inside, but not named *.json: tools that glob a results folder for results skip it."""
 STAMP_VERSION: Final = 1
 LOCK_FILE = ".judgegen-run.lock"
-"""`toolkit.runner.results_lock.LOCK_FILE` (not imported: the fast path loads what it must only)."""
+"""`toolkit.runner.results_lock.LOCK_FILE` (not imported: `run --help` loads this module)."""
 CONTENT_LIMIT = 4 << 20
 SETTLE_S = 2.0
 JUDGE_TEMPLATES = "toolkit"

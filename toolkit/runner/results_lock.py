@@ -3,10 +3,9 @@
 Two runs writing one results folder would judge every answer twice and race on the summary.
 The lock lives in the folder (`.judgegen-run.lock`); the OS releases it when its holder exits,
 however it exits, so a killed run never leaves the folder locked. On a filesystem without
-file locks (some FUSE mounts) the run goes on unlocked, says so, and vouches for nothing
-(no fresh stamp: `generator.cli.fresh_stamp`). The fresh stamp's check
-(`generator.cli.fresh_stamp`) takes the same lock shared, so it never reads a folder a run is
-writing. Standard library only: the lock is on `run`'s start-up path.
+file locks (some FUSE mounts) the caller is told so and holds nothing: it should then vouch
+for nothing it writes there. `run`'s fresh-stamp check takes the same lock shared, so it never
+reads a folder a run is writing. Standard library only: the lock is on `run`'s start-up path.
 """
 
 from __future__ import annotations
