@@ -75,3 +75,16 @@ async def test_a_job_runs_the_code_the_parent_sent(monkeypatch) -> None:
     tree = outcome.summary["eval_breakdown"][0]["verification_tree"]
     ids = {child["id"] for group in tree["children"] for child in group.get("children", [])}
     assert "from_the_parent" in ids
+
+
+def test_the_same_source_at_two_paths_is_compiled_for_each_path(tmp_path: Path) -> None:
+    source = (HOSTILE_JUDGES / "normal.py").read_text(encoding="utf-8")
+    pool = WorkerPool(None, LIMITS, ScriptedBackend())
+    names = []
+    for folder in ("task_a", "task_b"):
+        path = tmp_path / folder / "judge.py"
+        bound = EvalJob(judge_path=str(path), judge_source=source, answer="Paris").bound()
+        code = code_from_text(pool._job_start(bound).judge_code, bound.judge_sha256)
+        assert code is not None
+        names.append(code.co_filename)  # what its tracebacks will name
+    assert names == [str(tmp_path / "task_a" / "judge.py"), str(tmp_path / "task_b" / "judge.py")]

@@ -254,7 +254,7 @@ class WorkerPool:
         self._server_lock = asyncio.Lock()
         self._warned: set[frozenset[str]] = set()
         self._warming: asyncio.Future[None] | None = None
-        self._codes: dict[str, str | None] = {}
+        self._codes: dict[tuple[str, str], str | None] = {}
 
     async def __aenter__(self) -> WorkerPool:
         self.start()
@@ -336,16 +336,19 @@ class WorkerPool:
         )
 
     def _judge_code(self, job: EvalJob) -> str | None:
-        """The judge compiled once per run for all its jobs (None if it does not compile:
-        the job then reports the error as it would have)."""
-        key = job.judge_sha256 or ""
+        """The judge compiled once per run for all its jobs, by source digest and path (the
+        path names the file in its tracebacks). None if it does not compile, the job then
+        reporting the error as it would have, or when the job names no digest to check."""
+        if not job.judge_sha256 or job.judge_source is None:
+            return None
+        key = (job.judge_sha256, job.judge_path)
         if key not in self._codes:
             try:
-                code = compile_judge(job.judge_source or "", job.judge_path)
+                code = compile_judge(job.judge_source, job.judge_path)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 self._codes[key] = None
             else:
-                self._codes[key] = code_to_text(code, key)
+                self._codes[key] = code_to_text(code, job.judge_sha256)
         return self._codes[key]
 
     def _check_guards(self, outcome: EvalOutcome) -> EvalOutcome:
