@@ -185,8 +185,7 @@ def _quiet_start(command: Callable[..., Any]) -> Callable[..., Any]:
             return command(*args, **kwargs)
         finally:
             gc.unfreeze()
-            if enabled:
-                gc.enable()
+            (gc.enable if enabled else gc.disable)()
 
     return wrapper
 

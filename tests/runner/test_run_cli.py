@@ -264,3 +264,13 @@ def test_a_run_leaves_the_garbage_collector_as_it_found_it(work: Path) -> None:
     assert gc.isenabled() and gc.get_freeze_count() == 0
     rerun = invoke(run_args(work, "--include-unreviewed", "--no-sandbox"))  # all fresh
     assert rerun.exit_code == 0 and gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_a_run_started_with_the_collector_off_leaves_it_off(work: Path) -> None:
+    gc.disable()
+    try:
+        result = invoke(run_args(work, "--include-unreviewed", "--no-sandbox"))
+        assert result.exit_code == 0, result.output
+        assert not gc.isenabled() and gc.get_freeze_count() == 0
+    finally:
+        gc.enable()
