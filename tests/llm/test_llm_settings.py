@@ -9,7 +9,8 @@ import pytest
 from tests.llm.conftest import verify_request
 from toolkit.errors import SpecError
 from toolkit.llm.cache_mode import CacheMode
-from toolkit.llm.client import build_client, default_backend
+from toolkit.llm.client import build_client, build_provider, default_backend
+from toolkit.llm.scripted import ScriptedProvider
 from toolkit.llm.settings import LLMSettings
 
 
@@ -69,6 +70,17 @@ async def test_scripted_provider_spec_loads_the_policy() -> None:
     response = await client.complete(verify_request())
     assert set(response.parsed) == {"reasoning", "result"}
     assert client.ledger.rows[0].provider == "scripted"
+
+
+async def test_a_scripted_provider_built_from_a_spec_keeps_no_request_log() -> None:
+    """A run's provider must not hold every request (page text, screenshots) until exit:
+    450 evaluations kept ~200 MB alive that way."""
+    spec = "scripted:tests.llm.policies:verdict"
+    settings = LLMSettings(provider=spec, cache_mode=CacheMode.OFF, ledger_path=None)
+    provider = build_provider(spec, settings)
+    assert isinstance(provider, ScriptedProvider)
+    await provider.complete(verify_request())
+    assert provider.calls == []
 
 
 async def test_default_backend_verifies_through_the_layer(tmp_path: Path) -> None:

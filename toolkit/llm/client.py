@@ -133,7 +133,7 @@ def _offline_provider(kind: str, rest: str, spec: str) -> Provider:
     if kind == "scripted" and rest:
         from toolkit.llm.scripted import ScriptedProvider, load_policy
 
-        return ScriptedProvider(load_policy(rest))
+        return ScriptedProvider(load_policy(rest), record=False)  # nothing reads a log here
     raise SpecError(
         "--provider",
         "provider",

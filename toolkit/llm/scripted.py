@@ -4,7 +4,9 @@ The policy receives each `LLMRequest` and returns a string (the text; parsed as 
 request has a schema), a dict (the parsed object), an `LLMResponse`, or raises. Its answers go
 through the same structured-output loop as the SDK providers (strict validation, bounded
 re-asks, truncation and refusal as errors). Every request, re-asks included, is recorded in
-`calls`, in order, so tests can assert exactly what was asked.
+`calls`, in order, so tests can assert exactly what was asked; a provider built for a run
+(`--provider scripted:...`) records nothing, since a long run would keep every request (its
+page text and screenshots) in memory to the end.
 """
 
 from __future__ import annotations
@@ -50,12 +52,14 @@ def response_from(value: str | dict | LLMResponse, request: LLMRequest) -> LLMRe
 
 
 class ScriptedProvider:
-    """Answers every request by calling `policy`; records the requests in `calls`."""
+    """Answers every request by calling `policy`; records the requests in `calls` unless
+    `record` is off."""
 
     name = "scripted"
 
-    def __init__(self, policy: Policy) -> None:
+    def __init__(self, policy: Policy, *, record: bool = True) -> None:
         self.policy = policy
+        self.record = record
         self.calls: list[LLMRequest] = []
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
@@ -71,7 +75,8 @@ class ScriptedProvider:
             raise self.classify(exc) from exc
 
     async def _attempt(self, request: LLMRequest) -> RawOutput:
-        self.calls.append(request)
+        if self.record:
+            self.calls.append(request)
         value = self.policy(request)
         if inspect.isawaitable(value):
             value = await value
