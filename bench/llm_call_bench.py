@@ -105,12 +105,12 @@ async def _timed(
     calls: list[Callable[[], Awaitable[Any]]], parallel: int, ledger: Any
 ) -> tuple[float, float, int]:
     """(CPU s, wall s, LLM calls) for running `calls`, `parallel` at a time."""
-    rows = len(ledger.rows)
+    rows = ledger.summary().calls
     cpu, wall = time.process_time(), time.perf_counter()
     for start in range(0, len(calls), parallel):
         await asyncio.gather(*(call() for call in calls[start : start + parallel]))
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-    return cpu, wall, len(ledger.rows) - rows
+    return cpu, wall, ledger.summary().calls - rows
 
 
 async def _pass(work: Workload, parallel: int) -> dict[str, tuple[float, float]]:

@@ -26,7 +26,7 @@ def gated_client(tmp_path: Path, gate: asyncio.Event) -> LLMClient:
         ScriptedProvider(answer),
         cache=ResponseCache(tmp_path / "cache.sqlite"),
         cache_mode=CacheMode.RW,
-        ledger=Ledger(tmp_path / "ledger.jsonl", PriceTable()),
+        ledger=Ledger(tmp_path / "ledger.jsonl", PriceTable(), keep_rows=True),
         budget_usd=10.0,
     )
 

@@ -32,6 +32,55 @@ async def test_each_request_appends_one_json_line(tmp_path: Path) -> None:
     assert set(rows[0]) >= {"cost_usd", "latency_s", "task_id", "version"}
 
 
+def record_mixed(ledger: Ledger) -> None:
+    """A paid call, a cache hit, a failed call with billed tokens, and an unpriced model."""
+    paid = Usage(input_tokens=1000, output_tokens=100, cache_read_tokens=50)
+    ledger.record(ledger.row_for(verify_request("a"), paid, hit=False, latency=0.1, error=None))
+    ledger.record(ledger.row_for(verify_request("a"), paid, hit=True, latency=0.0, error=None))
+    failed = Usage(input_tokens=700)
+    ledger.record(
+        ledger.row_for(verify_request("b"), failed, hit=False, latency=0.2, error="server")
+    )
+    local = verify_request(model="my-local-model")
+    ledger.record(ledger.row_for(local, paid, hit=False, latency=0.1, error=None))
+
+
+def summary_of(rows: list[dict]) -> UsageSummary:
+    """What the summary must say of these rows, computed from the rows themselves."""
+    paid = [row for row in rows if not row["cache_hit"]]
+    return UsageSummary(
+        calls=len(rows),
+        cached=len(rows) - len(paid),
+        errors=sum(1 for row in rows if row["error"]),
+        input_tokens=sum(
+            r["input_tokens"] + r["cache_read_tokens"] + r["cache_write_tokens"] for r in paid
+        ),
+        output_tokens=sum(row["output_tokens"] for row in paid),
+        cost_usd=sum(row["cost_usd"] for row in paid),
+        saved_usd=sum(row["saved_usd"] for row in rows),
+        estimated_usd=sum(row["estimated_usd"] for row in rows),
+        unpriced_models=["my-local-model"],
+    )
+
+
+def test_the_summary_adds_up_the_rows_in_memory() -> None:
+    ledger = Ledger(None, PriceTable())
+    record_mixed(ledger)
+    assert len(ledger.rows) == 4
+    assert ledger.summary() == summary_of([row.model_dump() for row in ledger.rows])
+
+
+def test_a_ledger_with_a_file_keeps_its_totals_not_its_rows(tmp_path: Path) -> None:
+    """The file is the record: a long run must not also hold every row (~1 KB) in memory."""
+    path = tmp_path / "ledger.jsonl"
+    ledger = Ledger(path, PriceTable())
+    record_mixed(ledger)
+    assert ledger.rows == []
+    written = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(written) == 4
+    assert ledger.summary() == summary_of(written)
+
+
 def test_summary_line_has_the_documented_shape() -> None:
     summary = UsageSummary(
         calls=412,

@@ -50,17 +50,31 @@ class LedgerRow(BaseModel):
 
 
 class Ledger:
-    """Collects `LedgerRow`s in memory and appends them to a JSON-lines file if given."""
+    """Appends `LedgerRow`s to a JSON-lines file if given, and keeps the totals of its summary.
 
-    def __init__(self, path: Path | None = None, prices: PriceTable | None = None) -> None:
+    The rows themselves are kept in memory (`rows`) only when there is no file, or when asked:
+    the file is the full record, and a long run would otherwise hold every row (~1 KB per call)
+    to its end."""
+
+    def __init__(
+        self,
+        path: Path | None = None,
+        prices: PriceTable | None = None,
+        *,
+        keep_rows: bool | None = None,
+    ) -> None:
         self.path = path
         self.prices = prices or PriceTable()
+        self.keep_rows = path is None if keep_rows is None else keep_rows
         self.rows: list[LedgerRow] = []
+        self._totals = _Totals()
         self._file: TextIO | None = None
 
     def record(self, row: LedgerRow) -> None:
-        """Keep `row` and append it to the file, flushed at once (one write, no open per row)."""
-        self.rows.append(row)
+        """Count `row` and append it to the file, flushed at once (one write, no open per row)."""
+        self._totals.add(row)
+        if self.keep_rows:
+            self.rows.append(row)
         if self.path is not None:
             if self._file is None or self._file.closed:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -109,21 +123,43 @@ class Ledger:
         )
 
     def summary(self) -> UsageSummary:
-        """Totals; tokens count paid calls only (cache hits cost nothing)."""
-        paid = [row for row in self.rows if not row.cache_hit]
-        unpriced = {row.model for row in self.rows if self.prices.price_for(row.model) is None}
+        """Totals of every row recorded; tokens count paid calls only (hits cost nothing)."""
+        return self._totals.summary(self.prices)
+
+
+class _Totals:
+    """Running totals of a ledger's rows: what `summary` reports, without keeping the rows."""
+
+    def __init__(self) -> None:
+        self.calls = self.cached = self.errors = 0
+        self.input_tokens = self.output_tokens = 0
+        self.cost_usd = self.saved_usd = self.estimated_usd = 0.0
+        self.models: set[str] = set()
+
+    def add(self, row: LedgerRow) -> None:
+        self.calls += 1
+        self.errors += bool(row.error)
+        self.models.add(row.model)
+        self.saved_usd += row.saved_usd
+        self.estimated_usd += row.estimated_usd
+        if row.cache_hit:
+            self.cached += 1
+            return
+        self.input_tokens += row.input_tokens + row.cache_read_tokens + row.cache_write_tokens
+        self.output_tokens += row.output_tokens
+        self.cost_usd += row.cost_usd
+
+    def summary(self, prices: PriceTable) -> UsageSummary:
         return UsageSummary(
-            calls=len(self.rows),
-            cached=len(self.rows) - len(paid),
-            errors=sum(1 for row in self.rows if row.error),
-            input_tokens=sum(
-                r.input_tokens + r.cache_read_tokens + r.cache_write_tokens for r in paid
-            ),
-            output_tokens=sum(row.output_tokens for row in paid),
-            cost_usd=sum(row.cost_usd for row in paid),
-            saved_usd=sum(row.saved_usd for row in self.rows),
-            estimated_usd=sum(row.estimated_usd for row in self.rows),
-            unpriced_models=sorted(unpriced),
+            calls=self.calls,
+            cached=self.cached,
+            errors=self.errors,
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            cost_usd=self.cost_usd,
+            saved_usd=self.saved_usd,
+            estimated_usd=self.estimated_usd,
+            unpriced_models=sorted(m for m in self.models if prices.price_for(m) is None),
         )
 
 
