@@ -21,7 +21,9 @@ LLM concurrency), the chain measured per evaluation on a virtual clock through t
 LLMBackend (bench/runner_workload.py); wall/ideal (target <= 1.2); LLM calls per evaluation
 and what Mind2Web 2's toolkit spends on the same judges and verdicts (target: never more);
 ms per evaluation at zero latency (target <= 10 sandboxed); the CPU all processes used per
-evaluation ("cpu ms", from /proc/stat: the parent, the fork server and every job); when the
+evaluation ("cpu ms", from /proc/stat: the parent, the fork server and every job) and, at
+zero latency, that CPU spread over the usable cores (the "CPU floor": no schedule can beat
+it, so the ms/eval target needs CPU per evaluation <= target x cores); when the
 first LLM call reached the provider, from process start ("1st call"), and how long the
 process ran after the last answer came back ("tail": results, summaries, the fresh stamp,
 exit); the same command rerun at once, every result fresh (median of 3; "rerun", target <= 0.2 s
@@ -326,8 +328,23 @@ def main() -> None:
             values = [r[key] for r in mine if r[key] is not None]
             if values:
                 print(f"{what}, {mode}: min {min(values):.3f} s, max {max(values):.3f} s")
+    _say_cpu_floor(rows)
     if args.json:
         print(json.dumps({"help_s": [help_min, help_median], "rows": rows}, indent=2))
+
+
+def _say_cpu_floor(rows: list[dict]) -> None:
+    """At zero latency a run is bound by CPU alone: the CPU all its processes used per
+    evaluation, spread over the cores this process may use, is the least wall time per
+    evaluation any schedule could reach (what the ms/eval target has to fit under)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    for r in rows:
+        if r["run"].startswith("zero ") and r["cpu_ms_per_eval"] is not None and cores:
+            floor = r["cpu_ms_per_eval"] / cores
+            print(
+                f"CPU floor, {r['run']}: {r['cpu_ms_per_eval']:.1f} ms of CPU per evaluation "
+                f"over {cores} cores = {floor:.1f} ms/eval at best (measured {r['ms_per_eval']:.1f})"
+            )
 
 
 def _say_if_redone(rerun: Run) -> None:
