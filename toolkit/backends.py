@@ -209,8 +209,8 @@ class LLMBackend:
         llm_request = LLMRequest(
             provider=self.provider,
             model=self.extract_model,
-            system=[SystemBlock(text=_rules("extract"), cache=True)],
-            messages=[self._user_turn(text, request.images)],
+            system=(SystemBlock(text=_rules("extract"), cache=True),),
+            messages=(self._user_turn(text, request.images),),
             output_schema=request.output_schema,
             schema_name=request.schema_name,
             metadata=RequestMeta(purpose="extract", task_id=request.task_id),
@@ -237,8 +237,8 @@ class LLMBackend:
         base = LLMRequest(
             provider=self.provider,
             model=self.model,
-            system=[SystemBlock(text=_rules("verify"), cache=True)],
-            messages=[self._user_turn(text, request.images)],
+            system=(SystemBlock(text=_rules("verify"), cache=True),),
+            messages=(self._user_turn(text, request.images),),
             output_schema=_schema_of(_VerdictSchema),
             schema_name="VerificationResult",
             metadata=RequestMeta(purpose="verify", task_id=request.task_id),
@@ -293,7 +293,7 @@ class LLMBackend:
             else:
                 self._screenshots.move_to_end(id(image))
             parts.append(part)
-        return Message(role="user", content=parts)
+        return Message(role="user", content=tuple(parts))
 
     def _clip(self, text: str) -> str:
         if len(text) <= self.max_page_chars:

@@ -76,8 +76,8 @@ def judge_request(
     """A request whose reply is a whole judge module: the shared system block, then `text`."""
     return LLMRequest(
         model=model,
-        system=[context.system_block()],
-        messages=[Message.user(text)],
+        system=(context.system_block(),),
+        messages=(Message.user(text),),
         max_tokens=DEFAULT_MAX_TOKENS,
         metadata=RequestMeta(purpose=purpose, task_id=context.loaded.task_id, label=label),
     )

@@ -180,8 +180,8 @@ def reflect_request(
     )
     return LLMRequest(
         model=model,
-        system=[context.system_block()],
-        messages=[Message.user(text)],
+        system=(context.system_block(),),
+        messages=(Message.user(text),),
         max_tokens=DEFAULT_MAX_TOKENS,
         metadata=RequestMeta(
             purpose="reflect", task_id=context.loaded.task_id, label=f"reflect_{pass_number}"

@@ -179,5 +179,5 @@ def test_regenerate_prompt_snapshot(tmp_path: Path) -> None:
     source = (FIXTURE / "reviewed_judge.py.txt").read_text()
     request = regenerate_request(context, "model-x", source, change)
     check_snapshot("regenerate.txt", request.messages[0].content[0].text)
-    assert request.system == [context.system_block()] and request.system[0].cache
+    assert request.system == (context.system_block(),) and request.system[0].cache
     assert request.metadata.purpose == "regenerate"

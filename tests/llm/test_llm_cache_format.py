@@ -16,7 +16,14 @@ from toolkit.errors import CacheError
 from toolkit.llm.cache import FORMAT_VERSION, CacheRecord, ResponseCache
 from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.client import LLMClient
-from toolkit.llm.models import LLMRequest, LLMResponse, Message, RequestMeta, SystemBlock
+from toolkit.llm.models import (
+    LLMRequest,
+    LLMResponse,
+    Message,
+    RequestMeta,
+    SystemBlock,
+    TextPart,
+)
 from toolkit.llm.scripted import ScriptedProvider
 
 PAGE = "river facts " * 25_000  # 300 KB of page text
@@ -109,6 +116,32 @@ def test_a_hashed_request_cannot_be_changed_in_place_under_its_old_key(change) -
     with pytest.raises(ValidationError, match="frozen"):
         change(request)
     assert request.cache_key() == key == page_request().cache_key()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda r: r.messages.append(Message.user("a follow-up question")),
+        lambda r: r.system.append(SystemBlock(text="more rules")),
+        lambda r: r.messages[0].content.append(TextPart(text="more text")),
+    ],
+    ids=["messages", "system blocks", "message parts"],
+)
+def test_a_hashed_request_cannot_grow_in_place_under_its_old_key(change) -> None:
+    """Appending a turn and asking again must not reuse the first conversation's key (and its
+    cached answer): the sequences are tuples, so the append fails loudly."""
+    request = page_request()
+    key = request.cache_key()
+    with pytest.raises(AttributeError):
+        change(request)
+    assert request.cache_key() == key == page_request().cache_key()
+
+
+def test_a_copy_given_a_list_of_messages_keeps_a_tuple_and_a_new_key() -> None:
+    request = page_request()
+    longer = request.model_copy(update={"messages": [*request.messages, Message.user("more")]})
+    assert isinstance(longer.messages, tuple)
+    assert longer.cache_key() != request.cache_key()
 
 
 def write_v1_cache(path: Path, request: LLMRequest, response: LLMResponse) -> None:

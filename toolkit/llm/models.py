@@ -26,6 +26,8 @@ KEY_VERSION = 2
 BLOB_MIN_CHARS = 4096
 """Text or image data at least this long is keyed and stored by its content digest."""
 _KEY_NEUTRAL = frozenset({"sample_index", "metadata", "provider"})
+_SEQUENCES = frozenset({"system", "messages"})
+"""Tuple fields of a request: `model_copy` (which does not validate) converts lists given."""
 
 Purpose = Literal["draft", "repair", "reflect", "regenerate", "extract", "verify", "test", "other"]
 
@@ -63,19 +65,18 @@ class Message(BaseModel):
 
     model_config = ConfigDict(frozen=True)
     role: Literal["user", "assistant"]
-    content: list[ContentPart]
+    content: tuple[ContentPart, ...]
 
     @classmethod
     def user(cls, text: str, images: list[str] | None = None) -> Message:
         """A user turn with text and optional base64 JPEG images."""
-        parts: list[TextPart | ImagePart] = [TextPart(text=text)]
-        parts += [ImagePart(data=image) for image in images or []]
-        return cls(role="user", content=parts)
+        shots = tuple(ImagePart(data=image) for image in images or [])
+        return cls(role="user", content=(TextPart(text=text), *shots))
 
     @classmethod
     def assistant(cls, text: str) -> Message:
         """An assistant turn (used for re-asks)."""
-        return cls(role="assistant", content=[TextPart(text=text)])
+        return cls(role="assistant", content=(TextPart(text=text),))
 
 
 class SystemBlock(BaseModel):
@@ -96,17 +97,19 @@ class RequestMeta(BaseModel):
 
 class LLMRequest(BaseModel):
     """A complete, provider-neutral LLM request. Frozen, as are its system blocks and
-    messages: its hash and storage form are computed once and kept (`_memo`), so a field
-    assigned afterwards would be looked up, cached and recorded under the old request's key.
-    Change a request with `model_copy(update=...)`, which drops what the update invalidates."""
+    messages, and they are tuples (lists are accepted and converted): its hash and storage
+    form are computed once and kept (`_memo`), so a field assigned or a message appended
+    afterwards would be looked up, cached and recorded under the old request's key. Change a
+    request with `model_copy(update=...)`, which drops what the update invalidates. The
+    output schema is a plain dict for the SDKs: do not edit one a request holds."""
 
     model_config = ConfigDict(frozen=True)
     version: int = SCHEMA_VERSION
     provider: str = ""
     model: str
     endpoint: str = "chat"
-    system: list[SystemBlock] = Field(default_factory=list)
-    messages: list[Message]
+    system: tuple[SystemBlock, ...] = ()
+    messages: tuple[Message, ...]
     output_schema: dict[str, Any] | None = None
     schema_name: str | None = None
     max_tokens: int = 4096
@@ -122,6 +125,8 @@ class LLMRequest(BaseModel):
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy; it keeps the memoized hash and storage form only when `update` leaves the
         hashed part alone."""
+        if update and any(isinstance(update.get(f), list) for f in _SEQUENCES):
+            update = {k: tuple(v) if k in _SEQUENCES else v for k, v in update.items()}
         copied = super().model_copy(update=update, deep=deep)
         if deep or (update and not set(update) <= _KEY_NEUTRAL):
             object.__setattr__(copied, "__pydantic_private__", None)

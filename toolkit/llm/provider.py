@@ -157,11 +157,11 @@ def reask_request(request: LLMRequest, bad_output: str, problems: list[str]) -> 
         + "\n- ".join(problems)
         + "\nReply again with only the corrected JSON object."
     )
-    messages = [
+    messages = (
         *request.messages,
         Message.assistant(bad_output or "(empty)"),
         Message.user(feedback),
-    ]
+    )
     return request.model_copy(update={"messages": messages})
 
 
