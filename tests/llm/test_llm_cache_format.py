@@ -17,6 +17,7 @@ from toolkit.llm.cache import FORMAT_VERSION, CacheRecord, ResponseCache
 from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.client import LLMClient
 from toolkit.llm.models import (
+    KEY_VERSION,
     LLMRequest,
     LLMResponse,
     Message,
@@ -142,6 +143,44 @@ def test_a_copy_given_a_list_of_messages_keeps_a_tuple_and_a_new_key() -> None:
     longer = request.model_copy(update={"messages": [*request.messages, Message.user("more")]})
     assert isinstance(longer.messages, tuple)
     assert longer.cache_key() != request.cache_key()
+
+
+def pinned_request(index: int) -> LLMRequest:
+    """A request whose keys are written down below; built from literals only (no schema a
+    library generates), so only judgegen's own key derivation can change them."""
+    return LLMRequest(
+        model="o4-mini",
+        provider="anthropic",
+        system=[SystemBlock(text="You verify claims.", cache=True)],
+        messages=[
+            Message.user(
+                "Claim: the page says so.\nPage:\n" + "text " * 2000, ["iVBORw0KGgo" * 500]
+            )
+        ],
+        output_schema={
+            "type": "object",
+            "properties": {"result": {"type": "boolean"}},
+            "required": ["result"],
+        },
+        schema_name="VerificationResult",
+        max_tokens=512,
+        sample_index=index,
+        metadata=RequestMeta(purpose="verify", task_id="t"),
+    )
+
+
+def test_cache_keys_change_only_with_the_key_version() -> None:
+    """Every cached answer and recording is found by these keys. If this fails, the key
+    derivation changed: bump KEY_VERSION (old entries are then plainly misses, never served
+    under a key they were not stored for), then write the new keys here. It was once changed
+    without a bump (the base digest gained its "sha256:" prefix), silently splitting caches."""
+    assert KEY_VERSION == 2
+    assert pinned_request(0).cache_key() == (
+        "sha256-v2:9c3719e43a88d34d89e3e913bdcf121afb900fc7aaeee8dd06360cabe601dd31"
+    )
+    assert pinned_request(1).cache_key() == (
+        "sha256-v2:0bc5a19b90b6a1badc81bf559fed01b6c7b62253a9feeff31c39f0742ee8a399"
+    )
 
 
 def write_v1_cache(path: Path, request: LLMRequest, response: LLMResponse) -> None:
