@@ -18,7 +18,11 @@ Mind2Web 2 judges — item after item, each a dependent chain of extraction and 
 
 Printed per run: wall; ideal = max(longest dependent chain x latency, LLM calls x latency /
 LLM concurrency), the chain measured per evaluation on a virtual clock through the real
-LLMBackend (bench/runner_workload.py); wall/ideal (target <= 1.2); LLM calls per evaluation
+LLMBackend (bench/runner_workload.py); wall/ideal (target <= 1.2); "floor", the same
+workload on that virtual clock with every evaluation sharing the run's LLM concurrency limit
+(zero overhead, the limit's own policy: bursts of calls over the limit wait there too, which
+the ideal leaves out), and wall/floor, what this machine and judgegen's overhead add to it;
+LLM calls per evaluation
 and what Mind2Web 2's toolkit spends on the same judges and verdicts (target: never more);
 ms per evaluation at zero latency (target <= 10 sandboxed); the CPU all processes used per
 evaluation ("cpu ms", from /proc/stat: the parent, the fork server and every job) and, at
@@ -169,10 +173,10 @@ def help_time(repeats: int) -> tuple[float, float]:
     return min(times), statistics.median(times)
 
 
-def measure_schedule(root: Path) -> Schedule:
+def measure_schedule(root: Path, concurrency: int) -> Schedule:
     """The workload's schedule, computed by the checkout under test (its own backend)."""
     done = subprocess.run(
-        [sys.executable, str(BENCH / "runner_workload.py"), str(root)],
+        [sys.executable, str(BENCH / "runner_workload.py"), str(root), str(concurrency)],
         env=cli_env(0.0),
         capture_output=True,
         text=True,
@@ -193,6 +197,7 @@ def row(label: str, run: Run, n: int, latency: float, sched: Schedule, concurren
     calls = run.provider_calls
     ideal = max(chain * latency, calls * latency / concurrency)
     bound = "chain" if chain * latency >= calls * latency / concurrency else "calls"
+    floor = sched.shared_steps * latency if sched.shared_steps and latency else None
     return {
         "run": label,
         "exit": run.exit_code,
@@ -203,6 +208,8 @@ def row(label: str, run: Run, n: int, latency: float, sched: Schedule, concurren
         "ideal_s": round(ideal, 3),
         "bound": bound,
         "ratio": round(run.wall / ideal, 2) if ideal else None,
+        "floor_s": round(floor, 3) if floor else None,
+        "floor_ratio": round(run.wall / floor, 2) if floor else None,
         "ms_per_eval": round(run.wall / n * 1000, 1),
         "cpu_ms_per_eval": round(run.cpu / n * 1000, 1) if run.cpu is not None else None,
         "calls_per_eval": round(calls / n, 1),
@@ -215,13 +222,15 @@ def row(label: str, run: Run, n: int, latency: float, sched: Schedule, concurren
 
 def print_row(r: dict) -> None:
     ratio = f"{r['ratio']:.2f}" if r["ratio"] is not None else "  - "
+    floor = f"{r['floor_s']:.2f}" if r["floor_s"] is not None else "-"
+    floor_ratio = f"{r['floor_ratio']:.2f}" if r["floor_ratio"] is not None else "-"
     first = f"{r['first_call_s']:.2f}" if r["first_call_s"] is not None else "-"
     tail = f"{r['tail_s']:.2f}" if r["tail_s"] is not None else "-"
     rerun = f"{r['rerun_s']:.2f}" if r["rerun_s"] is not None else "-"
     cpu = f"{r['cpu_ms_per_eval']:.1f}" if r["cpu_ms_per_eval"] is not None else "-"
     print(
         f"{r['run']:<36} {r['evaluations']:>5} {r['wall_s']:>8.2f} {r['ideal_s']:>7.2f} "
-        f"{r['bound']:>5} {ratio:>6} {r['ms_per_eval']:>8.1f} {cpu:>7} {r['calls_per_eval']:>6.1f}"
+        f"{r['bound']:>5} {ratio:>6} {floor:>6} {floor_ratio:>6} {r['ms_per_eval']:>8.1f} {cpu:>7} {r['calls_per_eval']:>6.1f}"
         f"/{r['m2w2_calls_per_eval']:<6.1f} {r['chain_calls']:>5} {first:>8} {tail:>5} {rerun:>6}"
         f"  exit {r['exit']}",
         flush=True,
@@ -270,6 +279,7 @@ def main() -> None:
     )
     print(
         f"{'run':<36} {'evals':>5} {'wall s':>8} {'ideal':>7} {'bound':>5} {'ratio':>6} "
+        f"{'floor':>6} {'/floor':>6} "
         f"{'ms/eval':>8} {'cpu ms':>7} {'calls/m2w2':>13} {'chain':>5} {'1st call':>8} {'tail':>5} {'rerun':>6}"
     )
     schedules: dict[str, Schedule] = {}
@@ -283,7 +293,7 @@ def main() -> None:
             for mode in modes:
                 root = prepare(base, workload, mode, args)
                 if workload.name not in schedules:
-                    schedules[workload.name] = measure_schedule(root)
+                    schedules[workload.name] = measure_schedule(root, concurrency)
                 sched = schedules[workload.name]
                 label = f"{name} {mode}"
                 first = judgegen_run(root, mode == "sandboxed", latency, args.run_args)

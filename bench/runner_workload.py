@@ -199,17 +199,68 @@ class Schedule:
     chains: list[int]
     calls: list[int]
     m2w2_calls: list[int]
+    shared_steps: int | None = None
+    """Latencies the whole workload takes at zero overhead when all evaluations share one LLM
+    concurrency limit (the run's, same policy): the floor of a real run, which a burst of
+    calls over the limit makes longer than the longest chain."""
 
 
-def schedule(root: Path, latency: float) -> Schedule:
+def schedule(root: Path, latency: float, concurrency: int | None = None) -> Schedule:
     """Run every evaluation at once, in process, with unlimited LLM concurrency on a virtual
     clock, through the real LLMBackend and LLM client (cache off): each evaluation's virtual
-    duration / latency is its longest chain of dependent calls under this implementation."""
+    duration / latency is its longest chain of dependent calls under this implementation.
+    With `concurrency`, run them all again through one client with that limit, for
+    `shared_steps`."""
     loop = VirtualClockLoop()
     try:
-        return loop.run_until_complete(_schedule(root, latency))
+        found = loop.run_until_complete(_schedule(root, latency))
+        if concurrency is not None:
+            found.shared_steps = loop.run_until_complete(_shared(root, latency, concurrency))
+        return found
     finally:
         loop.close()
+
+
+def _provider() -> Any:
+    """The bench's scripted model, keeping no log of its requests where it can."""
+    from latency_model import respond
+
+    from toolkit.llm import ScriptedProvider
+
+    try:
+        return ScriptedProvider(respond, record=False)
+    except TypeError:  # a checkout from before `record` (runner_bench.py --repo)
+        return ScriptedProvider(respond)
+
+
+async def _shared(root: Path, latency: float, concurrency: int) -> int:
+    """Virtual latencies from the first evaluation's start to the last one's end, every
+    evaluation started at once and sharing one client limited to `concurrency` calls."""
+    import os
+
+    from latency_model import LATENCY_ENV
+
+    from toolkit.backends import LLMBackend
+    from toolkit.llm import LLMClient
+    from toolkit.pages import PageStore
+    from toolkit.runner.inputs import discover_answers
+    from toolkit.runner.loader import load_judge
+
+    os.environ[LATENCY_ENV] = str(latency)
+    store = PageStore(root / "pages", readonly=True)
+    judges = {p.stem: load_judge(p) for p in (root / "judges").glob("*.py")}
+    client = LLMClient(_provider(), concurrency=concurrency)
+    backend = LLMBackend(client, model="o4-mini")
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await asyncio.gather(
+        *(
+            judges[item.task_id].run(backend=backend, answer=item.text or "", pages=store)
+            for item in discover_answers(root / "answers")
+        )
+    )
+    store.close()
+    return round((loop.time() - started) / latency)
 
 
 async def _schedule(root: Path, latency: float) -> Schedule:
@@ -248,8 +299,9 @@ async def _schedule(root: Path, latency: float) -> Schedule:
     )
 
 
-if __name__ == "__main__":  # `python runner_workload.py ROOT`: the schedule of ROOT, as JSON
+if __name__ == "__main__":  # `python runner_workload.py ROOT [CONCURRENCY]`: ROOT's schedule
     import sys
     from dataclasses import asdict
 
-    print(json.dumps(asdict(schedule(Path(sys.argv[1]), 1.0))))
+    limit = int(sys.argv[2]) if len(sys.argv) > 2 else None
+    print(json.dumps(asdict(schedule(Path(sys.argv[1]), 1.0, limit))))

@@ -1,0 +1,39 @@
+"""The runner bench's schedule (bench/runner_workload.py): the chains and the shared-limit
+floor it prints next to each wall time must be exact on its virtual clock."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+@pytest.fixture(scope="module")
+def workload(tmp_path_factory: pytest.TempPathFactory):
+    sys.path.insert(0, str(BENCH))
+    try:
+        import runner_workload
+
+        root = tmp_path_factory.mktemp("bench") / "chain"
+        spec = runner_workload.Workload("chain", tasks=2, answers=1, items=2)
+        runner_workload.build(root, spec, page_chars=2_000, screenshot_bytes=1_000)
+        yield runner_workload, root
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def test_with_room_for_every_call_the_shared_floor_is_the_longest_chain(workload) -> None:
+    module, root = workload
+    found = module.schedule(root, 1.0, concurrency=10_000)
+    assert found.shared_steps == max(found.chains)
+
+
+def test_with_one_call_at_a_time_the_shared_floor_is_every_call_in_turn(workload) -> None:
+    """At most every call in turn: a speculative call cancelled while it waits for the one
+    slot is never made."""
+    module, root = workload
+    found = module.schedule(root, 1.0, concurrency=1)
+    assert max(found.chains) < found.shared_steps <= sum(found.calls)
