@@ -67,12 +67,13 @@ class Ledger:
         self.prices = prices or PriceTable()
         self.keep_rows = path is None if keep_rows is None else keep_rows
         self.rows: list[LedgerRow] = []
-        self._totals = _Totals()
+        self._totals = UsageSummary()
+        self._models: set[str] = set()
         self._file: TextIO | None = None
 
     def record(self, row: LedgerRow) -> None:
         """Count `row` and append it to the file, flushed at once (one write, no open per row)."""
-        self._totals.add(row)
+        self._count(row)
         if self.keep_rows:
             self.rows.append(row)
         if self.path is not None:
@@ -124,43 +125,23 @@ class Ledger:
 
     def summary(self) -> UsageSummary:
         """Totals of every row recorded; tokens count paid calls only (hits cost nothing)."""
-        return self._totals.summary(self.prices)
+        unpriced = sorted(m for m in self._models if self.prices.price_for(m) is None)
+        return self._totals.model_copy(update={"unpriced_models": unpriced})
 
-
-class _Totals:
-    """Running totals of a ledger's rows: what `summary` reports, without keeping the rows."""
-
-    def __init__(self) -> None:
-        self.calls = self.cached = self.errors = 0
-        self.input_tokens = self.output_tokens = 0
-        self.cost_usd = self.saved_usd = self.estimated_usd = 0.0
-        self.models: set[str] = set()
-
-    def add(self, row: LedgerRow) -> None:
-        self.calls += 1
-        self.errors += bool(row.error)
-        self.models.add(row.model)
-        self.saved_usd += row.saved_usd
-        self.estimated_usd += row.estimated_usd
+    def _count(self, row: LedgerRow) -> None:
+        """Add `row` to the running totals `summary` reports (the rows need not be kept)."""
+        totals = self._totals
+        totals.calls += 1
+        totals.errors += bool(row.error)
+        totals.saved_usd += row.saved_usd
+        totals.estimated_usd += row.estimated_usd
+        self._models.add(row.model)
         if row.cache_hit:
-            self.cached += 1
+            totals.cached += 1
             return
-        self.input_tokens += row.input_tokens + row.cache_read_tokens + row.cache_write_tokens
-        self.output_tokens += row.output_tokens
-        self.cost_usd += row.cost_usd
-
-    def summary(self, prices: PriceTable) -> UsageSummary:
-        return UsageSummary(
-            calls=self.calls,
-            cached=self.cached,
-            errors=self.errors,
-            input_tokens=self.input_tokens,
-            output_tokens=self.output_tokens,
-            cost_usd=self.cost_usd,
-            saved_usd=self.saved_usd,
-            estimated_usd=self.estimated_usd,
-            unpriced_models=sorted(m for m in self.models if prices.price_for(m) is None),
-        )
+        totals.input_tokens += row.input_tokens + row.cache_read_tokens + row.cache_write_tokens
+        totals.output_tokens += row.output_tokens
+        totals.cost_usd += row.cost_usd
 
 
 class LedgerProvider:
