@@ -233,30 +233,35 @@ def _provider() -> Any:
         return ScriptedProvider(respond)
 
 
-async def _shared(root: Path, latency: float, concurrency: int) -> int:
-    """Virtual latencies from the first evaluation's start to the last one's end, every
-    evaluation started at once and sharing one client limited to `concurrency` calls."""
+def _inputs(root: Path, latency: float) -> tuple[Any, list[Any], dict[str, Any]]:
+    """The workload's page store, answers and judges, with the scripted model's latency set."""
     import os
 
     from latency_model import LATENCY_ENV
 
-    from toolkit.backends import LLMBackend
-    from toolkit.llm import LLMClient
     from toolkit.pages import PageStore
     from toolkit.runner.inputs import discover_answers
     from toolkit.runner.loader import load_judge
 
     os.environ[LATENCY_ENV] = str(latency)
-    store = PageStore(root / "pages", readonly=True)
     judges = {p.stem: load_judge(p) for p in (root / "judges").glob("*.py")}
-    client = LLMClient(_provider(), concurrency=concurrency)
-    backend = LLMBackend(client, model="o4-mini")
+    return PageStore(root / "pages", readonly=True), discover_answers(root / "answers"), judges
+
+
+async def _shared(root: Path, latency: float, concurrency: int) -> int:
+    """Virtual latencies from the first evaluation's start to the last one's end, every
+    evaluation started at once and sharing one client limited to `concurrency` calls."""
+    from toolkit.backends import LLMBackend
+    from toolkit.llm import LLMClient
+
+    store, inputs, judges = _inputs(root, latency)
+    backend = LLMBackend(LLMClient(_provider(), concurrency=concurrency), model="o4-mini")
     loop = asyncio.get_running_loop()
     started = loop.time()
     await asyncio.gather(
         *(
             judges[item.task_id].run(backend=backend, answer=item.text or "", pages=store)
-            for item in discover_answers(root / "answers")
+            for item in inputs
         )
     )
     store.close()
@@ -264,21 +269,13 @@ async def _shared(root: Path, latency: float, concurrency: int) -> int:
 
 
 async def _schedule(root: Path, latency: float) -> Schedule:
-    import os
-
-    from latency_model import LATENCY_ENV, respond
+    from latency_model import respond
     from m2w2_cost import m2w2_calls
 
     from toolkit.backends import LLMBackend
     from toolkit.llm import LLMClient, ScriptedProvider
-    from toolkit.pages import PageStore
-    from toolkit.runner.inputs import discover_answers
-    from toolkit.runner.loader import load_judge
 
-    os.environ[LATENCY_ENV] = str(latency)
-    store = PageStore(root / "pages", readonly=True)
-    inputs = discover_answers(root / "answers")
-    judges = {p.stem: load_judge(p) for p in (root / "judges").glob("*.py")}
+    store, inputs, judges = _inputs(root, latency)
 
     async def one(item: Any) -> tuple[int, int, int]:
         provider = ScriptedProvider(respond)
