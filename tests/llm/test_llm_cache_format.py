@@ -145,6 +145,11 @@ def test_a_copy_given_a_list_of_messages_keeps_a_tuple_and_a_new_key() -> None:
     assert longer.cache_key() != request.cache_key()
 
 
+def test_a_message_copy_given_a_list_of_parts_keeps_a_tuple() -> None:
+    message = Message.user("first").model_copy(update={"content": [TextPart(text="other")]})
+    assert message.content == (TextPart(text="other"),)
+
+
 def pinned_request(index: int) -> LLMRequest:
     """A request whose keys are written down below; built from literals only (no schema a
     library generates), so only judgegen's own key derivation can change them."""

@@ -26,8 +26,9 @@ KEY_VERSION = 2
 BLOB_MIN_CHARS = 4096
 """Text or image data at least this long is keyed and stored by its content digest."""
 _KEY_NEUTRAL = frozenset({"sample_index", "metadata", "provider"})
-_SEQUENCES = frozenset({"system", "messages"})
-"""Tuple fields of a request: `model_copy` (which does not validate) converts lists given."""
+_SEQUENCES = frozenset({"system", "messages", "content"})
+"""Tuple fields of requests and messages: their `model_copy` (which does not validate)
+converts lists given for them."""
 
 Purpose = Literal["draft", "repair", "reflect", "regenerate", "extract", "verify", "test", "other"]
 
@@ -78,6 +79,10 @@ class Message(BaseModel):
         """An assistant turn (used for re-asks)."""
         return cls(role="assistant", content=(TextPart(text=text),))
 
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy; a list given for `content` becomes a tuple."""
+        return super().model_copy(update=_tupled(update), deep=deep)
+
 
 class SystemBlock(BaseModel):
     """A system prompt block; `cache=True` marks the stable prefix providers may cache."""
@@ -125,8 +130,7 @@ class LLMRequest(BaseModel):
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy; it keeps the memoized hash and storage form only when `update` leaves the
         hashed part alone."""
-        if update and any(isinstance(update.get(f), list) for f in _SEQUENCES):
-            update = {k: tuple(v) if k in _SEQUENCES else v for k, v in update.items()}
+        update = _tupled(update)
         copied = super().model_copy(update=update, deep=deep)
         if deep or (update and not set(update) <= _KEY_NEUTRAL):
             object.__setattr__(copied, "__pydantic_private__", None)
@@ -224,6 +228,15 @@ class _Core:
         return self.data == other.data and self.blobs == other.blobs
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def _tupled(update: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """`update` with a list given for a tuple field made a tuple, as validation would."""
+    if not update or not any(isinstance(update.get(name), list) for name in _SEQUENCES):
+        return update
+    return {
+        k: tuple(v) if k in _SEQUENCES and isinstance(v, list) else v for k, v in update.items()
+    }
 
 
 def _compact_json(data: dict[str, Any]) -> str:
