@@ -305,6 +305,7 @@ def main() -> None:
                     rows[-1]["rerun_s"] = round(rerun.wall, 3)
                     print_row(rows[-1])
                     _say_if_redone(rerun)
+                    _say_if_off_schedule(first, sched)
                 else:
                     overwrite = judgegen_run(
                         root, mode == "sandboxed", 0.0, ["--overwrite", *args.run_args]
@@ -355,6 +356,17 @@ def _say_cpu_floor(rows: list[dict]) -> None:
                 f"CPU floor, {r['run']}: {r['cpu_ms_per_eval']:.1f} ms of CPU per evaluation "
                 f"over {cores} cores = {floor:.1f} ms/eval at best (measured {r['ms_per_eval']:.1f})"
             )
+
+
+def _say_if_off_schedule(run: Run, sched: Schedule) -> None:
+    """The ideal and the floor come from the schedule's calls (cache off, nothing shared in
+    flight); a run that made other calls is not measured against its own work: say so."""
+    scheduled = sum(sched.calls)
+    if run.exit_code == 0 and run.provider_calls != scheduled:
+        print(
+            f"  note: the run above made {run.provider_calls} provider calls, its schedule "
+            f"{scheduled}: its ideal and floor are of other work"
+        )
 
 
 def _say_if_redone(rerun: Run) -> None:
