@@ -3,6 +3,7 @@ floor it prints next to each wall time must be exact on its virtual clock."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -13,7 +14,10 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 @pytest.fixture(scope="module")
 def workload(tmp_path_factory: pytest.TempPathFactory):
+    """The bench's modules and a small chain workload; the latency the schedule sets in the
+    environment (as the bench script does) is put back afterwards."""
     sys.path.insert(0, str(BENCH))
+    saved = dict(os.environ)
     try:
         import runner_workload
 
@@ -23,6 +27,8 @@ def workload(tmp_path_factory: pytest.TempPathFactory):
         yield runner_workload, root
     finally:
         sys.path.remove(str(BENCH))
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def test_with_room_for_every_call_the_shared_floor_is_the_longest_chain(workload) -> None:
