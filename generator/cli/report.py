@@ -9,7 +9,13 @@ from pathlib import Path
 import click
 
 from toolkit.runner.metrics import Summary, compute_summary, format_table
-from toolkit.runner.results import SUMMARY_FILE, EvaluationResult, iter_results, read_result
+from toolkit.runner.results import (
+    SUMMARY_FILE,
+    EvaluationResult,
+    ResultHead,
+    iter_results,
+    read_result,
+)
 from toolkit.util.files import write_atomic
 
 
@@ -44,7 +50,7 @@ def _write_html(path: Path, out: Path) -> int:
     if not path.is_file():
         metrics = {}
         for name, rs in agents.items():
-            summary = compute_summary(name, rs)
+            summary = compute_summary(name, map(ResultHead.of, rs))
             metrics[name] = {
                 "partial_completion": summary.partial_completion.mean,
                 "success_rate": summary.success_rate.mean,
@@ -90,7 +96,7 @@ def report(agent_dir: Path, as_json: bool, html: Path | None) -> None:
             sys.exit(html_exit)
     elif agent_dir.is_file():
         raise click.UsageError("a single result file needs --html OUT")
-    results = list(iter_results(agent_dir))
+    results = [ResultHead.of(result) for result in iter_results(agent_dir)]
     if not results:
         raise click.UsageError(
             f"no result files under {agent_dir}/<task>/<answer>.json (pass RESULTS/<agent>)"

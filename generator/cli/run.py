@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # the runner loads when a run starts, not for `run --help`
     from toolkit.llm.settings import LLMSettings
     from toolkit.runner.options import RunOptions
     from toolkit.runner.report import RunReport
-    from toolkit.runner.results import EvaluationResult
+    from toolkit.runner.results import ResultHead
     from toolkit.tools.maps import MapsProvider
 
 
@@ -99,10 +99,10 @@ def check_task_ids(requested: set[str] | None, known: set[str]) -> None:
             )
 
 
-def _progress(total: int) -> Callable[[str, EvaluationResult | None], None]:
+def _progress(total: int) -> Callable[[str, ResultHead | None], None]:
     done = 0
 
-    def report(event: str, result: EvaluationResult | None) -> None:
+    def report(event: str, result: ResultHead | None) -> None:
         nonlocal done
         done += 1
         if result is None:
@@ -113,7 +113,7 @@ def _progress(total: int) -> Callable[[str, EvaluationResult | None], None]:
         elif result.status == "excluded":
             detail = result.reason or ""
         else:
-            first = result.errors[0] if result.errors else {}
+            first = result.first_error or {}
             detail = f"{first.get('type', 'error')}: {first.get('message', '')}"[:200]
         verb = "reused" if event == "reused" else result.status
         click.echo(

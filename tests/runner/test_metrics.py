@@ -8,12 +8,17 @@ import pytest
 
 from toolkit.runner.fingerprint import Fingerprint
 from toolkit.runner.metrics import compute_summary, format_table, run_order
-from toolkit.runner.results import EvaluationResult
+from toolkit.runner.results import EvaluationResult, ResultHead
 
 FP = Fingerprint(templates_sha256="p", toolkit_version="0", backend="b", answer_sha256="a")
 
 
-def res(task: str, answer: str, score: float | None, status: str = "complete") -> EvaluationResult:
+def res(task: str, answer: str, score: float | None, status: str = "complete") -> ResultHead:
+    """The head of a result, as a run keeps it."""
+    return ResultHead.of(full(task, answer, score, status))
+
+
+def full(task: str, answer: str, score: float | None, status: str = "complete") -> EvaluationResult:
     return EvaluationResult(
         task_id=task,
         agent_name="agent",

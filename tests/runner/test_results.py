@@ -9,6 +9,7 @@ from toolkit.runner import results as results_module
 from toolkit.runner.fingerprint import Fingerprint, make_fingerprint
 from toolkit.runner.results import (
     EvaluationResult,
+    ResultHead,
     ResultStore,
     UsageTotals,
     write_score_file,
@@ -57,7 +58,7 @@ def test_unreadable_result_reads_as_missing(tmp_path: Path) -> None:
     path.parent.mkdir(parents=True)
     path.write_text('{"task_id": "t", "status": "compl')
     assert store.read("agent", "t", "answer_1") is None
-    assert list(store.iter_agent("agent")) == []
+    assert list(store.iter_heads("agent")) == []
 
 
 def test_stray_temp_files_of_a_killed_run_are_removed(tmp_path: Path) -> None:
@@ -94,10 +95,11 @@ def test_fingerprint_names_backend_class_and_model_without_a_spec() -> None:
 
 def test_a_run_reports_repr_is_one_line_whatever_it_holds() -> None:
     """asyncio formats the result of a run's main task when `asyncio.run` ends; the report
-    must not render every result's tree there."""
+    must not list every result there."""
     from toolkit.runner.report import RunReport
 
-    report = RunReport(results=[result(answer_name=f"answer_{i}") for i in range(500)], reused=500)
+    heads = [ResultHead.of(result(answer_name=f"answer_{i}")) for i in range(500)]
+    report = RunReport(results=heads, reused=500)
     assert repr(report) == "RunReport(500 results, evaluated=0, reused=500, stopped=None)"
 
 
@@ -111,7 +113,9 @@ def test_an_agents_results_come_from_memory_when_known_and_from_disk_otherwise(
     parsed: list[Path] = []
     real = results_module.read_result
     monkeypatch.setattr(results_module, "read_result", lambda p: parsed.append(p) or real(p))
-    found = list(store.iter_agent(mine.agent_name, known=[mine]))
+    known = ResultHead.of(mine)
+    found = list(store.iter_heads(mine.agent_name, known=[known]))
     assert [r.task_id for r in found] == ["t1", "t2"]
-    assert found[0] is mine  # as the run holds it, not parsed again
+    assert found[0] is known  # as the run holds it, not parsed again
+    assert found[1] == ResultHead.of(other)
     assert parsed == [store.path(other.agent_name, "t2", other.answer_name)]

@@ -16,11 +16,13 @@ from tests.fixtures.runner.helpers import (
     result_files,
     run_answers,
     run_trajectories,
+    stored,
     without_timing,
 )
 from tests.fixtures.runner.scripted import FlakyBackend, make_backend
 from toolkit import BudgetExceeded, ScriptedBackend
 from toolkit.runner.inputs import discover_answers
+from toolkit.runner.results import ResultHead
 from toolkit.runner.scheduler import RunOptions, run_evaluations
 from toolkit.sandbox.protocol import SandboxLimits
 
@@ -182,8 +184,9 @@ def test_transient_faults_give_incomplete_results_that_reruns_complete_identical
     first = run_answers(work, flaky, backend_spec=SPEC)
     assert flaky.failures > 0 and first.incomplete
     assert first.exit_code == 1
-    for result in first.incomplete:
-        assert result.final_score is None and result.errors
+    for head in first.incomplete:
+        assert head.final_score is None and head.first_error
+        assert stored(work, head).errors
     for _ in range(4):
         report = run_answers(work, flaky, backend_spec=SPEC)
         if not report.incomplete:
@@ -193,6 +196,20 @@ def test_transient_faults_give_incomplete_results_that_reruns_complete_identical
     assert {k: without_timing(v) for k, v in got.items()} == {
         k: without_timing(v) for k, v in expected.items()
     }
+
+
+def test_a_run_keeps_each_results_head_in_memory_and_the_whole_result_in_its_file(
+    work: Path,
+) -> None:
+    """A long run's memory must not grow with every tree: the report holds heads, which
+    say what the files say."""
+    report = run_answers(work, make_backend())
+    assert report.results and all(type(head) is ResultHead for head in report.results)
+    for head in report.results:
+        assert head == ResultHead.of(stored(work, head))
+    rerun = run_answers(work, make_backend())  # every result reused from its file
+    assert rerun.reused == len(report.results)
+    assert sorted(rerun.results, key=str) == sorted(report.results, key=str)
 
 
 def test_judge_exception_gives_incomplete_result_with_partial_tree(work: Path) -> None:
@@ -207,7 +224,7 @@ def test_judge_exception_gives_incomplete_result_with_partial_tree(work: Path) -
     report = run_answers(work, make_backend())
     louvre = [r for r in report.results if r.task_id == "louvre_hours"]
     assert louvre and all(r.status == "incomplete" for r in louvre)
-    first = louvre[0]
+    first = stored(work, louvre[0])
     assert first.errors[-1]["type"] == "RuntimeError" and "judge bug" in first.errors[-1]["message"]
     assert first.final_score is None
     assert first.eval_breakdown[0]["verification_tree"]["children"]
@@ -227,7 +244,8 @@ def test_judge_timeout_is_an_incomplete_result(work: Path) -> None:
             limits=SandboxLimits(timeout_s=0.2),
         )
     )
-    (result,) = report.results
+    (head,) = report.results
+    result = stored(work, head)
     assert result.status == "incomplete"
     assert result.errors[-1]["kind"] == "timeout"
 
@@ -320,7 +338,8 @@ def test_judge_calling_the_maps_tool_scores_as_when_run_directly(
             tools=tools,
         )
 
-    (result,) = asyncio.run(go()).results
+    (head,) = asyncio.run(go()).results
+    result = stored(tmp_path, head)
     assert result.status == "complete", result.errors
     assert result.final_score == expected.summary["final_score"]
     assert result.eval_breakdown[0]["verification_tree"] == expected.tree

@@ -22,6 +22,7 @@ from tests.fixtures.runner.helpers import (
     copy_fixtures,
     options,
     result_files,
+    stored,
 )
 from tests.fixtures.runner.scripted import extract, verify
 from toolkit import ScriptedBackend
@@ -69,7 +70,8 @@ def test_a_judge_replaced_mid_run_changes_nothing_in_that_run(work: Path) -> Non
     report = asyncio.run(run_evaluations(inputs, backend=backend, options=opts, pages=DictPages()))
     assert swapped and sha256_file(judge) != approved
     assert len(report.results) == 4
-    for result in report.results:
+    for head in report.results:
+        result = stored(work, head)
         assert result.status == "complete", result.errors
         assert result.fingerprint.judge_sha256 == approved
         assert result.eval_breakdown[0]["verification_tree"]["children"]
@@ -98,7 +100,8 @@ def test_a_judge_that_patches_its_score_is_incomplete_and_the_parent_says_why(
     item = hostile_input(work, "lies_about_score")
     backend = ScriptedBackend()
     report = asyncio.run(run_evaluations([item], backend=backend, options=options(work)))
-    (result,) = report.results
+    (head,) = report.results
+    result = stored(work, head)
     assert result.status == "incomplete" and result.final_score is None
     (violation,) = [e for e in result.errors if e["kind"] == "protocol_violation"]
     assert "final score 1.0 disagrees with the tree's score 0.0" in violation["message"]
@@ -120,11 +123,12 @@ def test_the_info_of_a_judge_that_violated_the_sandbox_is_not_written(
     monkeypatch.setenv("ANTHROPIC_API_KEY", CANARY)
     item = hostile_input(work, "reads_parent_proc")
     report = asyncio.run(run_evaluations([item], backend=ScriptedBackend(), options=options(work)))
-    (result,) = report.results
+    (head,) = report.results
+    result = stored(work, head)
     assert result.status == "incomplete"
     assert "sandbox_violation" in [e["kind"] for e in result.errors]
-    stored = json.dumps(result_files(work / "results"))
-    assert "loot" not in stored and "withheld" in stored
+    written = json.dumps(result_files(work / "results"))
+    assert "loot" not in written and "withheld" in written
     assert result.sandbox_guards
 
 

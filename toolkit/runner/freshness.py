@@ -28,6 +28,7 @@ from toolkit.runner.report import Progress, RunReport
 from toolkit.runner.results import (
     SUMMARY_FILE,
     EvaluationResult,
+    ResultHead,
     ResultStore,
     score_file_path,
 )
@@ -175,10 +176,11 @@ async def fresh_run(
         stored = await fresh_result(store, item, fp, pages)
         if stored is None or needs_repair(stored, item, judge):
             return None
+        head = ResultHead.of(stored)
         report.reused += 1
-        report.results.append(stored)
+        report.results.append(head)
         if item.input_error:
-            report.input_errors.append(stored)
+            report.input_errors.append(head)
     for agent in sorted({i.agent_name for i in inputs}):
         store.remove_stray_temp_files(agent)
     for result in report.results:
@@ -200,7 +202,7 @@ def write_summaries(
         skipped = [s for s in report.skipped_judges if s.task_id in tasks]
         summary = compute_summary(
             agent,
-            store.iter_agent(agent, known=report.results),
+            store.iter_heads(agent, known=report.results),
             skipped_judges=skipped,
             include_unreviewed=include_unreviewed,
         )

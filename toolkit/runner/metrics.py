@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from toolkit.runner.results import EvaluationResult, UsageTotals
+from toolkit.runner.results import ResultHead, UsageTotals
 from toolkit.util.deferred import DEFERRED
 
 SUMMARY_VERSION = 1
@@ -131,18 +131,9 @@ def _mean_std(per_run: dict[str, float]) -> MeanStd:
     return MeanStd(mean=statistics.fmean(values), std=statistics.pstdev(values), per_run=per_run)
 
 
-def _error_text(result: EvaluationResult) -> str:
-    if not result.errors:
-        return "incomplete"
-    first = result.errors[0]
-    text = f"{first.get('type', 'error')}: {first.get('message', '')}".strip()
-    more = len(result.errors) - 1
-    return text + (f" (+{more} more)" if more else "")
-
-
 def compute_summary(
     agent_name: str,
-    results: Iterable[EvaluationResult],
+    results: Iterable[ResultHead],
     *,
     skipped_judges: Iterable[SkippedJudge] = (),
     include_unreviewed: bool = False,
@@ -173,7 +164,7 @@ def compute_summary(
                 Listed(
                     task_id=result.task_id,
                     answer_name=result.answer_name,
-                    reason=_error_text(result),
+                    reason=result.error_text(),
                 )
             )
         else:

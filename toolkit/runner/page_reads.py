@@ -16,7 +16,7 @@ from typing import Any
 
 from toolkit.awaitables import resolve
 from toolkit.runner.fingerprint import PageReads
-from toolkit.runner.results import EvaluationResult
+from toolkit.runner.results import ResultHead
 from toolkit.util.hashing import sha256_text
 
 
@@ -98,12 +98,10 @@ class RecordingPages:
         return digest
 
 
-def missing_pages(results: Iterable[EvaluationResult]) -> dict[str, list[str]]:
+def missing_pages(results: Iterable[ResultHead]) -> dict[str, list[str]]:
     """Cited pages each judged answer could not read, by `agent/task/answer` (none: left out)."""
-    missing: dict[str, list[str]] = {}
-    for result in results:
-        reads = result.fingerprint.pages
-        urls = list(reads.missing) if reads is not None else list(result.missing_sources)
-        if urls:
-            missing[f"{result.agent_name}/{result.task_id}/{result.answer_name}"] = urls
-    return missing
+    return {
+        f"{head.agent_name}/{head.task_id}/{head.answer_name}": list(head.missing_pages)
+        for head in results
+        if head.missing_pages
+    }

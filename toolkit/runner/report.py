@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, Field
 
 from toolkit.runner.metrics import SkippedJudge, Summary
-from toolkit.runner.results import EvaluationResult, UsageTotals
+from toolkit.runner.results import ResultHead, UsageTotals
 from toolkit.util.deferred import DEFERRED
 
 RUN_RECORD_VERSION = 1
@@ -16,9 +16,10 @@ RUN_RECORD_VERSION = 1
 
 @dataclass(repr=False)
 class RunReport:
-    """What a run did: every result it holds, what it redid, skipped and why it stopped."""
+    """What a run did: the head of every result it holds (the results themselves are in
+    their files), what it redid, skipped and why it stopped."""
 
-    results: list[EvaluationResult] = field(default_factory=list)
+    results: list[ResultHead] = field(default_factory=list)
     evaluated: int = 0
     reused: int = 0
     not_started: int = 0
@@ -26,20 +27,19 @@ class RunReport:
     skipped_answers: int = 0
     stopped: str | None = None
     summaries: dict[str, Summary] = field(default_factory=dict)
-    input_errors: list[EvaluationResult] = field(default_factory=list)
+    input_errors: list[ResultHead] = field(default_factory=list)
     usage: UsageTotals = field(default_factory=UsageTotals)
 
     def __repr__(self) -> str:
         """A one-line summary: asyncio prints the result of a run's main task (its SIGINT
-        handler check at the end of `asyncio.run` does), and the default repr of every
-        result's tree costs milliseconds per evaluation."""
+        handler check at the end of `asyncio.run` does), which need not list every head."""
         return (
             f"RunReport({len(self.results)} results, evaluated={self.evaluated}, "
             f"reused={self.reused}, stopped={self.stopped!r})"
         )
 
     @property
-    def incomplete(self) -> list[EvaluationResult]:
+    def incomplete(self) -> list[ResultHead]:
         """Results of this run that are incomplete."""
         return [r for r in self.results if r.status == "incomplete"]
 
@@ -64,7 +64,7 @@ class RunReport:
     def to_record(self) -> RunRecord:
         """The machine-readable form of this report."""
 
-        def ref(result: EvaluationResult) -> ResultRef:
+        def ref(result: ResultHead) -> ResultRef:
             return ResultRef(
                 agent=result.agent_name,
                 task_id=result.task_id,
@@ -127,4 +127,4 @@ class RunRecord(BaseModel):
     )
 
 
-Progress = Callable[[str, EvaluationResult | None], None]
+Progress = Callable[[str, ResultHead | None], None]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -88,6 +89,61 @@ class EvaluationResult(BaseModel):
     fingerprint: Fingerprint
 
 
+@dataclass(frozen=True, slots=True)
+class ResultHead:
+    """What a run keeps in memory of a result it wrote or reused: what its outcome, the
+    agents' summaries and the `--json` record read. The tree, verifications and fingerprint
+    stay in the result's file (`ResultStore.read`), so a run's memory does not grow with
+    every evaluation's tree — and, being another type, a head cannot be mistaken for a
+    result whose tree was emptied."""
+
+    task_id: str
+    agent_name: str
+    answer_name: str
+    status: Status
+    final_score: float | None
+    reason: str | None
+    first_error: Mapping[str, Any] | None
+    error_count: int
+    judge_model: str | None
+    usage: UsageTotals
+    duration_s: float
+    unreviewed_judge: bool
+    input_kind: Literal["answer", "trajectory"]
+    missing_pages: tuple[str, ...]
+
+    @classmethod
+    def of(cls, result: EvaluationResult) -> ResultHead:
+        """The head of `result`."""
+        reads = result.fingerprint.pages
+        missing = reads.missing if reads is not None else result.missing_sources
+        return cls(
+            task_id=result.task_id,
+            agent_name=result.agent_name,
+            answer_name=result.answer_name,
+            status=result.status,
+            final_score=result.final_score,
+            reason=result.reason,
+            first_error=result.errors[0] if result.errors else None,
+            error_count=len(result.errors),
+            judge_model=result.judge_model,
+            usage=result.usage,
+            duration_s=result.duration_s,
+            unreviewed_judge=result.unreviewed_judge,
+            input_kind=result.input_kind,
+            missing_pages=tuple(missing),
+        )
+
+    def error_text(self) -> str:
+        """The first error as `type: message`, with how many more there are."""
+        if self.first_error is None:
+            return "incomplete"
+        first = self.first_error
+        text = f"{first.get('type', 'error')}: {first.get('message', '')}".strip()
+        more = self.error_count - 1
+        return text + (f" (+{more} more)" if more else "")
+
+
 class ScoreFile(BaseModel):
     """webeval's score file shape: the top-line score and the judge's full output as a string."""
 
@@ -111,6 +167,10 @@ class ResultStore:
         """The stored result, or None when missing, unreadable or of another schema."""
         return read_result(self.path(agent, task_id, answer_name))
 
+    def result(self, head: ResultHead) -> EvaluationResult | None:
+        """The whole result `head` stands for (None when its file is missing or unreadable)."""
+        return self.read(head.agent_name, head.task_id, head.answer_name)
+
     def write(self, result: EvaluationResult) -> Path:
         """Write `result` atomically and return its path."""
         path = self.path(result.agent_name, result.task_id, result.answer_name)
@@ -125,14 +185,18 @@ class ResultStore:
             count += 1
         return count
 
-    def iter_agent(
-        self, agent: str, known: Iterable[EvaluationResult] = ()
-    ) -> Iterator[EvaluationResult]:
-        """Every readable result of `agent`, in path order. A result in `known` (one this run
-        wrote or read from its file) is used as it is, not parsed again: summaries at the end
-        of a run then read only results the run did not touch."""
-        mine = {self.path(r.agent_name, r.task_id, r.answer_name): r for r in known}
-        yield from iter_results(self.root / agent, mine)
+    def iter_heads(self, agent: str, known: Iterable[ResultHead] = ()) -> Iterator[ResultHead]:
+        """The head of every readable result of `agent`, in path order. A head in `known`
+        (of a result this run wrote or read) is used as it is, its file not parsed again:
+        summaries at the end of a run then read only results the run did not touch."""
+        mine = {self.path(h.agent_name, h.task_id, h.answer_name): h for h in known}
+        for path in _result_paths(self.root / agent):
+            head = mine.get(path)
+            if head is None:
+                result = read_result(path)
+                head = None if result is None else ResultHead.of(result)
+            if head is not None:
+                yield head
 
 
 def read_result(path: Path) -> EvaluationResult | None:
@@ -143,15 +207,16 @@ def read_result(path: Path) -> EvaluationResult | None:
         return None
 
 
-def iter_results(
-    agent_dir: str | Path, known: Mapping[Path, EvaluationResult] | None = None
-) -> Iterator[EvaluationResult]:
-    """Every readable `<task>/<answer>.json` result under one agent's directory (those in
-    `known`, by path, without reading them)."""
-    for path in sorted(Path(agent_dir).glob("*/*.json")):
-        result = (known or {}).get(path) or read_result(path)
+def iter_results(agent_dir: str | Path) -> Iterator[EvaluationResult]:
+    """Every readable `<task>/<answer>.json` result under one agent's directory."""
+    for path in _result_paths(Path(agent_dir)):
+        result = read_result(path)
         if result is not None:
             yield result
+
+
+def _result_paths(agent_dir: Path) -> list[Path]:
+    return sorted(agent_dir.glob("*/*.json"))
 
 
 def score_file_path(traj_dir: Path, judge_name: str) -> Path:

@@ -34,6 +34,7 @@ from toolkit.runner.page_reads import recording_page_reads
 from toolkit.runner.report import Progress, RunReport
 from toolkit.runner.results import (
     EvaluationResult,
+    ResultHead,
     ResultStore,
     UsageTotals,
     score_file_path,
@@ -48,7 +49,7 @@ from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits
 STOP_KINDS = frozenset({"budget", "cache", REQUIRED_KIND})
 
 
-def _noop(event: str, result: EvaluationResult | None) -> None:
+def _noop(event: str, result: ResultHead | None) -> None:
     return None
 
 
@@ -121,11 +122,12 @@ class Scheduler:
             traj = item.traj_dir
             if traj and stored.status == "complete":
                 write_score_file(traj, item.task_id, stored)
+        head = ResultHead.of(stored)
         self.report.reused += 1
-        self.report.results.append(stored)
+        self.report.results.append(head)
         if item.input_error:
-            self.report.input_errors.append(stored)
-        self.progress("reused", stored)
+            self.report.input_errors.append(head)
+        self.progress("reused", head)
         return True
 
     def _base(self, item: AnswerInput, judge: JudgeInfo | None, fp: Fingerprint) -> dict:
@@ -266,11 +268,14 @@ class Scheduler:
         self._account(item, result)
 
     def _account(self, item: AnswerInput, result: EvaluationResult) -> None:
+        """Count `result`, now in its files, keeping only its head (the report of a long run
+        would otherwise hold every evaluation's tree)."""
+        head = ResultHead.of(result)
         if item.input_error:
-            self.report.input_errors.append(result)
-        self.report.results.append(result)
-        self.report.usage = self.report.usage + result.usage
-        self.progress(result.status, result)
+            self.report.input_errors.append(head)
+        self.report.results.append(head)
+        self.report.usage = self.report.usage + head.usage
+        self.progress(head.status, head)
 
 
 async def run_evaluations(
