@@ -83,6 +83,7 @@ class CacheError(InfraError):
 
     def __init__(self, path: object, cause: str) -> None:
         self.path = path
+        self.cause = cause
         self.usage: object | None = None
         """The usage of an answer that was paid for but could not be stored (for the ledger)."""
         super().__init__(
@@ -90,6 +91,14 @@ class CacheError(InfraError):
             "(a new cache starts empty), or pass --cache-path elsewhere or --cache-mode off",
             kind="cache",
         )
+
+    def for_caller(self, usage: object | None) -> CacheError:
+        """This failure as one caller of the failed store raises it: a copy of its own,
+        carrying the `usage` that caller paid (one store's error reaches every caller whose
+        answer was in it; none may overwrite another's usage, or count another's)."""
+        copy = CacheError(self.path, self.cause)
+        copy.usage = usage
+        return copy
 
 
 class BudgetExceeded(InfraError):

@@ -344,3 +344,29 @@ async def test_a_store_whose_caller_was_cancelled_is_still_committed(tmp_path: P
     reopened = ResponseCache(tmp_path / "c.sqlite")
     assert reopened.get_response(first.cache_key()) is not None
     assert reopened.get_response(second.cache_key()) is not None
+
+
+async def test_a_shared_call_whose_answer_cannot_be_stored_is_paid_once_in_the_ledger(
+    tmp_path: Path, unwritable_cache: ResponseCache
+) -> None:
+    """Two identical requests share one provider call; when its store fails, both fail, and
+    the ledger counts the answer's tokens once (the follower paid nothing)."""
+
+    async def slow(request: LLMRequest) -> dict[str, object]:
+        await asyncio.sleep(0.01)
+        return GOOD
+
+    ledger = Ledger(tmp_path / "ledger.jsonl", PriceTable())
+    provider = ScriptedProvider(slow)
+    client = LLMClient(provider, cache=unwritable_cache, cache_mode=CacheMode.RW, ledger=ledger)
+    both = await asyncio.gather(
+        client.complete(verify_request("a")),
+        client.complete(verify_request("a")),
+        return_exceptions=True,
+    )
+    await client.aclose()
+    assert len(provider.calls) == 1
+    assert [type(outcome) for outcome in both] == [CacheError, CacheError]
+    rows = [json.loads(line) for line in (tmp_path / "ledger.jsonl").read_text().splitlines()]
+    assert [row["error"] for row in rows] == ["cache", "cache"]
+    assert [row["input_tokens"] > 0 for row in rows] == [True, False]

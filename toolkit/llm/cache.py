@@ -15,6 +15,7 @@ a pull request and serve as test fixtures.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -189,7 +190,13 @@ class ResponseCache:
         """Queue `record` for the background writer (`put`'s rules), to be committed with the
         others queued meanwhile; lookups of this process see it at once. Returns once it is
         committed (or raises the write's error)."""
-        await self._behind.committed(_pending(record, replace, checked))
+        await self.put_queued(record, replace=replace, checked=checked)
+
+    def put_queued(
+        self, record: CacheRecord, *, replace: bool = False, checked: bool
+    ) -> asyncio.Future[None]:
+        """`put_batched` without the wait: the future of the commit (its error if it fails)."""
+        return self._behind.queue(_pending(record, replace, checked))
 
     def _write(self, items: list[PendingWrite]) -> None:
         """Store `items` and their blobs in one transaction."""

@@ -3,7 +3,8 @@ answer queued meanwhile in one transaction, so concurrent LLM calls neither queu
 write lock nor block the event loop on SQLite.
 
 Invariants: `committed` returns once the answer is committed (or raises the write's error), so
-a caller that awaits it has its paid answer on disk before it goes on, as a direct write would;
+a caller that awaits it has its paid answer on disk before it goes on, as a direct write would
+(`queue` hands back that outcome as a future, for a caller that waits later: `commits`);
 a queued answer is served to lookups of this process at once (`pending`); `flush` returns once
 everything queued before it is written. The thread starts on the first answer and waits for
 more until `close`; it is a daemon, since nothing is left to write at exit once every caller
@@ -45,8 +46,13 @@ class WriteBehind:
         self._closing = False
 
     async def committed(self, item: PendingWrite) -> None:
-        """Queue `item` (an entry already queued for its key is kept unless `item.replace`)
-        and return once it is committed; raises the error that stopped the write.
+        """Queue `item` and return once it is committed; raises the error that stopped the
+        write."""
+        await self.queue(item)
+
+    def queue(self, item: PendingWrite) -> asyncio.Future[None]:
+        """Queue `item` (an entry already queued for its key is kept unless `item.replace`);
+        the returned future ends when it is committed, with the error that stopped the write.
 
         The writer wakes the event loop once, with the outcome (no thread-safe future in
         between: each costs a condition variable and a chained callback per call)."""
@@ -58,7 +64,7 @@ class WriteBehind:
                 loop.call_soon_threadsafe(_settle, done, error)
 
         self._enqueue(item, settle)
-        await done
+        return done
 
     def _enqueue(self, item: PendingWrite, waiter: Callable[[BaseException | None], None]) -> None:
         with self._cond:

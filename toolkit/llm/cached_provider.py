@@ -2,7 +2,11 @@
 each stored answer against its schema once, and lets identical in-flight requests share one call.
 
 Invariants: an error raises before anything is stored; a truncated or refused output, or one
-that fails its schema, is never stored; a stored answer that fails its schema is a miss.
+that fails its schema, is never stored; a stored answer that fails its schema is a miss. A
+call returns once its answer is committed, or, inside `deferring_commits`, once it is queued
+(the barrier then holds the commit); every caller of a shared call waits for that commit, and
+a failed store fails each of them with its own error (only the caller that paid carries the
+usage).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from collections.abc import Callable
 from toolkit.errors import CacheError, LLMError, ReplayMiss
 from toolkit.llm.cache import CacheRecord, ResponseCache
 from toolkit.llm.cache_mode import CacheMode
+from toolkit.llm.commits import current_barrier
 from toolkit.llm.diff import miss_message
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
 from toolkit.llm.provider import REFUSED_STOPS, TRUNCATED_STOPS, Provider, answer_problems
@@ -36,7 +41,9 @@ class CachedProvider:
         self.cache = cache
         self.mode = mode
         self.name = inner.name
-        self._inflight: dict[str, asyncio.Future[LLMResponse]] = {}
+        self._inflight: dict[str, tuple[asyncio.Future[LLMResponse], asyncio.Future[None]]] = {}
+        """Calls in flight by key: the call, and the commit of its answer (done with None when
+        nothing is stored)."""
         self.on_abandoned: Callable[[LLMRequest, asyncio.Future[LLMResponse]], None] | None = None
         """Told of a call its maker stopped waiting for, which goes on (shared, and paid for):
         `LLMClient` accounts for it in the ledger once it ends."""
@@ -60,24 +67,33 @@ class CachedProvider:
         return self.inner.classify(error)
 
     async def _shared(self, key: str, request: LLMRequest) -> LLMResponse:
-        task = self._inflight.get(key)
-        if task is not None:
-            return await _wait_as_follower(task)
-        task = asyncio.ensure_future(self._call_and_store(key, request))
-        self._inflight[key] = task
-        task.add_done_callback(lambda done: self._settle(key, done))
+        shared = self._inflight.get(key)
+        if shared is not None:
+            response = await _wait_as_follower(shared[0])
+            await _after_store(shared[1], paid=None)  # the maker of the call paid for it
+            return response
+        stored: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        task = asyncio.ensure_future(self._call_and_store(key, request, stored))
+        self._inflight[key] = (task, stored)
+        task.add_done_callback(lambda done: self._settle(key, done, stored))
         try:
-            return await asyncio.shield(task)
+            response = await asyncio.shield(task)
         except asyncio.CancelledError:
             if not task.done() and self.on_abandoned is not None:
                 self.on_abandoned(request, task)
             raise
+        await _after_store(stored, paid=response.usage)
+        return response
 
-    def _settle(self, key: str, done: asyncio.Future[LLMResponse]) -> None:
-        """Forget the finished call; mark its error seen even if every waiter was cancelled."""
+    def _settle(
+        self, key: str, done: asyncio.Future[LLMResponse], stored: asyncio.Future[None]
+    ) -> None:
+        """Forget the finished call; mark its error seen even if every waiter was cancelled;
+        a call that failed stored nothing: its commit's future ends too."""
         self._inflight.pop(key, None)
-        if not done.cancelled():
-            done.exception()
+        failed = done.cancelled() or done.exception() is not None
+        if failed and not stored.done():
+            stored.set_result(None)
 
     def _usable(self, key: str, request: LLMRequest, stored: LLMResponse, checked: bool) -> bool:
         """A stored answer is served only if it passes its schema (checked once per entry)."""
@@ -89,7 +105,11 @@ class CachedProvider:
         self.cache.mark_checked(key)  # type: ignore[union-attr]
         return True
 
-    async def _call_and_store(self, key: str, request: LLMRequest) -> LLMResponse:
+    async def _call_and_store(
+        self, key: str, request: LLMRequest, stored: asyncio.Future[None]
+    ) -> LLMResponse:
+        """The provider's answer, checked against its schema and queued for the cache;
+        `stored` gets the outcome of its commit."""
         response = await self.inner.complete(request)
         problems = answer_problems(request, response)
         if problems:
@@ -103,12 +123,37 @@ class CachedProvider:
         if storing and cacheable(response):
             record = CacheRecord.of(request, response, key)
             replace = self.mode is CacheMode.REFRESH
-            try:  # the paid answer is on disk before the caller goes on
-                await self.cache.put_batched(record, replace=replace, checked=True)  # type: ignore[union-attr]
-            except CacheError as exc:
-                exc.usage = response.usage  # paid for all the same: the ledger records it
-                raise
+            commit = self.cache.put_queued(record, replace=replace, checked=True)  # type: ignore[union-attr]
+            commit.add_done_callback(lambda done: _pass_on(done, stored))
+        else:
+            stored.set_result(None)
         return response
+
+
+async def _after_store(stored: asyncio.Future[None], *, paid: Usage | None) -> None:
+    """Wait for the answer's commit, or leave it to the open commit barrier. A failed store
+    raises a `CacheError` of this caller's own, with the usage it `paid` for the answer (which
+    the ledger records); a caller that shared another's call paid nothing."""
+    barrier = current_barrier.get()
+    if barrier is not None:
+        barrier.add(stored)
+        return
+    try:
+        await asyncio.shield(stored)  # shared by every caller: one leaving must not cancel it
+    except CacheError as exc:
+        raise exc.for_caller(paid) from exc
+
+
+def _pass_on(commit: asyncio.Future[None], stored: asyncio.Future[None]) -> None:
+    """Hand a commit's outcome to the future the call's callers wait on."""
+    if stored.done():
+        return
+    if commit.cancelled():
+        stored.cancel()
+    elif commit.exception() is not None:
+        stored.set_exception(commit.exception())  # type: ignore[arg-type]
+    else:
+        stored.set_result(None)
 
 
 async def _wait_as_follower(task: asyncio.Future[LLMResponse]) -> LLMResponse:

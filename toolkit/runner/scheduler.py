@@ -3,7 +3,10 @@
 For each answer the scheduler computes the fingerprint its result would have; a stored result
 with that fingerprint (complete or excluded) is kept, anything else — missing, incomplete,
 stale — is redone on an executor (`toolkit.runner.builder`: sandboxed by default). A budget
-failure stops the run cleanly: jobs not yet started are left for the next run.
+failure stops the run cleanly: jobs not yet started are left for the next run. An
+evaluation's LLM answers are committed to the response cache in the background and waited
+for once, before its result is written (`toolkit.llm.commits`); a failed store makes the
+result incomplete and stops the run.
 `run_evaluations` is the library entry point.
 """
 
@@ -11,9 +14,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from typing import Any
 
 from toolkit.backends import JudgingBackend
 from toolkit.evaluator import PageSource
+from toolkit.llm.commits import CommitBarrier, deferring_commits
 from toolkit.runner.builder import Isolation, judge_executor
 from toolkit.runner.executors import Executor
 from toolkit.runner.fingerprint import Fingerprint, judge_templates_sha256
@@ -28,6 +33,7 @@ from toolkit.runner.freshness import (
     write_summaries,
 )
 from toolkit.runner.inputs import AnswerInput
+from toolkit.runner.judging import with_errors
 from toolkit.runner.metering import Meter, MeteredBackend, current_meter
 from toolkit.runner.options import RunOptions
 from toolkit.runner.page_reads import recording_page_reads
@@ -44,7 +50,7 @@ from toolkit.runner.trust import trusted_outcome
 from toolkit.sandbox.broker import ToolProvider
 from toolkit.sandbox.launch import Launch
 from toolkit.sandbox.pool import REQUIRED_KIND
-from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits
+from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits, error_dict
 
 STOP_KINDS = frozenset({"budget", "cache", REQUIRED_KIND})
 
@@ -198,7 +204,7 @@ class Scheduler:
                 task_id=item.task_id,
             )
             try:
-                with recording_page_reads() as page_log:
+                with recording_page_reads() as page_log, deferring_commits() as commits:
                     outcome = await self.executor.evaluate(job)
             except Exception as exc:
                 outcome = EvalOutcome.failure(
@@ -210,6 +216,7 @@ class Scheduler:
             finally:
                 current_meter.reset(token)
             outcome = trusted_outcome(outcome, judge.sha256)
+            outcome = with_errors(outcome, await _unstored(commits))
             missing = (outcome.summary or {}).get("missing_sources") or []
             fp = fp.model_copy(update={"pages": page_log.reads(missing)})
             result = self._outcome_result(item, judge, fp, outcome, meter.usage)
@@ -276,6 +283,17 @@ class Scheduler:
         self.report.results.append(head)
         self.report.usage = self.report.usage + head.usage
         self.progress(head.status, head)
+
+
+async def _unstored(commits: CommitBarrier) -> list[dict[str, Any]]:
+    """Wait until the evaluation's answers are in the response cache; the error of a
+    store that failed (an infrastructure failure: the result must not look complete)."""
+    try:
+        await commits.settled()
+    except Exception as exc:
+        kind = getattr(exc, "kind", None) or "cache"
+        return [error_dict(type(exc).__name__, kind, str(exc))]
+    return []
 
 
 async def run_evaluations(

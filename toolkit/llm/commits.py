@@ -1,0 +1,63 @@
+"""Deferred cache commits: a unit of work that waits for its answers' commits once, at its end.
+
+An LLM call normally returns only once its paid answer is committed to the response cache
+(~1 ms on this path, and a chain of dependent calls waits for it at every step). A unit of
+work that opens `deferring_commits()` — the runner does, around each evaluation — lets its
+calls return as soon as their answers are queued, and waits for all of them with `settled()`
+before it records anything built from them: its result is written only once every answer it
+used is on disk, as before, and a failed store still fails it (never silently).
+
+Without an open barrier (a library call, the generator) every call waits for its own commit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+
+class CommitBarrier:
+    """The commits of one unit of work, waited for together."""
+
+    def __init__(self) -> None:
+        self._commits: list[asyncio.Future[None]] = []
+
+    def add(self, commit: asyncio.Future[None]) -> None:
+        """Count `commit` in; its error is raised by `settled`."""
+        commit.add_done_callback(_retrieved)
+        self._commits.append(commit)
+
+    async def settled(self) -> None:
+        """Return once every commit added is done; raise the first one's error, if any."""
+        commits, self._commits = self._commits, []
+        if not commits:
+            return
+        outcomes = await asyncio.gather(*commits, return_exceptions=True)
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+
+
+current_barrier: ContextVar[CommitBarrier | None] = ContextVar(
+    "judgegen_commit_barrier", default=None
+)
+
+
+@contextmanager
+def deferring_commits() -> Iterator[CommitBarrier]:
+    """Defer the commits of the calls made inside (tasks started inside included) to the
+    barrier yielded, which the caller must `settled()` before using their answers' results."""
+    barrier = CommitBarrier()
+    token = current_barrier.set(barrier)
+    try:
+        yield barrier
+    finally:
+        current_barrier.reset(token)
+
+
+def _retrieved(commit: asyncio.Future[None]) -> None:
+    """Mark the error seen: `settled` reports it (or its unit of work was abandoned)."""
+    if not commit.cancelled():
+        commit.exception()
