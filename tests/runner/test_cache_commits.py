@@ -23,15 +23,20 @@ from toolkit.llm.client import LLMClient
 from toolkit.llm.commits import deferring_commits
 from toolkit.llm.scripted import ScriptedProvider
 from toolkit.runner import results as results_module
+from toolkit.runner.builder import Isolation
 from toolkit.runner.inputs import discover_answers
 from toolkit.runner.report import RunReport
 from toolkit.runner.scheduler import run_evaluations
 
 
 def run_on_cache(
-    work: Path, cache: ResponseCache, provider: ScriptedProvider, task_id: str | None = None
+    work: Path,
+    cache: ResponseCache,
+    provider: ScriptedProvider,
+    isolation: Isolation,
+    task_id: str | None = None,
 ) -> RunReport:
-    """Run the fixture answers (of `task_id`, or all) in process through the real LLM layer."""
+    """Run the fixture answers (of `task_id`, or all) through the real LLM layer."""
     client = LLMClient(provider, cache=cache, cache_mode=CacheMode.RW)
     inputs = [i for i in discover_answers(work / "answers") if task_id in (None, i.task_id)]
 
@@ -41,7 +46,7 @@ def run_on_cache(
                 inputs,
                 backend=LLMBackend(client),
                 options=options(work, jobs=1),
-                isolation="in_process",
+                isolation=isolation,
             )
         finally:
             await client.aclose()
@@ -49,8 +54,9 @@ def run_on_cache(
     return asyncio.run(go())
 
 
+@pytest.mark.parametrize("isolation", ["in_process", "sandbox"])
 def test_a_result_is_written_only_once_the_answers_it_used_are_in_the_cache(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolation: Isolation
 ) -> None:
     work = copy_fixtures(tmp_path)
     path = tmp_path / "cache.sqlite"
@@ -73,15 +79,16 @@ def test_a_result_is_written_only_once_the_answers_it_used_are_in_the_cache(
         insert(db, item)  # type: ignore[arg-type]
 
     monkeypatch.setattr(cache, "_insert", slow)
-    report = run_on_cache(work, cache, provider, task_id="louvre_hours")
+    report = run_on_cache(work, cache, provider, isolation, task_id="louvre_hours")
     assert report.evaluated > 1 and not report.incomplete
     # one evaluation at a time (--jobs 1): every answer paid for so far is on disk
     assert all(entries == paid for entries, paid in seen), seen
     assert seen[-1][1] > report.evaluated
 
 
+@pytest.mark.parametrize("isolation", ["in_process", "sandbox"])
 def test_a_store_that_fails_leaves_an_incomplete_result_and_stops_the_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolation: Isolation
 ) -> None:
     work = copy_fixtures(tmp_path)
     cache = ResponseCache(tmp_path / "cache.sqlite")
@@ -90,7 +97,7 @@ def test_a_store_that_fails_leaves_an_incomplete_result_and_stops_the_run(
         raise CacheError(tmp_path / "cache.sqlite", "disk I/O error")
 
     monkeypatch.setattr(cache, "_insert", broken)
-    report = run_on_cache(work, cache, ScriptedProvider(policy))
+    report = run_on_cache(work, cache, ScriptedProvider(policy), isolation)
     (head,) = [h for h in report.results if h.first_error]  # the first evaluation stops the run
     assert report.evaluated == 1 and report.not_started > 0
     assert head.status == "incomplete" and head.final_score is None
