@@ -31,7 +31,9 @@ it, so the ms/eval target needs CPU per evaluation <= target x cores); when the
 first LLM call reached the provider, from process start ("1st call"), and how long the
 process ran after the last answer came back ("tail": results, summaries, the fresh stamp,
 exit); the same command rerun at once, every result fresh (median of 3; "rerun", target <= 0.2 s
-for 9 evaluations); and cold `run --help` (target <= 0.3 s).
+for 9 evaluations); cold `run --help` (target <= 0.3 s); and a bare interpreter's start on
+this machine, with the share of its `site` start-up (.pth hooks), which every process timed
+from its start pays before judgegen runs a line.
 
     python bench/runner_bench.py                  # everything, ~3-4 minutes on 2 busy cores
     python bench/runner_bench.py --quick          # 90 throughput evaluations, fewer items
@@ -160,17 +162,29 @@ def byte_compile(repo: Path) -> None:
 
 def help_time(repeats: int) -> tuple[float, float]:
     """(min, median) seconds of a cold `judgegen run --help`."""
+    return cold_time([sys.executable, "-c", LAUNCH, "run", "--help"], repeats)
+
+
+def cold_time(command: list[str], repeats: int) -> tuple[float, float]:
+    """(min, median) seconds of `command` run `repeats` times in the CLI's environment."""
     times = []
     for _ in range(repeats):
         started = time.perf_counter()
-        subprocess.run(
-            [sys.executable, "-c", LAUNCH, "run", "--help"],
-            env=cli_env(0.0),
-            capture_output=True,
-            check=True,
-        )
+        subprocess.run(command, env=cli_env(0.0), capture_output=True, check=True)
         times.append(time.perf_counter() - started)
     return min(times), statistics.median(times)
+
+
+def say_interpreter_start(repeats: int) -> None:
+    """What every Python process pays on this machine before judgegen runs a line: part of
+    the first call's time from process start, and not judgegen's to cut (the `site` start-up
+    runs the machine's `.pth` hooks)."""
+    bare = cold_time([sys.executable, "-c", "pass"], repeats)[1]
+    no_site = cold_time([sys.executable, "-S", "-c", "pass"], repeats)[1]
+    print(
+        f"interpreter start on this machine (median): {bare * 1000:.0f} ms, of which "
+        f"{(bare - no_site) * 1000:.0f} ms is `site` (the machine's .pth start-up hooks)"
+    )
 
 
 def measure_schedule(root: Path, concurrency: int) -> Schedule:
@@ -272,6 +286,7 @@ def main() -> None:
     rows: list[dict] = []
     help_min, help_median = help_time(args.help_repeats)
     print(f"cold `judgegen run --help`: min {help_min:.3f} s, median {help_median:.3f} s")
+    say_interpreter_start(args.help_repeats)
     print(
         f"latency {args.latency * 1000:.0f} ms, LLM concurrency {concurrency}; extra flags: "
         f"{' '.join(args.run_args) or '(none)'}; load average before: "
