@@ -34,7 +34,9 @@ class CommitBarrier:
         commits, self._commits = self._commits, []
         if not commits:
             return
-        outcomes = await asyncio.gather(*commits, return_exceptions=True)
+        # shielded: other callers may wait on the same commit (a shared call), and a
+        # cancelled wait here must not cancel it for them
+        outcomes = await asyncio.gather(*map(asyncio.shield, commits), return_exceptions=True)
         for outcome in outcomes:
             if isinstance(outcome, BaseException):
                 raise outcome
