@@ -33,7 +33,8 @@ process ran after the last answer came back ("tail": results, summaries, the fre
 exit); the same command rerun at once, every result fresh (median of 3; "rerun", target <= 0.2 s
 for 9 evaluations); cold `run --help` (target <= 0.3 s); and a bare interpreter's start on
 this machine, with the share of its `site` start-up (.pth hooks), which every process timed
-from its start pays before judgegen runs a line.
+from its start pays before judgegen runs a line; and what importing the real providers' SDKs
+adds to a real run's first call (the scripted provider imports none).
 
     python bench/runner_bench.py                  # everything, ~3-4 minutes on 2 busy cores
     python bench/runner_bench.py --quick          # 90 throughput evaluations, fewer items
@@ -175,6 +176,34 @@ def cold_time(command: list[str], repeats: int) -> tuple[float, float]:
     return min(times), statistics.median(times)
 
 
+def say_sdk_imports(repeats: int) -> None:
+    """What a real run adds before its first LLM call: its provider's SDK, imported when the
+    provider first calls (the scripted provider here imports none). Timed after pydantic,
+    which the run has imported by then."""
+    base = cold_time([sys.executable, "-c", "import pydantic"], repeats)[1]
+    costs = []
+    for sdk in ("openai", "anthropic"):
+        with_sdk = cold_time([sys.executable, "-c", f"import pydantic, {sdk}"], repeats)[1]
+        costs.append(f"{sdk} +{(with_sdk - base) * 1000:.0f} ms")
+    default = subprocess.run(
+        [sys.executable, "-c", DEFAULT_PROVIDER],
+        env=cli_env(0.0),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    print(
+        f"provider SDK import on a real run's first call (median, after pydantic): "
+        f"{', '.join(costs)}; `run` judges with {default} by default"
+    )
+
+
+DEFAULT_PROVIDER = (
+    "from toolkit.llm.settings import LLMSettings; s = LLMSettings(); "
+    "m = s.model_for('judge'); print(f'{s.provider_for(m)} ({m})')"
+)
+
+
 def say_interpreter_start(repeats: int) -> None:
     """What every Python process pays on this machine before judgegen runs a line: part of
     the first call's time from process start, and not judgegen's to cut (the `site` start-up
@@ -287,6 +316,7 @@ def main() -> None:
     help_min, help_median = help_time(args.help_repeats)
     print(f"cold `judgegen run --help`: min {help_min:.3f} s, median {help_median:.3f} s")
     say_interpreter_start(args.help_repeats)
+    say_sdk_imports(3)
     print(
         f"latency {args.latency * 1000:.0f} ms, LLM concurrency {concurrency}; extra flags: "
         f"{' '.join(args.run_args) or '(none)'}; load average before: "
