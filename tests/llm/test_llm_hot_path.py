@@ -5,6 +5,7 @@ group commit — and none of it weakening validation or the cache's durability."
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import signal
@@ -370,3 +371,25 @@ async def test_a_shared_call_whose_answer_cannot_be_stored_is_paid_once_in_the_l
     rows = [json.loads(line) for line in (tmp_path / "ledger.jsonl").read_text().splitlines()]
     assert [row["error"] for row in rows] == ["cache", "cache"]
     assert [row["input_tokens"] > 0 for row in rows] == [True, False]
+
+
+async def test_a_failed_store_nobody_waits_for_any_more_is_not_logged_as_unretrieved(
+    unwritable_cache: ResponseCache, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A judge that stops waiting (a timeout) leaves its call running; when that answer's
+    store fails, the ledger has its row and the run its error path: asyncio must not also
+    print an 'exception was never retrieved' traceback at exit."""
+
+    async def slow(request: LLMRequest) -> dict[str, object]:
+        await asyncio.sleep(0.05)
+        return GOOD
+
+    client = LLMClient(ScriptedProvider(slow), cache=unwritable_cache, cache_mode=CacheMode.RW)
+    waiting = asyncio.ensure_future(client.complete(verify_request("a")))
+    await asyncio.sleep(0.01)
+    waiting.cancel()
+    await asyncio.sleep(0.2)  # the call ends and its store fails, with nobody waiting
+    await client.aclose()
+    del waiting
+    gc.collect()
+    assert "never retrieved" not in caplog.text

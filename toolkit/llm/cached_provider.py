@@ -73,6 +73,7 @@ class CachedProvider:
             await _after_store(shared[1], paid=None)  # the maker of the call paid for it
             return response
         stored: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        stored.add_done_callback(_seen)  # a store nobody waits for (all callers gone) stays quiet
         task = asyncio.ensure_future(self._call_and_store(key, request, stored))
         self._inflight[key] = (task, stored)
         task.add_done_callback(lambda done: self._settle(key, done, stored))
@@ -142,6 +143,13 @@ async def _after_store(stored: asyncio.Future[None], *, paid: Usage | None) -> N
         await asyncio.shield(stored)  # shared by every caller: one leaving must not cancel it
     except CacheError as exc:
         raise exc.for_caller(paid) from exc
+
+
+def _seen(stored: asyncio.Future[None]) -> None:
+    """Mark a store's error retrieved: its waiters get it anyway; with none left (the judge
+    stopped waiting) asyncio would otherwise log it as never retrieved."""
+    if not stored.cancelled():
+        stored.exception()
 
 
 def _pass_on(commit: asyncio.Future[None], stored: asyncio.Future[None]) -> None:
