@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from toolkit.awaitables import mark_retrieved
 from toolkit.errors import CacheError, LLMError, ReplayMiss
 from toolkit.llm.cache import CacheRecord, ResponseCache
 from toolkit.llm.cache_mode import CacheMode
@@ -73,7 +74,7 @@ class CachedProvider:
             await _after_store(shared[1], paid=None)  # the maker of the call paid for it
             return response
         stored: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        stored.add_done_callback(_seen)  # a store nobody waits for (all callers gone) stays quiet
+        stored.add_done_callback(mark_retrieved)  # its callers may all have stopped waiting
         task = asyncio.ensure_future(self._call_and_store(key, request, stored))
         self._inflight[key] = (task, stored)
         task.add_done_callback(lambda done: self._settle(key, done, stored))
@@ -143,13 +144,6 @@ async def _after_store(stored: asyncio.Future[None], *, paid: Usage | None) -> N
         await asyncio.shield(stored)  # shared by every caller: one leaving must not cancel it
     except CacheError as exc:
         raise exc.for_caller(paid) from exc
-
-
-def _seen(stored: asyncio.Future[None]) -> None:
-    """Mark a store's error retrieved: its waiters get it anyway; with none left (the judge
-    stopped waiting) asyncio would otherwise log it as never retrieved."""
-    if not stored.cancelled():
-        stored.exception()
 
 
 def _pass_on(commit: asyncio.Future[None], stored: asyncio.Future[None]) -> None:

@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from toolkit.awaitables import mark_retrieved
+
 
 class CommitBarrier:
     """The commits of one unit of work, waited for together."""
@@ -26,7 +28,7 @@ class CommitBarrier:
 
     def add(self, commit: asyncio.Future[None]) -> None:
         """Count `commit` in; its error is raised by `settled`."""
-        commit.add_done_callback(_retrieved)
+        commit.add_done_callback(mark_retrieved)  # reported by `settled`, unless abandoned
         self._commits.append(commit)
 
     async def settled(self) -> None:
@@ -57,9 +59,3 @@ def deferring_commits() -> Iterator[CommitBarrier]:
         yield barrier
     finally:
         current_barrier.reset(token)
-
-
-def _retrieved(commit: asyncio.Future[None]) -> None:
-    """Mark the error seen: `settled` reports it (or its unit of work was abandoned)."""
-    if not commit.cancelled():
-        commit.exception()

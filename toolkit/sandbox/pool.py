@@ -18,6 +18,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from toolkit.awaitables import mark_retrieved
 from toolkit.backends import JudgingBackend
 from toolkit.evaluator import PageSource
 from toolkit.runner.judging import with_errors
@@ -56,12 +57,6 @@ async def _received(loop: asyncio.AbstractEventLoop, sock: socket.socket) -> byt
     if not chunk:
         raise OSError("it exited before it was ready")
     return chunk
-
-
-def _retrieve(future: asyncio.Future[Any]) -> None:
-    """Mark a future's exception as seen (a job given up on may still learn the server died)."""
-    if not future.cancelled():
-        future.exception()
 
 
 class ForkServer:
@@ -153,7 +148,7 @@ class ForkServer:
         if not self.alive:
             raise ProtocolError(LOST)
         ended: asyncio.Future[JobEnd] = asyncio.get_running_loop().create_future()
-        ended.add_done_callback(_retrieve)
+        ended.add_done_callback(mark_retrieved)
         self._ends[job_id] = ended
         try:
             await self._send(encode(Spawn(job_id=job_id, limits=limits)), [channel.fileno()])
@@ -320,7 +315,7 @@ class WorkerPool:
         warm = getattr(self.broker.backend, "warm", None)
         if callable(warm) and self._warming is None:
             self._warming = asyncio.ensure_future(asyncio.to_thread(warm))
-            self._warming.add_done_callback(_retrieve)
+            self._warming.add_done_callback(mark_retrieved)
         return await ForkServer.start(launch)
 
     def _job_start(self, job: EvalJob) -> JobStart:
