@@ -93,7 +93,7 @@ class EvaluationResult(BaseModel):
 class ResultHead:
     """What a run keeps in memory of a result it wrote or reused: what its outcome, the
     agents' summaries and the `--json` record read. The tree, verifications and fingerprint
-    stay in the result's file (`ResultStore.read`), so a run's memory does not grow with
+    stay in the result's file (`ResultStore.result` reads it), so a run's memory does not grow with
     every evaluation's tree — and, being another type, a head cannot be mistaken for a
     result whose tree was emptied."""
 
