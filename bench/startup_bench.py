@@ -69,6 +69,7 @@ import toolkit.sandbox.worker as worker
 for name in worker._WARM_MODULES:
     importlib.import_module(name)
 from runner_workload import JUDGE
+from toolkit.backends import ExtractRequest
 from toolkit.runner.loader import code_from_text, code_to_text, compile_judge, load_judge_source
 from toolkit.sandbox import confinement, seccomp
 from toolkit.sandbox.protocol import SandboxLimits
@@ -93,14 +94,19 @@ def child(steps):
         confinement.apply_job_limits(limits, baseline, seccomp.bind_self(program, os.getpid()))
     if steps >= 2:
         asyncio.run(nothing())
-    if steps == 3:
-        load_judge_source(source.encode(), "judge.py", code_from_text(code, digest))
+    if steps in (3, 5, 6):
+        judge = load_judge_source(source.encode(), "judge.py", code_from_text(code, digest))
+        if steps >= 5:
+            for name in ("ItemList", "PageFacts"):
+                ExtractRequest.for_template(getattr(judge.module, name), prompt="p")
     if steps == 4:
         load_judge_source(source.encode(), "judge.py")
     os._exit(0)
 
 
-for steps in range(5):
+for steps in range(7):
+    if steps == 6:
+        worker._warm("toolkit.backends:warm_template_schemas")  # the server's idle warm-up
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     for _ in range({forks}):
         pid = os.fork()
@@ -117,6 +123,8 @@ JOB_STEPS = (
     "job: + an event loop running one coroutine",
     "job: + a 3-model judge from parent-compiled code",
     "job:   the same, compiled in the job (before)",
+    "job: + schemas of its 2 templates (as its extracts build)",
+    "job:   the same, after the server's idle schema warm-up",
 )
 
 

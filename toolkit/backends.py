@@ -76,6 +76,26 @@ def _schema_of(template_class: type[BaseModel]) -> dict[str, Any]:
     return template_class.model_json_schema()
 
 
+def warm_template_schemas() -> None:
+    """Build, as a judge's first `extract` does, the schema of a throwaway template shaped
+    like judges' (optional fields, a list default, a nested list of models), and check an
+    output against it. pydantic compiles and caches what that needs on first use (0.5–1 ms
+    of CPU and ~85 page faults per job, `bench/startup_bench.py`): the sandbox's fork server
+    calls this once idle, so the jobs it forks afterwards inherit it instead."""
+
+    class _Place(BaseModel):
+        name: str | None = None
+        year: int | None = None
+        official: bool | None = None
+        urls: list[str] = Field(default_factory=list)
+
+    class _Places(BaseModel):
+        places: list[_Place] = Field(default_factory=list)
+
+    _Places.model_json_schema()
+    _Places.model_validate({"places": [{"name": "x", "year": 1, "urls": ["https://a.example"]}]})
+
+
 class VerifyRequest(BaseModel):
     """Is `claim` true (no sources), or supported by the one page in `sources`?"""
 

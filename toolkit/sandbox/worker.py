@@ -46,7 +46,9 @@ from toolkit.sandbox.protocol import (
 _READ_CHUNK = 1 << 16
 _MAX_FDS_PER_READ = 64
 # Everything a judge imports is loaded before `Ready` (`toolkit` loads its names lazily), so
-# every job inherits it; what is only sometimes needed is built once the server is idle.
+# every job inherits it. What would delay `Ready` by more than it saves the first jobs is built
+# once the server is idle: the machinery of a template's schema (~4 ms here, 0.5–1 ms in
+# each job), then the suffix list that only some judges need (~60 ms).
 # pydantic imports `_dataclasses` the first time a model class is built: a judge's own
 # models would otherwise import it in every job.
 _WARM_MODULES = (
@@ -57,7 +59,7 @@ _WARM_MODULES = (
     "toolkit.tools.maps",
     "pydantic._internal._dataclasses",
 )
-_IDLE_WARMUPS = ("toolkit.checks.domains:suffix_list",)
+_IDLE_WARMUPS = ("toolkit.backends:warm_template_schemas", "toolkit.checks.domains:suffix_list")
 # Warm-ups wait for `_warm_due`: quiet this long once jobs were spawned, or this long after
 # `Ready` in any case.
 _QUIET_S = 0.03
