@@ -7,7 +7,8 @@ JudgegenError
  │    │               `incomplete`; never scored as a wrong answer
  │    ├── LLMError    the LLM call still failed after retries / re-asks (keeps usage)
  │    ├── ReplayMiss  the replay provider has no recording for a request
- │    └── CacheError  the response cache file is unusable (stops the command: exit 3)
+ │    ├── CacheError  the response cache cannot be read or written (stops the command: exit 3)
+ │    └── PageStoreError  the page store cannot be read or written (stops the command: exit 3)
  ├── BudgetExceeded   the dollar cap was reached; no new calls are made (also an InfraError)
  ├── AnswersLayoutError  an --answers folder cannot be read as <agent>/<task_id>/<answer>.md
  ├── ResultsBusy      another run holds the results folder's lock (and we were told not to wait)
@@ -16,6 +17,7 @@ JudgegenError
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -78,27 +80,57 @@ class ReplayMiss(InfraError):
         super().__init__(message, kind="replay_miss")
 
 
-class CacheError(InfraError):
-    """The response cache file cannot be used: not SQLite, truncated, or a newer format."""
+DAMAGED_CACHE_FIX = (
+    "move it aside or delete it (a new cache starts empty), or pass --cache-path elsewhere or "
+    "--cache-mode off"
+)
+CACHE_ACCESS_FIX = (
+    "check its disk (free space, permissions) and that no other process holds it locked, "
+    "then rerun; or pass --cache-path elsewhere or --cache-mode off"
+)
 
-    def __init__(self, path: object, cause: str) -> None:
+
+class CacheError(InfraError):
+    """The response cache cannot be used: its file is not SQLite, truncated or of a newer
+    format (`DAMAGED_CACHE_FIX`), or reading or writing it failed: a disk error, a full disk, a
+    lock held too long (`CACHE_ACCESS_FIX`)."""
+
+    def __init__(self, path: object, cause: str, fix: str = DAMAGED_CACHE_FIX) -> None:
         self.path = path
         self.cause = cause
+        self.fix = fix
         self.usage: object | None = None
         """The usage of an answer that was paid for but could not be stored (for the ledger)."""
-        super().__init__(
-            f"response cache {path} is unusable: {cause}. Fix: move it aside or delete it "
-            "(a new cache starts empty), or pass --cache-path elsewhere or --cache-mode off",
-            kind="cache",
-        )
+        super().__init__(f"response cache {path} is unusable: {cause}. Fix: {fix}", kind="cache")
 
     def for_caller(self, usage: object | None) -> CacheError:
         """This failure as one caller of the failed store raises it: a copy of its own,
         carrying the `usage` that caller paid (one store's error reaches every caller whose
         answer was in it; none may overwrite another's usage, or count another's)."""
-        copy = CacheError(self.path, self.cause)
+        copy = CacheError(self.path, self.cause, self.fix)
         copy.usage = usage
         return copy
+
+
+DAMAGED_PAGES_FIX = (
+    "capture the pages again into a new store (`judgegen cache-pages --answers DIR --store "
+    "NEW`) and pass --pages NEW"
+)
+PAGES_ACCESS_FIX = (
+    "if `judgegen cache-pages` is writing this store, let it finish; otherwise check its disk "
+    "(free space, permissions); then rerun"
+)
+
+
+class PageStoreError(InfraError):
+    """The page store cannot be used: its file is damaged (`DAMAGED_PAGES_FIX`), or reading
+    or writing it failed (`PAGES_ACCESS_FIX`). Every evaluation citing a page would fail the
+    same way, so a run stops at the first (exit 3) instead of paying for the rest."""
+
+    def __init__(self, path: object, cause: str, fix: str = DAMAGED_PAGES_FIX) -> None:
+        self.path = path
+        self.cause = cause
+        super().__init__(f"page store {path} is unusable: {cause}. Fix: {fix}", kind="page_store")
 
 
 class BudgetExceeded(InfraError):
@@ -128,3 +160,37 @@ class JudgeFailed(JudgegenError):
         self.timed_out = timed_out
         self.partial_error = partial_error
         super().__init__(f"{type(cause).__name__}: {cause}")
+
+
+INFRA_KINDS = frozenset(
+    {
+        "llm",
+        "replay_miss",
+        "budget",
+        "infra",
+        "tool",
+        "sandbox",
+        "protocol",
+        "channel",
+        "cache",
+        "page_store",
+        "page_capture",
+        "cluster",
+    }
+)
+"""Kinds of the infrastructure failures a recorded error may carry without its type."""
+
+
+def is_infra_failure(error: Mapping[str, Any]) -> bool:
+    """Whether a recorded error (an evaluation keeps its `type` name and `kind`) is an
+    infrastructure failure, not the judge's: an `InfraError`, of any subclass — walked when
+    asked, so a subclass added later is never missed — or one of `INFRA_KINDS`."""
+    if error.get("kind") in INFRA_KINDS:
+        return True
+    found: list[type[InfraError]] = [InfraError]
+    while found:
+        cls = found.pop()
+        if cls.__name__ == error.get("type"):
+            return True
+        found += cls.__subclasses__()
+    return False

@@ -16,10 +16,10 @@ from pydantic import BaseModel, Field
 
 from generator.review.codediff import FunctionDiff, diff_functions
 from generator.review.rubric import RubricDiff, diff_trees, tree_of
-from generator.stages.debug import INFRA_KINDS, INFRA_TYPES, SharedExtractor, StubbedBackend
+from generator.stages.debug import SharedExtractor, StubbedBackend
 from generator.stages.spec import SampleAnswer
 from toolkit.backends import JudgingBackend, LLMBackend
-from toolkit.errors import InfraError, JudgegenError
+from toolkit.errors import InfraError, JudgegenError, is_infra_failure
 from toolkit.evaluator import PageSource
 from toolkit.llm.settings import LLMSettings
 from toolkit.runner.builder import judge_executor
@@ -49,7 +49,7 @@ def _first_error(errors: list[dict[str, Any]]) -> str:
 def check_outcome(outcome: EvalOutcome, where: str) -> dict[str, Any]:
     """The summary of a complete outcome; raises InfraError or JudgeRunError otherwise."""
     for error in outcome.errors:
-        if error.get("kind") in INFRA_KINDS or error.get("type") in INFRA_TYPES:
+        if is_infra_failure(error):
             raise InfraError(f"{where}: {_first_error([error])}", kind=str(error.get("kind")))
     if outcome.errors or outcome.summary is None:
         raise JudgeRunError(f"{where}: the judge failed: {_first_error(outcome.errors)}", outcome)

@@ -29,14 +29,12 @@ from generator.stages.debug_runs import (
 from generator.stages.draft import Problem, offending_lines
 from generator.stages.evidence import evidence_findings
 from generator.stages.spec import LoadedSpec, SampleAnswer
-from toolkit.errors import InfraError
+from toolkit.errors import InfraError, is_infra_failure
 from toolkit.runner.builder import Isolation
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits
 
 __all__ = [
     "DEFAULT_LIMITS",
-    "INFRA_KINDS",
-    "INFRA_TYPES",
     "PATTERNS",
     "DebugIssue",
     "DebugReport",
@@ -50,8 +48,6 @@ __all__ = [
 ]
 
 PATTERNS: tuple[str, ...] = ("all_pass", "all_fail", "mix_seed_1", "mix_seed_2")
-INFRA_KINDS = frozenset({"llm", "replay_miss", "budget", "infra", "tool", "sandbox", "protocol"})
-INFRA_TYPES = frozenset({"LLMError", "ReplayMiss", "BudgetExceeded", "InfraError"})
 KIND_NAMES = MappingProxyType(
     {"timeout": "timeout", "summary_not_serializable": "unserializable_summary"}
 )
@@ -195,7 +191,7 @@ def inspect_outcome(
     issues = []
     for error in outcome.errors:
         kind = str(error.get("kind", "exception"))
-        if kind in INFRA_KINDS or error.get("type") in INFRA_TYPES:
+        if is_infra_failure(error):
             raise InfraError(f"debug run {answer}/{pattern}: {error.get('message')}", kind=kind)
         trace = clean_trace(str(error.get("traceback") or ""), judge_name)
         message = f"{error.get('type', 'Error')}: {error.get('message', '')}"

@@ -14,7 +14,7 @@ from generator.stages.debug import (
     stub_verdict,
 )
 from generator.stages.spec import LoadedSpec, SampleAnswer, TaskSpec
-from toolkit.errors import InfraError
+from toolkit.errors import CACHE_ACCESS_FIX, CacheError, InfraError, PageStoreError
 
 HEADER = """from pydantic import BaseModel
 
@@ -158,6 +158,22 @@ async def test_unserializable_summary_is_reported() -> None:
 async def test_infrastructure_failure_is_raised_not_repaired() -> None:
     extraction = SharedExtractor(FakeExtraction(InfraError("provider down", kind="llm")))
     with pytest.raises(InfraError, match="provider down"):
+        await run(GOOD, "red", extraction=extraction)
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        CacheError("c.sqlite", "disk I/O error", CACHE_ACCESS_FIX),
+        PageStoreError("pages/pages.sqlite", "database disk image is malformed"),
+    ],
+    ids=["cache", "page_store"],
+)
+async def test_a_failing_cache_or_page_store_is_raised_not_repaired(
+    failure: CacheError | PageStoreError,
+) -> None:
+    extraction = SharedExtractor(FakeExtraction(failure))
+    with pytest.raises(InfraError, match=str(failure.cause)):
         await run(GOOD, "red", extraction=extraction)
 
 

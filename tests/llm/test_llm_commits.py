@@ -46,3 +46,11 @@ async def test_the_barrier_is_open_only_inside_its_block() -> None:
     with deferring_commits() as barrier:
         assert current_barrier.get() is barrier
     assert current_barrier.get() is None
+
+
+async def test_a_barrier_that_has_begun_to_settle_takes_no_more_commits() -> None:
+    barrier = CommitBarrier()
+    await barrier.settled()
+    late: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    assert barrier.add(late) is False
+    late.set_result(None)

@@ -9,12 +9,14 @@ import gc
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.fixtures.sqlite_faults import FailingConnection
 from tests.llm.conftest import VERDICT_SCHEMA, verify_request
 from toolkit.errors import CacheError, LLMError
 from toolkit.llm import schema as schema_module
@@ -220,7 +222,7 @@ def unwritable_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Respons
     cache = ResponseCache(tmp_path / "c.sqlite")
 
     def broken(db: object, item: object) -> None:
-        raise CacheError(tmp_path / "c.sqlite", "disk I/O error")
+        raise sqlite3.OperationalError("disk I/O error")  # as SQLite reports it
 
     monkeypatch.setattr(cache, "_insert", broken)
     return cache
@@ -254,6 +256,24 @@ async def test_an_answer_paid_for_but_not_stored_still_leaves_its_ledger_row(
     assert len(rows) == 1
     assert rows[0]["error"] == "cache"
     assert rows[0]["input_tokens"] > 0 and rows[0]["output_tokens"] > 0
+
+
+async def test_a_cache_that_cannot_be_read_fails_the_call_unpaid_naming_the_file_and_fix(
+    tmp_path: Path,
+) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    cache._db.close()
+    cache._db = FailingConnection()  # type: ignore[assignment]
+    provider = ScriptedProvider(lambda r: GOOD)
+    ledger = Ledger(tmp_path / "ledger.jsonl", PriceTable())
+    client = LLMClient(provider, cache=cache, cache_mode=CacheMode.RW, ledger=ledger)
+    with pytest.raises(CacheError, match="disk I/O error") as raised:
+        await client.complete(verify_request("a"))
+    assert str(tmp_path / "c.sqlite") in str(raised.value) and "free space" in str(raised.value)
+    assert provider.calls == []  # nothing was paid for
+    (row,) = [json.loads(line) for line in (tmp_path / "ledger.jsonl").read_text().splitlines()]
+    assert row["error"] == "cache" and row["cost_usd"] == 0
+    await client.aclose()
 
 
 def test_sending_a_schema_does_not_wait_for_the_validator_library() -> None:

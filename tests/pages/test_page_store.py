@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.sqlite_faults import FailingConnection, damage
 from toolkit import Evaluator, InfraError, ScriptedBackend, VerifyRequest
+from toolkit.errors import PageStoreError
 from toolkit.pages import PageRecord, PageStore
 
 JPEG = b"\xff\xd8\xff\xe0fake-jpeg"
@@ -287,3 +289,32 @@ def test_a_browser_failure_is_reported_by_text_hash_too(store: PageStore) -> Non
     store.put(PageRecord.failure("https://example.com/a", "browser", "crashed"))
     with pytest.raises(InfraError, match="cache-pages"):
         store.text_hash("https://example.com/a")
+
+
+def test_a_damaged_store_file_is_a_page_store_error_naming_the_file_and_the_fix(
+    tmp_path: Path,
+) -> None:
+    with PageStore(tmp_path / "pages") as writer:
+        for index in range(20):
+            writer.put(PageRecord.web(f"https://example.com/{index}", "text " * 2000, JPEG))
+    database = tmp_path / "pages" / "pages.sqlite"
+    damage(database)
+    with (
+        PageStore(tmp_path / "pages", readonly=True) as store,
+        pytest.raises(PageStoreError) as raised,
+    ):
+        store.get("https://example.com/3")
+    assert raised.value.kind == "page_store"
+    assert str(database) in str(raised.value) and "judgegen cache-pages" in str(raised.value)
+
+
+def test_a_store_that_cannot_be_read_says_to_check_the_disk_or_wait_for_the_writer(
+    store: PageStore,
+) -> None:
+    store.put(PageRecord.web("https://example.com/a", "Hello page", JPEG))
+    store._db.close()
+    store._db = FailingConnection()  # type: ignore[assignment]
+    with pytest.raises(PageStoreError, match="disk I/O error") as raised:
+        store.get("https://example.com/a")
+    assert "cache-pages" in str(raised.value) and "disk" in str(raised.value)
+    assert str(store.path) in str(raised.value)

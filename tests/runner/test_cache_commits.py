@@ -94,7 +94,7 @@ def test_a_store_that_fails_leaves_an_incomplete_result_and_stops_the_run(
     cache = ResponseCache(tmp_path / "cache.sqlite")
 
     def broken(db: object, item: object) -> None:
-        raise CacheError(tmp_path / "cache.sqlite", "disk I/O error")
+        raise sqlite3.OperationalError("disk I/O error")  # as SQLite reports it
 
     monkeypatch.setattr(cache, "_insert", broken)
     report = run_on_cache(work, cache, ScriptedProvider(policy), isolation)
@@ -132,4 +132,30 @@ async def test_inside_a_barrier_a_call_returns_before_its_commit_and_the_barrier
     other = ResponseCache(path)
     assert other.stats().entries == 1
     other.close()
+    await client.aclose()
+
+
+async def test_a_call_that_outlives_its_barrier_waits_for_its_own_commit_and_sees_it_fail(
+    tmp_path: Path,
+) -> None:
+    # a task a judge left running: it inherited the evaluation's barrier, which has settled
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+
+    def failing(db: object, item: object) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    cache._insert = failing  # type: ignore[method-assign]
+    client = LLMClient(ScriptedProvider(policy), cache=cache, cache_mode=CacheMode.RW)
+    go = asyncio.Event()
+
+    async def stray() -> None:
+        await go.wait()
+        await client.complete(verify_request("late"))
+
+    with deferring_commits() as commits:
+        task = asyncio.ensure_future(stray())
+    await commits.settled()
+    go.set()
+    with pytest.raises(CacheError, match="disk I/O error"):
+        await asyncio.wait_for(task, 5)
     await client.aclose()

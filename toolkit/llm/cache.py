@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from toolkit.errors import CacheError, SpecError
+from toolkit.errors import CACHE_ACCESS_FIX, CacheError, SpecError
 from toolkit.llm.cache_writer import PendingWrite, WriteBehind
 from toolkit.llm.models import LLMRequest, LLMResponse
 
@@ -382,14 +382,14 @@ class ResponseCache:
 
     @contextmanager
     def _guard(self, lock: threading.Lock | None = None) -> Iterator[None]:
-        """Serialize use of a connection (the reader's by default); a damaged file becomes a
-        `CacheError` naming it."""
+        """Serialize use of a connection (the reader's by default); a damaged file, or a
+        read or write that fails, becomes a `CacheError` naming the file and the fix."""
         with lock or self._lock:
             try:
                 yield
-            except sqlite3.OperationalError:
-                raise
-            except sqlite3.DatabaseError as exc:
+            except sqlite3.OperationalError as exc:  # a disk error, a full disk, a lock
+                raise CacheError(self.path, str(exc), CACHE_ACCESS_FIX) from None
+            except sqlite3.DatabaseError as exc:  # a damaged file
                 raise CacheError(self.path, str(exc)) from None
 
 

@@ -133,12 +133,12 @@ class CachedProvider:
 
 
 async def _after_store(stored: asyncio.Future[None], *, paid: Usage | None) -> None:
-    """Wait for the answer's commit, or leave it to the open commit barrier. A failed store
+    """Wait for the answer's commit, or leave it to the open commit barrier (unless it has
+    begun to settle: the call outlived its unit of work). A failed store
     raises a `CacheError` of this caller's own, with the usage it `paid` for the answer (which
     the ledger records); a caller that shared another's call paid nothing."""
     barrier = current_barrier.get()
-    if barrier is not None:
-        barrier.add(stored)
+    if barrier is not None and barrier.add(stored):
         return
     try:
         await asyncio.shield(stored)  # shared by every caller: one leaving must not cancel it

@@ -25,14 +25,23 @@ class CommitBarrier:
 
     def __init__(self) -> None:
         self._commits: list[asyncio.Future[None]] = []
+        self._settling = False
 
-    def add(self, commit: asyncio.Future[None]) -> None:
-        """Count `commit` in; its error is raised by `settled`."""
+    def add(self, commit: asyncio.Future[None]) -> bool:
+        """Count `commit` in (its error is raised by `settled`) and return True; False once
+        the barrier has begun to settle. A call that outlives its unit of work (a task a judge
+        left running) must then wait for its own commit: added later, a failed store would
+        reach nobody."""
+        if self._settling:
+            return False
         commit.add_done_callback(mark_retrieved)  # reported by `settled`, unless abandoned
         self._commits.append(commit)
+        return True
 
     async def settled(self) -> None:
-        """Return once every commit added is done; raise the first one's error, if any."""
+        """Return once every commit added is done; raise the first one's error, if any. The
+        barrier takes no commit from then on (`add`)."""
+        self._settling = True
         commits, self._commits = self._commits, []
         if not commits:
             return

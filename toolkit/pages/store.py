@@ -5,6 +5,8 @@ and is never served as page text. When the page itself failed (4xx/5xx, timeout,
 not a PDF, unreadable PDF) `get` and `screenshot` answer None, exactly as for a page never
 captured: the claim is unsupported, a verdict. When our browser failed (`browser`) they
 raise `InfraError`, so the evaluation is incomplete and retried, never scored 0.
+A store that cannot be read or written (a damaged file, a disk error, a lock held past the
+busy timeout) raises `PageStoreError`, naming the file and the fix, never a bare SQLite error.
 A failure never overwrites a page that was captured successfully.
 Reads are local and offline, so a rerun sees exactly the pages the first run saw.
 """
@@ -15,14 +17,15 @@ import base64
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Self
 
 from pydantic import BaseModel, Field
 
-from toolkit.errors import InfraError
+from toolkit.errors import PAGES_ACCESS_FIX, InfraError, PageStoreError
 from toolkit.urls import canonical_url, normalize_url
 from toolkit.util.hashing import sha256_bytes, sha256_text
 
@@ -213,11 +216,24 @@ class PageStore:
         else:
             self.directory.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._upgrade()
-            self._db.executescript(_SCHEMA)
+            with self._guard():
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._upgrade()
+                self._db.executescript(_SCHEMA)
         self._db.execute("PRAGMA busy_timeout=5000")
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        """Serialize use of the connection; a damaged file, or a read or write that fails,
+        becomes a `PageStoreError` naming the file and the fix."""
+        with self._lock:
+            try:
+                yield
+            except sqlite3.OperationalError as exc:  # a disk error, a full disk, a lock
+                raise PageStoreError(self.path, str(exc), PAGES_ACCESS_FIX) from None
+            except sqlite3.DatabaseError as exc:  # a damaged file
+                raise PageStoreError(self.path, str(exc)) from None
 
     def _upgrade(self) -> None:
         """Recompute the same-page keys of a store written with an older key definition."""
@@ -246,7 +262,7 @@ class PageStore:
     def _row(self, url: str, columns: tuple[str, ...]) -> dict[str, Any] | None:
         key = canonical_url(url)
         select = ", ".join(columns)
-        with self._lock:
+        with self._guard():
             row = self._db.execute(f"SELECT {select} FROM pages WHERE url = ?", (key,)).fetchone()
             if row is None:
                 row = self._db.execute(
@@ -333,7 +349,7 @@ class PageStore:
 
     def has_page(self, url: str) -> bool:
         """Whether a page (not a failure) is stored for exactly this normalized URL."""
-        with self._lock:
+        with self._guard():
             row = self._db.execute(
                 "SELECT 1 FROM pages WHERE url = ? AND status = 'ok'", (canonical_url(url),)
             ).fetchone()
@@ -346,13 +362,13 @@ class PageStore:
         params: tuple[str, ...] = ()
         if status is not None:
             query, params = query + " WHERE status = ?", (status,)
-        with self._lock:
+        with self._guard():
             rows = self._db.execute(query + " ORDER BY rowid", params).fetchall()
         return [PageRecord.model_validate(dict(zip(columns, r, strict=True))) for r in rows]
 
     def counts(self) -> dict[str, int]:
         """How many pages (`ok`) and failures (`failed`) the store holds."""
-        with self._lock:
+        with self._guard():
             rows = self._db.execute("SELECT status, COUNT(*) FROM pages GROUP BY status")
             found = dict(rows.fetchall())
         return {"ok": found.get("ok", 0), "failed": found.get("failed", 0)}
@@ -373,7 +389,7 @@ class PageStore:
         values["url"] = canonical_url(record.url)
         values["match_key"] = normalize_url(values["url"])
         values["fetched_at"] = record.fetched_at.isoformat()
-        with self._lock, self._db:
+        with self._guard(), self._db:
             previous = self._db.execute(
                 "SELECT status, attempts FROM pages WHERE url = ?", (values["url"],)
             ).fetchone()
