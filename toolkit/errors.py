@@ -8,7 +8,8 @@ JudgegenError
  │    ├── LLMError    the LLM call still failed after retries / re-asks (keeps usage)
  │    ├── ReplayMiss  the replay provider has no recording for a request
  │    ├── CacheError  the response cache cannot be read or written (stops the command: exit 3)
- │    └── PageStoreError  the page store cannot be read or written (stops the command: exit 3)
+ │    ├── PageStoreError  the page store cannot be read or written (stops the command: exit 3)
+ │    └── LedgerError  the usage ledger file cannot be written (stops the command: exit 3)
  ├── BudgetExceeded   the dollar cap was reached; no new calls are made (also an InfraError)
  ├── AnswersLayoutError  an --answers folder cannot be read as <agent>/<task_id>/<answer>.md
  ├── ResultsBusy      another run holds the results folder's lock (and we were told not to wait)
@@ -133,6 +134,21 @@ class PageStoreError(InfraError):
         super().__init__(f"page store {path} is unusable: {cause}. Fix: {fix}", kind="page_store")
 
 
+class LedgerError(InfraError):
+    """The usage ledger's file cannot be written (a full disk, a read-only folder): the spend
+    of the calls that follow could not be accounted for, so a command stops (exit 3)."""
+
+    def __init__(self, path: object, cause: str) -> None:
+        self.path = path
+        self.cause = cause
+        super().__init__(
+            f"usage ledger {path} cannot be written: {cause}. Fix: free space on its disk or "
+            "make its folder writable, or point JUDGEGEN_LEDGER_PATH (or `ledger_path` under "
+            "[llm] in judgegen.toml) at a file elsewhere",
+            kind="ledger",
+        )
+
+
 class BudgetExceeded(InfraError):
     """The run's dollar budget is spent; the request was not sent."""
 
@@ -176,6 +192,7 @@ INFRA_KINDS = frozenset(
         "page_store",
         "page_capture",
         "cluster",
+        "ledger",
     }
 )
 """Kinds of the infrastructure failures a recorded error may carry without its type."""

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.llm.conftest import verify_request
+from toolkit.errors import LedgerError
 from toolkit.llm.client import LLMClient
 from toolkit.llm.ledger import Ledger, UsageSummary
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
@@ -106,3 +109,25 @@ def test_price_table_matches_the_longest_prefix() -> None:
     assert table.price_for("claude-sonnet-4-5-20250929") == table.prices["claude-sonnet-4"]
     assert table.price_for("gpt-4o-mini-2024-07-18") == table.prices["gpt-4o-mini"]
     assert table.price_for("unknown") is None
+
+
+FULL_DISK = Path("/dev/full")  # every write to it fails with ENOSPC, as a full disk does
+
+
+@pytest.mark.skipif(not FULL_DISK.exists(), reason="needs /dev/full")
+async def test_a_ledger_on_a_full_disk_fails_the_call_naming_the_file_and_the_fix() -> None:
+    ledger = Ledger(FULL_DISK, PriceTable())
+    client = LLMClient(ScriptedProvider(fixed), ledger=ledger)
+    with pytest.raises(LedgerError, match="No space left on device") as raised:
+        await client.complete(verify_request("a"))
+    assert raised.value.kind == "ledger"
+    assert str(FULL_DISK) in str(raised.value) and "JUDGEGEN_LEDGER_PATH" in str(raised.value)
+    assert ledger.summary().calls == 1  # the paid call is still counted in the summary line
+
+
+def test_a_ledger_whose_folder_cannot_be_made_raises_a_ledger_error(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("a file where the folder should be")
+    ledger = Ledger(tmp_path / "taken" / "ledger.jsonl", PriceTable())
+    row = ledger.row_for(verify_request("a"), Usage(), hit=False, latency=0.0, error=None)
+    with pytest.raises(LedgerError, match="taken"):
+        ledger.record(row)

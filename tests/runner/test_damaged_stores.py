@@ -1,9 +1,10 @@
-"""A page store that cannot be read stops a run loudly (exit 3, the file and the fix named),
-instead of failing every evaluation that cites a page, one by one, with a bare SQLite message,
-after paying for its calls."""
+"""A page store that cannot be read, or a usage ledger that cannot be written, stops a run
+loudly (exit 3, the file and the fix named), instead of failing every evaluation after it one
+by one with a bare SQLite or OS message, after paying for their calls."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -11,8 +12,18 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
-from tests.fixtures.runner.helpers import run_args
+from tests.fixtures.runner.helpers import copy_fixtures, options, run_args
+from tests.fixtures.runner.llm_policy import policy
 from tests.fixtures.sqlite_faults import damage
+from toolkit.backends import LLMBackend
+from toolkit.llm.client import LLMClient
+from toolkit.llm.ledger import Ledger
+from toolkit.llm.scripted import ScriptedProvider
+from toolkit.runner.builder import Isolation
+from toolkit.runner.inputs import discover_answers
+from toolkit.runner.scheduler import run_evaluations
+
+FULL_DISK = Path("/dev/full")  # every write to it fails with ENOSPC, as a full disk does
 
 
 @pytest.mark.parametrize("sandbox", [False, True], ids=["in_process", "sandbox"])
@@ -29,3 +40,28 @@ def test_a_damaged_page_store_stops_the_run_naming_the_file_and_the_fix(
     assert "page store" in record["stopped"] and "pages.sqlite" in record["stopped"]
     assert "judgegen cache-pages" in record["stopped"]
     assert "malformed" in record["stopped"]
+
+
+@pytest.mark.skipif(not FULL_DISK.exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("isolation", ["in_process", "sandbox"])
+def test_a_ledger_on_a_full_disk_stops_the_run_naming_the_file(
+    tmp_path: Path, isolation: Isolation
+) -> None:
+    work = copy_fixtures(tmp_path)
+    client = LLMClient(ScriptedProvider(policy), ledger=Ledger(FULL_DISK))
+
+    async def go():  # type: ignore[no-untyped-def]
+        try:
+            return await run_evaluations(
+                discover_answers(work / "answers"),
+                backend=LLMBackend(client),
+                options=options(work, jobs=1),
+                isolation=isolation,
+            )
+        finally:
+            await client.aclose()
+
+    report = asyncio.run(go())
+    assert report.exit_code == 3 and report.not_started > 0
+    assert report.stopped is not None and "usage ledger /dev/full" in report.stopped
+    assert "No space left on device" in report.stopped

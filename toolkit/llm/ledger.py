@@ -10,6 +10,7 @@ killed process loses no row (a power cut may lose what the OS had not yet writte
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import TextIO
 
 from pydantic import BaseModel, Field
 
-from toolkit.errors import CacheError, LLMError
+from toolkit.errors import CacheError, LedgerError, LLMError
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
 from toolkit.llm.pricing import FREE_PROVIDERS, PriceTable
 from toolkit.llm.provider import Provider
@@ -72,22 +73,34 @@ class Ledger:
         self._file: TextIO | None = None
 
     def record(self, row: LedgerRow) -> None:
-        """Count `row` and append it to the file, flushed at once (one write, no open per row)."""
+        """Count `row` and append it to the file, flushed at once (one write, no open per row);
+        a file that cannot be written raises `LedgerError` (the row stays counted)."""
         self._count(row)
         if self.keep_rows:
             self.rows.append(row)
         if self.path is not None:
-            if self._file is None or self._file.closed:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._file = self.path.open("a", encoding="utf-8")
-            self._file.write(row.model_dump_json() + "\n")
-            self._file.flush()
+            try:
+                if self._file is None or self._file.closed:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                    self._file = self.path.open("a", encoding="utf-8")
+                self._file.write(row.model_dump_json() + "\n")
+                self._file.flush()
+            except OSError as exc:
+                self._drop_file()  # the row it holds could not be written: never retried
+                raise LedgerError(self.path, exc.strerror or str(exc)) from None
 
     def close(self) -> None:
         """Close the file (rows are already flushed; a later `record` reopens it)."""
         if self._file is not None:
             self._file.close()
             self._file = None
+
+    def _drop_file(self) -> None:
+        """Forget the open file without flushing what it holds (a write that just failed)."""
+        file, self._file = self._file, None
+        if file is not None:
+            with contextlib.suppress(OSError):
+                file.close()  # its flush fails again; the descriptor is closed all the same
 
     def row_for(
         self,

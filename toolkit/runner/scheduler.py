@@ -52,7 +52,7 @@ from toolkit.sandbox.launch import Launch
 from toolkit.sandbox.pool import REQUIRED_KIND
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits, error_dict
 
-STOP_KINDS = frozenset({"budget", "cache", "page_store", REQUIRED_KIND})
+STOP_KINDS = frozenset({"budget", "cache", "page_store", "ledger", REQUIRED_KIND})
 
 
 def _noop(event: str, result: ResultHead | None) -> None:
