@@ -11,7 +11,9 @@ summed into wall times, each measured on its own in fresh interpreters.
   job process   what one sandboxed evaluation's process costs before its judge's first call,
                 step by step: children forked from an interpreter that loaded what the fork
                 server loads, each doing one more step (CPU and minor page faults per child;
-                copy-on-write faults are what a forked job mostly pays for)
+                copy-on-write faults are what a forked job mostly pays for), then the schemas
+                of the judge's templates its first extracts build, before and after the
+                server's idle warm-up of template schemas
 
     python bench/startup_bench.py [--repeats 7]
 """
