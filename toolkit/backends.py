@@ -79,8 +79,8 @@ def _schema_of(template_class: type[BaseModel]) -> dict[str, Any]:
 def warm_template_schemas() -> None:
     """Build, as a judge's first `extract` does, the schema of a throwaway template shaped
     like judges' (optional fields, a list default, a nested list of models), and check an
-    output against it. pydantic compiles and caches what that needs on first use (0.5–1 ms
-    of CPU and ~85 page faults per job, `bench/startup_bench.py`): the sandbox's fork server
+    output against it. pydantic compiles and caches what that needs on first use (0.4–1.6 ms
+    of CPU and ~95 page faults per job, `bench/startup_bench.py`): the sandbox's fork server
     calls this once idle, so the jobs it forks afterwards inherit it instead."""
 
     class _Place(BaseModel):

@@ -47,7 +47,7 @@ _READ_CHUNK = 1 << 16
 _MAX_FDS_PER_READ = 64
 # Everything a judge imports is loaded before `Ready` (`toolkit` loads its names lazily), so
 # every job inherits it. What would delay `Ready` by more than it saves the first jobs is built
-# once the server is idle: the machinery of a template's schema (~4 ms here, 0.5–1 ms in
+# once the server is idle: the machinery of a template's schema (~4 ms here, 0.4–1.6 ms in
 # each job), then the suffix list that only some judges need (~60 ms).
 # pydantic imports `_dataclasses` the first time a model class is built: a judge's own
 # models would otherwise import it in every job.
