@@ -32,6 +32,7 @@ from pydantic import BaseModel, Field
 from toolkit.errors import CACHE_ACCESS_FIX, CacheError, SpecError
 from toolkit.llm.cache_writer import PendingWrite, WriteBehind
 from toolkit.llm.models import LLMRequest, LLMResponse
+from toolkit.util.sqlite_errors import sqlite_errors
 
 RECORD_VERSION = 1
 FORMAT_VERSION = 3
@@ -384,13 +385,8 @@ class ResponseCache:
     def _guard(self, lock: threading.Lock | None = None) -> Iterator[None]:
         """Serialize use of a connection (the reader's by default); a damaged file, or a
         read or write that fails, becomes a `CacheError` naming the file and the fix."""
-        with lock or self._lock:
-            try:
-                yield
-            except sqlite3.OperationalError as exc:  # a disk error, a full disk, a lock
-                raise CacheError(self.path, str(exc), CACHE_ACCESS_FIX) from None
-            except sqlite3.DatabaseError as exc:  # a damaged file
-                raise CacheError(self.path, str(exc)) from None
+        with lock or self._lock, sqlite_errors(CacheError, self.path, CACHE_ACCESS_FIX):
+            yield
 
 
 def _pending(record: CacheRecord, replace: bool, checked: bool) -> PendingWrite:

@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field
 from toolkit.errors import PAGES_ACCESS_FIX, InfraError, PageStoreError
 from toolkit.urls import canonical_url, normalize_url
 from toolkit.util.hashing import sha256_bytes, sha256_text
+from toolkit.util.sqlite_errors import sqlite_errors
 
 PAGE_RECORD_VERSION = 1
 STORE_FILENAME = "pages.sqlite"
@@ -227,13 +228,8 @@ class PageStore:
     def _guard(self) -> Iterator[None]:
         """Serialize use of the connection; a damaged file, or a read or write that fails,
         becomes a `PageStoreError` naming the file and the fix."""
-        with self._lock:
-            try:
-                yield
-            except sqlite3.OperationalError as exc:  # a disk error, a full disk, a lock
-                raise PageStoreError(self.path, str(exc), PAGES_ACCESS_FIX) from None
-            except sqlite3.DatabaseError as exc:  # a damaged file
-                raise PageStoreError(self.path, str(exc)) from None
+        with self._lock, sqlite_errors(PageStoreError, self.path, PAGES_ACCESS_FIX):
+            yield
 
     def _upgrade(self) -> None:
         """Recompute the same-page keys of a store written with an older key definition."""
