@@ -153,7 +153,8 @@ def cache_pages(
     \b
     Exit codes: 0 every page stored; 1 some pages failed to load or entries could not
     be imported (all recorded); 2 usage error; 3 Chromium missing, failed to start or
-    crashed (those URLs are recorded as `browser` failures: judging them is incomplete).
+    crashed (those URLs are recorded as `browser` failures: judging them is incomplete), or
+    the store cannot be read or written (a damaged file, a full disk).
 
     With --ray, pages are captured on the nodes of a Ray cluster (--concurrency pages at a
     time on each, with each node's own Chromium) and stored here, in the one page store.
@@ -165,26 +166,26 @@ def cache_pages(
     options = CaptureOptions(chromium=chromium, concurrency=concurrency, timeout=timeout)
     output: dict[str, Any] = {"version": 1, "import": None, "capture": None}
     problems = browser_failed = False
-    with PageStore(store) as page_store:
-        if import_dir is not None:
-            imported = import_m2w2(import_dir, page_store, refresh=refresh)
-            output["import"] = imported.model_dump(mode="json")
-            problems |= bool(imported.problems)
-            if not as_json:
-                _print_import(imported)
-        if answers is not None:
-            try:
+    try:
+        with PageStore(store) as page_store:
+            if import_dir is not None:
+                imported = import_m2w2(import_dir, page_store, refresh=refresh)
+                output["import"] = imported.model_dump(mode="json")
+                problems |= bool(imported.problems)
+                if not as_json:
+                    _print_import(imported)
+            if answers is not None:
                 captured = _capture(
                     answers, page_store, options, refresh, ray_address, ray_attempts
                 )
-            except InfraError as exc:
-                click.echo(f"error: {exc}", err=True)
-                ctx.exit(3)
-            output["capture"] = captured.model_dump(mode="json")
-            problems |= captured.failed > 0
-            browser_failed = any(o.error_kind == "browser" for o in captured.outcomes)
-            if not as_json:
-                _print_capture(captured)
+                output["capture"] = captured.model_dump(mode="json")
+                problems |= captured.failed > 0
+                browser_failed = any(o.error_kind == "browser" for o in captured.outcomes)
+                if not as_json:
+                    _print_capture(captured)
+    except InfraError as exc:  # the browser, the cluster, or the store itself (PageStoreError)
+        click.echo(f"error: {exc}", err=True)
+        ctx.exit(3)
     if as_json:
         click.echo(json.dumps(output, indent=2))
     ctx.exit(3 if browser_failed else 1 if problems else 0)

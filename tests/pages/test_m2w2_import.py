@@ -133,3 +133,16 @@ def test_cli_import_prints_json_report_and_exits_1_on_problems(
     assert result.exit_code == 1, result.output
     report = json.loads(result.stdout)["import"]
     assert report["imported"] == 2 and len(report["problems"]) == 2
+
+
+def test_cli_import_into_a_store_that_is_not_a_database_exits_3_naming_it(
+    cache_tree: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "pages.sqlite").write_text("not a database, though named like one " * 4)
+    result = CliRunner().invoke(
+        main, ["cache-pages", "--import-m2w2", str(cache_tree), "--store", str(tmp_path / "s")]
+    )
+    assert result.exit_code == 3, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)  # no traceback
+    assert "pages.sqlite is unusable: file is not a database" in result.stderr
