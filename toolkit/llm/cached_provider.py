@@ -134,9 +134,9 @@ class CachedProvider:
 
 async def _after_store(stored: asyncio.Future[None], *, paid: Usage | None) -> None:
     """Wait for the answer's commit, or leave it to the open commit barrier (unless it has
-    begun to settle: the call outlived its unit of work). A failed store
-    raises a `CacheError` of this caller's own, with the usage it `paid` for the answer (which
-    the ledger records); a caller that shared another's call paid nothing."""
+    begun to settle: the call outlived its unit of work). A failed store raises a `CacheError`
+    of this caller's own, with the usage it `paid` for the answer (which the ledger records);
+    a caller that shared another's call paid nothing."""
     barrier = current_barrier.get()
     if barrier is not None and barrier.add(stored):
         return
