@@ -1,4 +1,6 @@
-"""Every exception judgegen raises, in one place.
+"""Every exception judgegen raises, in one place. Each survives pickling (as a process pool or
+a Ray cluster sends it), with its attributes: those built from more than a message say how
+(`__reduce__`).
 
 JudgegenError
  ├── SpecError        a user-written input is wrong; names the file, the field and the fix
@@ -40,6 +42,9 @@ class SpecError(JudgegenError):
     def __init__(self, file: str, field: str, problem: str, fix: str) -> None:
         self.file, self.field, self.problem, self.fix = file, field, problem, fix
         super().__init__(f"{file}: field '{field}': {problem}. Fix: {fix}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.file, self.field, self.problem, self.fix), self.__dict__)
 
 
 class TreeError(JudgegenError, ValueError):
@@ -104,6 +109,9 @@ class CacheError(InfraError):
         """The usage of an answer that was paid for but could not be stored (for the ledger)."""
         super().__init__(f"response cache {path} is unusable: {cause}. Fix: {fix}", kind="cache")
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.path, self.cause, self.fix), self.__dict__)
+
     def for_caller(self, usage: object | None) -> CacheError:
         """This failure as one caller of the failed store raises it: a copy of its own,
         carrying the `usage` that caller paid (one store's error reaches every caller whose
@@ -131,7 +139,11 @@ class PageStoreError(InfraError):
     def __init__(self, path: object, cause: str, fix: str = DAMAGED_PAGES_FIX) -> None:
         self.path = path
         self.cause = cause
+        self.fix = fix
         super().__init__(f"page store {path} is unusable: {cause}. Fix: {fix}", kind="page_store")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.path, self.cause, self.fix), self.__dict__)
 
 
 class LedgerError(InfraError):
@@ -147,6 +159,9 @@ class LedgerError(InfraError):
             "[llm] in judgegen.toml) at a file elsewhere",
             kind="ledger",
         )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.path, self.cause), self.__dict__)
 
 
 class BudgetExceeded(InfraError):
