@@ -69,3 +69,22 @@ async def test_a_cancelled_follower_adds_no_row_and_the_leader_keeps_its_own(
     await asyncio.sleep(0.05)
     assert [row.cache_hit for row in client.ledger.rows] == [False]
     await client.aclose()
+
+
+async def test_an_abandoned_calls_latency_counts_from_its_own_start_when_its_request_is_reused(
+    tmp_path: Path,
+) -> None:
+    gate = asyncio.Event()
+    client = gated_client(tmp_path, gate)
+    request = verify_request("a").model_copy(update={"provider": "scripted"})  # sent as is
+    leader = asyncio.ensure_future(client.complete(request))
+    await asyncio.sleep(0.1)
+    follower = asyncio.ensure_future(client.complete(request))  # the same object, in flight
+    await asyncio.sleep(0.02)
+    leader.cancel()
+    gate.set()
+    await follower
+    await settle(client, 2)
+    paid = [row for row in client.ledger.rows if not row.cache_hit]
+    assert len(paid) == 1 and paid[0].latency_s >= 0.1  # not from the follower's start
+    await client.aclose()

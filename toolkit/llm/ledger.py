@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TextIO
 
@@ -157,6 +158,11 @@ class Ledger:
         totals.cost_usd += row.cost_usd
 
 
+_call_started: ContextVar[float | None] = ContextVar("judgegen_ledger_call_started", default=None)
+"""When the caller's `LedgerProvider.complete` began: per task, so one request object in flight
+twice (or a recycled object id) cannot lend an abandoned call another call's start."""
+
+
 class LedgerProvider:
     """Wraps a provider and writes one ledger row per request, hit, miss or failure."""
 
@@ -167,14 +173,14 @@ class LedgerProvider:
         self.ledger = ledger
         self.name = inner.name
         self._clock = clock
-        self._started: dict[int, float] = {}  # id(request) -> when its call began
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """Forward `request`; record usage, cost, latency and cache hit, or the error kind.
 
         The row's cost and saving are copied onto the response (or the error), so every
         record made from it shows the ledger's figures."""
-        started = self._started[id(request)] = self._clock()
+        started = self._clock()
+        token = _call_started.set(started)
         try:
             response = await self.inner.complete(request)
         except LLMError as exc:
@@ -188,7 +194,7 @@ class LedgerProvider:
             self.ledger.record(self._row(request, usage, False, started, exc.kind))
             raise
         finally:
-            self._started.pop(id(request), None)
+            _call_started.reset(token)
         row = self._row(request, response.usage, response.cache_hit, started, None)
         self.ledger.record(row)
         response.cost_usd, response.saved_usd = row.cost_usd, row.saved_usd
@@ -203,7 +209,9 @@ class LedgerProvider:
         """`request`'s maker stopped waiting (e.g. a judge timed out) while its call goes on:
         write its row when the call ends, as `complete` would have — a paid answer nobody
         waited for still costs. A call cancelled in turn (the run ended first) leaves none."""
-        started = self._started.get(id(request), self._clock())
+        started = _call_started.get()  # told in the abandoning caller's task, inside `complete`
+        if started is None:
+            started = self._clock()
         call.add_done_callback(lambda done: self._late_row(request, started, done))
 
     def _late_row(
