@@ -53,7 +53,11 @@ PICKLED = {
 
 
 def test_every_infra_error_type_has_a_pickling_case() -> None:
-    assert {cls.__name__ for cls in _subclasses(InfraError)} == set(PICKLED)
+    # judgegen's own types only: a test may define a subclass of its own at any time
+    ours = {
+        cls.__name__ for cls in _subclasses(InfraError) if cls.__module__.startswith("toolkit.")
+    }
+    assert ours == set(PICKLED)
 
 
 @pytest.mark.parametrize("name", sorted(PICKLED))
