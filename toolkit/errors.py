@@ -164,6 +164,25 @@ class LedgerError(InfraError):
         return (type(self), (self.path, self.cause), self.__dict__)
 
 
+class ResultsError(InfraError):
+    """A run's output file (a result, a score file, an agent's summary) cannot be written: a
+    full disk, a read-only folder, a file where a folder belongs. Every later result would
+    fail the same way, so a run stops (exit 3) instead of paying for evaluations it cannot
+    keep."""
+
+    def __init__(self, path: object, cause: str) -> None:
+        self.path = path
+        self.cause = cause
+        super().__init__(
+            f"result file {path} cannot be written: {cause}. Fix: free space on its disk, make "
+            "its folder writable (or move the file away), or pass --results DIR",
+            kind="results",
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.path, self.cause), self.__dict__)
+
+
 class BudgetExceeded(InfraError):
     """The run's dollar budget is spent; the request was not sent."""
 
@@ -208,6 +227,7 @@ INFRA_KINDS = frozenset(
         "page_capture",
         "cluster",
         "ledger",
+        "results",
     }
 )
 """Kinds of the infrastructure failures a recorded error may carry without its type."""

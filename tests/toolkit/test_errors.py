@@ -17,6 +17,7 @@ from toolkit.errors import (
     LLMError,
     PageStoreError,
     ReplayMiss,
+    ResultsError,
     SpecError,
     is_infra_failure,
 )
@@ -47,6 +48,7 @@ PICKLED = {
     "CacheError": lambda: CacheError("c.sqlite", "disk I/O error", CACHE_ACCESS_FIX),
     "PageStoreError": lambda: PageStoreError("pages/pages.sqlite", "malformed"),
     "LedgerError": lambda: LedgerError("/dev/full", "No space left on device"),
+    "ResultsError": lambda: ResultsError("results/a/t/answer_1.json", "No space left on device"),
     "BudgetExceeded": lambda: BudgetExceeded("the budget is spent"),
     "ClusterError": lambda: toolkit.scale.errors.ClusterError("the gateway is gone"),
 }

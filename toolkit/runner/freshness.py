@@ -31,8 +31,8 @@ from toolkit.runner.results import (
     ResultHead,
     ResultStore,
     score_file_path,
+    write_output,
 )
-from toolkit.util.files import write_atomic
 from toolkit.util.hashing import sha256_bytes
 
 
@@ -206,5 +206,5 @@ def write_summaries(
             skipped_judges=skipped,
             include_unreviewed=include_unreviewed,
         )
-        write_atomic(store.root / agent / SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
+        write_output(store.root / agent / SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
         report.summaries[agent] = summary

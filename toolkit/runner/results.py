@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from toolkit.errors import ResultsError
 from toolkit.runner.fingerprint import Fingerprint
 from toolkit.util.deferred import DEFERRED
 from toolkit.util.files import write_atomic
@@ -174,7 +175,7 @@ class ResultStore:
     def write(self, result: EvaluationResult) -> Path:
         """Write `result` atomically and return its path."""
         path = self.path(result.agent_name, result.task_id, result.answer_name)
-        write_atomic(path, result.model_dump_json(indent=2) + "\n")
+        write_output(path, result.model_dump_json(indent=2) + "\n")
         return path
 
     def remove_stray_temp_files(self, agent: str) -> int:
@@ -232,5 +233,18 @@ def write_score_file(traj_dir: Path, judge_name: str, result: EvaluationResult) 
         gpt_response_text=json.dumps(full, ensure_ascii=False, sort_keys=True),
     )
     path = score_file_path(traj_dir, judge_name)
-    write_atomic(path, payload.model_dump_json(indent=2) + "\n")
+    write_output(path, payload.model_dump_json(indent=2) + "\n")
     return path
+
+
+def write_output(path: Path, text: str) -> None:
+    """Write one of a run's output files atomically; a failure is a `ResultsError` naming the
+    file and the fix, which stops the run (not an `OSError` that reads like a judge's)."""
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        cause = exc.strerror or str(exc)
+        blocking = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+        if blocking is not None:
+            cause = f"{cause}: {blocking} is a file where a folder belongs"
+        raise ResultsError(path, cause) from exc

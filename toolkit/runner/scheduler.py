@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolkit.backends import JudgingBackend
+from toolkit.errors import ResultsError
 from toolkit.evaluator import PageSource
 from toolkit.llm.commits import CommitBarrier, deferring_commits
 from toolkit.runner.builder import Isolation, judge_executor
@@ -101,17 +102,25 @@ class Scheduler:
                 self.report.skipped_answers += 1
                 continue
             fp = self.fingerprint(item, judge)
-            if await self._reuse(item, judge, fp):
-                continue
-            if needs_judge and judge is not None:
-                pending.append((item, judge, fp))
-            else:
-                self._record(item, self._decided_result(item, judge, fp))
+            try:
+                if await self._reuse(item, judge, fp):
+                    continue
+                if needs_judge and judge is not None:
+                    pending.append((item, judge, fp))
+                else:
+                    self._record(item, self._decided_result(item, judge, fp))
+            except ResultsError as exc:  # no evaluation starts (each would pay, then fail)
+                self._halt(f"{type(exc).__name__}: {exc}")
         semaphore = asyncio.Semaphore(max(1, self.options.jobs))
         await asyncio.gather(*(self._evaluate(semaphore, *job) for job in pending))
-        write_summaries(
-            self.store, inputs, self.report, include_unreviewed=self.options.include_unreviewed
-        )
+        try:
+            write_summaries(
+                self.store, inputs, self.report, include_unreviewed=self.options.include_unreviewed
+            )
+        except ResultsError as exc:  # reported with the run, after any earlier stop's reason
+            reason = f"{type(exc).__name__}: {exc}"
+            stopped = self.report.stopped
+            self.report.stopped = f"{stopped}; then {reason}" if stopped else reason
         return self.report
 
     async def _reuse(self, item: AnswerInput, judge: JudgeInfo | None, fp: Fingerprint) -> bool:
@@ -221,11 +230,21 @@ class Scheduler:
             fp = fp.model_copy(update={"pages": page_log.reads(missing)})
             result = self._outcome_result(item, judge, fp, outcome, meter.usage)
             self.report.evaluated += 1
-            await self._record_async(item, result)
+            try:
+                await self._record_async(item, result)
+            except ResultsError as exc:  # evaluations in flight finish; none starts
+                self.report.usage = self.report.usage + result.usage  # its calls were made
+                self._halt(f"{type(exc).__name__}: {exc}")
+                return
             stop = next((e for e in result.errors if e.get("kind") in STOP_KINDS), None)
-            if stop is not None and not self._stop.is_set():
-                self.report.stopped = f"{stop.get('type', 'error')}: {stop.get('message', '')}"
-                self._stop.set()
+            if stop is not None:
+                self._halt(f"{stop.get('type', 'error')}: {stop.get('message', '')}")
+
+    def _halt(self, reason: str) -> None:
+        """Start no more evaluations; the first reason is the run's (exit 3)."""
+        if not self._stop.is_set():
+            self.report.stopped = reason
+            self._stop.set()
 
     def _outcome_result(
         self,

@@ -1,0 +1,87 @@
+"""A result file that cannot be written stops the run loudly (exit 3, the file and the fix
+named): the evaluations in flight finish and keep their results, none starts after it, and
+the calls the unwritten evaluation made still count in the run's usage."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from generator.cli import main
+from tests.fixtures.runner.helpers import run_args
+from toolkit.errors import ResultsError
+from toolkit.runner.results import write_output
+
+JUDGED = ("le_guin_novels", "louvre_hours")  # tasks whose answers all need their judge
+
+
+def _block(work: Path, *parts: str) -> Path:
+    """Put a file where the results folder `parts` (under results/) belongs."""
+    path = work.joinpath("results", *parts)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("not a folder\n")
+    return path
+
+
+@pytest.mark.parametrize("sandbox", [False, True], ids=["in_process", "sandbox"])
+def test_a_result_that_cannot_be_written_stops_the_run_naming_the_file_and_the_fix(
+    work: Path, sandbox: bool
+) -> None:
+    blocked = [_block(work, agent, task) for agent in ("alpha", "beta") for task in JUDGED]
+    mode = [] if sandbox else ["--no-sandbox"]
+    args = run_args(work, "--include-unreviewed", "--json", "--jobs", "1", *mode)
+    done = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert done.exit_code == 3, done.stderr
+    record = json.loads(done.stdout)
+    assert record["not_started"] > 0  # the first evaluation's write stopped it
+    first = record["stopped"].split("; then ")[0]
+    assert first.startswith("ResultsError: result file ")
+    assert any(f"{path} is a file where a folder belongs" in first for path in blocked)
+    assert "--results DIR" in first
+    assert record["usage"]["backend_calls"] > 0  # its calls were made, and are counted
+    assert "Traceback" not in done.stderr
+
+
+def test_a_result_decided_without_its_judge_that_cannot_be_written_starts_no_evaluation(
+    work: Path,
+) -> None:
+    for agent in ("alpha", "beta"):
+        _block(work, agent)
+    args = run_args(work, "--include-unreviewed", "--json", "--no-sandbox")
+    done = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert done.exit_code == 3, done.stderr
+    record = json.loads(done.stdout)
+    assert record["evaluated"] == 0 and record["not_started"] > 0
+    assert "is a file where a folder belongs" in record["stopped"]
+    assert record["usage"]["llm_calls"] == 0
+
+
+def test_evaluations_whose_files_can_be_written_keep_their_results(work: Path) -> None:
+    _block(work, "alpha", "louvre_hours")  # only this task's results are blocked
+    args = run_args(work, "--include-unreviewed", "--json", "--no-sandbox", "--jobs", "4")
+    done = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert done.exit_code == 3, done.stderr
+    record = json.loads(done.stdout)
+    assert "alpha/louvre_hours is a file where a folder belongs" in record["stopped"]
+    written = list((work / "results").rglob("*.json"))
+    assert any(
+        path.parent.name != "louvre_hours" and path.name != "summary.json" for path in written
+    )
+
+
+def test_a_full_disk_is_named_as_the_cause(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full)
+    target = tmp_path / "agent" / "task" / "answer_1.json"
+    with pytest.raises(ResultsError) as raised:
+        write_output(target, "{}\n")
+    assert str(target) in str(raised.value) and "No space left on device" in str(raised.value)
+    assert raised.value.kind == "results"
+    assert not target.exists() and not list(target.parent.iterdir())  # no temp file left
