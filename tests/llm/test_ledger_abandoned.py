@@ -6,7 +6,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from tests.llm.conftest import verify_request
+from toolkit.errors import LedgerError
 from toolkit.llm.cache import ResponseCache
 from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.client import LLMClient
@@ -15,6 +18,7 @@ from toolkit.llm.pricing import PriceTable
 from toolkit.llm.scripted import ScriptedProvider
 
 GOOD = {"reasoning": "r", "result": True}
+FULL_DISK = Path("/dev/full")
 
 
 def gated_client(tmp_path: Path, gate: asyncio.Event) -> LLMClient:
@@ -88,3 +92,24 @@ async def test_an_abandoned_calls_latency_counts_from_its_own_start_when_its_req
     paid = [row for row in client.ledger.rows if not row.cache_hit]
     assert len(paid) == 1 and paid[0].latency_s >= 0.1  # not from the follower's start
     await client.aclose()
+
+
+@pytest.mark.skipif(not FULL_DISK.exists(), reason="needs /dev/full")
+async def test_a_late_row_that_cannot_be_written_fails_the_close_not_an_asyncio_log(
+    tmp_path: Path,
+) -> None:
+    gate = asyncio.Event()
+    client = gated_client(tmp_path, gate)
+    client.ledger.path = FULL_DISK  # every write fails with ENOSPC, as on a full disk
+    logged: list[dict[str, object]] = []
+    asyncio.get_running_loop().set_exception_handler(lambda loop, context: logged.append(context))
+    waiting = asyncio.ensure_future(client.complete(verify_request("a")))
+    await asyncio.sleep(0.05)
+    waiting.cancel()
+    gate.set()
+    await settle(client, 1)
+    await asyncio.sleep(0.01)
+    assert logged == []  # the failure is not left to asyncio's log
+    with pytest.raises(LedgerError, match="usage ledger /dev/full cannot be written"):
+        await client.aclose()
+    client.ledger.close()  # raised once: closing again is quiet

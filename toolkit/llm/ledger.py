@@ -72,6 +72,8 @@ class Ledger:
         self._totals = UsageSummary()
         self._models: set[str] = set()
         self._file: TextIO | None = None
+        self.lost: LedgerError | None = None
+        """The first failure of a row nobody was waiting for (`record_late`): `close` raises it."""
 
     def record(self, row: LedgerRow) -> None:
         """Count `row` and append it to the file, flushed at once (one write, no open per row);
@@ -90,11 +92,23 @@ class Ledger:
                 self._drop_file()  # the row it holds could not be written: never retried
                 raise LedgerError(self.path, exc.strerror or str(exc)) from None
 
+    def record_late(self, row: LedgerRow) -> None:
+        """`record` a row from a callback, where no caller would see its failure: the first
+        failure is kept in `lost`, for `close` to raise (the command then stops, exit 3)."""
+        try:
+            self.record(row)
+        except LedgerError as exc:
+            self.lost = self.lost or exc
+
     def close(self) -> None:
-        """Close the file (rows are already flushed; a later `record` reopens it)."""
+        """Close the file (rows are already flushed; a later `record` reopens it); raise the
+        `LedgerError` of a late row that could not be written, once."""
         if self._file is not None:
             self._file.close()
             self._file = None
+        lost, self.lost = self.lost, None
+        if lost is not None:
+            raise lost
 
     def _drop_file(self) -> None:
         """Forget the open file without flushing what it holds (a write that just failed)."""
@@ -222,12 +236,12 @@ class LedgerProvider:
         error = done.exception()
         if error is None:
             response = done.result()
-            self.ledger.record(
+            self.ledger.record_late(
                 self._row(request, response.usage, response.cache_hit, started, None)
             )
         elif isinstance(error, (LLMError, CacheError)):
             usage = error.usage if isinstance(error.usage, Usage) else Usage()
-            self.ledger.record(self._row(request, usage, False, started, error.kind))
+            self.ledger.record_late(self._row(request, usage, False, started, error.kind))
 
     def _row(
         self, request: LLMRequest, usage: Usage, hit: bool, started: float, error: str | None
