@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import click
@@ -33,12 +34,21 @@ def approve(task_id: str, reviewer: str, judges: Path, reviews: Path, as_json: b
       judgegen approve rust_2024_edition --reviewer "Ada Lovelace"
 
     \b
-    Exit codes: 0 approved; 2 no such judge or empty reviewer.
+    Exit codes: 0 approved; 2 no such judge or empty reviewer; 3 the approval file cannot be
+    written (a full disk, a read-only folder).
     """
     try:
         record = record_approval(task_id, reviewer=reviewer, judges_dir=judges, reviews_dir=reviews)
     except SpecError as exc:
         raise click.UsageError(str(exc)) from exc
+    except OSError as exc:  # nothing was approved: no partial file is left (atomic write)
+        path = approval_path(reviews, task_id)
+        click.echo(
+            f"error: approval {path} cannot be written: {exc.strerror or exc}. Fix: free space "
+            "on its disk or make the reviews folder writable (--reviews DIR), then approve again",
+            err=True,
+        )
+        sys.exit(3)
     if as_json:
         click.echo(json.dumps(record.model_dump(mode="json"), indent=2, sort_keys=True))
         return

@@ -91,3 +91,16 @@ def test_approving_later_clears_the_unreviewed_mark_without_rerunning(work: Path
     assert len(backend.calls) == calls
     assert report.summaries["alpha"].unreviewed_results == 0
     assert not any(r["unreviewed_judge"] for r in result_files(work / "results").values())
+
+
+def test_an_approval_that_cannot_be_written_exits_3_naming_the_file_and_approves_nothing(
+    work: Path,
+) -> None:
+    (work / "reviews").rmdir()
+    (work / "reviews").write_text("a file where the reviews folder belongs\n")
+    args = ["--judges", str(work / "judges"), "--reviews", str(work / "reviews")]
+    done = CliRunner().invoke(main, ["approve", "python_match", "--reviewer", "Ada", *args])
+    assert done.exit_code == 3, done.output
+    assert f"approval {work / 'reviews' / 'python_match.approval.json'}" in done.stderr
+    assert "--reviews DIR" in done.stderr and "Traceback" not in done.output
+    assert (work / "reviews").is_file()
