@@ -102,7 +102,9 @@ def _warn_missing_pages(
         where = "--pages was not given, so no cited page could be read"
         fix = f"capture them with {fetch}, then rerun with `--pages {store}`"
     else:
-        where = f"they are not in the page store {pages} (or failed to load)"
+        where = (
+            f"they are not in the page store {pages} (or failed to load, or hold nothing to check)"
+        )
         fix = f"fetch them with {fetch} and rerun"
     click.echo(
         f"warning: {len(urls)} cited page(s) missing for {len(missing)} answer(s): {where}; "

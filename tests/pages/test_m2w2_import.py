@@ -146,3 +146,18 @@ def test_cli_import_into_a_store_that_is_not_a_database_exits_3_naming_it(
     assert result.exit_code == 3, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)  # no traceback
     assert "pages.sqlite is unusable: file is not a database" in result.stderr
+
+
+def test_a_pdf_without_text_is_reported_not_stored_as_an_empty_page(
+    tmp_path: Path, make_pdf: Callable[[str], bytes]
+) -> None:
+    scan = "https://example.com/scan.pdf"
+    write_task(
+        tmp_path / "cache" / "agent_a" / "task_1", {scan: "pdf"}, {f"{md5(scan)}.pdf": make_pdf("")}
+    )
+    with PageStore(tmp_path / "store") as store:
+        report = import_m2w2(tmp_path / "cache", store)
+        assert store.lookup(scan) is None  # cited, it is missing: loud, never an empty page
+    assert report.imported == 0
+    assert [p.url for p in report.problems] == [scan]
+    assert "no text layer" in report.problems[0].reason

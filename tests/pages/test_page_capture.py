@@ -16,7 +16,8 @@ from click.testing import CliRunner
 
 from generator.cli import main
 from tests.pages.pdfs import build_pdf
-from toolkit.pages import PageStore, default_chromium
+from toolkit.pages import PageStore, capture, default_chromium
+from toolkit.pages.capture import NOTHING_RENDERED
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -28,6 +29,7 @@ setTimeout(function () {
   });
 }, 200);
 </script></body></html>"""
+BLANK_HTML = b"<html><body></body></html>"
 TALL_HTML = b'<html><body><p>Tall top</p><div style="height:20000px"></div></body></html>'
 CAPTURE_TIMEOUT_S = 15
 MAX_SCREENSHOT_HEIGHT = 8000  # CaptureOptions' default cap
@@ -41,6 +43,8 @@ def make_handler(pdf: bytes, release: threading.Event) -> type[BaseHTTPRequestHa
         "/data.json": (200, "application/json", b'{"message": "Rendered by script 42"}'),
         "/paper.pdf": (200, "application/pdf", pdf),
         "/download": (200, "application/octet-stream", pdf),
+        "/scan.pdf": (200, "application/pdf", build_pdf("")),  # no text layer, as if scanned
+        "/blank": (200, "text/html; charset=utf-8", BLANK_HTML),
         "/missing": (404, "text/html", b"<html><body>Not Found page text</body></html>"),
     }
 
@@ -105,6 +109,7 @@ def write_answers(root: Path, base: str) -> Path:
     )
     second.write_text(
         f"See {base}/missing and **{base}/hang**, also {base}/download and {base}/static. "
+        f"Scanned: {base}/scan.pdf. "
         f"Long read: {base}/tall",
         encoding="utf-8",
     )
@@ -189,6 +194,31 @@ def test_pdf_served_as_download_is_recognized_by_magic_bytes(run: CaptureRun) ->
     assert record.kind == "pdf" and "Quarterly revenue" in record.text
 
 
+def test_a_pdf_without_text_is_recorded_as_a_failure_not_an_empty_page(run: CaptureRun) -> None:
+    record = read(run, lambda s: s.lookup(run.url("/scan.pdf")))
+    assert (record.status, record.error_kind) == ("failed", "pdf")
+    assert "no text layer" in record.error
+    assert read(run, lambda s: s.get(run.url("/scan.pdf"))) is None  # cited, it is missing
+
+
+def test_a_page_with_no_text_that_cannot_be_drawn_is_a_failure(
+    server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def undrawable(*args: Any) -> None:
+        return None
+
+    monkeypatch.setattr(capture, "_screenshot", undrawable)
+    answers = tmp_path / "a.md"
+    answers.write_text(f"{server}/blank and {server}/static", encoding="utf-8")
+    store_dir = tmp_path / "store"
+    args = ["--answers", str(answers), "--store", str(store_dir), "--chromium", default_chromium()]
+    assert invoke(args).exit_code == 1
+    with PageStore(store_dir, readonly=True) as store:
+        blank, static = store.lookup(f"{server}/blank"), store.lookup(f"{server}/static")
+    assert (blank.status, blank.error_kind, blank.error) == ("failed", "empty", NOTHING_RENDERED)
+    assert static.ok and static.screenshot is None  # its text is still there to judge
+
+
 def test_http_404_is_recorded_as_failure_not_page(run: CaptureRun) -> None:
     record = read(run, lambda s: s.lookup(run.url("/missing")))
     assert (record.status, record.error_kind, record.http_status) == ("failed", "http", 404)
@@ -203,17 +233,17 @@ def test_hanging_page_is_recorded_as_timeout(run: CaptureRun) -> None:
 
 def test_each_cited_url_is_captured_once(run: CaptureRun) -> None:
     urls = [o["url"] for o in run.report["outcomes"]]
-    assert len(urls) == len(set(urls)) == 7
+    assert len(urls) == len(set(urls)) == 8
 
 
 def test_report_counts_and_exit_code_show_the_failures(run: CaptureRun) -> None:
     counts = (run.report["captured"], run.report["failed"], run.report["skipped"])
-    assert counts == (5, 2, 0)
+    assert counts == (5, 3, 0)
     assert run.exit_code == 1
 
 
 def test_progress_goes_to_stderr(run: CaptureRun) -> None:
-    assert "[7/7]" in run.stderr
+    assert "[8/8]" in run.stderr
 
 
 def test_rerun_skips_stored_pages_without_a_browser(run: CaptureRun, tmp_path: Path) -> None:

@@ -48,6 +48,26 @@ def test_pdf_round_trips_bytes_and_text(store: PageStore, make_pdf: Callable[[st
     assert store.screenshot("https://example.com/r.pdf") is None
 
 
+@pytest.mark.parametrize("text", ["", " \n\t "], ids=["empty", "blank"])
+def test_a_stored_page_with_nothing_to_judge_counts_as_missing(
+    store: PageStore, make_pdf: Callable[[str], bytes], text: str
+) -> None:
+    # as an older judgegen stored a scanned PDF, or a blank render it could not draw
+    store.put(PageRecord.pdf_document("https://example.com/scan.pdf", make_pdf(""), text))
+    store.put(PageRecord.web("https://example.com/blank", text, None))
+    for url in ("https://example.com/scan.pdf", "https://example.com/blank"):
+        assert store.get(url) is None and store.text_hash(url) is None
+        assert not store.has_page(url)  # `cache-pages` captures it again
+        assert store.lookup(url) is not None  # what was stored is still there to inspect
+
+
+def test_a_page_without_text_is_judged_by_its_screenshot(store: PageStore) -> None:
+    store.put(PageRecord.web("https://example.com/chart", "", JPEG))
+    assert store.get("https://example.com/chart") == ""
+    assert base64.b64decode(store.screenshot("https://example.com/chart") or "") == JPEG
+    assert store.has_page("https://example.com/chart")
+
+
 def test_failure_is_not_returned_as_page_text(store: PageStore) -> None:
     store.put(PageRecord.failure("https://example.com/gone", "http", "HTTP 404", http_status=404))
     assert store.get("https://example.com/gone") is None

@@ -40,6 +40,7 @@ CHROMIUM_ARGS = (
     "--disable-sync",
 )
 _INNER_TEXT = "() => document.body ? document.body.innerText : ''"
+NOTHING_RENDERED = "the page shows no text and could not be drawn: nothing in it can be checked"
 _PAGE_HEIGHT = (
     "() => Math.max(document.documentElement ? document.documentElement.scrollHeight : 0,"
     " document.body ? document.body.scrollHeight : 0)"
@@ -307,14 +308,15 @@ async def _web_record(
     with contextlib.suppress(Error):
         await page.wait_for_load_state("networkidle", timeout=deadline.ms(options.idle_wait))
     text = await page.evaluate(_INNER_TEXT)
-    return PageRecord.web(
-        url,
-        text,
-        await _screenshot(page, options, deadline),
-        http_status=response.status,
-        content_type=content_type,
-        final_url=page.url,
-    )
+    shot = await _screenshot(page, options, deadline)
+    extra: dict[str, Any] = {
+        "http_status": response.status,
+        "content_type": content_type,
+        "final_url": page.url,
+    }
+    if not (text or "").strip() and shot is None:  # judged, it would fail every claim unseen
+        return PageRecord.failure(url, "empty", NOTHING_RENDERED, **extra)
+    return PageRecord.web(url, text, shot, **extra)
 
 
 async def _screenshot(page: Page, options: CaptureOptions, deadline: _Deadline) -> bytes | None:

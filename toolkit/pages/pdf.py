@@ -23,7 +23,9 @@ def looks_like_pdf(content_type: str | None, head: bytes = b"") -> bool:
 
 
 def pdf_text(data: bytes) -> str:
-    """The text of every page of a PDF, pages separated by blank lines."""
+    """The text of every page of a PDF, pages separated by blank lines. A PDF without any
+    (a scanned document) raises `PdfTextError`: judges see a PDF's text only, so stored, it
+    would have every claim checked against nothing and found unsupported without a word."""
     if not looks_like_pdf(None, data[:1024]):
         raise PdfTextError("not a PDF (no %PDF- header)")
     from pypdf import PdfReader
@@ -34,4 +36,10 @@ def pdf_text(data: bytes) -> str:
         pages = [page.extract_text() or "" for page in reader.pages]
     except (PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:
         raise PdfTextError(f"unreadable PDF: {type(exc).__name__}: {exc}") from exc
-    return "\n\n".join(text.strip() for text in pages).strip()
+    text = "\n\n".join(page.strip() for page in pages).strip()
+    if not text:
+        raise PdfTextError(
+            f"the PDF has no text layer in its {len(pages)} page(s) (a scanned document?): "
+            "nothing in it can be checked"
+        )
+    return text

@@ -38,8 +38,15 @@ RECENT_READS = 64  # answers a read-only store keeps (judges check several claim
 
 PageKind = Literal["web", "pdf"]
 INFRA_FAILURES = frozenset({"browser"})
+JUDGEABLE = "(screenshot IS NOT NULL OR trim(coalesce(text, ''), char(32, 9, 10, 13)) != '')"
+"""SQL: a stored page holds something a judge can check (a screenshot, or some text). One
+without either — a scanned PDF or a blank render stored by an older judgegen — counts as
+missing (loud, and captured again), never as a page against which every claim fails unseen.
+The screenshot is tested first, so a web page's text is not read for it."""
 """Failure kinds caused by our side, not the page: reading them raises `InfraError`."""
-FailureKind = Literal["http", "timeout", "network", "unsupported", "pdf", "browser", "import"]
+FailureKind = Literal[
+    "http", "timeout", "network", "unsupported", "pdf", "empty", "browser", "import"
+]
 
 _COLUMNS = (
     "url",
@@ -280,11 +287,11 @@ class PageStore:
     def _page_row(self, url: str, columns: tuple[str, ...]) -> dict[str, Any] | None:
         """`columns` of the page stored for `url`; None when it is missing or its capture
         failed because of the page. Raises `InfraError` when the browser failed."""
-        row = self._row(url, ("status", "error_kind", "error", *columns))
+        row = self._row(url, ("status", "error_kind", "error", JUDGEABLE, *columns))
         if row is None:
             return None
         if row["status"] == "ok":
-            return row
+            return row if row[JUDGEABLE] else None
         if row["error_kind"] in INFRA_FAILURES:
             raise InfraError(
                 f"capturing {canonical_url(url)} failed on our side ({row['error']}); "
@@ -344,10 +351,12 @@ class PageStore:
         return self._content(url, "pdf")
 
     def has_page(self, url: str) -> bool:
-        """Whether a page (not a failure) is stored for exactly this normalized URL."""
+        """Whether a page (not a failure, and with something to judge: `JUDGEABLE`) is stored
+        for exactly this normalized URL."""
         with self._guard():
             row = self._db.execute(
-                "SELECT 1 FROM pages WHERE url = ? AND status = 'ok'", (canonical_url(url),)
+                f"SELECT 1 FROM pages WHERE url = ? AND status = 'ok' AND {JUDGEABLE}",
+                (canonical_url(url),),
             ).fetchone()
         return row is not None
 
