@@ -36,6 +36,12 @@ this machine, with the share of its `site` start-up (.pth hooks), which every pr
 from its start pays before judgegen runs a line; and what importing the real providers' SDKs
 adds to a real run's first call (the scripted provider imports none).
 
+Every run is also checked for what it judged: each evaluation's result must be complete, with
+the score the bench's own checkout gives it in process (`Schedule.scores`, computed with the
+schedule). A run that judged differently — faster because it skipped a page check, say — is
+listed as RESULTS DIFFER and the bench exits 1: its timing is not a speed-up. With `--repo`,
+the reference still comes from the bench's checkout, so an A/B run also compares verdicts.
+
     python bench/runner_bench.py                  # everything, ~3-4 minutes on 2 busy cores
     python bench/runner_bench.py --quick          # 90 throughput evaluations, fewer items
     python bench/runner_bench.py --only chain,cached --modes sandboxed
@@ -217,10 +223,21 @@ def say_interpreter_start(repeats: int) -> None:
 
 
 def measure_schedule(root: Path, concurrency: int) -> Schedule:
-    """The workload's schedule, computed by the checkout under test (its own backend)."""
+    """The workload's schedule, computed by the checkout under test (its own backend); its
+    reference scores come from the bench's own checkout, so a checkout run with `--repo`
+    that judges differently from this one shows as a mismatch, not as a speed-up."""
+    sched = _schedule_by(root, concurrency, os.environ.get(REPO_ENV, str(ROOT)))
+    if Path(os.environ.get(REPO_ENV, ROOT)).resolve() != ROOT:
+        sched.scores = _schedule_by(root, None, str(ROOT)).scores
+    return sched
+
+
+def _schedule_by(root: Path, concurrency: int | None, checkout: str) -> Schedule:
+    env = {**cli_env(0.0), "PYTHONPATH": os.pathsep.join([checkout, str(BENCH)])}
+    limit = [] if concurrency is None else [str(concurrency)]
     done = subprocess.run(
-        [sys.executable, str(BENCH / "runner_workload.py"), str(root), str(concurrency)],
-        env=cli_env(0.0),
+        [sys.executable, str(BENCH / "runner_workload.py"), str(root), *limit],
+        env=env,
         capture_output=True,
         text=True,
         check=True,
@@ -328,6 +345,7 @@ def main() -> None:
         f"{'ms/eval':>8} {'cpu ms':>7} {'calls/m2w2':>13} {'chain':>5} {'1st call':>8} {'tail':>5} {'rerun':>6}"
     )
     schedules: dict[str, Schedule] = {}
+    differ = 0  # runs whose results are not the in-process reference's
     with tempfile.TemporaryDirectory(prefix="runner-bench-") as tmp:
         base = Path(tmp)
         for name in SCENARIOS:
@@ -342,8 +360,10 @@ def main() -> None:
                 sched = schedules[workload.name]
                 label = f"{name} {mode}"
                 first = judgegen_run(root, mode == "sandboxed", latency, args.run_args)
+                wrong = [check_results(root, sched, label)]
                 if name != "cached":
                     rerun = fresh_rerun(root, mode == "sandboxed", latency, args.run_args)
+                    wrong.append(check_results(root, sched, f"{label} rerun"))
                     rows.append(
                         row(label, first, workload.evaluations, latency, sched, concurrency)
                     )
@@ -355,7 +375,9 @@ def main() -> None:
                     overwrite = judgegen_run(
                         root, mode == "sandboxed", 0.0, ["--overwrite", *args.run_args]
                     )
+                    wrong.append(check_results(root, sched, f"{label} rerun --overwrite"))
                     fresh = fresh_rerun(root, mode == "sandboxed", 0.0, args.run_args)
+                    wrong.append(check_results(root, sched, f"{label} rerun fresh"))
                     for suffix, run in (("rerun --overwrite", overwrite), ("rerun fresh", fresh)):
                         rows.append(
                             row(
@@ -369,6 +391,9 @@ def main() -> None:
                         )
                         print_row(rows[-1])
                     _say_if_redone(fresh)
+                for message in filter(None, wrong):
+                    print(message)
+                    differ += 1
                 shutil.rmtree(root)
     above = sum(
         sum(c > m for c, m in zip(s.calls, s.m2w2_calls, strict=True)) for s in schedules.values()
@@ -387,6 +412,30 @@ def main() -> None:
     _say_cpu_floor(rows)
     if args.json:
         print(json.dumps({"help_s": [help_min, help_median], "rows": rows}, indent=2))
+    if differ:
+        sys.exit(f"RESULTS DIFFER in {differ} run(s) (listed above): their timings do not count")
+    print("results: every run wrote the in-process reference's scores, every evaluation complete")
+
+
+def check_results(root: Path, sched: Schedule, label: str) -> str | None:
+    """What is wrong when the run in `root` did not write, for every evaluation, a complete
+    result with the score the in-process reference gave (`Schedule.scores`); else None. A
+    faster run that judged differently must never pass for a speed-up."""
+    wrong = []
+    for key, expected in sorted(sched.scores.items()):
+        try:
+            result = json.loads((root / "results" / f"{key}.json").read_text())
+        except (OSError, ValueError) as exc:
+            wrong.append(f"{key}: no readable result ({exc})")
+            continue
+        got = result.get("final_score")
+        if result.get("status") != "complete":
+            wrong.append(f"{key}: {result.get('status')} ({result.get('reason') or ''})")
+        elif got is None or expected is None or abs(got - expected) > 1e-9:
+            wrong.append(f"{key}: score {got}, the reference's {expected}")
+    if not wrong:
+        return None
+    return f"  RESULTS DIFFER, {label}: {len(wrong)} of {len(sched.scores)}: {'; '.join(wrong[:3])}"
 
 
 def _say_cpu_floor(rows: list[dict]) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import selectors
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -203,6 +203,10 @@ class Schedule:
     """Latencies the whole workload takes at zero overhead when all evaluations share one LLM
     concurrency limit (the run's, same policy): the floor of a real run, which a burst of
     calls over the limit makes longer than the longest chain."""
+    scores: dict[str, float | None] = field(default_factory=dict)
+    """Each evaluation's final score ("agent/task/answer"), judged in process here: what every
+    timed run must write too, so a change that is faster because it judges differently (a
+    page check skipped, a vote lost) shows as a mismatch, never as a speed-up."""
 
 
 def schedule(root: Path, latency: float, concurrency: int | None = None) -> Schedule:
@@ -277,7 +281,7 @@ async def _schedule(root: Path, latency: float) -> Schedule:
 
     store, inputs, judges = _inputs(root, latency)
 
-    async def one(item: Any) -> tuple[int, int, int]:
+    async def one(item: Any) -> tuple[int, int, int, float | None]:
         provider = ScriptedProvider(respond)
         backend = LLMBackend(LLMClient(provider, concurrency=1_000_000), model="o4-mini")
         loop = asyncio.get_running_loop()
@@ -287,12 +291,19 @@ async def _schedule(root: Path, latency: float) -> Schedule:
         )
         chain = round((loop.time() - started) / latency)
         paid = sum(1 for r in provider.calls if r.metadata.purpose == "extract")
-        return chain, len(provider.calls), m2w2_calls(summary, paid, store)
+        score = summary.get("final_score")
+        return chain, len(provider.calls), m2w2_calls(summary, paid, store), score
 
     rows = await asyncio.gather(*(one(item) for item in inputs))
     store.close()
     return Schedule(
-        chains=[r[0] for r in rows], calls=[r[1] for r in rows], m2w2_calls=[r[2] for r in rows]
+        chains=[r[0] for r in rows],
+        calls=[r[1] for r in rows],
+        m2w2_calls=[r[2] for r in rows],
+        scores={
+            f"{item.agent_name}/{item.task_id}/{item.answer_name}": r[3]
+            for item, r in zip(inputs, rows, strict=True)
+        },
     )
 
 

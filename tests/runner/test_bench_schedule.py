@@ -43,3 +43,38 @@ def test_with_one_call_at_a_time_the_shared_floor_is_every_call_in_turn(workload
     module, root = workload
     found = module.schedule(root, 1.0, concurrency=1)
     assert max(found.chains) < found.shared_steps <= sum(found.calls)
+
+
+def test_the_schedules_scores_are_what_a_cli_run_writes_and_a_changed_one_is_named(
+    workload, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bench checks every timed run against these scores: a run that judged differently
+    (faster because a page check was skipped, say) is reported, never timed as a speed-up."""
+    import shutil
+
+    from click.testing import CliRunner
+
+    monkeypatch.setattr(sys, "path", list(sys.path))  # runner_bench adds to it on import
+
+    import latency_model
+    import runner_bench
+
+    from generator.cli import main
+
+    module, built = workload
+    root = tmp_path / "chain"
+    shutil.copytree(built, root)
+    found = module.schedule(root, 1.0)
+    assert set(found.scores) == {f"bench_agent/chain_00{t}/answer_1" for t in range(2)}
+    monkeypatch.setenv(latency_model.LATENCY_ENV, "0")  # the schedule set its virtual latency
+    args = ["run", "--answers", str(root / "answers"), "--judges", str(root / "judges")]
+    args += ["--pages", str(root / "pages"), "--results", str(root / "results")]
+    args += ["--include-unreviewed", "--no-sandbox", "--provider", runner_bench.PROVIDER]
+    args += ["--cache-mode", "off"]
+    done = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert done.exit_code == 0, done.stderr
+    assert runner_bench.check_results(root, found, "cli") is None
+    result = root / "results" / "bench_agent" / "chain_001" / "answer_1.json"
+    result.write_text(result.read_text().replace('"final_score": ', '"final_score": 0.5 + 0 * '))
+    message = runner_bench.check_results(root, found, "cli")
+    assert message is not None and "bench_agent/chain_001/answer_1" in message
