@@ -23,9 +23,9 @@ def looks_like_pdf(content_type: str | None, head: bytes = b"") -> bool:
 
 
 def pdf_text(data: bytes) -> str:
-    """The text of every page of a PDF, pages separated by blank lines. A PDF without any
-    (a scanned document) raises `PdfTextError`: judges see a PDF's text only, so stored, it
-    would have every claim checked against nothing and found unsupported without a word."""
+    """The text of every page of a PDF, pages separated by blank lines. A PDF with no text at
+    all (a scanned document) raises `PdfTextError`: judges see a PDF's text only, so stored,
+    it would have every claim checked against nothing and found unsupported without a word."""
     if not looks_like_pdf(None, data[:1024]):
         raise PdfTextError("not a PDF (no %PDF- header)")
     from pypdf import PdfReader

@@ -33,17 +33,17 @@ from toolkit.util.sqlite_errors import sqlite_errors
 PAGE_RECORD_VERSION = 1
 STORE_FILENAME = "pages.sqlite"
 SCHEMA_VERSION = 2
-RECENT_READS = 64  # answers a read-only store keeps (judges check several claims per page)
 """2: `match_key` holds `toolkit.urls.normalize_url` (version 1 had a looser key)."""
+RECENT_READS = 64  # answers a read-only store keeps (judges check several claims per page)
 
 PageKind = Literal["web", "pdf"]
 INFRA_FAILURES = frozenset({"browser"})
+"""Failure kinds caused by our side, not the page: reading them raises `InfraError`."""
 JUDGEABLE = "(screenshot IS NOT NULL OR trim(coalesce(text, ''), char(32, 9, 10, 13)) != '')"
 """SQL: a stored page holds something a judge can check (a screenshot, or some text). One
 without either — a scanned PDF or a blank render stored by an older judgegen — counts as
 missing (loud, and captured again), never as a page against which every claim fails unseen.
 The screenshot is tested first, so a web page's text is not read for it."""
-"""Failure kinds caused by our side, not the page: reading them raises `InfraError`."""
 FailureKind = Literal[
     "http", "timeout", "network", "unsupported", "pdf", "empty", "browser", "import"
 ]
