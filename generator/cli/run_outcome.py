@@ -11,7 +11,7 @@ import click
 
 from toolkit.runner.answers_layout import StrayFile
 from toolkit.runner.metrics import format_table
-from toolkit.runner.page_reads import missing_pages
+from toolkit.runner.page_reads import clipped_pages, missing_pages
 from toolkit.runner.report import RunReport
 
 MAX_LISTED = 10
@@ -47,6 +47,8 @@ def print_outcome(
     missing = missing_pages(report.results)
     trajectories = any(r.input_kind == "trajectory" for r in report.results)
     _warn_missing_pages(missing, None if trajectories else inputs, pages)
+    clipped = clipped_pages(report.results)
+    _warn_clipped_pages(clipped)
     unjudged = [s for s in strays if s.looks_like_answer]
     code = report.exit_code
     if code == 0 and unjudged:
@@ -64,6 +66,7 @@ def print_outcome(
                 "exit_code": code,
                 "unjudged_files": [str(s.path) for s in unjudged],
                 "missing_pages": missing,
+                "clipped_pages": clipped,
             }
         )
         click.echo(record.model_dump_json(indent=2))
@@ -112,6 +115,24 @@ def _warn_missing_pages(
         err=True,
     )
     lines = [f"  {answer}: {len(listed)} missing" for answer, listed in sorted(missing.items())]
+    for line in _listed(lines):
+        click.echo(line, err=True)
+
+
+def _warn_clipped_pages(clipped: dict[str, list[str]]) -> None:
+    """Which cited pages were longer than the judging backend's page limit: judged on their
+    beginning only, a claim supported further on was found unsupported."""
+    if not clipped:
+        return
+    urls = {url for listed in clipped.values() for url in listed}
+    click.echo(
+        f"warning: {len(urls)} cited page(s) read by {len(clipped)} answer(s) are longer than "
+        "the judging backend's page limit (`max_page_chars`, 400,000 characters by default): "
+        "the judge saw only their beginning, so a claim supported further on counts as "
+        "unsupported (URLs: `clipped_pages` in --json and in each result).",
+        err=True,
+    )
+    lines = [f"  {answer}: {', '.join(listed)}" for answer, listed in sorted(clipped.items())]
     for line in _listed(lines):
         click.echo(line, err=True)
 

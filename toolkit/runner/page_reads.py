@@ -26,6 +26,7 @@ class PageReadLog:
     def __init__(self) -> None:
         self._read: dict[str, str] = {}
         self._missing: set[str] = set()
+        self._chars: dict[str, int] = {}
 
     def note(self, url: str, text: Any, digest: str | None = None) -> None:
         """Record one answer of the page source (None: the page is missing); `digest` is its
@@ -34,6 +35,12 @@ class PageReadLog:
             self._missing.add(url)
         else:
             self._read[url] = digest or sha256_text(str(text))
+            self._chars[url] = len(str(text))
+
+    def chars(self) -> tuple[dict[str, int], list[str]]:
+        """(characters of each page read here, the pages read elsewhere — a cluster node —
+        whose length this log does not know)."""
+        return dict(self._chars), sorted(set(self._read) - set(self._chars))
 
     def merge(self, reads: PageReads) -> None:
         """Add what another process noted for this evaluation (a cluster node's own log)."""
@@ -100,8 +107,14 @@ class RecordingPages:
 
 def missing_pages(results: Iterable[ResultHead]) -> dict[str, list[str]]:
     """Cited pages each judged answer could not read, by `agent/task/answer` (none: left out)."""
-    return {
-        f"{head.agent_name}/{head.task_id}/{head.answer_name}": list(head.missing_pages)
-        for head in results
-        if head.missing_pages
-    }
+    return {_answer(head): list(head.missing_pages) for head in results if head.missing_pages}
+
+
+def clipped_pages(results: Iterable[ResultHead]) -> dict[str, list[str]]:
+    """Cited pages each judged answer read only the beginning of (longer than the backend's
+    page limit), by `agent/task/answer` (none: left out)."""
+    return {_answer(head): list(head.clipped_pages) for head in results if head.clipped_pages}
+
+
+def _answer(head: ResultHead) -> str:
+    return f"{head.agent_name}/{head.task_id}/{head.answer_name}"

@@ -125,6 +125,11 @@ class RunRecord(BaseModel):
     missing_pages: dict[str, list[str]] = Field(
         default_factory=dict, description="Cited pages judges could not read, by agent/task/answer."
     )
+    clipped_pages: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Cited pages longer than the backend's page limit (judged on their "
+        "beginning only), by agent/task/answer.",
+    )
 
 
 Progress = Callable[[str, ResultHead | None], None]

@@ -76,6 +76,11 @@ class EvaluationResult(BaseModel):
     tree_statistics: dict[str, int] = Field(default_factory=dict)
     verifications: list[dict[str, Any]] = Field(default_factory=list)
     missing_sources: list[str] = Field(default_factory=list)
+    clipped_pages: list[str] = Field(
+        default_factory=list,
+        description="Cited pages longer than the judging backend's page limit: the judge saw "
+        "only their beginning, so a claim supported further on was found unsupported.",
+    )
     usage: UsageTotals = Field(default_factory=UsageTotals)
     duration_s: float = 0.0
     sandbox_guards: list[str] = Field(
@@ -112,6 +117,7 @@ class ResultHead:
     unreviewed_judge: bool
     input_kind: Literal["answer", "trajectory"]
     missing_pages: tuple[str, ...]
+    clipped_pages: tuple[str, ...]
 
     @classmethod
     def of(cls, result: EvaluationResult) -> ResultHead:
@@ -133,6 +139,7 @@ class ResultHead:
             unreviewed_judge=result.unreviewed_judge,
             input_kind=result.input_kind,
             missing_pages=tuple(missing),
+            clipped_pages=tuple(result.clipped_pages),
         )
 
     def error_text(self) -> str:

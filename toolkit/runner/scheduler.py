@@ -16,6 +16,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
+from toolkit.awaitables import resolve
 from toolkit.backends import JudgingBackend
 from toolkit.errors import ResultsError
 from toolkit.evaluator import PageSource
@@ -37,7 +38,7 @@ from toolkit.runner.inputs import AnswerInput
 from toolkit.runner.judging import with_errors
 from toolkit.runner.metering import Meter, MeteredBackend, current_meter
 from toolkit.runner.options import RunOptions
-from toolkit.runner.page_reads import recording_page_reads
+from toolkit.runner.page_reads import PageReadLog, recording_page_reads
 from toolkit.runner.report import Progress, RunReport
 from toolkit.runner.results import (
     EvaluationResult,
@@ -228,7 +229,8 @@ class Scheduler:
             outcome = with_errors(outcome, await _unstored(commits))
             missing = (outcome.summary or {}).get("missing_sources") or []
             fp = fp.model_copy(update={"pages": page_log.reads(missing)})
-            result = self._outcome_result(item, judge, fp, outcome, meter.usage)
+            clipped = await self._clipped(page_log)
+            result = self._outcome_result(item, judge, fp, outcome, meter.usage, clipped)
             self.report.evaluated += 1
             try:
                 await self._record_async(item, result)
@@ -239,6 +241,20 @@ class Scheduler:
             stop = next((e for e in result.errors if e.get("kind") in STOP_KINDS), None)
             if stop is not None:
                 self._halt(f"{stop.get('type', 'error')}: {stop.get('message', '')}")
+
+    async def _clipped(self, log: PageReadLog) -> list[str]:
+        """The cited pages an evaluation read that its backend clips to its page limit
+        (`LLMBackend.max_page_chars`); none for a backend without one. A page read on a
+        cluster node, whose length the log lacks, is read again from the run's source."""
+        limit = getattr(self.backend, "max_page_chars", None)
+        if not isinstance(limit, int):
+            return []
+        chars, unknown = log.chars()
+        for url in unknown if self.pages is not None else ():
+            text = await resolve(self.pages.get(url))  # type: ignore[union-attr]
+            if isinstance(text, str):
+                chars[url] = len(text)
+        return sorted(url for url, count in chars.items() if count > limit)
 
     def _halt(self, reason: str) -> None:
         """Start no more evaluations; the first reason is the run's (exit 3)."""
@@ -253,6 +269,7 @@ class Scheduler:
         fp: Fingerprint,
         outcome: EvalOutcome,
         usage: UsageTotals,
+        clipped: list[str],
     ) -> EvaluationResult:
         summary = outcome.summary or {}
         errors = list(summary.get("errors") or []) + list(outcome.errors)
@@ -271,6 +288,7 @@ class Scheduler:
             tree_statistics=dict(summary.get("tree_statistics") or {}),
             verifications=list(summary.get("verifications") or []),
             missing_sources=list(summary.get("missing_sources") or []),
+            clipped_pages=clipped,
             usage=usage,
             duration_s=round(outcome.duration_s, 3),
             sandbox_guards=list(outcome.guards),
