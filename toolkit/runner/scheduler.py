@@ -111,7 +111,7 @@ class Scheduler:
                 else:
                     self._record(item, self._decided_result(item, judge, fp))
             except ResultsError as exc:  # no evaluation starts (each would pay, then fail)
-                self._halt(f"{type(exc).__name__}: {exc}")
+                self._halt(_reason(exc))
         semaphore = asyncio.Semaphore(max(1, self.options.jobs))
         await asyncio.gather(*(self._evaluate(semaphore, *job) for job in pending))
         try:
@@ -119,7 +119,7 @@ class Scheduler:
                 self.store, inputs, self.report, include_unreviewed=self.options.include_unreviewed
             )
         except ResultsError as exc:  # reported with the run, after any earlier stop's reason
-            reason = f"{type(exc).__name__}: {exc}"
+            reason = _reason(exc)
             stopped = self.report.stopped
             self.report.stopped = f"{stopped}; then {reason}" if stopped else reason
         return self.report
@@ -236,7 +236,7 @@ class Scheduler:
                 await self._record_async(item, result)
             except ResultsError as exc:  # evaluations in flight finish; none starts
                 self.report.usage = self.report.usage + result.usage  # its calls were made
-                self._halt(f"{type(exc).__name__}: {exc}")
+                self._halt(_reason(exc))
                 return
             stop = next((e for e in result.errors if e.get("kind") in STOP_KINDS), None)
             if stop is not None:
@@ -250,10 +250,11 @@ class Scheduler:
         if not isinstance(limit, int):
             return []
         chars, unknown = log.chars()
-        for url in unknown if self.pages is not None else ():
-            text = await resolve(self.pages.get(url))  # type: ignore[union-attr]
-            if isinstance(text, str):
-                chars[url] = len(text)
+        if self.pages is not None:
+            for url in unknown:
+                text = await resolve(self.pages.get(url))
+                if isinstance(text, str):
+                    chars[url] = len(text)
         return sorted(url for url, count in chars.items() if count > limit)
 
     def _halt(self, reason: str) -> None:
@@ -320,6 +321,11 @@ class Scheduler:
         self.report.results.append(head)
         self.report.usage = self.report.usage + head.usage
         self.progress(head.status, head)
+
+
+def _reason(error: ResultsError) -> str:
+    """How a results failure reads as the run's stop reason."""
+    return f"{type(error).__name__}: {error}"
 
 
 async def _unstored(commits: CommitBarrier) -> list[dict[str, Any]]:
