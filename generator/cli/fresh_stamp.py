@@ -16,6 +16,10 @@ not JSON in a trajectories folder: screenshots, logs) by stat: size, mtime, ctim
 stat is trusted once its ctime is `SETTLE_S` seconds old, so any later change shows as a new
 ctime (git's "racy" rule, with room for coarse file-system clocks); a file with a newer stat
 is known by content instead, and the stamp lists it so the fast path hashes it too.
+
+The stamp vouches for what this process's code printed, so a run whose code files changed after
+it loaded them (a `git pull` during a long run) is not stamped: otherwise the new code's key
+would replay the old code's output, and a change to what counts as fresh would go unseen.
 """
 
 from __future__ import annotations
@@ -46,6 +50,9 @@ JUDGE_TEMPLATES = "toolkit"
 """`toolkit.runner.fingerprint.JUDGE_TEMPLATES` (not imported: that module loads pydantic)."""
 CODE_PACKAGES = ("toolkit", "generator", "prompts")
 STAMP_FIELDS = {"version", "key", "hashed", "stdout", "stderr", "exit_code"}
+CODE_LOADED_NS: Final = time.time_ns()
+"""When this process loaded judgegen's code, near enough: `run` loads this module before any
+judging code runs, and a code file changed less than `SETTLE_S` before counts as changed after."""
 
 
 class Unstampable(Exception):
@@ -144,7 +151,7 @@ def record(params: dict[str, Any], render: Callable[[], tuple[str, str, int] | N
     if not eligible(params):
         return False
     try:
-        before, hashed = stamp_key(params)
+        before, hashed = stamp_key(params, code_since=CODE_LOADED_NS - int(SETTLE_S * 1e9))
         with warnings.catch_warnings(record=True) as warned:
             warnings.simplefilter("always")  # a warning a rerun would print, seen or not
             rendered = render()
@@ -168,12 +175,13 @@ def record(params: dict[str, Any], render: Callable[[], tuple[str, str, int] | N
 
 
 def stamp_key(
-    params: dict[str, Any], hashed: frozenset[str] | None = None
+    params: dict[str, Any], hashed: frozenset[str] | None = None, *, code_since: int | None = None
 ) -> tuple[str, frozenset[str]]:
     """The hash of everything the output of `judgegen run` with `params` depends on when it
     has nothing to redo (see the module docstring), and the files known by content although
     large: those in `hashed` or, when it is None, those whose stat is too recent to trust.
-    Raises Unstampable (e.g. a file outside `hashed` with a stat too recent to trust)."""
+    Raises Unstampable (e.g. a file outside `hashed` with a stat too recent to trust, or, with
+    `code_since` (ns), a code file changed since or a loaded module's file gone)."""
     manifest = _Manifest(hashed)
     digest = hashlib.sha256()
 
@@ -183,7 +191,7 @@ def stamp_key(
     add("judgegen fresh stamp", STAMP_VERSION, _flags(params))
     add(os.getcwd(), os.path.realpath(os.getcwd()), sys.executable, sys.version)
     add(_environment())
-    add(_code(manifest), _templates_digest(), _config())
+    add(_code(manifest, code_since), _templates_digest(), _config())
     answers = params.get("answers") or params.get("trajectories")
     trees = [
         ("inputs", answers, _json_by_content if params.get("trajectories") else _always),
@@ -231,20 +239,38 @@ def _environment() -> str:
     return hashlib.sha256(items.encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def _code(manifest: _Manifest) -> list[Any]:
-    """judgegen's version and code files (by stat) and the installed packages' folders."""
+def _code(manifest: _Manifest, since: int | None = None) -> list[Any]:
+    """judgegen's version and code files (by stat) and the installed packages' folders; with
+    `since` (ns), raises Unstampable when a code file changed since then or a module this
+    process loaded from one is gone, so the code listed is the code that ran."""
     import toolkit
 
     listed: list[Any] = [toolkit.__version__]
     for name in CODE_PACKAGES:
         module = sys.modules.get(name) or __import__(name)
         root = Path(module.__file__ or "").parent
-        listed.append([name, str(root), manifest.tree(root, _never, skip=_compiled)])
+        tree = manifest.tree(root, _never, skip=_compiled, changed_since=since)
+        if since is not None:
+            _loaded_files_listed(root, tree)
+        listed.append([name, str(root), tree])
     for entry in sys.path:
         if entry.endswith(("site-packages", "dist-packages")) and os.path.isdir(entry):
             info = os.stat(entry)
             listed.append([entry, info.st_mtime_ns, info.st_ctime_ns, info.st_ino])
     return listed
+
+
+def _loaded_files_listed(root: Path, tree: list[Any]) -> None:
+    """Raise Unstampable when a module loaded from under `root` has no file in its `tree`."""
+    files = {entry[0] for entry in tree if entry[1:] != ["dir"]}
+    prefix = f"{root}{os.sep}"
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if not isinstance(path, str) or not path.startswith(prefix):
+            continue
+        relative = Path(path[len(prefix) :]).as_posix()
+        if not _compiled(relative) and relative not in files:
+            raise Unstampable(f"{path}, which this run loaded, is gone")
 
 
 def _templates_digest() -> str:
@@ -311,12 +337,18 @@ class _Manifest:
         self.hashed: set[str] = set(hashed or ())
 
     def tree(
-        self, root: Path, by_content: Callable[[str], bool], *, skip: Callable[[str], bool]
+        self,
+        root: Path,
+        by_content: Callable[[str], bool],
+        *,
+        skip: Callable[[str], bool],
+        changed_since: int | None = None,
     ) -> list[Any]:
         """Every folder and file under `root` but those `skip` names (by relative path), or
         `["absent"]`: each file with its content hash, or its stat when larger than
         `CONTENT_LIMIT` or not `by_content` (by name). Raises Unstampable on a symlink inside,
-        a special file or an untrusted stat, OSError on a read error."""
+        a special file, an untrusted stat or a file whose ctime is `changed_since` (ns) or
+        later, OSError on a read error."""
         if not os.path.lexists(root):
             return ["absent"]  # e.g. no reviews/ yet: its appearance changes the key
         if not root.is_dir():
@@ -332,13 +364,17 @@ class _Manifest:
             for name in sorted(files):
                 relative = (here / name).relative_to(root).as_posix()
                 if not skip(relative):
-                    listed.append([relative, *self.file(here / name, by_content)])
+                    listed.append([relative, *self.file(here / name, by_content, changed_since)])
         return listed
 
-    def file(self, path: Path, by_content: Callable[[str], bool]) -> list[Any]:
+    def file(
+        self, path: Path, by_content: Callable[[str], bool], changed_since: int | None = None
+    ) -> list[Any]:
         info = os.lstat(path)
         if not stat.S_ISREG(info.st_mode):
             raise Unstampable(f"{path} is not a regular file")
+        if changed_since is not None and info.st_ctime_ns >= changed_since:
+            raise Unstampable(f"{path} changed after this process loaded judgegen's code")
         small = info.st_size <= CONTENT_LIMIT and by_content(path.name)
         if not small and str(path) not in self.hashed and info.st_ctime_ns >= self.settled_before:
             if self.given is not None:

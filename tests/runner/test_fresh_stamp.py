@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import importlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -420,6 +423,55 @@ def test_a_stamp_that_cannot_be_written_leaves_the_run_as_it_was(
         raise OSError(28, "No space left on device", str(path))
 
     monkeypatch.setattr(files, "write_atomic", full_disk)  # what the stamp writer calls
+    result = CliRunner().invoke(main, run_args(work))
+    assert result.exit_code == 0 and json.loads(result.stdout)["evaluated"] == JUDGED
+    assert not (work / "results" / STAMP_FILE).exists()
+
+
+@pytest.fixture
+def own_code(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
+    """A package counted as judgegen's code (beside toolkit, generator and prompts), loaded by
+    this process, whose code the stamp takes as loaded after its files were written."""
+    root = tmp_path_factory.mktemp("code")
+    package = root / "stampcode"
+    package.mkdir()
+    (package / "__init__.py").write_text("from stampcode import helpers\n")
+    (package / "helpers.py").write_text("VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(root))
+    importlib.import_module("stampcode")
+    monkeypatch.setattr(fresh_stamp, "CODE_PACKAGES", (*fresh_stamp.CODE_PACKAGES, "stampcode"))
+    written = max(path.stat().st_ctime_ns for path in package.iterdir())
+    loaded = written + int(fresh_stamp.SETTLE_S * 1e9) + 1
+    monkeypatch.setattr(fresh_stamp, "CODE_LOADED_NS", loaded)
+    time.sleep(0.05)  # a later change gets a later ctime, whatever the file system's clock tick
+    yield package
+    for name in ("stampcode", "stampcode.helpers"):
+        sys.modules.pop(name, None)
+
+
+def test_a_run_whose_code_is_unchanged_since_loading_is_stamped(runs: Runs, own_code: Path) -> None:
+    runs.first()
+    runs()
+    assert runs.answered[-1] is True
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda package: (package / "helpers.py").write_text("VALUE = 2\n"),
+        lambda package: (package / "helpers.py").unlink(),
+        lambda package: (package / "plugin.py").write_text("NEW = True\n"),
+    ],
+    ids=["edited", "loaded-file-removed", "added"],
+)
+def test_a_run_whose_code_changed_after_loading_is_not_stamped(
+    work: Path, own_code: Path, change: Callable[[Path], object]
+) -> None:
+    """The new code's key must not replay what the old code printed (a `git pull` during a
+    long run)."""
+    change(own_code)
     result = CliRunner().invoke(main, run_args(work))
     assert result.exit_code == 0 and json.loads(result.stdout)["evaluated"] == JUDGED
     assert not (work / "results" / STAMP_FILE).exists()
