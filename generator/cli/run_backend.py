@@ -29,12 +29,21 @@ class LLMIdentity:
     trials: int
 
     def spec(self, settings: LLMSettings) -> str:
-        """The fingerprint's backend identity: provider, server, models and trials."""
-        parts = [f"llm provider={settings.provider_for(self.model)}", f"model={self.model}"]
+        """The fingerprint's backend identity: provider, models, the server and the
+        structured-output mode when not the defaults (as the provider's `endpoint.identity`
+        names them, a server from the SDK's own variable included), and trials."""
+        from toolkit.llm.endpoint import DEFAULT_MODES, server
+
+        provider = settings.provider_for(self.model)
+        parts = [f"llm provider={provider}", f"model={self.model}"]
         if self.extract_model != self.model:
             parts.append(f"extract_model={self.extract_model}")
-        if settings.base_url:
-            parts.append(f"base_url={settings.base_url}")
+        url = server(provider, settings.base_url)
+        if url is not None:
+            parts.append(f"base_url={url}")
+        mode = {"openai": settings.openai_schema_mode, "anthropic": settings.anthropic_structured}
+        if provider in mode and mode[provider] != DEFAULT_MODES[provider]:
+            parts.append(f"mode={mode[provider]}")
         return " ".join([*parts, f"trials={self.trials}"])
 
 

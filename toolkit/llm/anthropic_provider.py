@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from toolkit.errors import LLMError
+from toolkit.llm.endpoint import check_client_server, identity, server
 from toolkit.llm.models import ImagePart, LLMRequest, LLMResponse, Message, Usage
 from toolkit.llm.provider import RawOutput, classify_sdk_error, complete_structured
 from toolkit.llm.schema import sent_schema
@@ -29,8 +30,6 @@ TOOL_DESCRIPTION = "Return the answer as this tool's input; it must match the sc
 class AnthropicProvider:
     """`Provider` over `anthropic.AsyncAnthropic`; the API key comes from the environment."""
 
-    name = "anthropic"
-
     def __init__(
         self,
         client: anthropic.AsyncAnthropic | None = None,
@@ -44,19 +43,25 @@ class AnthropicProvider:
         self._options: dict[str, Any] = {"max_retries": max_retries, "timeout": timeout_s}
         if base_url:
             self._options["base_url"] = base_url
-        self.structured = structured
+        self.structured: Final = structured
+        self._server = server("anthropic", base_url)
+        self.name = identity("anthropic", self._server, structured)
+        """`anthropic`, plus the server and structured mode when not the defaults."""
         self._tool_models: set[str] = set()
 
     @property
     def client(self) -> anthropic.AsyncAnthropic:
-        """The SDK client, created on first use so cache-only runs need no API key."""
+        """The SDK client, created on first use so cache-only runs need no API key; one that
+        calls another server than `name` says is a config error."""
         if self._client is None:
             import anthropic  # the SDK is imported only when this provider makes a call
 
             keys = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
             if "base_url" not in self._options and not any(os.environ.get(k) for k in keys):
                 raise LLMError("no Anthropic credentials: set ANTHROPIC_API_KEY", kind="config")
-            self._client = anthropic.AsyncAnthropic(**self._options)
+            client = anthropic.AsyncAnthropic(**self._options)
+            check_client_server("anthropic", self._server, str(client.base_url))
+            self._client = client
         return self._client
 
     async def complete(self, request: LLMRequest) -> LLMResponse:

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from toolkit.errors import LLMError
+from toolkit.llm.endpoint import check_client_server, identity, server
 from toolkit.llm.models import ImagePart, LLMRequest, LLMResponse, Message, Usage
 from toolkit.llm.provider import RawOutput, classify_sdk_error, complete_structured
 from toolkit.llm.schema import sent_schema
@@ -28,8 +29,6 @@ LOCAL_PLACEHOLDER_KEY = "not-needed-for-local-servers"
 class OpenAIProvider:
     """`Provider` over `openai.AsyncOpenAI`; the API key comes from `OPENAI_API_KEY`."""
 
-    name = "openai"
-
     def __init__(
         self,
         client: openai.AsyncOpenAI | None = None,
@@ -41,13 +40,19 @@ class OpenAIProvider:
     ) -> None:
         self._client = client
         self._options = (base_url, max_retries, timeout_s)
-        self.schema_mode = schema_mode
+        self.schema_mode: Final = schema_mode
+        self._server = server("openai", base_url)
+        self.name = identity("openai", self._server, schema_mode)
+        """`openai`, plus the server and schema mode when not the defaults (`endpoint.py`)."""
 
     @property
     def client(self) -> openai.AsyncOpenAI:
-        """The SDK client, created on first use so cache-only runs need no API key."""
+        """The SDK client, created on first use so cache-only runs need no API key; one that
+        calls another server than `name` says is a config error."""
         if self._client is None:
-            self._client = _make_client(*self._options)
+            client = _make_client(*self._options)
+            check_client_server("openai", self._server, str(client.base_url))
+            self._client = client
         return self._client
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
