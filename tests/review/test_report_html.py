@@ -142,3 +142,20 @@ def test_non_python_files_of_the_packages_are_declared_package_data():
         }
         missing = sorted(data - covered)
         assert missing == [], f"add to [tool.setuptools.package-data] {package}: {missing}"
+
+
+def test_report_names_the_pages_a_result_was_judged_without() -> None:
+    """A claim checked against a missing or clipped page counts as unsupported: the reviewer
+    reading the report is told which pages, not left to read it as the agent's fault."""
+    result = {
+        **RESULT,
+        "missing_sources": ["https://a.example/gone"],
+        "clipped_pages": ["https://b.example/long-report.pdf"],
+    }
+    html = render_report([result])
+    assert "1 cited page(s) missing from the page store" in html
+    assert "https://a.example/gone" in html and "judgegen cache-pages" in html
+    assert "longer than the judging backend's page limit" in html
+    assert "https://b.example/long-report.pdf" in html
+    assert "missing from the page store" not in render_report([RESULT])
+    assert "page limit" not in render_report([RESULT])
