@@ -86,6 +86,9 @@ def test_an_sdk_client_calling_another_server_than_its_name_says_is_a_config_err
     assert caught.value.kind == "config"
     with pytest.raises(LLMError, match="judgegen was told http://a/v1"):
         check_client_server("openai", "http://a/v1", "http://b/v1/")
+    with pytest.raises(LLMError) as caught:
+        check_client_server("openai", None, "http://user:s3cret@b/v1/?key=s3cret")
+    assert "s3cret" not in str(caught.value)
 
 
 async def test_the_client_checks_the_server_its_sdk_calls(

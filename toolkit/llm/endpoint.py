@@ -57,10 +57,12 @@ def check_client_server(kind: str, expected: str | None, called: str) -> None:
         return
     if expected is not None and _same_url(expected, called):
         return
+    parts = urlsplit(called.strip())
+    shown = urlunsplit((parts.scheme, _host_and_port(parts), parts.path.rstrip("/"), "", ""))
     raise LLMError(
-        f"the {kind} SDK calls {called}, but judgegen was told "
-        f"{expected or 'the official API'}: set JUDGEGEN_LLM_BASE_URL={called.rstrip('/')} so "
-        "its answers are cached and recorded as that server's",
+        f"the {kind} SDK calls {shown}, but judgegen was told "
+        f"{expected or 'the official API'}: set JUDGEGEN_LLM_BASE_URL={shown} so its answers "
+        "are cached and recorded as that server's",
         kind="config",
     )
 
