@@ -11,19 +11,46 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
-from tests.fixtures.runner.helpers import PAGES, run_args
+from tests.fixtures.runner.helpers import lengthen_page, run_args
 from toolkit.backends import LLMBackend
-from toolkit.pages import PageRecord, PageStore
 
 LONG = "https://www.louvre.fr/en/visit/hours-admission"  # cited by alpha's louvre_hours/answer_1
 POLICY = "scripted:tests.fixtures.runner.llm_policy:policy"
 LIMIT = LLMBackend.__init__.__kwdefaults__["max_page_chars"]
 
 
+SELF_READING_JUDGE = '''"""louvre_hours, checking the cited page itself: a keyword in its text, sent to no model."""
+
+from pydantic import BaseModel
+
+from toolkit import Evaluator
+
+TASK_ID = "louvre_hours"
+TASK_DESCRIPTION = "What are the Louvre Museum's opening hours on Wednesdays? Cite the page."
+
+
+class OpeningHours(BaseModel):
+    hours: str | None = None
+    source_url: str | None = None
+
+
+async def evaluate(ev: Evaluator) -> None:
+    info = await ev.extract(
+        prompt="Extract the Wednesday opening hours and the URL cited for them.",
+        template_class=OpeningHours,
+        extraction_name="opening_hours",
+    )
+    text = await ev.pages.get(info.source_url) if info.source_url else None
+    ev.add_custom_node(
+        result=bool(text) and "Wednesday" in text,
+        id="page_mentions_wednesday",
+        desc="The cited page mentions Wednesday",
+    )
+'''
+
+
 def _lengthen(work: Path, url: str) -> None:
-    filler = " Opening hours and visitor information." * (LIMIT // 38 + 1)
-    with PageStore(work / "pages") as store:
-        store.put(PageRecord.web(url, PAGES[url] + filler, None))
+    lengthen_page(work / "pages", url, LIMIT)
 
 
 @pytest.mark.parametrize("sandbox", [False, True], ids=["in_process", "sandbox"])
@@ -50,5 +77,26 @@ def test_pages_within_the_limit_make_no_warning(work: Path) -> None:
     args = run_args(work, "--include-unreviewed", "--json", "--cache-mode", "off", "--no-sandbox")
     args = [a for a in args if a not in ("--backend", "tests.fixtures.runner.scripted:factory")]
     done = CliRunner().invoke(main, [*args, "--provider", POLICY], catch_exceptions=False)
+    assert json.loads(done.stdout)["clipped_pages"] == {}
+    assert "page limit" not in done.stderr
+
+
+@pytest.mark.parametrize("sandbox", [False, True], ids=["in_process", "sandbox"])
+def test_a_long_page_the_judge_reads_itself_is_not_called_clipped(
+    work: Path, sandbox: bool
+) -> None:
+    """Only what is sent to the model is clipped: a judge that searches the whole page text
+    itself saw all of it."""
+    _lengthen(work, LONG)
+    (work / "judges" / "louvre_hours.py").write_text(SELF_READING_JUDGE)
+    mode = [] if sandbox else ["--no-sandbox"]
+    args = run_args(work, "--include-unreviewed", "--json", "--cache-mode", "off", *mode)
+    args = [a for a in args if a not in ("--backend", "tests.fixtures.runner.scripted:factory")]
+    done = CliRunner().invoke(main, [*args, "--provider", POLICY], catch_exceptions=False)
+    assert done.exit_code in (0, 1), done.stderr
+    result = json.loads((work / "results/alpha/louvre_hours/answer_1.json").read_text())
+    assert result["status"] == "complete", result["errors"]
+    assert LONG in result["fingerprint"]["pages"]["read"]  # the judge did read it
+    assert result["clipped_pages"] == []
     assert json.loads(done.stdout)["clipped_pages"] == {}
     assert "page limit" not in done.stderr

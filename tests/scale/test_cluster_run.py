@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.runner.helpers import lengthen_page
 from tests.scale.local_cluster import LocalCluster
 from tests.scale.workspace import (
     REPO,
@@ -18,14 +19,18 @@ from tests.scale.workspace import (
     result_files,
     run_args,
 )
+from toolkit.backends import LLMBackend
 
 pytestmark = pytest.mark.timeout(300)
+LONG = "https://www.louvre.fr/en/visit/hours-admission"
+"""Cited by alpha's louvre_hours answer; made longer than the backend's page limit."""
 
 
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory: pytest.TempPathFactory, cluster: LocalCluster) -> Path:
     """Fixture answers of six agents (33 evaluations), run locally and on the cluster."""
     work = make_workspace(tmp_path_factory.mktemp("synthetic"), agents=6)
+    lengthen_page(work / "pages", LONG, LLMBackend.__init__.__kwdefaults__["max_page_chars"])
     local = judgegen(work, *run_args(work, "local"))
     assert local.returncode == 0, local.stderr
     remote = judgegen(work, *run_args(work, "remote", "--ray", cluster.address))
@@ -47,6 +52,13 @@ def test_cluster_results_have_the_same_trees_scores_and_usage_as_local_ones(
     local, remote = result_files(synthetic / "local"), result_files(synthetic / "remote")
     for name, path in local.items():
         assert comparable(remote[name]) == comparable(path), name
+
+
+def test_a_cited_page_sent_clipped_on_the_cluster_is_named_as_locally(synthetic: Path) -> None:
+    name = "alpha/louvre_hours/answer_1.json"
+    local, remote = result_files(synthetic / "local"), result_files(synthetic / "remote")
+    assert json.loads(remote[name].read_text())["clipped_pages"] == [LONG]
+    assert json.loads(local[name].read_text())["clipped_pages"] == [LONG]
 
 
 def test_the_cluster_run_makes_the_same_llm_calls_as_the_local_run(synthetic: Path) -> None:

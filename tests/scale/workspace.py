@@ -100,7 +100,8 @@ def comparable(path: Path) -> dict[str, Any]:
     usage["cost_usd"] = round(usage["cost_usd"], 9)
     verifications = sorted(result["verifications"], key=lambda v: json.dumps(v, sort_keys=True))
     keep = ("status", "final_score", "partial_score", "errors", "eval_breakdown")
-    keep += ("tree_statistics", "missing_sources", "fingerprint", "sandbox_guards")
+    keep += ("tree_statistics", "missing_sources", "clipped_pages", "fingerprint")
+    keep += ("sandbox_guards",)
     return {
         **{key: result[key] for key in keep},
         "usage": usage,

@@ -18,9 +18,12 @@ from toolkit.runner.results import UsageTotals
 
 @dataclass
 class Meter:
-    """Usage charged to one evaluation."""
+    """Usage charged to one evaluation, and the cited pages its backend was sent clipped."""
 
     usage: UsageTotals = field(default_factory=UsageTotals)
+    clipped: set[str] = field(default_factory=set)
+    """Cited pages longer than the backend's page limit (`max_page_chars`) sent with a request:
+    the model saw only their beginning. A page a judge only read itself is not one."""
 
 
 current_meter: ContextVar[Meter | None] = ContextVar("judgegen_meter", default=None)
@@ -42,12 +45,22 @@ class MeteredBackend:
             counts["backend_calls"] += 1
             counts["extract_calls" if kind == "extract" else "verify_calls"] += 1
 
+    def _note_clipped(self, url: str | None, text: str | None) -> None:
+        """Note `url` when its `text`, sent to the backend, is longer than its page limit."""
+        limit = getattr(self.inner, "max_page_chars", None)
+        if url and isinstance(limit, int) and isinstance(text, str) and len(text) > limit:
+            for meter in _meters(current_meter.get(), self.run_meter):
+                meter.clipped.add(url)
+
     async def extract(self, request: ExtractRequest) -> Any:
         self._charge("extract")
+        self._note_clipped(request.source, request.source_text)
         return await self.inner.extract(request)
 
     async def verify(self, request: VerifyRequest) -> Verdict:
         self._charge("verify")
+        if request.sources and request.page_texts:
+            self._note_clipped(request.sources[0], request.page_texts[0])
         return await self.inner.verify(request)
 
 

@@ -26,7 +26,6 @@ class PageReadLog:
     def __init__(self) -> None:
         self._read: dict[str, str] = {}
         self._missing: set[str] = set()
-        self._chars: dict[str, int] = {}
 
     def note(self, url: str, text: Any, digest: str | None = None) -> None:
         """Record one answer of the page source (None: the page is missing); `digest` is its
@@ -35,12 +34,6 @@ class PageReadLog:
             self._missing.add(url)
         else:
             self._read[url] = digest or sha256_text(str(text))
-            self._chars[url] = len(str(text))
-
-    def chars(self) -> tuple[dict[str, int], list[str]]:
-        """(characters of each page read here, the pages read elsewhere — a cluster node —
-        whose length this log does not know)."""
-        return dict(self._chars), sorted(set(self._read) - set(self._chars))
 
     def merge(self, reads: PageReads) -> None:
         """Add what another process noted for this evaluation (a cluster node's own log)."""

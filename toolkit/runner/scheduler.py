@@ -16,7 +16,6 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from toolkit.awaitables import resolve
 from toolkit.backends import JudgingBackend
 from toolkit.errors import ResultsError
 from toolkit.evaluator import PageSource
@@ -38,7 +37,7 @@ from toolkit.runner.inputs import AnswerInput
 from toolkit.runner.judging import with_errors
 from toolkit.runner.metering import Meter, MeteredBackend, current_meter
 from toolkit.runner.options import RunOptions
-from toolkit.runner.page_reads import PageReadLog, recording_page_reads
+from toolkit.runner.page_reads import recording_page_reads
 from toolkit.runner.report import Progress, RunReport
 from toolkit.runner.results import (
     EvaluationResult,
@@ -229,7 +228,7 @@ class Scheduler:
             outcome = with_errors(outcome, await _unstored(commits))
             missing = (outcome.summary or {}).get("missing_sources") or []
             fp = fp.model_copy(update={"pages": page_log.reads(missing)})
-            clipped = await self._clipped(page_log)
+            clipped = sorted(meter.clipped)
             result = self._outcome_result(item, judge, fp, outcome, meter.usage, clipped)
             self.report.evaluated += 1
             try:
@@ -241,21 +240,6 @@ class Scheduler:
             stop = next((e for e in result.errors if e.get("kind") in STOP_KINDS), None)
             if stop is not None:
                 self._halt(f"{stop.get('type', 'error')}: {stop.get('message', '')}")
-
-    async def _clipped(self, log: PageReadLog) -> list[str]:
-        """The cited pages an evaluation read that its backend clips to its page limit
-        (`LLMBackend.max_page_chars`); none for a backend without one. A page read on a
-        cluster node, whose length the log lacks, is read again from the run's source."""
-        limit = getattr(self.backend, "max_page_chars", None)
-        if not isinstance(limit, int):
-            return []
-        chars, unknown = log.chars()
-        if self.pages is not None:
-            for url in unknown:
-                text = await resolve(self.pages.get(url))
-                if isinstance(text, str):
-                    chars[url] = len(text)
-        return sorted(url for url, count in chars.items() if count > limit)
 
     def _halt(self, reason: str) -> None:
         """Start no more evaluations; the first reason is the run's (exit 3)."""

@@ -36,6 +36,7 @@ class ClusterExecutor:
         meter = current_meter.get()
         if meter is not None:
             meter.usage = meter.usage + result.usage
+            meter.clipped.update(result.clipped)
         log = current_page_reads.get()
         if log is not None:
             log.merge(result.reads)

@@ -96,7 +96,7 @@ class Gateway:
         meter = Meter()
         current_meter.set(meter)
         reply = await self._broker.handle(call)
-        return GatewayReply(reply=reply, usage=meter.usage)
+        return GatewayReply(reply=reply, usage=meter.usage, clipped=sorted(meter.clipped))
 
     async def summary_line(self) -> str | None:
         """The LLM client's end-of-command line (calls, cost, budget), if there is a client."""

@@ -38,6 +38,9 @@ class GatewayReply(_Versioned):
 
     reply: Reply
     usage: UsageTotals = Field(default_factory=UsageTotals)
+    clipped: list[str] = Field(
+        default_factory=list, description="Cited pages the call sent its backend clipped."
+    )
 
 
 class RunnerSettings(_Versioned):
@@ -54,5 +57,8 @@ class NodeResult(_Versioned):
 
     outcome: EvalOutcome
     usage: UsageTotals = Field(default_factory=UsageTotals)
+    clipped: list[str] = Field(
+        default_factory=list, description="Cited pages its backend calls sent clipped."
+    )
     reads: PageReads = Field(default_factory=PageReads)
     node_id: str = ""

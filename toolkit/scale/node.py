@@ -76,7 +76,11 @@ class NodeRunner:
         finally:
             current_meter.reset(token)
         return NodeResult(
-            outcome=outcome, usage=meter.usage, reads=log.reads(), node_id=self.node_id
+            outcome=outcome,
+            usage=meter.usage,
+            clipped=sorted(meter.clipped),
+            reads=log.reads(),
+            node_id=self.node_id,
         )
 
     async def capture(self, url: str, options: CaptureOptions) -> PageRecord:
