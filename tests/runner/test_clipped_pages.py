@@ -19,22 +19,8 @@ POLICY = "scripted:tests.fixtures.runner.llm_policy:policy"
 LIMIT = LLMBackend.__init__.__kwdefaults__["max_page_chars"]
 
 
-SELF_READING_JUDGE = '''"""louvre_hours, checking the cited page itself: a keyword in its text, sent to no model."""
-
-from pydantic import BaseModel
-
-from toolkit import Evaluator
-
-TASK_ID = "louvre_hours"
-TASK_DESCRIPTION = "What are the Louvre Museum's opening hours on Wednesdays? Cite the page."
-
-
-class OpeningHours(BaseModel):
-    hours: str | None = None
-    source_url: str | None = None
-
-
-async def evaluate(ev: Evaluator) -> None:
+SELF_READING_EVALUATE = '''async def evaluate(ev: Evaluator) -> None:
+    """Check the cited page itself: a keyword in its whole text, sent to no model."""
     info = await ev.extract(
         prompt="Extract the Wednesday opening hours and the URL cited for them.",
         template_class=OpeningHours,
@@ -47,6 +33,12 @@ async def evaluate(ev: Evaluator) -> None:
         desc="The cited page mentions Wednesday",
     )
 '''
+
+
+def _self_reading_judge(work: Path) -> str:
+    """The fixture judge of louvre_hours with its `evaluate` replaced by `SELF_READING_EVALUATE`."""
+    source = (work / "judges" / "louvre_hours.py").read_text()
+    return source[: source.index("async def evaluate")] + SELF_READING_EVALUATE
 
 
 def _lengthen(work: Path, url: str) -> None:
@@ -88,7 +80,7 @@ def test_a_long_page_the_judge_reads_itself_is_not_called_clipped(
     """Only what is sent to the model is clipped: a judge that searches the whole page text
     itself saw all of it."""
     _lengthen(work, LONG)
-    (work / "judges" / "louvre_hours.py").write_text(SELF_READING_JUDGE)
+    (work / "judges" / "louvre_hours.py").write_text(_self_reading_judge(work))
     mode = [] if sandbox else ["--no-sandbox"]
     args = run_args(work, "--include-unreviewed", "--json", "--cache-mode", "off", *mode)
     args = [a for a in args if a not in ("--backend", "tests.fixtures.runner.scripted:factory")]
