@@ -24,9 +24,10 @@ from toolkit.llm.models import LLMRequest, TextPart
 
 LATENCY_ENV = "JUDGEGEN_BENCH_LATENCY"
 FIRST_CALL_ENV = "JUDGEGEN_BENCH_FIRST_CALL"  # file that receives the wall time of the first call
-LAST_CALL_ENV = (
-    "JUDGEGEN_BENCH_LAST_CALL"  # file that receives, at exit, when the last was answered
-)
+LAST_CALL_ENV = "JUDGEGEN_BENCH_LAST_CALL"
+"""File that receives, at exit, JSON: when the last call was answered (`at`), and how late
+the simulated model answered in all (`late_s`, over `calls` calls): asyncio rounds a timer's
+wait up to the millisecond, so a sleep of the latency takes a little longer."""
 PASS_PERCENT = 75
 DATA_MARK = "BENCH-DATA: "
 _CLAIM = re.compile(r"Claim:\s*```\s*(.*?)\s*```", re.S)
@@ -76,20 +77,25 @@ def _mark_first_call(path: str | None) -> None:
 
 
 class _LastAnswer:
-    """When the latest call was answered, written to a file when the process exits (the
-    `judgegen` executable runs exit handlers), so timing it costs no I/O per call."""
+    """When the latest call was answered and how late the calls were answered in all, written
+    to a file when the process exits (the `judgegen` executable runs exit handlers), so timing
+    them costs no I/O per call."""
 
     def __init__(self) -> None:
         self.at: float | None = None
+        self.late_s = 0.0
+        self.calls = 0
 
-    def note(self, path: str | None) -> None:
+    def note(self, path: str | None, late_s: float) -> None:
         if path and self.at is None:
             atexit.register(self._write, path)
         self.at = time.time()
+        self.late_s += late_s
+        self.calls += 1
 
     def _write(self, path: str) -> None:
         with open(path, "w") as handle:
-            handle.write(repr(self.at))
+            json.dump({"at": self.at, "late_s": self.late_s, "calls": self.calls}, handle)
 
 
 _LAST_ANSWER = _LastAnswer()
@@ -99,7 +105,10 @@ async def respond(request: LLMRequest) -> dict[str, Any]:
     """The scripted provider's policy: wait the configured latency, then answer."""
     _mark_first_call(os.environ.get(FIRST_CALL_ENV))
     latency = float(os.environ.get(LATENCY_ENV, "0") or 0)
+    late = 0.0
     if latency > 0:
+        started = time.perf_counter()
         await asyncio.sleep(latency)
-    _LAST_ANSWER.note(os.environ.get(LAST_CALL_ENV))
+        late = time.perf_counter() - started - latency
+    _LAST_ANSWER.note(os.environ.get(LAST_CALL_ENV), late)
     return answer(request)
