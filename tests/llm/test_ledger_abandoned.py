@@ -113,3 +113,28 @@ async def test_a_late_row_that_cannot_be_written_fails_the_close_not_an_asyncio_
     with pytest.raises(LedgerError, match="usage ledger /dev/full cannot be written"):
         await client.aclose()
     client.ledger.close()  # raised once: closing again is quiet
+
+
+def test_an_abandoned_call_the_command_outlives_is_counted_with_no_known_cost(
+    tmp_path: Path,
+) -> None:
+    """The request was sent: the ledger and the `LLM:` line count it although it never ended
+    (`asyncio.run` cancels what is left when the command's work returns)."""
+    made: list[LLMClient] = []
+
+    async def command() -> None:
+        client = gated_client(tmp_path, asyncio.Event())  # the model never answers
+        made.append(client)
+        waiting = asyncio.ensure_future(client.complete(verify_request("a")))
+        await asyncio.sleep(0.05)
+        waiting.cancel()  # e.g. the judge timed out
+        await asyncio.gather(waiting, return_exceptions=True)
+
+    asyncio.run(command())
+    client = made[0]
+    assert [(row.error, row.input_tokens, row.cost_usd) for row in client.ledger.rows] == [
+        ("abandoned", 0, 0.0)
+    ]
+    assert client.summary_line().endswith("; 1 failed")
+    client.ledger.close()
+    assert '"error":"abandoned"' in (tmp_path / "ledger.jsonl").read_text()

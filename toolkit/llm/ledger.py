@@ -172,6 +172,9 @@ class Ledger:
         totals.cost_usd += row.cost_usd
 
 
+ABANDONED = "abandoned"
+"""The error of a ledger row for a call nobody waited for that the command's end cancelled."""
+
 _call_started: ContextVar[float | None] = ContextVar("judgegen_ledger_call_started", default=None)
 """When the caller's `LedgerProvider.complete` began: per task, so one request object in flight
 twice (or a recycled object id) cannot lend an abandoned call another call's start."""
@@ -222,7 +225,8 @@ class LedgerProvider:
     def abandoned(self, request: LLMRequest, call: asyncio.Future[LLMResponse]) -> None:
         """`request`'s maker stopped waiting (e.g. a judge timed out) while its call goes on:
         write its row when the call ends, as `complete` would have — a paid answer nobody
-        waited for still costs. A call cancelled in turn (the run ended first) leaves none."""
+        waited for still costs. A call cancelled in turn (the command ended first) gets a row
+        of error `abandoned` and no usage: it was sent, and what it cost is not known."""
         started = _call_started.get()  # told in the abandoning caller's task, inside `complete`
         if started is None:
             started = self._clock()
@@ -232,6 +236,7 @@ class LedgerProvider:
         self, request: LLMRequest, started: float, done: asyncio.Future[LLMResponse]
     ) -> None:
         if done.cancelled():
+            self.ledger.record_late(self._row(request, Usage(), False, started, ABANDONED))
             return
         error = done.exception()
         if error is None:
