@@ -161,3 +161,14 @@ def test_a_pdf_without_text_is_reported_not_stored_as_an_empty_page(
     assert report.imported == 0
     assert [p.url for p in report.problems] == [scan]
     assert "no text layer" in report.problems[0].reason
+
+
+def test_a_cached_bot_check_is_reported_not_stored_as_the_page(tmp_path: Path) -> None:
+    url = "https://example.com/prices"
+    text = b"Just a moment...\nEnable JavaScript and cookies to continue"
+    write_task(tmp_path / "cache" / "agent_a" / "task_1", {url: "web"}, {f"{md5(url)}.txt": text})
+    with PageStore(tmp_path / "store") as store:
+        report = import_m2w2(tmp_path / "cache", store)
+        assert store.lookup(url) is None
+    assert report.imported == 0 and [p.url for p in report.problems] == [url]
+    assert "bot check" in report.problems[0].reason

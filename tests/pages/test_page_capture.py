@@ -30,6 +30,10 @@ setTimeout(function () {
 }, 200);
 </script></body></html>"""
 BLANK_HTML = b"<html><body></body></html>"
+CHALLENGE_HTML = (
+    b"<html><head><title>Just a moment...</title></head><body><h1>Just a moment...</h1>"
+    b"<p>Enable JavaScript and cookies to continue</p></body></html>"
+)  # a bot check, served with HTTP 200 as Cloudflare's is
 TALL_HTML = b'<html><body><p>Tall top</p><div style="height:20000px"></div></body></html>'
 CAPTURE_TIMEOUT_S = 15
 MAX_SCREENSHOT_HEIGHT = 8000  # CaptureOptions' default cap
@@ -45,6 +49,7 @@ def make_handler(pdf: bytes, release: threading.Event) -> type[BaseHTTPRequestHa
         "/download": (200, "application/octet-stream", pdf),
         "/scan.pdf": (200, "application/pdf", build_pdf("")),  # no text layer, as if scanned
         "/blank": (200, "text/html; charset=utf-8", BLANK_HTML),
+        "/challenge": (200, "text/html; charset=utf-8", CHALLENGE_HTML),
         "/missing": (404, "text/html", b"<html><body>Not Found page text</body></html>"),
     }
 
@@ -110,7 +115,7 @@ def write_answers(root: Path, base: str) -> Path:
     second.write_text(
         f"See {base}/missing and **{base}/hang**, also {base}/download and {base}/static. "
         f"Scanned: {base}/scan.pdf. "
-        f"Long read: {base}/tall",
+        f"Long read: {base}/tall. Behind a bot check: {base}/challenge",
         encoding="utf-8",
     )
     return answers
@@ -219,6 +224,14 @@ def test_a_page_with_no_text_that_cannot_be_drawn_is_a_failure(
     assert static.ok and static.screenshot is None  # its text is still there to judge
 
 
+def test_a_bot_check_served_instead_of_the_page_is_a_failure(run: CaptureRun) -> None:
+    record = read(run, lambda s: s.lookup(run.url("/challenge")))
+    assert (record.status, record.error_kind, record.http_status) == ("failed", "blocked", 200)
+    assert "bot check" in record.error and "enable javascript and cookies" in record.error
+    assert read(run, lambda s: s.get(run.url("/challenge"))) is None  # cited, it is missing
+    assert not read(run, lambda s: s.has_page(run.url("/challenge")))  # tried again next time
+
+
 def test_http_404_is_recorded_as_failure_not_page(run: CaptureRun) -> None:
     record = read(run, lambda s: s.lookup(run.url("/missing")))
     assert (record.status, record.error_kind, record.http_status) == ("failed", "http", 404)
@@ -233,17 +246,17 @@ def test_hanging_page_is_recorded_as_timeout(run: CaptureRun) -> None:
 
 def test_each_cited_url_is_captured_once(run: CaptureRun) -> None:
     urls = [o["url"] for o in run.report["outcomes"]]
-    assert len(urls) == len(set(urls)) == 8
+    assert len(urls) == len(set(urls)) == 9
 
 
 def test_report_counts_and_exit_code_show_the_failures(run: CaptureRun) -> None:
     counts = (run.report["captured"], run.report["failed"], run.report["skipped"])
-    assert counts == (5, 3, 0)
+    assert counts == (5, 4, 0)
     assert run.exit_code == 1
 
 
 def test_progress_goes_to_stderr(run: CaptureRun) -> None:
-    assert "[8/8]" in run.stderr
+    assert "[9/9]" in run.stderr
 
 
 def test_rerun_skips_stored_pages_without_a_browser(run: CaptureRun, tmp_path: Path) -> None:

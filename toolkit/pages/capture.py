@@ -2,8 +2,9 @@
 
 Never downloads a browser: Chromium is launched from `executable_path` (Debian's
 `/usr/bin/chromium` by default), headless, with background networking off. Each URL gets
-its own browser context and a per-page deadline; a 4xx/5xx, a timeout or a network error is
-stored as a failure record with its reason, never as the page.
+its own browser context and a per-page deadline; a 4xx/5xx, a timeout, a network error or a
+bot check served instead of the page (`walls.py`) is stored as a failure record with its
+reason, never as the page.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pydantic import BaseModel
 from toolkit.errors import InfraError
 from toolkit.pages.pdf import PdfTextError, looks_like_pdf, pdf_text
 from toolkit.pages.store import FailureKind, PageKind, PageRecord, PageStore
+from toolkit.pages.walls import blocked_reason, bot_check
 from toolkit.urls import canonical_url, is_web_url
 
 if TYPE_CHECKING:
@@ -316,6 +318,9 @@ async def _web_record(
     }
     if not (text or "").strip() and shot is None:  # judged, it would fail every claim unseen
         return PageRecord.failure(url, "empty", NOTHING_RENDERED, **extra)
+    challenge = bot_check(text)
+    if challenge is not None:  # likewise: a bot check stored as the page
+        return PageRecord.failure(url, "blocked", blocked_reason(challenge), **extra)
     return PageRecord.web(url, text, shot, **extra)
 
 

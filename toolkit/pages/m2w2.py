@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from toolkit.pages.pdf import PdfTextError, pdf_text
 from toolkit.pages.store import PageRecord, PageStore
+from toolkit.pages.walls import bot_check
 from toolkit.urls import is_web_url
 
 IMPORT_REPORT_VERSION = 1
@@ -95,9 +96,13 @@ def _page_record(task_dir: Path, key: str, content_type: Any) -> PageRecord:
         if text_file is None:
             raise ValueError(f"text file {m2w2_file_stem(key)}.txt is missing")
         shot = text_file.with_suffix(".jpg")
+        text = text_file.read_text(encoding="utf-8", errors="replace")
+        challenge = bot_check(text)
+        if challenge is not None:
+            raise ValueError(f"the cached text is a bot check, not the page ('{challenge}')")
         return PageRecord.web(
             key,
-            text_file.read_text(encoding="utf-8", errors="replace"),
+            text,
             shot.read_bytes() if shot.is_file() else None,
             origin="m2w2",
             fetched_at=_fetched_at(text_file),

@@ -45,7 +45,7 @@ without either â€” a scanned PDF or a blank render stored by an older judgegen â
 missing (loud, and captured again), never as a page against which every claim fails unseen.
 The screenshot is tested first, so a web page's text is not read for it."""
 FailureKind = Literal[
-    "http", "timeout", "network", "unsupported", "pdf", "empty", "browser", "import"
+    "http", "timeout", "network", "unsupported", "pdf", "empty", "blocked", "browser", "import"
 ]
 
 _COLUMNS = (
