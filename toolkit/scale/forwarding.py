@@ -1,9 +1,10 @@
 """A node's view of the gateway: a judging backend, page source and tools that forward calls.
 
 A node runner builds its local sandboxed pool over these, exactly as a local run builds it
-over the real services, so a judge cannot tell where it runs. Each reply's usage (and the
-pages it sent clipped) is charged to the current evaluation's meter; errors come back under the gateway's own error type and
-kind (a budget stop is still kind `budget`), as an `InfraError`: the node never holds a key.
+over the real services, so a judge cannot tell where it runs. Each reply's usage, and the
+pages it sent clipped, are charged to the current evaluation's meter; errors come back under
+the gateway's own error type and kind (a budget stop is still kind `budget`), as an
+`InfraError`: the node never holds a key.
 """
 
 from __future__ import annotations
