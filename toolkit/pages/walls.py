@@ -12,8 +12,9 @@ also long: only a text of at most `MAX_CHALLENGE_CHARS` characters is tested.
 
 from __future__ import annotations
 
-import re
 from typing import Final
+
+from toolkit.checks.folding import WHITESPACE, fold
 
 MAX_CHALLENGE_CHARS: Final = 3000
 CHALLENGE_PHRASES: Final = (
@@ -35,15 +36,13 @@ CHALLENGE_PHRASES: Final = (
     "please complete the security check to access",
     "please enable js and disable any ad blocker",
 )
-_SPACE = re.compile(r"\s+")
-_QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u00a0": " "})
 
 
 def bot_check(text: str | None) -> str | None:
     """The challenge phrase `text` says when it is a short bot-check page, else None."""
     if not text or len(text) > MAX_CHALLENGE_CHARS:
         return None
-    plain = _SPACE.sub(" ", text.translate(_QUOTES)).lower()
+    plain = WHITESPACE.sub(" ", fold(text))
     return next((phrase for phrase in CHALLENGE_PHRASES if phrase in plain), None)
 
 
