@@ -151,7 +151,7 @@ def record(params: dict[str, Any], render: Callable[[], tuple[str, str, int] | N
     if not eligible(params):
         return False
     try:
-        before, hashed = stamp_key(params, code_since=CODE_LOADED_NS - int(SETTLE_S * 1e9))
+        before, hashed = stamp_key(params, code_loaded_ns=CODE_LOADED_NS)
         with warnings.catch_warnings(record=True) as warned:
             warnings.simplefilter("always")  # a warning a rerun would print, seen or not
             rendered = render()
@@ -175,13 +175,16 @@ def record(params: dict[str, Any], render: Callable[[], tuple[str, str, int] | N
 
 
 def stamp_key(
-    params: dict[str, Any], hashed: frozenset[str] | None = None, *, code_since: int | None = None
+    params: dict[str, Any],
+    hashed: frozenset[str] | None = None,
+    *,
+    code_loaded_ns: int | None = None,
 ) -> tuple[str, frozenset[str]]:
     """The hash of everything the output of `judgegen run` with `params` depends on when it
     has nothing to redo (see the module docstring), and the files known by content although
     large: those in `hashed` or, when it is None, those whose stat is too recent to trust.
-    Raises Unstampable (e.g. a file outside `hashed` with a stat too recent to trust, or, with
-    `code_since` (ns), a code file changed since or a loaded module's file gone)."""
+    Raises Unstampable (e.g. a file outside `hashed` with a stat too recent to trust, or, given
+    when the code was loaded, a code file changed since or a loaded module's file gone)."""
     manifest = _Manifest(hashed)
     digest = hashlib.sha256()
 
@@ -191,7 +194,7 @@ def stamp_key(
     add("judgegen fresh stamp", STAMP_VERSION, _flags(params))
     add(os.getcwd(), os.path.realpath(os.getcwd()), sys.executable, sys.version)
     add(_environment())
-    add(_code(manifest, code_since), _templates_digest(), _config())
+    add(_code(manifest, code_loaded_ns), _templates_digest(), _config())
     answers = params.get("answers") or params.get("trajectories")
     trees = [
         ("inputs", answers, _json_by_content if params.get("trajectories") else _always),
@@ -239,12 +242,14 @@ def _environment() -> str:
     return hashlib.sha256(items.encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def _code(manifest: _Manifest, since: int | None = None) -> list[Any]:
-    """judgegen's version and code files (by stat) and the installed packages' folders; with
-    `since` (ns), raises Unstampable when a code file changed since then or a module this
-    process loaded from one is gone, so the code listed is the code that ran."""
+def _code(manifest: _Manifest, loaded_ns: int | None = None) -> list[Any]:
+    """judgegen's version and code files (by stat) and the installed packages' folders. Given
+    when the code was loaded (ns), raises Unstampable when a code file changed after (or
+    `SETTLE_S` before: it may have been read earlier), a packages folder changed after, or a
+    module this process loaded is gone, so the code listed is the code that ran."""
     import toolkit
 
+    since = None if loaded_ns is None else loaded_ns - int(SETTLE_S * 1e9)
     listed: list[Any] = [toolkit.__version__]
     for name in CODE_PACKAGES:
         module = sys.modules.get(name) or __import__(name)
@@ -256,6 +261,8 @@ def _code(manifest: _Manifest, since: int | None = None) -> list[Any]:
     for entry in sys.path:
         if entry.endswith(("site-packages", "dist-packages")) and os.path.isdir(entry):
             info = os.stat(entry)
+            if loaded_ns is not None and info.st_ctime_ns >= loaded_ns:
+                raise Unstampable(f"packages were installed or removed in {entry} during the run")
             listed.append([entry, info.st_mtime_ns, info.st_ctime_ns, info.st_ino])
     return listed
 

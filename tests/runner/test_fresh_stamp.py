@@ -433,18 +433,21 @@ def own_code(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Path]:
     """A package counted as judgegen's code (beside toolkit, generator and prompts), loaded by
-    this process, whose code the stamp takes as loaded after its files were written."""
+    this process, and a packages folder on the path, both taken by the stamp as loaded after
+    they were written."""
     root = tmp_path_factory.mktemp("code")
     package = root / "stampcode"
     package.mkdir()
     (package / "__init__.py").write_text("from stampcode import helpers\n")
     (package / "helpers.py").write_text("VALUE = 1\n")
+    (root / "site-packages").mkdir()
     monkeypatch.syspath_prepend(str(root))
+    monkeypatch.syspath_prepend(str(root / "site-packages"))
     importlib.import_module("stampcode")
     monkeypatch.setattr(fresh_stamp, "CODE_PACKAGES", (*fresh_stamp.CODE_PACKAGES, "stampcode"))
-    written = max(path.stat().st_ctime_ns for path in package.iterdir())
-    loaded = written + int(fresh_stamp.SETTLE_S * 1e9) + 1
-    monkeypatch.setattr(fresh_stamp, "CODE_LOADED_NS", loaded)
+    written = max(p.stat().st_ctime_ns for p in [*package.iterdir(), root / "site-packages"])
+    monkeypatch.setattr(fresh_stamp, "SETTLE_S", 0.01)  # a packages folder has no such margin
+    monkeypatch.setattr(fresh_stamp, "CODE_LOADED_NS", written + 10_000_001)
     time.sleep(0.05)  # a later change gets a later ctime, whatever the file system's clock tick
     yield package
     for name in ("stampcode", "stampcode.helpers"):
@@ -463,8 +466,9 @@ def test_a_run_whose_code_is_unchanged_since_loading_is_stamped(runs: Runs, own_
         lambda package: (package / "helpers.py").write_text("VALUE = 2\n"),
         lambda package: (package / "helpers.py").unlink(),
         lambda package: (package / "plugin.py").write_text("NEW = True\n"),
+        lambda package: (package.parent / "site-packages" / "new_dep.py").write_text(""),
     ],
-    ids=["edited", "loaded-file-removed", "added"],
+    ids=["edited", "loaded-file-removed", "added", "package-installed"],
 )
 def test_a_run_whose_code_changed_after_loading_is_not_stamped(
     work: Path, own_code: Path, change: Callable[[Path], object]
