@@ -30,9 +30,9 @@ zero latency, that CPU spread over the usable cores (the "CPU floor": no schedul
 it, so the ms/eval target needs CPU per evaluation <= target x cores); when the
 first LLM call reached the provider, from process start ("1st call"), and how long the
 process ran after the last answer came back ("tail": results, summaries, the fresh stamp,
-exit); how late the simulated model itself answered, on a chain-bound run (asyncio rounds its
-timer up to the millisecond, a real provider's socket does not: that share of the ratio is
-the bench's); the same command rerun at once, every result fresh (median of 3; "rerun", target <= 0.2 s
+exit); how long after its latency a chain-bound run's calls resumed (the simulated model
+answers at the deadline through a timerfd, as a reply wakes the loop through its socket, so
+that delay is the loop busy with judgegen's other work); the same command rerun at once, every result fresh (median of 3; "rerun", target <= 0.2 s
 for 9 evaluations); cold `run --help` (target <= 0.3 s); and a bare interpreter's start on
 this machine, with the share of its `site` start-up (.pth hooks), which every process timed
 from its start pays before judgegen runs a line; and what importing the real providers' SDKs
@@ -91,7 +91,10 @@ class Run:
     tail: float | None = None
     cpu: float | None = None
     model_late_ms: float | None = None
-    """How late, on average, the simulated model answered each call (asyncio's timer)."""
+    """How long after its latency, on average, a call resumed."""
+    model_timer: str | None = None
+    """What woke the calls: "timerfd" (the model answers at the deadline, so `model_late_ms`
+    is the event loop busy with judgegen's other work) or "asyncio" (its timer's rounding too)."""
 
     @property
     def usage(self) -> dict[str, Any]:
@@ -133,18 +136,19 @@ def judgegen_run(root: Path, sandboxed: bool, latency: float, extra: list[str]) 
     cpu_after = machine_cpu()
     cpu = cpu_after - cpu_before if cpu_before is not None and cpu_after is not None else None
     first_call = float(marker.read_text()) - began if marker.exists() else None
-    tail = late = None
+    tail = late = timer = None
     if last.exists():
         answered = json.loads(last.read_text())
         tail = began + wall - answered["at"]
         late = answered["late_s"] / answered["calls"] * 1000 if answered["calls"] else None
+        timer = answered.get("timer")
     try:
         record = json.loads(done.stdout)
     except ValueError:
         record = {}
     if done.returncode != 0 or not record:
         sys.stderr.write(f"judgegen run exited {done.returncode}:\n{done.stderr[-3000:]}\n")
-    return Run(wall, done.returncode, record, done.stderr, first_call, tail, cpu, late)
+    return Run(wall, done.returncode, record, done.stderr, first_call, tail, cpu, late, timer)
 
 
 def machine_cpu() -> float | None:
@@ -274,6 +278,7 @@ def row(label: str, run: Run, n: int, latency: float, sched: Schedule, concurren
         "first_call_s": round(run.first_call, 3) if run.first_call is not None else None,
         "tail_s": round(run.tail, 3) if run.tail is not None else None,
         "model_late_ms": round(run.model_late_ms, 2) if run.model_late_ms is not None else None,
+        "model_timer": run.model_timer,
         "ideal_s": round(ideal, 3),
         "bound": bound,
         "ratio": round(run.wall / ideal, 2) if ideal else None,
@@ -449,16 +454,22 @@ def check_results(root: Path, sched: Schedule, label: str) -> str | None:
 
 
 def _say_model_lateness(rows: list[dict]) -> None:
-    """How much of a chain's wall the simulated model itself adds: asyncio rounds a timer's
-    wait up to the millisecond, which a real provider's reply (a socket waking the loop) is
-    not; the ideal counts the latency exactly, so this share is the bench's, not judgegen's."""
+    """How long after its latency a chain's calls resumed. The simulated model answers through
+    a timerfd at the deadline, as a real reply wakes the loop through its socket, so the delay
+    is the event loop busy with judgegen's other work. Without a timerfd it answers through
+    asyncio's timer, which rounds each wait up to the millisecond: that share is the bench's."""
     for r in rows:
         if r["model_late_ms"] is not None and r["bound"] == "chain" and r["ratio"] is not None:
             over = r["model_late_ms"] * r["chain_calls"] / 1000
+            whose = (
+                "the event loop busy with judgegen's other work; the model answers on time"
+                if r["model_timer"] == "timerfd"
+                else "asyncio's timer, rounded up to the ms, is the bench's; the rest judgegen's"
+            )
             print(
-                f"simulated model's own lateness, {r['run']}: {r['model_late_ms']:.2f} ms per "
+                f"calls resumed after their latency, {r['run']}: {r['model_late_ms']:.2f} ms per "
                 f"call, ~{over:.3f} s over its chain of {r['chain_calls']} "
-                f"({over / r['ideal_s']:.2f} of the ratio)"
+                f"({over / r['ideal_s']:.2f} of the ratio; {whose})"
             )
 
 

@@ -78,3 +78,38 @@ def test_the_schedules_scores_are_what_a_cli_run_writes_and_a_changed_one_is_nam
     result.write_text(result.read_text().replace('"final_score": ', '"final_score": 0.5 + 0 * '))
     message = runner_bench.check_results(root, found, "cli")
     assert message is not None and "bench_agent/chain_001/answer_1" in message
+
+
+def test_the_simulated_model_answers_through_a_timerfd_never_before_its_latency(workload) -> None:
+    """The bench's model wakes the loop as a reply does (a descriptor readable at the
+    deadline), so it never answers early (which would flatter judgegen) and is not rounded up
+    to the millisecond like an asyncio timer."""
+    import asyncio
+    import time
+
+    import latency_model
+
+    async def waited() -> tuple[str, float]:
+        started = time.monotonic()
+        timer = await latency_model.wait_precisely(0.02)
+        return timer, time.monotonic() - started
+
+    timer, elapsed = asyncio.run(waited())
+    assert timer == "timerfd"
+    assert elapsed >= 0.02
+
+
+def test_on_the_schedules_virtual_clock_the_simulated_model_sleeps_virtually(workload) -> None:
+    """A loop with its own clock (the schedule's) keeps asyncio's timer: a timerfd would wait
+    in wall time and break the virtual clock."""
+    module, _ = workload
+    import latency_model
+
+    loop = module.VirtualClockLoop()
+    try:
+        started = loop.time()
+        timer = loop.run_until_complete(latency_model.wait_precisely(5.0))
+        assert timer == "asyncio"
+        assert loop.time() - started == pytest.approx(5.0)
+    finally:
+        loop.close()
