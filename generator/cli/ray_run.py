@@ -18,6 +18,7 @@ from generator.cli.ray_options import require_ray
 from generator.cli.run_backend import RunBackend
 from toolkit.errors import SpecError
 from toolkit.llm.settings import LLMSettings
+from toolkit.llm.usage import UsageSummary
 from toolkit.runner.inputs import AnswerInput
 from toolkit.runner.options import RunOptions
 from toolkit.runner.report import Progress, RunReport
@@ -44,12 +45,17 @@ def gateway_services(
         reporter = judging.usage_reporter
         return reporter.summary_line() if reporter is not None else None
 
+    def usage() -> UsageSummary | None:
+        reporter = judging.usage_reporter
+        return reporter.summary() if reporter is not None else None
+
     return GatewayServices(
         backend=judging.build(),
         identity=judging.spec,
         pages=page_store,
         tools=tools,
         usage_line=usage_line,
+        usage=usage,
         aclose=judging.aclose,
     )
 

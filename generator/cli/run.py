@@ -375,8 +375,9 @@ def run(
     Results go to RESULTS/<agent>/<task_id>/<answer>.json (for trajectories also
     <traj dir>/scores/judgegen_<task_id>.json) and RESULTS/<agent>/summary.json. A rerun
     redoes only missing, incomplete or stale results (--overwrite: all); a result is stale
-    when the judge, answer, backend, judge templates or the cited pages it read (or found
-    missing) differ now. One run at a time writes a results folder; another one waits.
+    when the judge, answer, backend, judge templates, judgegen's toolkit code or the cited
+    pages it read (or found missing) differ now. One run at a time writes a results folder;
+    another one waits.
     When nothing at all changed since a run that left nothing to redo (flags, environment,
     code, any input or result file), the rerun prints its answer from
     RESULTS/.judgegen-fresh.stamp without loading the runner.

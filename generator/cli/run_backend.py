@@ -14,6 +14,7 @@ from generator.cli.common import load_backend_factory
 
 if TYPE_CHECKING:
     from toolkit.llm.settings import LLMSettings
+    from toolkit.llm.usage import UsageSummary
 
 LLM_TRIALS = 3
 """Verification trials of the LLM backend `run` builds (passed to it, so the fingerprint's
@@ -93,17 +94,22 @@ class RunBackend:
 
     @property
     def usage_reporter(self) -> Any:
-        """What prints the end-of-run `LLM:` line: the LLM client, or this backend while the
-        client was never needed; None for a `--backend`, which has no LLM usage."""
+        """What gives the end-of-run `LLM:` line and totals (`summary_line`, `summary`): the
+        LLM client, or this backend while the client was never needed; None for a
+        `--backend`, which has no LLM usage."""
         if self._custom is not None:
             return None
         return self.client if self.client is not None else self
 
-    def summary_line(self) -> str:
-        """The `LLM:` line of a run that asked the model nothing."""
+    def summary(self) -> UsageSummary:
+        """The LLM totals of a run that asked the model nothing."""
         from toolkit.llm.usage import UsageSummary
 
-        return UsageSummary().line()
+        return UsageSummary()
+
+    def summary_line(self) -> str:
+        """The `LLM:` line of a run that asked the model nothing."""
+        return self.summary().line()
 
     async def aclose(self) -> None:
         """Close the LLM client, if one was built."""

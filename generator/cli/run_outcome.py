@@ -67,6 +67,7 @@ def print_outcome(
                 "unjudged_files": [str(s.path) for s in unjudged],
                 "missing_pages": missing,
                 "clipped_pages": clipped,
+                "llm": client.summary() if client is not None else None,
             }
         )
         click.echo(record.model_dump_json(indent=2))

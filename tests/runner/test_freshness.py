@@ -124,3 +124,54 @@ def test_editing_a_judge_template_redoes_every_judged_result(
     template.write_text(template.read_text() + "\nAn edit.\n")
     assert judge_templates_sha256() != digest
     assert json.loads(run(work).stdout)["evaluated"] == first["evaluated"]
+
+
+@pytest.fixture
+def toolkit_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the toolkit's source that `toolkit_identity` hashes instead of the real one."""
+    import toolkit
+    from toolkit.runner import fingerprint
+
+    copy = tmp_path / "toolkit"
+    shutil.copytree(Path(toolkit.__file__).parent, copy, ignore=shutil.ignore_patterns("*.pyc"))
+    monkeypatch.setattr(toolkit, "__file__", str(copy / "__init__.py"))
+    fingerprint.toolkit_identity.cache_clear()
+    yield copy
+    fingerprint.toolkit_identity.cache_clear()
+
+
+def test_the_toolkit_identity_changes_with_its_code_and_only_with_its_code(
+    toolkit_copy: Path,
+) -> None:
+    from toolkit.runner.fingerprint import toolkit_identity
+
+    before = toolkit_identity()
+    assert before.startswith("0.1.0+code.")
+    (toolkit_copy / "__pycache__").mkdir(exist_ok=True)
+    (toolkit_copy / "__pycache__" / "tree.cpython-311.pyc").write_bytes(b"bytecode")
+    (toolkit_copy / "notes.txt").write_text("not code")
+    toolkit_identity.cache_clear()
+    assert toolkit_identity() == before
+    tree = toolkit_copy / "tree.py"
+    tree.write_text(tree.read_text() + "\n# an edit\n")
+    toolkit_identity.cache_clear()
+    edited = toolkit_identity()
+    assert edited != before
+    (toolkit_copy / "checks" / "new_rule.py").write_text("RULE = 1\n")
+    toolkit_identity.cache_clear()
+    assert toolkit_identity() not in {before, edited}
+
+
+def test_results_from_other_toolkit_code_are_redone_not_reused(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fix to scoring or voting in a checkout keeps the version number: results the old code
+    computed must not pass as fresh."""
+    from toolkit.runner import fingerprint
+
+    first = json.loads(run(work).stdout)
+    stamped = {r["fingerprint"]["toolkit_version"] for r in result_files(work / "results").values()}
+    assert stamped == {fingerprint.toolkit_identity()}
+    assert json.loads(run(work).stdout)["evaluated"] == 0
+    monkeypatch.setattr(fingerprint, "toolkit_identity", lambda: "0.1.0+code.otherchange")
+    assert json.loads(run(work).stdout)["evaluated"] == first["evaluated"]

@@ -217,6 +217,30 @@ def test_llm_backend_run_records_tokens_and_cost_per_result(work: Path) -> None:
     assert louvre["fingerprint"]["judge_model"] == "o4-mini"
 
 
+def test_the_json_record_counts_the_llm_calls_no_evaluation_kept(work: Path) -> None:
+    """A judge that times out with a call out abandons it, but the call was sent (and may be
+    billed): the record's `llm` totals count it, as the ledger and the `LLM:` line do, while
+    `usage` sums only what the evaluations kept."""
+    args = llm_args(work, "--task", "louvre_hours", "--timeout", "0.5", "--json")
+    at = args.index("scripted:tests.fixtures.runner.llm_policy:policy")
+    args[at] = "scripted:tests.fixtures.runner.llm_policy:never_answers"
+    result = CliRunner(env=llm_env(work)).invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 1, result.output
+    record = json.loads(result.stdout)
+    assert record["version"] == 2 and record["incomplete"]
+    rows = [json.loads(line) for line in (work / "ledger.jsonl").read_text().splitlines()]
+    assert rows and all(row["error"] == "abandoned" for row in rows)
+    assert (record["llm"]["calls"], record["llm"]["errors"]) == (len(rows), len(rows))
+    assert record["usage"]["llm_calls"] < len(rows)
+    assert f"{len(rows)} failed" in result.stderr
+
+
+def test_the_json_record_of_a_custom_backend_has_no_llm_totals(work: Path) -> None:
+    args = run_args(work, "--include-unreviewed", "--no-sandbox", "--json")
+    record = json.loads(CliRunner().invoke(main, args, catch_exceptions=False).stdout)
+    assert record["llm"] is None
+
+
 def test_budget_cap_stops_an_llm_run_with_exit_code_3(work: Path) -> None:
     args = llm_args(work, "--budget-usd", "0.0001", "--jobs", "1")
     result = CliRunner(env=llm_env(work)).invoke(main, args, catch_exceptions=False)

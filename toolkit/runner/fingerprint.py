@@ -9,13 +9,15 @@ rerun compares them with what the page source holds now (`pages_unchanged`).
 
 from __future__ import annotations
 
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from toolkit.awaitables import resolve
 from toolkit.util.deferred import DEFERRED_FROZEN
-from toolkit.util.hashing import sha256_text
+from toolkit.util.hashing import sha256_file, sha256_text, sha256_tree
 
 FINGERPRINT_VERSION = 2
 JUDGE_TEMPLATES = "toolkit"
@@ -47,7 +49,10 @@ class Fingerprint(BaseModel):
     templates_sha256: str = Field(
         description="Hash of the templates judges use (prompts/toolkit), not generator ones."
     )
-    toolkit_version: str = Field(description="judgegen toolkit version that ran the judge.")
+    toolkit_version: str = Field(
+        description="The toolkit that ran the judge: its version and a hash of its code "
+        "(`toolkit_identity`)."
+    )
     judge_model: str | None = Field(default=None, description="Model deciding verifications.")
     extract_model: str | None = Field(default=None, description="Model doing extractions.")
     backend: str = Field(description="Identity of the judging backend (class or factory spec).")
@@ -87,17 +92,28 @@ def make_fingerprint(
 
     `templates_digest` (from `judge_templates_sha256()`) saves rehashing for every answer.
     """
-    from toolkit import __version__
-
     return Fingerprint(
         judge_sha256=judge_sha256,
         templates_sha256=templates_digest or judge_templates_sha256(),
-        toolkit_version=__version__,
+        toolkit_version=toolkit_identity(),
         judge_model=getattr(backend, "model", None),
         extract_model=getattr(backend, "extract_model", None) or getattr(backend, "model", None),
         backend=backend_identity(backend, backend_spec),
         answer_sha256=answer_sha256,
     )
+
+
+@cache
+def toolkit_identity() -> str:
+    """The toolkit that judges, as `<version>+code.<hash>`: the hash covers its Python source
+    and the prompt renderer's, so a result computed by other toolkit code — a fix to scoring,
+    voting or request building in a checkout whose version did not change — is redone, never
+    reused as fresh. Hashed once per process (~4 ms)."""
+    import prompts
+    import toolkit
+
+    code = sha256_tree(Path(toolkit.__file__).parent) + sha256_file(prompts.__file__)
+    return f"{toolkit.__version__}+code.{sha256_text(code).removeprefix('sha256:')[:16]}"
 
 
 def judge_templates_sha256() -> str:

@@ -7,11 +7,13 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
+from toolkit.llm.usage import UsageSummary
 from toolkit.runner.metrics import SkippedJudge, Summary
 from toolkit.runner.results import ResultHead, UsageTotals
 from toolkit.util.deferred import DEFERRED
 
-RUN_RECORD_VERSION = 1
+RUN_RECORD_VERSION = 2
+"""2: `llm`, the command's own LLM totals (abandoned calls included)."""
 
 
 @dataclass(repr=False)
@@ -118,6 +120,14 @@ class RunRecord(BaseModel):
     incomplete: list[ResultRef] = Field(default_factory=list)
     input_errors: list[ResultRef] = Field(default_factory=list)
     usage: UsageTotals = Field(description="Usage of the evaluations run now.")
+    llm: UsageSummary | None = Field(
+        default=None,
+        description="Every LLM call the command made, served from the cache or failed, as its "
+        "ledger and the `LLM:` line count them (None with a --backend, which has no LLM). "
+        "Unlike `usage`, the sum over the evaluations run now, it includes calls that no "
+        "evaluation kept: those a judge abandoned when it timed out, which were still sent "
+        "and may be billed.",
+    )
     summaries: dict[str, Summary] = Field(default_factory=dict)
     unjudged_files: list[str] = Field(
         default_factory=list, description="Answer files the inputs' layout leaves out."

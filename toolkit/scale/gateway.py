@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from toolkit.backends import JudgingBackend
 from toolkit.evaluator import PageSource
+from toolkit.llm.usage import UsageSummary
 from toolkit.runner.metering import Meter, current_meter
 from toolkit.sandbox.broker import Broker, ToolProvider
 from toolkit.sandbox.protocol import Call
@@ -32,6 +33,8 @@ class GatewayServices:
     tools: Mapping[str, ToolProvider] = field(default_factory=dict)
     usage_line: Callable[[], str | None] = lambda: None
     """The run's `LLM:` line (None without an LLM client)."""
+    usage: Callable[[], UsageSummary | None] = lambda: None
+    """The run's LLM totals, as the `LLM:` line counts them (None without an LLM client)."""
     aclose: Callable[[], Awaitable[None]] | None = None
     """Closes the LLM client (flushing the ledger and cache)."""
 
@@ -101,6 +104,10 @@ class Gateway:
     async def summary_line(self) -> str | None:
         """The LLM client's end-of-command line (calls, cost, budget), if there is a client."""
         return self._services.usage_line() if self._services else None
+
+    async def summary(self) -> UsageSummary | None:
+        """The LLM client's totals (what its line says), if there is a client."""
+        return self._services.usage() if self._services else None
 
     async def aclose(self) -> None:
         """Close the LLM client (flushes the ledger and cache) and the page store."""

@@ -15,6 +15,7 @@ from typing import Any
 
 from toolkit.backends import ExtractRequest, Verdict, VerifyRequest
 from toolkit.evaluator import PageSource
+from toolkit.llm.usage import UsageSummary
 from toolkit.runner.inputs import AnswerInput
 from toolkit.runner.report import Progress, RunReport
 from toolkit.runner.scheduler import RunOptions, run_evaluations
@@ -50,6 +51,12 @@ class ClusterRun:
     llm_line: str | None
     cluster_line: str
     lost_nodes: Mapping[str, str]
+    llm: UsageSummary | None = None
+    """The gateway client's LLM totals (what `llm_line` says)."""
+
+    def summary(self) -> UsageSummary | None:
+        """The run's LLM totals, counted by the gateway's client."""
+        return self.llm
 
     def summary_line(self) -> str:
         """The `LLM:` line (the gateway's client saw every call), then the cluster's line."""
@@ -89,9 +96,10 @@ async def run_on_cluster(
             finally:
                 await session.stop_runners(nodes)
             llm_line = await gateway.summary_line.remote()
+            llm = await gateway.summary.remote()
         finally:
             with contextlib.suppress(session.ray.exceptions.RayError):
                 await gateway.aclose.remote()
             session.ray.kill(gateway, no_restart=True)
         lost = {r.node_id: r.lost for r in nodes.runners if r.lost}
-        return ClusterRun(report, llm_line, nodes.line("evaluations"), lost)
+        return ClusterRun(report, llm_line, nodes.line("evaluations"), lost, llm)

@@ -19,3 +19,14 @@ def sha256_text(text: str) -> str:
 def sha256_file(path: str | Path) -> str:
     """`sha256:<hex>` of a file's bytes."""
     return sha256_bytes(Path(path).read_bytes())
+
+
+def sha256_tree(root: Path, pattern: str = "*.py") -> str:
+    """`sha256:<hex>` of the files matching `pattern` under `root`: each one's path relative to
+    `root` and its bytes, in path order (other files, bytecode caches included, do not count)."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob(pattern)):
+        if path.is_file():
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return "sha256:" + digest.hexdigest()
