@@ -26,16 +26,38 @@ def _previous(agent_dir: Path) -> Summary | None:
         return None
 
 
-def _agents(path: Path) -> dict[str, list[EvaluationResult]]:
-    """Results by agent from RESULTS/<agent>, RESULTS/ or one result file."""
+def _summary(agent_dir: Path, heads: list[ResultHead]) -> Summary:
+    """The metrics of an agent's results as the run that last wrote its summary.json scoped
+    them: results it left out (answer gone, judge held back) stay out and listed, and its
+    skipped judges and unchecked tasks stay named."""
+    previous = _previous(agent_dir)
+    if previous is None:
+        return compute_summary(agent_dir.name, heads)
+    left = {(r.task_id, r.answer_name): r for r in previous.not_counted}
+    return compute_summary(
+        agent_dir.name,
+        [h for h in heads if (h.task_id, h.answer_name) not in left],
+        skipped_judges=previous.skipped_judges,
+        include_unreviewed=previous.include_unreviewed,
+        not_counted=[
+            listed
+            for (task, answer), listed in left.items()
+            if (agent_dir / task / f"{answer}.json").exists()
+        ],
+        unchecked_tasks=previous.unchecked_tasks,
+    )
+
+
+def _agents(path: Path) -> dict[Path, list[EvaluationResult]]:
+    """Results by agent folder from RESULTS/<agent>, RESULTS/ or one result file."""
     if path.is_file():
         result = read_result(path)
-        return {result.agent_name: [result]} if result else {}
+        return {path.parent.parent: [result]} if result else {}
     own = list(iter_results(path))
     if own:
-        return {path.name: own}
-    agents = {sub.name: list(iter_results(sub)) for sub in sorted(path.iterdir()) if sub.is_dir()}
-    return {name: results for name, results in agents.items() if results}
+        return {path: own}
+    agents = {sub: list(iter_results(sub)) for sub in sorted(path.iterdir()) if sub.is_dir()}
+    return {folder: results for folder, results in agents.items() if results}
 
 
 def _write_html(path: Path, out: Path) -> int:
@@ -49,9 +71,9 @@ def _write_html(path: Path, out: Path) -> int:
     metrics = None
     if not path.is_file():
         metrics = {}
-        for name, rs in agents.items():
-            summary = compute_summary(name, map(ResultHead.of, rs))
-            metrics[name] = {
+        for folder, rs in agents.items():
+            summary = _summary(folder, [ResultHead.of(r) for r in rs])
+            metrics[folder.name] = {
                 "partial_completion": summary.partial_completion.mean,
                 "success_rate": summary.success_rate.mean,
                 f"pass@{summary.pass_at_k.k}": summary.pass_at_k.value,
@@ -75,7 +97,8 @@ def report(agent_dir: Path, as_json: bool, html: Path | None) -> None:
     """Print Partial Completion, Success Rate and Pass@k for RESULTS/<agent>.
 
     Metrics follow Mind2Web 2's definitions over complete results; incomplete and excluded
-    evaluations are left out and listed. Skipped judges come from the last run's summary.json.
+    evaluations are left out and listed. Skipped judges, and the result files the last run
+    left out of the metrics (answer gone, judge held back), come from its summary.json.
 
     \b
     With --html OUT, also write one self-contained HTML page (metrics, per-answer table,
@@ -101,13 +124,7 @@ def report(agent_dir: Path, as_json: bool, html: Path | None) -> None:
         raise click.UsageError(
             f"no result files under {agent_dir}/<task>/<answer>.json (pass RESULTS/<agent>)"
         )
-    previous = _previous(agent_dir)
-    summary = compute_summary(
-        agent_dir.name,
-        results,
-        skipped_judges=previous.skipped_judges if previous else (),
-        include_unreviewed=previous.include_unreviewed if previous else False,
-    )
+    summary = _summary(agent_dir, results)
     if as_json:
         click.echo(json.dumps(summary.model_dump(mode="json"), indent=2, sort_keys=True))
     else:

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from toolkit.runner.answers_layout import StrayFile
-from toolkit.runner.metrics import format_table
+from toolkit.runner.metrics import Summary, format_table
 from toolkit.runner.page_reads import clipped_pages, missing_pages
 from toolkit.runner.report import RunReport
 
@@ -49,6 +49,7 @@ def print_outcome(
     _warn_missing_pages(missing, None if trajectories else inputs, pages)
     clipped = clipped_pages(report.results)
     _warn_clipped_pages(clipped)
+    _warn_uncounted(report.summaries, results)
     unjudged = [s for s in strays if s.looks_like_answer]
     code = report.exit_code
     if code == 0 and unjudged:
@@ -136,6 +137,29 @@ def _warn_clipped_pages(clipped: dict[str, list[str]]) -> None:
     lines = [f"  {answer}: {', '.join(listed)}" for answer, listed in sorted(clipped.items())]
     for line in _listed(lines):
         click.echo(line, err=True)
+
+
+def _warn_uncounted(summaries: dict[str, Summary], results: Path) -> None:
+    """Which result files in an agent's folder the metrics leave out (answer gone, judge held
+    back, unreadable), and which tasks they count without this run having checked them."""
+    for agent, summary in sorted(summaries.items()):
+        if summary.not_counted:
+            click.echo(
+                f"warning: {len(summary.not_counted)} result file(s) in {results / agent} are "
+                "left out of its metrics:",
+                err=True,
+            )
+            lines = [f"  {r.task_id}/{r.answer_name}: {r.reason}" for r in summary.not_counted]
+            for line in _listed(lines):
+                click.echo(line, err=True)
+        if summary.unchecked_tasks:
+            tasks = summary.unchecked_tasks
+            named = ", ".join(tasks[:MAX_LISTED]) + (" …" if len(tasks) > MAX_LISTED else "")
+            click.echo(
+                f"note: the metrics of {agent} also count the results of {len(tasks)} task(s) "
+                f"this run did not check ({named}); run them too to check them",
+                err=True,
+            )
 
 
 def _say_where(report: RunReport, results: Path) -> None:

@@ -23,7 +23,7 @@ from toolkit.runner.fingerprint import (
     pages_unchanged,
 )
 from toolkit.runner.inputs import AnswerInput
-from toolkit.runner.metrics import SkippedJudge, compute_summary
+from toolkit.runner.metrics import Listed, SkippedJudge, compute_summary
 from toolkit.runner.report import Progress, RunReport
 from toolkit.runner.results import (
     SUMMARY_FILE,
@@ -193,18 +193,56 @@ async def fresh_run(
 def write_summaries(
     store: ResultStore, inputs: list[AnswerInput], report: RunReport, *, include_unreviewed: bool
 ) -> None:
-    """Compute and write the summary of every agent among `inputs`, over all its results
-    (those in `report` as they are in memory, the others read from their files)."""
-    tasks_by_agent: dict[str, set[str]] = defaultdict(set)
+    """Compute and write the summary of every agent among `inputs`, over its results (those
+    in `report` as they are in memory, the others read from their files) that still stand
+    for an answer and judge of this run (`_counted`)."""
+    answers_by_agent: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for item in inputs:
-        tasks_by_agent[item.agent_name].add(item.task_id)
-    for agent, tasks in sorted(tasks_by_agent.items()):
-        skipped = [s for s in report.skipped_judges if s.task_id in tasks]
+        answers_by_agent[item.agent_name][item.task_id].add(item.answer_name)
+    for agent, answers in sorted(answers_by_agent.items()):
+        skipped = [s for s in report.skipped_judges if s.task_id in answers]
+        counted, left_out = _counted(store, agent, answers, skipped, report.results)
         summary = compute_summary(
             agent,
-            store.iter_heads(agent, known=report.results),
+            counted,
             skipped_judges=skipped,
             include_unreviewed=include_unreviewed,
+            not_counted=left_out,
+            unchecked_tasks={head.task_id for head in counted} - answers.keys(),
         )
         write_output(store.root / agent / SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
         report.summaries[agent] = summary
+
+
+def _counted(
+    store: ResultStore,
+    agent: str,
+    answers: dict[str, set[str]],
+    skipped: list[SkippedJudge],
+    known: list[ResultHead],
+) -> tuple[list[ResultHead], list[Listed]]:
+    """(the results of `agent` the metrics count, the result files they leave out and why).
+
+    For a task of this run (`answers`: its answer names by task), a result stands only while
+    its answer is still there and its judge ran now: a result of a removed answer, or one a
+    judge the run held back computed earlier, would otherwise count unseen. Results of other
+    tasks are counted as they are (runs may cover tasks in turns); the summary names those
+    tasks. A file that cannot be read is listed, never silently dropped."""
+    held_back = {s.task_id: s.reason for s in skipped}
+    unreadable: list[Path] = []
+    counted: list[ResultHead] = []
+    left_out: list[Listed] = []
+    for head in store.iter_heads(agent, known=known, unreadable=unreadable):
+        task, name = head.task_id, head.answer_name
+        if task in held_back:
+            reason = f"its judge did not run now ({held_back[task]})"
+        elif task in answers and name not in answers[task]:
+            reason = "its answer is gone: restore the answer, or delete this result file"
+        else:
+            counted.append(head)
+            continue
+        left_out.append(Listed(task_id=task, answer_name=name, reason=reason))
+    for path in unreadable:
+        reason = "the result file cannot be read: run its task again, or delete the file"
+        left_out.append(Listed(task_id=path.parent.name, answer_name=path.stem, reason=reason))
+    return counted, left_out

@@ -20,7 +20,9 @@ from pydantic import BaseModel, Field
 from toolkit.runner.results import ResultHead, UsageTotals
 from toolkit.util.deferred import DEFERRED
 
-SUMMARY_VERSION = 1
+SUMMARY_VERSION = 2
+"""2: `not_counted` and `unchecked_tasks` say which result files the metrics leave out or
+count unchecked."""
 SUCCESS_TOLERANCE = 1e-9
 
 
@@ -77,7 +79,7 @@ class Counts(BaseModel):
 
 
 class Listed(BaseModel):
-    """An evaluation left out of the metrics, and why."""
+    """An evaluation (or a result file) left out of the metrics, and why."""
 
     model_config = DEFERRED
 
@@ -122,6 +124,18 @@ class Summary(BaseModel):
     judge_models: dict[str, int] = Field(default_factory=dict)
     usage: UsageTotals = Field(default_factory=UsageTotals)
     duration_s: float = Field(default=0.0, description="Sum of evaluation durations.")
+    not_counted: list[Listed] = Field(
+        default_factory=list,
+        description="Result files in the agent's folder that no metric counts: their answer "
+        "is gone, their judge did not run in the run that wrote this summary, or the file "
+        "cannot be read.",
+    )
+    unchecked_tasks: list[str] = Field(
+        default_factory=list,
+        description="Tasks whose results are counted as they are, not checked by the run that "
+        "wrote this summary (outside its --task or --answers): a judge changed or an answer "
+        "removed there since they were judged goes unseen until they are run again.",
+    )
 
 
 def _mean_std(per_run: dict[str, float]) -> MeanStd:
@@ -137,13 +151,18 @@ def compute_summary(
     *,
     skipped_judges: Iterable[SkippedJudge] = (),
     include_unreviewed: bool = False,
+    not_counted: Iterable[Listed] = (),
+    unchecked_tasks: Iterable[str] = (),
 ) -> Summary:
-    """The metrics of `results` (one agent); see the module docstring for definitions."""
+    """The metrics of `results` (one agent); see the module docstring for definitions.
+    `not_counted` and `unchecked_tasks` are only recorded (the caller decided them)."""
     results = sorted(results, key=lambda r: (r.task_id, run_order(r.answer_name)))
     summary = Summary(
         agent_name=agent_name,
         skipped_judges=list(skipped_judges),
         include_unreviewed=include_unreviewed,
+        not_counted=list(not_counted),
+        unchecked_tasks=sorted(unchecked_tasks),
     )
     complete: dict[str, dict[str, float]] = {}
     models: Counter[str] = Counter()
@@ -230,10 +249,15 @@ def format_table(summary: Summary, *, max_listed: int = 20) -> str:
     ]
     if summary.include_unreviewed and summary.unreviewed_results:
         lines.append(f"  WARNING: {summary.unreviewed_results} results come from unreviewed judges")
+    if summary.unchecked_tasks:
+        lines.append(
+            f"  Counted as found, not checked by this run: {', '.join(summary.unchecked_tasks)}"
+        )
     sections: list[tuple[str, list[Any]]] = [
         ("Incomplete (excluded from metrics; rerun to retry)", summary.incomplete),
         ("Excluded", summary.excluded),
         ("Skipped judges", summary.skipped_judges),
+        ("Not counted (result files left out of the metrics)", summary.not_counted),
     ]
     for title, items in sections:
         if items:

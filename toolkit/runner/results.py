@@ -193,10 +193,16 @@ class ResultStore:
             count += 1
         return count
 
-    def iter_heads(self, agent: str, known: Iterable[ResultHead] = ()) -> Iterator[ResultHead]:
+    def iter_heads(
+        self,
+        agent: str,
+        known: Iterable[ResultHead] = (),
+        unreadable: list[Path] | None = None,
+    ) -> Iterator[ResultHead]:
         """The head of every readable result of `agent`, in path order. A head in `known`
         (of a result this run wrote or read) is used as it is, its file not parsed again:
-        summaries at the end of a run then read only results the run did not touch."""
+        summaries at the end of a run then read only results the run did not touch. Files
+        that cannot be read as results are appended to `unreadable`."""
         mine = {self.path(h.agent_name, h.task_id, h.answer_name): h for h in known}
         for path in _result_paths(self.root / agent):
             head = mine.get(path)
@@ -205,6 +211,8 @@ class ResultStore:
                 head = None if result is None else ResultHead.of(result)
             if head is not None:
                 yield head
+            elif unreadable is not None:
+                unreadable.append(path)
 
 
 def read_result(path: Path) -> EvaluationResult | None:
