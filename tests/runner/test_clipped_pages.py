@@ -11,34 +11,12 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
-from tests.fixtures.runner.helpers import lengthen_page, run_args
+from tests.fixtures.runner.helpers import lengthen_page, run_args, self_reading_judge
 from toolkit.backends import LLMBackend
 
 LONG = "https://www.louvre.fr/en/visit/hours-admission"  # cited by alpha's louvre_hours/answer_1
 POLICY = "scripted:tests.fixtures.runner.llm_policy:policy"
 LIMIT = LLMBackend.__init__.__kwdefaults__["max_page_chars"]
-
-
-SELF_READING_EVALUATE = '''async def evaluate(ev: Evaluator) -> None:
-    """Check the cited page itself: a keyword in its whole text, sent to no model."""
-    info = await ev.extract(
-        prompt="Extract the Wednesday opening hours and the URL cited for them.",
-        template_class=OpeningHours,
-        extraction_name="opening_hours",
-    )
-    text = await ev.pages.get(info.source_url) if info.source_url else None
-    ev.add_custom_node(
-        result=bool(text) and "Wednesday" in text,
-        id="page_mentions_wednesday",
-        desc="The cited page mentions Wednesday",
-    )
-'''
-
-
-def _self_reading_judge(work: Path) -> str:
-    """The fixture judge of louvre_hours with its `evaluate` replaced by `SELF_READING_EVALUATE`."""
-    source = (work / "judges" / "louvre_hours.py").read_text()
-    return source[: source.index("async def evaluate")] + SELF_READING_EVALUATE
 
 
 def _lengthen(work: Path, url: str) -> None:
@@ -80,7 +58,7 @@ def test_a_long_page_the_judge_reads_itself_is_not_called_clipped(
     """Only what is sent to the model is clipped: a judge that searches the whole page text
     itself saw all of it."""
     _lengthen(work, LONG)
-    (work / "judges" / "louvre_hours.py").write_text(_self_reading_judge(work))
+    (work / "judges" / "louvre_hours.py").write_text(self_reading_judge(work))
     mode = [] if sandbox else ["--no-sandbox"]
     args = run_args(work, "--include-unreviewed", "--json", "--cache-mode", "off", *mode)
     args = [a for a in args if a not in ("--backend", "tests.fixtures.runner.scripted:factory")]

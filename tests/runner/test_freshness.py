@@ -15,6 +15,7 @@ from tests.fixtures.runner.helpers import (
     PAGES,
     result_files,
     run_args,
+    self_reading_judge,
 )
 from toolkit.pages import PageRecord, PageStore
 from toolkit.runner.fingerprint import judge_templates_sha256
@@ -175,3 +176,49 @@ def test_results_from_other_toolkit_code_are_redone_not_reused(
     assert json.loads(run(work).stdout)["evaluated"] == 0
     monkeypatch.setattr(fingerprint, "toolkit_identity", lambda: "0.1.0+code.otherchange")
     assert json.loads(run(work).stdout)["evaluated"] == first["evaluated"]
+
+
+def shown(results: dict[str, dict], url: str) -> dict[str, str | None]:
+    """The screenshot hash each result recorded for `url`, by result file (sent it or not)."""
+    return {
+        name: reads(r)["shots"][url]
+        for name, r in results.items()
+        if url in reads(r).get("shots", {})
+    }
+
+
+@pytest.mark.parametrize("sandbox", [False, True], ids=["in_process", "sandboxed"])
+def test_a_new_screenshot_of_a_page_redoes_the_results_that_were_sent_it(
+    work: Path, sandbox: bool
+) -> None:
+    """The screenshot travels with every claim checked against the page: a recapture that
+    changes only the picture (a chart, a price in an image) must not leave results fresh."""
+    assert run(work, sandbox=sandbox).exit_code == 0
+    before = shown(result_files(work / "results"), LOUVRE)
+    assert before and set(before.values()) == {None}  # the fixture pages have no screenshot
+    jpeg = b"\xff\xd8\xff\xe0" + bytes(range(256)) * 8
+    with PageStore(work / "pages") as store:
+        store.put(PageRecord.web(LOUVRE, PAGES[LOUVRE], jpeg))
+    assert json.loads(run(work, sandbox=sandbox).stdout)["evaluated"] == len(before)
+    after = shown(result_files(work / "results"), LOUVRE)
+    assert set(after) == set(before) and len(set(after.values())) == 1
+    assert next(iter(after.values())).startswith("sha256:")
+    assert json.loads(run(work, sandbox=sandbox).stdout)["evaluated"] == 0
+    with PageStore(work / "pages") as store:
+        store.put(PageRecord.web(LOUVRE, PAGES[LOUVRE], jpeg[::-1]))
+    assert json.loads(run(work, sandbox=sandbox).stdout)["evaluated"] == len(before)
+
+
+def test_a_result_that_only_read_a_pages_text_stays_fresh_when_its_screenshot_changes(
+    work: Path,
+) -> None:
+    """A judge that searches the page text itself never sent the screenshot to anyone."""
+    (work / "judges" / "louvre_hours.py").write_text(self_reading_judge(work))
+    assert run(work).exit_code == 0
+    name = "alpha/louvre_hours/answer_1.json"
+    first = result_files(work / "results")[name]
+    assert LOUVRE in reads(first)["read"] and reads(first)["shots"] == {}
+    with PageStore(work / "pages") as store:
+        store.put(PageRecord.web(LOUVRE, PAGES[LOUVRE], b"\xff\xd8\xff\xe0 a picture"))
+    assert run(work).exit_code == 0
+    assert result_files(work / "results")[name] == first

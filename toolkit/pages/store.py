@@ -332,15 +332,30 @@ class PageStore:
     def text_hash(self, url: str) -> str | None:
         """`sha256_text` of what `get(url)` returns (None when it returns None), as a page
         read is fingerprinted: a web page's stored hash, written with its text by `put`, so
-        checking that a page is unchanged reads no text; a PDF's text is hashed."""
-        has_text = "typeof(text) != 'null'"  # the column's type, without reading the text
-        row = self._page_row(url, ("kind", "content_hash", has_text))
-        if row is None:
-            return None
-        if row["kind"] == "web" and row["content_hash"] and row[has_text]:
-            return str(row["content_hash"])
-        text = self.get(url)
-        return None if text is None else sha256_text(text)
+        checking that a page is unchanged reads no text; a PDF's text is hashed. Remembered
+        like a read in a run (a page many results cite is looked up once per check)."""
+
+        def digest() -> str | None:
+            has_text = "typeof(text) != 'null'"  # the column's type, without reading the text
+            row = self._page_row(url, ("kind", "content_hash", has_text))
+            if row is None:
+                return None
+            if row["kind"] == "web" and row["content_hash"] and row[has_text]:
+                return str(row["content_hash"])
+            text = self.get(url)
+            return None if text is None else sha256_text(text)
+
+        return self._recently(("text_hash", url), digest)
+
+    def screenshot_hash(self, url: str) -> str | None:
+        """`sha256:` of the screenshot's bytes (what `screenshot(url)` encodes), None when
+        it gives None: checking that a screenshot is unchanged encodes nothing."""
+
+        def digest() -> str | None:
+            shot = self._content(url, "screenshot")
+            return sha256_bytes(shot) if shot else None
+
+        return self._recently(("screenshot_hash", url), digest)
 
     def screenshot(self, url: str) -> str | None:
         """The page's screenshot as base64 JPEG; None for PDFs, failures and missing pages."""

@@ -9,6 +9,7 @@ rerun compares them with what the page source holds now (`pages_unchanged`).
 
 from __future__ import annotations
 
+import base64
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -17,20 +18,27 @@ from pydantic import BaseModel, Field
 
 from toolkit.awaitables import resolve
 from toolkit.util.deferred import DEFERRED_FROZEN
-from toolkit.util.hashing import sha256_file, sha256_text, sha256_tree
+from toolkit.util.hashing import sha256_bytes, sha256_file, sha256_text, sha256_tree
 
-FINGERPRINT_VERSION = 2
+FINGERPRINT_VERSION = 3
+"""3: `PageReads.shots`, the screenshots sent with the pages."""
 JUDGE_TEMPLATES = "toolkit"
 """The prompts/ subfolder of the templates judges use (generator templates do not count)."""
 
 
 class PageReads(BaseModel):
-    """The cited pages an evaluation asked for: content hash by URL, and the URLs missing."""
+    """The cited pages an evaluation asked for: content hash by URL, the screenshots read
+    with them, and the URLs missing."""
 
     model_config = DEFERRED_FROZEN
 
     read: dict[str, str] = Field(
         default_factory=dict, description="URL → `sha256:` of the page text the judge read."
+    )
+    shots: dict[str, str | None] = Field(
+        default_factory=dict,
+        description="URL → `sha256:` of the screenshot bytes read with the page (sent with "
+        "each claim checked against it), None when the page had none.",
     )
     missing: tuple[str, ...] = Field(
         default=(), description="Cited URLs the page source did not have (sorted)."
@@ -125,14 +133,39 @@ def judge_templates_sha256() -> str:
 
 async def pages_unchanged(reads: PageReads, pages: Any) -> bool:
     """Whether `pages` (a page source, or None) still gives what the evaluation read: the same
-    text for every page read, and still nothing for every page that was missing."""
+    text for every page read, the same screenshot (or still none) for every screenshot read,
+    and still nothing for every page that was missing."""
     for url, digest in reads.read.items():
         if await _current_hash(pages, url) != digest:
+            return False
+    for url, shot in reads.shots.items():
+        if await _current_shot_hash(pages, url) != shot:
             return False
     for url in reads.missing:
         if await _current_hash(pages, url) is not None:
             return False
     return True
+
+
+def screenshot_digest(image: str | None) -> str | None:
+    """`sha256:` of the bytes of a base64 screenshot (as page sources give them), None for none."""
+    return sha256_bytes(base64.b64decode(image)) if image else None
+
+
+async def _current_shot_hash(pages: Any, url: str) -> str | None:
+    """The screenshot hash a read of `url` would note now (a page store hashes the stored
+    bytes, without encoding them)."""
+    if pages is None:
+        return None
+    try:
+        shot_hash = getattr(pages, "screenshot_hash", None)
+        if callable(shot_hash):
+            return await resolve(shot_hash(url))
+        shot = getattr(pages, "screenshot", None)
+        image = await resolve(shot(url)) if callable(shot) else None
+    except Exception:
+        return "unreadable"  # differs from every hash and from None: the result is redone
+    return screenshot_digest(image)
 
 
 async def _current_hash(pages: Any, url: str) -> str | None:

@@ -1,30 +1,32 @@
 """Recording which cited pages each evaluation read, for its result's fingerprint.
 
-`RecordingPages` wraps the run's page source once; every `get` is noted in the log of the
-evaluation it serves, found through a context variable that the scheduler sets around each
-evaluation (`recording_page_reads`). Broker calls of a sandboxed judge are answered in tasks
+`RecordingPages` wraps the run's page source once; every `get` and `screenshot` is noted in
+the log of the evaluation it serves, found through a context variable that the scheduler sets
+around each evaluation (`recording_page_reads`). Broker calls of a sandboxed judge are answered in tasks
 started from that evaluation, so they inherit the variable like the usage meter does.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
 from toolkit.awaitables import resolve
-from toolkit.runner.fingerprint import PageReads
+from toolkit.runner.fingerprint import PageReads, screenshot_digest
 from toolkit.runner.results import ResultHead
 from toolkit.util.hashing import sha256_text
 
 
 class PageReadLog:
-    """The pages one evaluation asked for: text hash by URL, and the URLs that were missing."""
+    """The pages one evaluation asked for: text hash by URL, the hash of each screenshot read
+    (None: the page had none), and the URLs that were missing."""
 
     def __init__(self) -> None:
         self._read: dict[str, str] = {}
+        self._shots: dict[str, str | None] = {}
         self._missing: set[str] = set()
 
     def note(self, url: str, text: Any, digest: str | None = None) -> None:
@@ -35,18 +37,27 @@ class PageReadLog:
         else:
             self._read[url] = digest or sha256_text(str(text))
 
+    def note_shot(self, url: str, digest: str | None) -> None:
+        """Record the hash of the screenshot a read of `url` gave (None: it had none)."""
+        self._shots[url] = digest
+
     def merge(self, reads: PageReads) -> None:
         """Add what another process noted for this evaluation (a cluster node's own log)."""
         self._read.update(reads.read)
+        self._shots.update(reads.shots)
         self._missing.update(reads.missing)
 
     def reads(self, also_missing: Iterable[str] = ()) -> PageReads:
         """What was read, plus `also_missing` (the evaluator's own list of missing sources)."""
         missing = (self._missing | set(also_missing)) - set(self._read)
-        return PageReads(read=dict(sorted(self._read.items())), missing=tuple(sorted(missing)))
+        return PageReads(
+            read=dict(sorted(self._read.items())),
+            shots=dict(sorted(self._shots.items())),
+            missing=tuple(sorted(missing)),
+        )
 
 
-HASHED_PAGES = 64  # texts whose hash is kept (holding the text: identity proves it is current)
+HASHED_PAGES = 64  # texts and screenshots whose hash is kept (identity proves it is current)
 
 current_page_reads: ContextVar[PageReadLog | None] = ContextVar("judgegen_page_reads", default=None)
 
@@ -68,31 +79,44 @@ class RecordingPages:
 
     def __init__(self, inner: Any | None) -> None:
         self.inner = inner
-        self._hashed: OrderedDict[str, tuple[str, str]] = OrderedDict()  # url -> (text, hash)
+        # (what, url) -> (the value read, its hash)
+        self._hashed: OrderedDict[tuple[str, str], tuple[str, str | None]] = OrderedDict()
         screenshot = getattr(inner, "screenshot", None)
         if callable(screenshot):
-            self.screenshot = screenshot
+            self._inner_screenshot = screenshot
+            self.screenshot = self._screenshot
 
     async def get(self, url: str) -> str | None:
         """The inner source's text for `url` (None when missing or without a source)."""
         text = None if self.inner is None else await resolve(self.inner.get(url))
         log = current_page_reads.get()
         if log is not None:
-            log.note(url, text, self._digest(url, text))
+            digest = self._digest("text", url, text, sha256_text) if isinstance(text, str) else None
+            log.note(url, text, digest)
         return text
 
-    def _digest(self, url: str, text: Any) -> str | None:
-        """The hash of `text`, computed once while the source keeps answering with the very
-        same object (a store's remembered read) for `url`."""
-        if not isinstance(text, str):
-            return None
-        known = self._hashed.get(url)
-        if known is not None and known[0] is text:
-            self._hashed.move_to_end(url)
+    async def _screenshot(self, url: str) -> str | None:
+        """The inner source's screenshot of `url` (base64), noted with the bytes' hash."""
+        image = await resolve(self._inner_screenshot(url))
+        log = current_page_reads.get()
+        if log is not None:
+            shot = self._digest("shot", url, image, screenshot_digest) if image else None
+            log.note_shot(url, shot)
+        return image
+
+    def _digest(
+        self, what: str, url: str, value: str, compute: Callable[[str], str | None]
+    ) -> str | None:
+        """`compute(value)`, done once while the source keeps answering with the very same
+        object (a store's remembered read) for `url`."""
+        key = (what, url)
+        known = self._hashed.get(key)
+        if known is not None and known[0] is value:
+            self._hashed.move_to_end(key)
             return known[1]
-        digest = sha256_text(text)
-        self._hashed[url] = (text, digest)
-        self._hashed.move_to_end(url)
+        digest = compute(value)
+        self._hashed[key] = (value, digest)
+        self._hashed.move_to_end(key)
         if len(self._hashed) > HASHED_PAGES:
             self._hashed.popitem(last=False)
         return digest
