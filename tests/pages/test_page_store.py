@@ -13,6 +13,7 @@ from tests.fixtures.sqlite_faults import FailingConnection, damage
 from toolkit import Evaluator, InfraError, ScriptedBackend, VerifyRequest
 from toolkit.errors import PageStoreError
 from toolkit.pages import PageRecord, PageStore
+from toolkit.util.hashing import sha256_bytes
 
 JPEG = b"\xff\xd8\xff\xe0fake-jpeg"
 
@@ -139,6 +140,51 @@ def test_opening_a_version_1_store_recomputes_its_same_page_keys(tmp_path: Path)
         db.execute("PRAGMA user_version = 1")
     with PageStore(tmp_path / "pages") as reopened:
         assert reopened.get("http://example.com/p?a=1&b=2") == "Sorted"
+
+
+def test_a_screenshot_hash_is_the_hash_of_its_bytes_and_none_without_one(store: PageStore) -> None:
+    store.put(PageRecord.web("https://example.com/shot", "Text", JPEG))
+    store.put(PageRecord.web("https://example.com/plain", "Text", None))
+    store.put(PageRecord.failure("https://example.com/gone", "http", "HTTP 404"))
+    assert store.screenshot_hash("https://example.com/shot") == sha256_bytes(JPEG)
+    for url in ("https://example.com/plain", "https://example.com/gone", "https://x.org/"):
+        assert store.screenshot_hash(url) is None
+
+
+def test_a_screenshot_hash_is_read_from_its_column_not_from_the_image(tmp_path: Path) -> None:
+    """A freshness check reads hashes: hashing every cited image again would cost more than
+    the rest of the check."""
+    with PageStore(tmp_path / "pages") as store:
+        store.put(PageRecord.web("https://example.com/shot", "Text", JPEG))
+    with sqlite3.connect(tmp_path / "pages" / "pages.sqlite") as db:
+        db.execute("UPDATE pages SET screenshot_hash = 'sha256:as-stored'")
+    with PageStore(tmp_path / "pages", readonly=True) as store:
+        assert store.screenshot_hash("https://example.com/shot") == "sha256:as-stored"
+
+
+def _as_written_by_schema_2(path: Path) -> None:
+    """Make a store look as judgegen wrote it before screenshot hashes were stored."""
+    with sqlite3.connect(path) as db:
+        db.execute("ALTER TABLE pages DROP COLUMN screenshot_hash")
+        db.execute("PRAGMA user_version = 2")
+
+
+def test_a_schema_2_store_gains_its_screenshot_hashes_when_opened_for_writing(
+    tmp_path: Path,
+) -> None:
+    url = "https://example.com/shot"
+    with PageStore(tmp_path / "pages") as first:
+        first.put(PageRecord.web(url, "Text", JPEG))
+    _as_written_by_schema_2(tmp_path / "pages" / "pages.sqlite")
+    with PageStore(tmp_path / "pages", readonly=True) as old:
+        assert old.screenshot_hash(url) == sha256_bytes(JPEG)  # hashed from the image itself
+    with PageStore(tmp_path / "pages"):
+        pass
+    with sqlite3.connect(tmp_path / "pages" / "pages.sqlite") as db:
+        assert db.execute("SELECT screenshot_hash FROM pages").fetchone() == (sha256_bytes(JPEG),)
+        assert db.execute("PRAGMA user_version").fetchone() == (3,)
+    with PageStore(tmp_path / "pages", readonly=True) as upgraded:
+        assert upgraded.screenshot_hash(url) == sha256_bytes(JPEG)
 
 
 async def test_citations_of_one_page_are_verified_once(store: PageStore) -> None:

@@ -32,8 +32,9 @@ from toolkit.util.sqlite_errors import sqlite_errors
 
 PAGE_RECORD_VERSION = 1
 STORE_FILENAME = "pages.sqlite"
-SCHEMA_VERSION = 2
-"""2: `match_key` holds `toolkit.urls.normalize_url` (version 1 had a looser key)."""
+SCHEMA_VERSION = 3
+"""2: `match_key` holds `toolkit.urls.normalize_url` (version 1 had a looser key).
+3: `screenshot_hash`, so checking that a result's screenshots are unchanged reads no image."""
 RECENT_READS = 64  # answers a read-only store keeps (judges check several claims per page)
 
 PageKind = Literal["web", "pdf"]
@@ -74,7 +75,11 @@ _COLUMNS = (
     "origin",
 )
 _BLOBS = ("screenshot", "pdf")
+_STORED = (*_COLUMNS, "screenshot_hash")  # the row as `put` writes it
 
+# The large columns come last: SQLite reaches a column stored after them by walking their
+# overflow pages, so a freshness check reading the hashes would read every image and text.
+# (Stores created before schema 3 keep their order, with `screenshot_hash` added at the end.)
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS pages (
     url TEXT PRIMARY KEY,
@@ -86,15 +91,16 @@ CREATE TABLE IF NOT EXISTS pages (
     kind TEXT,
     http_status INTEGER,
     content_type TEXT,
-    text TEXT,
-    screenshot BLOB,
-    pdf BLOB,
     content_hash TEXT,
+    screenshot_hash TEXT,
     fetched_at TEXT NOT NULL,
     error_kind TEXT,
     error TEXT,
     attempts INTEGER NOT NULL DEFAULT 1,
-    origin TEXT NOT NULL
+    origin TEXT NOT NULL,
+    text TEXT,
+    screenshot BLOB,
+    pdf BLOB
 );
 CREATE INDEX IF NOT EXISTS pages_match_key ON pages (match_key);
 PRAGMA user_version = {SCHEMA_VERSION};
@@ -235,6 +241,7 @@ class PageStore:
                 self._upgrade()
                 self._db.executescript(_SCHEMA)
         self._db.execute("PRAGMA busy_timeout=5000")
+        self._hashes_stored: bool | None = None  # `screenshot_hash` column, once looked up
 
     @contextmanager
     def _guard(self) -> Iterator[None]:
@@ -244,15 +251,34 @@ class PageStore:
             yield
 
     def _upgrade(self) -> None:
-        """Recompute the same-page keys of a store written with an older key definition."""
+        """Bring a store written by an older judgegen to this schema: recompute the same-page
+        keys (before 2), add and fill the screenshot hashes (before 3)."""
         (version,) = self._db.execute("PRAGMA user_version").fetchone()
-        if 0 < version < SCHEMA_VERSION:
-            with self._db:
-                rows = self._db.execute("SELECT url FROM pages").fetchall()
+        if not 0 < version < SCHEMA_VERSION:
+            return
+        with self._db:
+            urls = [url for (url,) in self._db.execute("SELECT url FROM pages").fetchall()]
+            if version < 2:
                 self._db.executemany(
                     "UPDATE pages SET match_key = ? WHERE url = ?",
-                    [(normalize_url(url), url) for (url,) in rows],
+                    [(normalize_url(url), url) for url in urls],
                 )
+            if not self._has_screenshot_hashes():
+                self._db.execute("ALTER TABLE pages ADD COLUMN screenshot_hash TEXT")
+            for url in urls:  # one image in memory at a time
+                row = self._db.execute("SELECT screenshot FROM pages WHERE url = ?", (url,))
+                (shot,) = row.fetchone()
+                if shot:
+                    self._db.execute(
+                        "UPDATE pages SET screenshot_hash = ? WHERE url = ?",
+                        (sha256_bytes(shot), url),
+                    )
+
+    def _has_screenshot_hashes(self) -> bool:
+        """Whether the table has the `screenshot_hash` column (a store an older judgegen
+        wrote and this one has only read has not)."""
+        columns = self._db.execute("PRAGMA table_info(pages)").fetchall()
+        return any(column[1] == "screenshot_hash" for column in columns)
 
     def close(self) -> None:
         """Close the database connection."""
@@ -332,30 +358,42 @@ class PageStore:
     def text_hash(self, url: str) -> str | None:
         """`sha256_text` of what `get(url)` returns (None when it returns None), as a page
         read is fingerprinted: a web page's stored hash, written with its text by `put`, so
-        checking that a page is unchanged reads no text; a PDF's text is hashed. Remembered
-        like a read in a run (a page many results cite is looked up once per check)."""
-
-        def digest() -> str | None:
-            has_text = "typeof(text) != 'null'"  # the column's type, without reading the text
-            row = self._page_row(url, ("kind", "content_hash", has_text))
-            if row is None:
-                return None
-            if row["kind"] == "web" and row["content_hash"] and row[has_text]:
-                return str(row["content_hash"])
-            text = self.get(url)
-            return None if text is None else sha256_text(text)
-
-        return self._recently(("text_hash", url), digest)
+        checking that a page is unchanged reads no text; a PDF's text is hashed."""
+        return self._hashes(url)[0]
 
     def screenshot_hash(self, url: str) -> str | None:
         """`sha256:` of the screenshot's bytes (what `screenshot(url)` encodes), None when
-        it gives None: checking that a screenshot is unchanged encodes nothing."""
+        it gives None: stored by `put`, so checking that a screenshot is unchanged reads no
+        image (a store written before schema 3 and not opened for writing since hashes it)."""
+        return self._hashes(url)[1]
 
-        def digest() -> str | None:
+    def _hashes(self, url: str) -> tuple[str | None, str | None]:
+        """(`text_hash`, `screenshot_hash`) of `url`, from one row read; remembered like a
+        read in a run (a page many results cite is looked up once per check)."""
+
+        def read() -> tuple[str | None, str | None]:
+            if self._hashes_stored is None:
+                with self._guard():
+                    self._hashes_stored = self._has_screenshot_hashes()
+            columns = ["kind", "content_hash", "typeof(text)", "typeof(screenshot)"]
+            if self._hashes_stored:
+                columns.append("screenshot_hash")
+            row = self._page_row(url, tuple(columns))
+            if row is None:
+                return None, None
+            if row["kind"] == "web" and row["content_hash"] and row["typeof(text)"] != "null":
+                text: str | None = str(row["content_hash"])
+            else:
+                page = self.get(url)
+                text = None if page is None else sha256_text(page)
+            if row["typeof(screenshot)"] == "null":
+                return text, None
+            if row.get("screenshot_hash"):
+                return text, str(row["screenshot_hash"])
             shot = self._content(url, "screenshot")
-            return sha256_bytes(shot) if shot else None
+            return text, sha256_bytes(shot) if shot else None
 
-        return self._recently(("screenshot_hash", url), digest)
+        return self._recently(("hashes", url), read)
 
     def screenshot(self, url: str) -> str | None:
         """The page's screenshot as base64 JPEG; None for PDFs, failures and missing pages."""
@@ -414,6 +452,7 @@ class PageStore:
         values["url"] = canonical_url(record.url)
         values["match_key"] = normalize_url(values["url"])
         values["fetched_at"] = record.fetched_at.isoformat()
+        values["screenshot_hash"] = sha256_bytes(record.screenshot) if record.screenshot else None
         with self._guard(), self._db:
             previous = self._db.execute(
                 "SELECT status, attempts FROM pages WHERE url = ?", (values["url"],)
@@ -422,9 +461,9 @@ class PageStore:
                 if previous[0] == "ok":
                     return False
                 values["attempts"] = previous[1] + 1
-            placeholders = ", ".join("?" for _ in _COLUMNS)
+            placeholders = ", ".join("?" for _ in _STORED)
             self._db.execute(
-                f"INSERT OR REPLACE INTO pages ({', '.join(_COLUMNS)}) VALUES ({placeholders})",
-                tuple(values[c] for c in _COLUMNS),
+                f"INSERT OR REPLACE INTO pages ({', '.join(_STORED)}) VALUES ({placeholders})",
+                tuple(values[c] for c in _STORED),
             )
         return True
