@@ -49,6 +49,23 @@ def code_environment() -> dict[str, str]:
     return {"PYTHONPATH": path} if path else {}
 
 
+def check_same_code(codes: dict[str, str]) -> None:
+    """Raise `ClusterError` when an actor (named by node) runs other judgegen code than this
+    driver: its evaluations would be recorded under this code's fingerprint, so a rerun here
+    would take them for this code's results."""
+    from toolkit.runner.fingerprint import toolkit_identity
+
+    ours = toolkit_identity()
+    other = {node: code for node, code in codes.items() if code != ours}
+    if other:
+        listed = "; ".join(f"{node}: {code or 'unknown'}" for node, code in sorted(other.items()))
+        raise ClusterError(
+            f"{len(other)} node(s) run other judgegen code than this driver ({ours}): "
+            f"{listed}. Install the same judgegen on every node (check that no PYTHONPATH or "
+            "older install shadows it), then run again."
+        )
+
+
 def provider_environment(env: dict[str, str] | None = None) -> dict[str, str]:
     """The variables only the gateway gets: API keys and provider endpoints, nothing else."""
     env = dict(os.environ) if env is None else env
@@ -102,6 +119,7 @@ class ClusterSession:
             raise ClusterError(f"the gateway actor could not start: {exc}") from None
         if info.error:
             raise JudgegenError(f"the gateway could not start the run's services: {info.error}")
+        check_same_code({f"{self.driver_node} (the gateway)": info.code})
         return info
 
     async def start_runners(
@@ -132,6 +150,8 @@ class ClusterSession:
             for node_id in node_ids
         ]
         await asyncio.gather(*(runner.handle.ready.remote() for runner in runners))
+        codes = await asyncio.gather(*(runner.handle.code.remote() for runner in runners))
+        check_same_code(dict(zip(node_ids, codes, strict=True)))
         return NodeSet(runners, attempts=attempts)
 
     async def stop_runners(self, nodes: Any) -> None:

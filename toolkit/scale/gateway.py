@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from toolkit.backends import JudgingBackend
 from toolkit.evaluator import PageSource
 from toolkit.llm.usage import UsageSummary
+from toolkit.runner.fingerprint import toolkit_identity
 from toolkit.runner.metering import Meter, current_meter
 from toolkit.sandbox.broker import Broker, ToolProvider
 from toolkit.sandbox.protocol import Call
@@ -81,6 +82,7 @@ class Gateway:
         backend = services.backend
         model = getattr(backend, "model", None)
         return GatewayInfo(
+            code=toolkit_identity(),
             model=model,
             extract_model=getattr(backend, "extract_model", None) or model,
             identity=services.identity,

@@ -12,7 +12,8 @@ from toolkit.runner.fingerprint import PageReads
 from toolkit.runner.results import UsageTotals
 from toolkit.sandbox.protocol import EvalOutcome, Reply, SandboxLimits
 
-SCALE_VERSION = 1
+SCALE_VERSION = 2
+"""2: the gateway says which judgegen code it runs (`GatewayInfo.code`)."""
 
 
 class _Versioned(BaseModel):
@@ -28,6 +29,9 @@ class GatewayInfo(_Versioned):
     model: str | None = None
     extract_model: str | None = None
     identity: str = Field(default="", description="The backend identity results are keyed by.")
+    code: str = Field(
+        default="", description="The judgegen code the gateway runs (`toolkit_identity`)."
+    )
     pages: bool = False
     screenshots: bool = False
     tools: list[str] = Field(default_factory=list)

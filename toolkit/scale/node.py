@@ -17,6 +17,7 @@ from toolkit.pages.capture import CaptureOptions, capture_page, chromium_session
 from toolkit.pages.store import PageRecord
 from toolkit.runner.builder import judge_executor
 from toolkit.runner.executors import Executor
+from toolkit.runner.fingerprint import toolkit_identity
 from toolkit.runner.metering import Meter, current_meter
 from toolkit.runner.page_reads import recording_page_reads
 from toolkit.sandbox.protocol import EvalJob
@@ -41,6 +42,10 @@ class NodeRunner:
     async def ready(self) -> str:
         """The node this runner is on (answers once the actor is up)."""
         return self.node_id
+
+    async def code(self) -> str:
+        """The judgegen code this node runs (`toolkit_identity`), which must be the driver's."""
+        return toolkit_identity()
 
     async def _pool(self) -> Executor:
         async with self._lock:
