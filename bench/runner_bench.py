@@ -29,7 +29,8 @@ ms per evaluation at zero latency (target <= 10 sandboxed); the CPU all processe
 evaluation ("cpu ms", from /proc/stat: the parent, the fork server and every job) and, at
 zero latency, that CPU spread over the usable cores (the "CPU floor": no schedule can beat
 it, so the ms/eval target needs CPU per evaluation <= target x cores); when the
-first LLM call reached the provider, from process start ("1st call"), and how long the
+first LLM call reached the provider, from process start ("1st call"), and the sandboxed
+one against the in-process one (what the fork server and first job add), and how long the
 process ran after the last answer came back ("tail": results, summaries, the fresh stamp,
 exit); how long after its latency a chain-bound run's calls resumed (the simulated model
 answers at the deadline through a timerfd, as a reply wakes the loop through its socket, so
@@ -439,6 +440,7 @@ def main() -> None:
             values = [r[key] for r in mine if r[key] is not None]
             if values:
                 print(f"{what}, {mode}: min {min(values):.3f} s, max {max(values):.3f} s")
+    _say_sandbox_delay(rows)
     _say_model_lateness(rows)
     _say_cpu_floor(rows)
     if args.json:
@@ -467,6 +469,20 @@ def check_results(root: Path, sched: Schedule, label: str) -> str | None:
     if not wrong:
         return None
     return f"  RESULTS DIFFER, {label}: {len(wrong)} of {len(sched.scores)}: {'; '.join(wrong[:3])}"
+
+
+def _say_sandbox_delay(rows: list[dict]) -> None:
+    """What the sandbox adds before the first LLM call: each scenario's sandboxed first call
+    against its in-process one (the same start-up but for the fork server and the first job,
+    which should stay off the critical path)."""
+    firsts = {r["run"]: r["first_call_s"] for r in rows if r["first_call_s"] is not None}
+    for name in SCENARIOS:
+        sandboxed, in_process = firsts.get(f"{name} sandboxed"), firsts.get(f"{name} in-process")
+        if sandboxed is not None and in_process is not None:
+            print(
+                f"first LLM call, {name}: sandboxed {(sandboxed - in_process) * 1000:+.0f} ms "
+                "against in process (what the fork server and the first job add)"
+            )
 
 
 def _say_runs(label: str, runs: list[Run], ideal: float) -> None:
