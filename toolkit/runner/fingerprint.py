@@ -10,6 +10,7 @@ rerun compares them with what the page source holds now (`pages_unchanged`).
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -155,28 +156,37 @@ def screenshot_digest(image: str | None) -> str | None:
 async def _current_shot_hash(pages: Any, url: str) -> str | None:
     """The screenshot hash a read of `url` would note now (a page store hashes the stored
     bytes, without encoding them)."""
-    if pages is None:
-        return None
-    try:
-        shot_hash = getattr(pages, "screenshot_hash", None)
-        if callable(shot_hash):
-            return await resolve(shot_hash(url))
-        shot = getattr(pages, "screenshot", None)
-        image = await resolve(shot(url)) if callable(shot) else None
-    except Exception:
-        return "unreadable"  # differs from every hash and from None: the result is redone
-    return screenshot_digest(image)
+
+    def read(source: Any) -> Any:
+        shot = getattr(source, "screenshot", None)
+        return shot(url) if callable(shot) else None
+
+    return await _noted_now(pages, url, "screenshot_hash", read, screenshot_digest)
 
 
 async def _current_hash(pages: Any, url: str) -> str | None:
-    """The hash a read of `url` would note now (a page store gives it without the text)."""
+    """The text hash a read of `url` would note now (a page store gives it without the text)."""
+    return await _noted_now(
+        pages, url, "text_hash", lambda source: source.get(url), lambda t: sha256_text(str(t))
+    )
+
+
+async def _noted_now(
+    pages: Any,
+    url: str,
+    stored: str,
+    read: Callable[[Any], Any],
+    digest: Callable[[Any], str | None],
+) -> str | None:
+    """What a read of `url` from `pages` would note now: the source's own `stored(url)` hash
+    when it keeps one, else `digest` of what `read(pages)` gives (None stays None)."""
     if pages is None:
         return None
     try:
-        text_hash = getattr(pages, "text_hash", None)
-        if callable(text_hash):
-            return await resolve(text_hash(url))
-        text = await resolve(pages.get(url))
+        kept = getattr(pages, stored, None)
+        if callable(kept):
+            return await resolve(kept(url))
+        value = await resolve(read(pages))
     except Exception:
         return "unreadable"  # differs from every hash and from None: the result is redone
-    return None if text is None else sha256_text(str(text))
+    return None if value is None else digest(value)
