@@ -13,6 +13,7 @@ from toolkit.runner.results import (
     SUMMARY_FILE,
     EvaluationResult,
     ResultHead,
+    ResultStore,
     iter_results,
     read_result,
 )
@@ -34,6 +35,7 @@ def _summary(agent_dir: Path, heads: list[ResultHead]) -> Summary:
     if previous is None:
         return compute_summary(agent_dir.name, heads)
     left = {(r.task_id, r.answer_name): r for r in previous.not_counted}
+    store = ResultStore(agent_dir.parent)
     return compute_summary(
         agent_dir.name,
         [h for h in heads if (h.task_id, h.answer_name) not in left],
@@ -42,7 +44,7 @@ def _summary(agent_dir: Path, heads: list[ResultHead]) -> Summary:
         not_counted=[
             listed
             for (task, answer), listed in left.items()
-            if (agent_dir / task / f"{answer}.json").exists()
+            if store.path(agent_dir.name, task, answer).exists()
         ],
         unchecked_tasks=previous.unchecked_tasks,
     )

@@ -2,8 +2,9 @@
 
 `RecordingPages` wraps the run's page source once; every `get` and `screenshot` is noted in
 the log of the evaluation it serves, found through a context variable that the scheduler sets
-around each evaluation (`recording_page_reads`). Broker calls of a sandboxed judge are answered in tasks
-started from that evaluation, so they inherit the variable like the usage meter does.
+around each evaluation (`recording_page_reads`). Broker calls of a sandboxed judge are
+answered in tasks started from that evaluation, so they inherit the variable like the usage
+meter does.
 """
 
 from __future__ import annotations
