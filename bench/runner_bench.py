@@ -54,6 +54,7 @@ the reference still comes from the bench's checkout, so an A/B run also compares
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -97,6 +98,9 @@ class Run:
     model_timer: str | None = None
     """What woke the calls: "timerfd" (the model answers at the deadline, so `model_late_ms`
     is the event loop busy with judgegen's other work) or "asyncio" (its timer's rounding too)."""
+    judge_cpu: float | None = None
+    """CPU seconds of the sandboxed job processes behind the results this run wrote (their
+    `judge_cpu_s`); None in process."""
 
     @property
     def usage(self) -> dict[str, Any]:
@@ -150,7 +154,24 @@ def judgegen_run(root: Path, sandboxed: bool, latency: float, extra: list[str]) 
         record = {}
     if done.returncode != 0 or not record:
         sys.stderr.write(f"judgegen run exited {done.returncode}:\n{done.stderr[-3000:]}\n")
-    return Run(wall, done.returncode, record, done.stderr, first_call, tail, cpu, late, timer)
+    judge_cpu = written_judge_cpu(root / "results", began)
+    return Run(
+        wall, done.returncode, record, done.stderr, first_call, tail, cpu, late, timer, judge_cpu
+    )
+
+
+def written_judge_cpu(results: Path, since: float) -> float | None:
+    """The summed `judge_cpu_s` of the results written at or after `since` (None when none
+    of them was judged in a sandbox)."""
+    total = None
+    for path in results.glob("*/*/*.json"):
+        if path.stat().st_mtime < since:
+            continue
+        with contextlib.suppress(OSError, ValueError):
+            cpu = json.loads(path.read_text()).get("judge_cpu_s")
+            if cpu is not None:
+                total = (total or 0.0) + float(cpu)
+    return total
 
 
 def machine_cpu() -> float | None:
@@ -288,6 +309,9 @@ def row(label: str, run: Run, n: int, latency: float, sched: Schedule, concurren
         "floor_ratio": round(run.wall / floor, 2) if floor else None,
         "ms_per_eval": round(run.wall / n * 1000, 1),
         "cpu_ms_per_eval": round(run.cpu / n * 1000, 1) if run.cpu is not None else None,
+        "judge_cpu_ms_per_eval": (
+            round(run.judge_cpu / n * 1000, 1) if run.judge_cpu is not None else None
+        ),
         "calls_per_eval": round(calls / n, 1),
         "m2w2_calls_per_eval": round(sum(sched.m2w2_calls) / n, 1),
         "chain_calls": chain,
@@ -524,6 +548,14 @@ def _say_cpu_floor(rows: list[dict]) -> None:
                 f"CPU floor, {r['run']}: {r['cpu_ms_per_eval']:.1f} ms of CPU per evaluation "
                 f"over {cores} cores = {floor:.1f} ms/eval at best (measured {r['ms_per_eval']:.1f})"
             )
+            jobs = r.get("judge_cpu_ms_per_eval")
+            if jobs is not None:
+                print(
+                    f"  of which {jobs:.1f} ms in the job processes that ran the judges (each "
+                    f"one's start, judge and exit: their `judge_cpu_s`), "
+                    f"{r['cpu_ms_per_eval'] - jobs:.1f} ms elsewhere (the parent, the fork "
+                    "server's forks, the machine)"
+                )
 
 
 def _say_if_off_schedule(run: Run, sched: Schedule) -> None:

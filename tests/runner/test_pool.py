@@ -81,6 +81,12 @@ async def test_judge_that_burns_cpu_hits_the_cpu_limit() -> None:
     outcome = await evaluate_one("loops", FAST.model_copy(update={"cpu_s": 1, "timeout_s": 20}))
     assert outcome.status == "incomplete" and kinds(outcome) == ["cpu_limit"]
     assert "CPU limit of 1 s" in outcome.errors[0]["message"]
+    assert outcome.cpu_s is not None and outcome.cpu_s >= 0.95  # what the limit let it burn
+
+
+async def test_an_outcome_counts_the_cpu_its_job_process_used() -> None:
+    outcome = await evaluate_one("normal")
+    assert outcome.cpu_s is not None and 0 < outcome.cpu_s < FAST.cpu_s
 
 
 async def test_judge_that_allocates_without_bound_hits_the_memory_limit() -> None:

@@ -140,6 +140,8 @@ def test_sandboxed_run_gives_the_same_results_as_in_process(
     judged = [r for r in a.values() if r["status"] == "complete" and r["usage"]["backend_calls"]]
     assert judged and all("filesystem_allowlist" in r["sandbox_guards"] for r in judged)
     assert all(r["sandbox_guards"] == [] for r in b.values())
+    assert all(r["judge_cpu_s"] > 0 for r in judged)
+    assert all(r["judge_cpu_s"] is None for r in b.values())
 
 
 def test_report_recomputes_the_table_from_result_files(work: Path) -> None:

@@ -83,6 +83,12 @@ class EvaluationResult(BaseModel):
     )
     usage: UsageTotals = Field(default_factory=UsageTotals)
     duration_s: float = 0.0
+    judge_cpu_s: float | None = Field(
+        default=None,
+        description="CPU seconds of the sandboxed process that ran the judge on this answer "
+        "(its start, the judge, its exit); None in process. A judge that computes more than "
+        "it waits shows here.",
+    )
     sandbox_guards: list[str] = Field(
         default_factory=list,
         description="Sandbox guards measured in effect for this evaluation (empty: in process).",

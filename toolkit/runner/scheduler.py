@@ -276,6 +276,7 @@ class Scheduler:
             clipped_pages=clipped,
             usage=usage,
             duration_s=round(outcome.duration_s, 3),
+            judge_cpu_s=None if outcome.cpu_s is None else round(outcome.cpu_s, 4),
             sandbox_guards=list(outcome.guards),
         )
 

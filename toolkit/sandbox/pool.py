@@ -203,7 +203,8 @@ def _finish(
     elif outcome is None:
         outcome = EvalOutcome.failure(job, "crash", "")
         outcome.errors = [_end_error(limits, end)]
-    return outcome.model_copy(update={"duration_s": round(duration, 6), **tails})
+    update = {"duration_s": round(duration, 6), "cpu_s": end.cpu_s, **tails}
+    return outcome.model_copy(update=update)
 
 
 def _launched_for(launch: Launch, limits: SandboxLimits) -> bool:

@@ -111,6 +111,11 @@ class EvalOutcome(BaseModel):
     summary: dict[str, Any] | None = None
     errors: list[dict[str, Any]] = Field(default_factory=list)
     duration_s: float = 0.0
+    cpu_s: float | None = Field(
+        default=None,
+        description="CPU seconds of the sandboxed job process that ran the judge (its start, "
+        "the judge, its exit); None in process, where evaluations share one process.",
+    )
     stdout_tail: str = ""
     stderr_tail: str = ""
     guards: list[str] = Field(
@@ -192,6 +197,9 @@ class JobEnd(_Message):
     timed_out: bool = False
     stdout_tail: str = ""
     stderr_tail: str = ""
+    cpu_s: float | None = Field(
+        default=None, description="CPU seconds (user + system) the job process used in all."
+    )
 
 
 # -- the job channel: parent <-> one job process, directly ----------------------------------

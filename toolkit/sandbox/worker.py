@@ -235,7 +235,7 @@ class ForkServer:
 
     def _end(self, job: _Job) -> None:
         """Reap the job, keep the last of its output, clean its scratch, tell the parent."""
-        _, status = os.waitpid(job.pid, 0)
+        _, status, usage = os.wait4(job.pid, 0)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(job.pid, signal.SIGKILL)
         for fd in job.fds:
@@ -258,6 +258,7 @@ class ForkServer:
             timed_out=job.timed_out,
             stdout_tail=stdout,
             stderr_tail=stderr,
+            cpu_s=round(usage.ru_utime + usage.ru_stime, 6),
         )
         with contextlib.suppress(OSError):
             self.sock.sendall(encode(end))
