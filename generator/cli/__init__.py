@@ -32,7 +32,11 @@ def __getattr__(name: str) -> Any:
 def entry() -> NoReturn:
     """The `judgegen` executable: start the sandbox early for a `run` that will need it, run
     the command, then leave without the interpreter's teardown of every loaded module (~50 ms
-    after a run: `bench/startup_bench.py`)."""
+    after a run: `bench/startup_bench.py`). Pydantic's plugins stay off unless
+    PYDANTIC_DISABLE_PLUGINS says otherwise: looking for them scans every installed
+    distribution's entry points when the first model is built (~5 ms of every start-up),
+    and judgegen's models are not what a plugin observing an application is for."""
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     early = EarlySandbox.start(sys.argv[1:])
     code: int | str | None = 0
     try:

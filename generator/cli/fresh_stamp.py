@@ -275,7 +275,7 @@ def _loaded_files_listed(root: Path, tree: list[Any]) -> None:
         path = getattr(module, "__file__", None)
         if not isinstance(path, str) or not path.startswith(prefix):
             continue
-        relative = Path(path[len(prefix) :]).as_posix()
+        relative = path[len(prefix) :].replace(os.sep, "/")
         if not _compiled(relative) and relative not in files:
             raise Unstampable(f"{path}, which this run loaded, is gone")
 
@@ -355,47 +355,74 @@ class _Manifest:
         `["absent"]`: each file with its content hash, or its stat when larger than
         `CONTENT_LIMIT` or not `by_content` (by name). Raises Unstampable on a symlink inside,
         a special file, an untrusted stat or a file whose ctime is `changed_since` (ns) or
-        later, OSError on a read error."""
+        later, OSError on a read error. Folders first, then files, each sorted, then each
+        folder's own listing (os.walk's order); paths are strings, as pathlib would print
+        them, since a key lists hundreds of files and pathlib costs microseconds per path."""
         if not os.path.lexists(root):
             return ["absent"]  # e.g. no reviews/ yet: its appearance changes the key
         if not root.is_dir():
             raise Unstampable(f"{root} is not a folder")
+        base = "" if str(root) == "." else f"{root}{os.sep}"
         listed: list[Any] = []
-        for current, dirs, files in os.walk(root, onerror=_raise):
-            here = Path(current)
-            for name in dirs:
-                if os.path.islink(here / name):
-                    raise Unstampable(f"symlink {here / name}")
-            dirs[:] = sorted(d for d in dirs if not skip((here / d).relative_to(root).as_posix()))
-            listed += [[(here / d).relative_to(root).as_posix(), "dir"] for d in dirs]
-            for name in sorted(files):
-                relative = (here / name).relative_to(root).as_posix()
+        folders = [""]
+        while folders:
+            relative_dir = folders.pop()
+            with os.scandir(base + relative_dir if relative_dir else root) as scan:
+                entries = list(scan)
+            dirs: list[str] = []
+            files: list[os.DirEntry[str]] = []
+            for entry in entries:
+                if _is_dir(entry):
+                    if entry.is_symlink():
+                        raise Unstampable(f"symlink {base}{relative_dir}{entry.name}")
+                    if not skip(relative_dir + entry.name):
+                        dirs.append(entry.name)
+                else:
+                    files.append(entry)
+            dirs.sort()
+            listed += [[relative_dir + name, "dir"] for name in dirs]
+            for entry in sorted(files, key=lambda file: file.name):
+                relative = relative_dir + entry.name
                 if not skip(relative):
-                    listed.append([relative, *self.file(here / name, by_content, changed_since)])
+                    listed.append(
+                        [relative, *self.file(entry, base, relative, by_content, changed_since)]
+                    )
+            folders += [f"{relative_dir}{name}/" for name in reversed(dirs)]
         return listed
 
     def file(
-        self, path: Path, by_content: Callable[[str], bool], changed_since: int | None = None
+        self,
+        entry: os.DirEntry[str],
+        base: str,
+        relative: str,
+        by_content: Callable[[str], bool],
+        changed_since: int | None = None,
     ) -> list[Any]:
-        info = os.lstat(path)
+        """One file of a tree (`base` + `relative`), by content or by stat."""
+        path = base + relative
+        info = entry.stat(follow_symlinks=False)
         if not stat.S_ISREG(info.st_mode):
             raise Unstampable(f"{path} is not a regular file")
         if changed_since is not None and info.st_ctime_ns >= changed_since:
             raise Unstampable(f"{path} changed after this process loaded judgegen's code")
-        small = info.st_size <= CONTENT_LIMIT and by_content(path.name)
-        if not small and str(path) not in self.hashed and info.st_ctime_ns >= self.settled_before:
+        small = info.st_size <= CONTENT_LIMIT and by_content(entry.name)
+        if not small and path not in self.hashed and info.st_ctime_ns >= self.settled_before:
             if self.given is not None:
                 raise Unstampable(f"{path} changed too recently to trust its stat")
-            self.hashed.add(str(path))  # known by content until a later stamp trusts its stat
-        if small or str(path) in self.hashed:
+            self.hashed.add(path)  # known by content until a later stamp trusts its stat
+        if small or path in self.hashed:
             return [_file_sha256(path)]
         return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
 
 
-def _file_sha256(path: Path) -> str:
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    """Whether `entry` is a folder, following a symlink (as os.walk sorts entries)."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _file_sha256(path: str) -> str:
     with open(path, "rb") as handle:
         return hashlib.file_digest(handle, "sha256").hexdigest()
-
-
-def _raise(error: OSError) -> None:
-    raise error

@@ -3,6 +3,7 @@ handlers, and a normal exit whenever a thread is still working."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -55,3 +56,29 @@ def test_a_thread_still_working_is_waited_for_as_on_a_normal_exit() -> None:
     )
     assert done.returncode == 5
     assert done.stdout == "thread finished\n"
+
+
+def plugins_setting(environment: dict[str, str]) -> str:
+    """PYDANTIC_DISABLE_PLUGINS as the executable leaves it, printed by an exit handler."""
+    code = (
+        "import atexit, os\n"
+        "atexit.register(lambda: print(repr(os.environ.get('PYDANTIC_DISABLE_PLUGINS'))))\n"
+        "from generator.cli import entry\n"
+        "entry()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, "run", "--bogus"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=environment,
+    )
+    assert done.returncode == 2
+    return done.stdout.strip()
+
+
+def test_the_executable_turns_pydantic_plugins_off_unless_told_otherwise() -> None:
+    environment = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    assert plugins_setting(environment) == "'__all__'"
+    assert plugins_setting({**environment, "PYDANTIC_DISABLE_PLUGINS": ""}) == "''"

@@ -517,3 +517,27 @@ def test_the_stamp_model_writes_what_the_stdlib_reader_accepts(tmp_path: Path) -
 def test_the_stamp_keys_the_templates_and_lock_the_runner_uses() -> None:
     assert fresh_stamp._templates_digest() == judge_templates_sha256()
     assert fresh_stamp.LOCK_FILE == LOCK_FILE
+
+
+def test_a_tree_lists_its_folders_then_its_files_then_each_folder_in_turn(
+    tmp_path: Path,
+) -> None:
+    for relative in ("b/y.json", "b/a/z.json", "a/x.json", "top.json", "b/skip.json"):
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(relative)
+    manifest = fresh_stamp._Manifest(None)
+    listed = manifest.tree(tmp_path, lambda name: True, skip=lambda rel: rel == "b/skip.json")
+    digest = {rel: fresh_stamp._file_sha256(str(tmp_path / rel)) for rel in ("a/x.json",)}
+    assert [entry[0] for entry in listed] == [
+        "a",
+        "b",
+        "top.json",
+        "a/x.json",
+        "b/a",
+        "b/y.json",
+        "b/a/z.json",
+    ]
+    assert listed[3] == ["a/x.json", digest["a/x.json"]]
+    (tmp_path / "b" / "link").symlink_to(tmp_path / "a")
+    with pytest.raises(Unstampable, match="symlink"):
+        manifest.tree(tmp_path, lambda name: True, skip=lambda rel: False)
