@@ -33,9 +33,11 @@ LATENCY_ENV = "JUDGEGEN_BENCH_LATENCY"
 FIRST_CALL_ENV = "JUDGEGEN_BENCH_FIRST_CALL"  # file that receives the wall time of the first call
 LAST_CALL_ENV = "JUDGEGEN_BENCH_LAST_CALL"
 """File that receives, at exit, JSON: when the last call was answered (`at`), how long after
-its latency each waiting call resumed, in all (`late_s`, over `calls` calls), and which timer
+its latency each waiting call resumed, in all (`late_s`, over `calls` calls), which timer
 answered (`timer`): with "timerfd" the model answers at the deadline and the delay is the
-event loop busy with other work; with "asyncio" it also holds the timer's rounding."""
+event loop busy with other work; with "asyncio" it also holds the timer's rounding — and
+every call's `[task id, when it reached the model, when it was answered]` (`spans`, wall
+clock), from which the bench tells where a chain's time went."""
 PASS_PERCENT = 75
 DATA_MARK = "BENCH-DATA: "
 _CLAIM = re.compile(r"Claim:\s*```\s*(.*?)\s*```", re.S)
@@ -145,14 +147,18 @@ class _LastAnswer:
         self.late_s = 0.0
         self.calls = 0
         self.timer = "asyncio"
+        self.spans: list[tuple[str | None, float, float]] = []
 
-    def note(self, path: str | None, late_s: float, timer: str) -> None:
+    def note(
+        self, path: str | None, late_s: float, timer: str, task_id: str | None, began: float
+    ) -> None:
         if path and self.at is None:
             atexit.register(self._write, path)
         self.at = time.time()
         self.late_s += late_s
         self.calls += 1
         self.timer = timer
+        self.spans.append((task_id, began, self.at))
 
     def _write(self, path: str) -> None:
         with open(path, "w") as handle:
@@ -161,6 +167,7 @@ class _LastAnswer:
                 "late_s": self.late_s,
                 "calls": self.calls,
                 "timer": self.timer,
+                "spans": self.spans,
             }
             json.dump(record, handle)
 
@@ -170,6 +177,7 @@ _LAST_ANSWER = _LastAnswer()
 
 async def respond(request: LLMRequest) -> dict[str, Any]:
     """The scripted provider's policy: wait the configured latency, then answer."""
+    began = time.time()
     _mark_first_call(os.environ.get(FIRST_CALL_ENV))
     latency = float(os.environ.get(LATENCY_ENV, "0") or 0)
     late, timer = 0.0, "none"
@@ -177,5 +185,6 @@ async def respond(request: LLMRequest) -> dict[str, Any]:
         started = time.perf_counter()
         timer = await wait_precisely(latency)
         late = time.perf_counter() - started - latency
-    _LAST_ANSWER.note(os.environ.get(LAST_CALL_ENV), late, timer)
+    path = os.environ.get(LAST_CALL_ENV)
+    _LAST_ANSWER.note(path, late, timer, request.metadata.task_id, began)
     return answer(request)

@@ -34,7 +34,11 @@ one against the in-process one (what the fork server and first job add), and how
 process ran after the last answer came back ("tail": results, summaries, the fresh stamp,
 exit); how long after its latency a chain-bound run's calls resumed (the simulated model
 answers at the deadline through a timerfd, as a reply wakes the loop through its socket, so
-that delay is the loop busy with judgegen's other work); the same command rerun at once, every result fresh (median of 3; "rerun", target <= 0.2 s
+that delay is the loop busy with judgegen's other work); for a chain-bound run, where the
+time of the evaluation that finished last went ("where the time went": its first call, its
+rounds of model latency, how late they were answered, judgegen's work between an answer and
+the next request, and gaps over half a latency: the LLM concurrency limit full, or the host
+stalled — together its last answer, then the exit); the same command rerun at once, every result fresh (median of 3; "rerun", target <= 0.2 s
 for 9 evaluations); cold `run --help` (target <= 0.3 s); and a bare interpreter's start on
 this machine, with the share of its `site` start-up (.pth hooks), which every process timed
 from its start pays before judgegen runs a line; and what importing the real providers' SDKs
@@ -55,6 +59,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
+import itertools
 import json
 import os
 import shutil
@@ -63,7 +69,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +87,7 @@ SCENARIOS = ("chain", "throughput", "zero", "cached")
 RERUNS = 3
 
 
-@dataclass
+@dataclasses.dataclass
 class Run:
     """One timed `judgegen run` process."""
 
@@ -101,6 +106,8 @@ class Run:
     judge_cpu: float | None = None
     """CPU seconds of the sandboxed job processes behind the results this run wrote (their
     `judge_cpu_s`); None in process."""
+    spans: list[tuple[str | None, float, float]] | None = None
+    """Every call's (task id, when it reached the model, when it was answered), wall clock."""
 
     @property
     def usage(self) -> dict[str, Any]:
@@ -142,12 +149,13 @@ def judgegen_run(root: Path, sandboxed: bool, latency: float, extra: list[str]) 
     cpu_after = machine_cpu()
     cpu = cpu_after - cpu_before if cpu_before is not None and cpu_after is not None else None
     first_call = float(marker.read_text()) - began if marker.exists() else None
-    tail = late = timer = None
+    tail = late = timer = spans = None
     if last.exists():
         answered = json.loads(last.read_text())
         tail = began + wall - answered["at"]
         late = answered["late_s"] / answered["calls"] * 1000 if answered["calls"] else None
         timer = answered.get("timer")
+        spans = [(task, start - began, end - began) for task, start, end in answered["spans"]]
     try:
         record = json.loads(done.stdout)
     except ValueError:
@@ -156,7 +164,72 @@ def judgegen_run(root: Path, sandboxed: bool, latency: float, extra: list[str]) 
         sys.stderr.write(f"judgegen run exited {done.returncode}:\n{done.stderr[-3000:]}\n")
     judge_cpu = written_judge_cpu(root / "results", began)
     return Run(
-        wall, done.returncode, record, done.stderr, first_call, tail, cpu, late, timer, judge_cpu
+        wall,
+        done.returncode,
+        record,
+        done.stderr,
+        first_call,
+        tail,
+        cpu,
+        late,
+        timer,
+        judge_cpu,
+        spans,
+    )
+
+
+@dataclasses.dataclass
+class ChainTime:
+    """Where the time of the evaluation that finished last went, from process start to its
+    last answer: `start` (its first call), then `steps` dependent rounds of calls (calls in
+    flight together are one round), each `latency` long plus how late it was answered
+    (`late`), and the gaps between a round's last answer and the next round's first call:
+    `between` (judgegen's own work: the answer through the LLM stack and the judge, the next
+    request built) or, for a gap over half a latency, `stalls` (no free slot under the LLM
+    concurrency limit, or a stalled host: more than judgegen does between two calls)."""
+
+    task: str | None
+    start: float
+    steps: int
+    latency: float
+    late: float
+    between: float
+    stalls: float
+    stall_count: int
+    median_gap_ms: float
+
+    @property
+    def end(self) -> float:
+        return self.start + self.steps * self.latency + self.late + self.between + self.stalls
+
+
+def chain_time(spans: list[tuple[str | None, float, float]], latency: float) -> ChainTime | None:
+    """The `ChainTime` of the evaluation whose last answer came last, its calls told apart by
+    task id (the chain scenario has one answer per task); None without calls or latency."""
+    if not spans or latency <= 0:
+        return None
+    by_task: dict[str | None, list[tuple[float, float]]] = {}
+    for task, start, end in spans:
+        by_task.setdefault(task, []).append((start, end))
+    task, calls = max(by_task.items(), key=lambda item: max(end for _, end in item[1]))
+    rounds: list[list[float]] = []
+    for start, end in sorted(calls):
+        if rounds and start < rounds[-1][1]:
+            rounds[-1][1] = max(rounds[-1][1], end)
+        else:
+            rounds.append([start, end])
+    gaps = [later[0] - earlier[1] for earlier, later in itertools.pairwise(rounds)]
+    stalled = [gap for gap in gaps if gap > latency / 2]
+    return ChainTime(
+        task=task,
+        start=rounds[0][0],
+        steps=len(rounds),
+        latency=latency,
+        late=sum(end - start for start, end in rounds) - len(rounds) * latency,
+        between=sum(gaps) - sum(stalled),
+        stalls=sum(stalled),
+        stall_count=len(stalled),
+        median_gap_ms=statistics.median(gaps) * 1000 if gaps else 0.0,
     )
 
 
@@ -424,6 +497,8 @@ def main() -> None:
                     rows[-1]["rerun_s"] = round(rerun.wall, 3)
                     print_row(rows[-1])
                     _say_runs(label, repeats, rows[-1]["ideal_s"])
+                    if name == "chain":
+                        _say_chain_time(label, first, latency, rows[-1])
                     _say_if_redone(rerun)
                     _say_if_off_schedule(first, sched)
                 else:
@@ -514,6 +589,25 @@ def _say_runs(label: str, runs: list[Run], ideal: float) -> None:
     if len(runs) > 1 and ideal:
         ratios = ", ".join(f"{run.wall / ideal:.2f}" for run in runs)
         print(f"  {label}: wall/ideal of {len(runs)} first runs {ratios} (the median is shown)")
+
+
+def _say_chain_time(label: str, run: Run, latency: float, shown: dict) -> None:
+    """Where the wall time of a chain-bound run went, from the evaluation that finished last
+    (`chain_time`): what adds up to the wall, beyond its rounds of model latency."""
+    timed = chain_time(run.spans or [], latency)
+    if timed is None:
+        return
+    shown["chain_time"] = dataclasses.asdict(timed)
+    tail = f", exit {run.tail:.3f} s later" if run.tail is not None else ""
+    print(
+        f"  where the time went, {label}, {timed.task} (finished last): first call at "
+        f"{timed.start:.3f} s; {timed.steps} rounds x {latency * 1000:.0f} ms = "
+        f"{timed.steps * latency:.3f} s; answered late {timed.late:.3f} s; judgegen between an "
+        f"answer and the next request {timed.between:.3f} s (median {timed.median_gap_ms:.1f} ms "
+        f"a round); {timed.stall_count} gaps over half a latency {timed.stalls:.3f} s (the LLM "
+        f"concurrency limit full, or the host stalled); last answer at {timed.end:.3f} s{tail}; "
+        f"wall {run.wall:.3f} s"
+    )
 
 
 def _say_model_lateness(rows: list[dict]) -> None:

@@ -113,3 +113,31 @@ def test_on_the_schedules_virtual_clock_the_simulated_model_sleeps_virtually(wor
         assert loop.time() - started == pytest.approx(5.0)
     finally:
         loop.close()
+
+
+def test_a_chains_time_adds_up_from_its_rounds_gaps_and_stalls(
+    workload, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bench's account of a chain-bound run: calls in flight together are one round, a gap
+    between rounds is judgegen's work unless it is over half a latency (a stall), and it is
+    the evaluation that finished last whose time is told."""
+    monkeypatch.setattr(sys, "path", list(sys.path))  # runner_bench adds to it on import
+    import runner_bench
+
+    spans = [
+        ("short", 0.30, 0.40),
+        ("long", 0.31, 0.41),  # round 1: two trials together
+        ("long", 0.31, 0.412),
+        ("long", 0.415, 0.515),  # 3 ms of judgegen's work before it
+        ("long", 0.575, 0.675),  # a 60 ms stall (over half the 100 ms latency)
+    ]
+    timed = runner_bench.chain_time(spans, 0.1)
+    assert timed is not None
+    assert timed.task == "long"
+    assert timed.steps == 3
+    assert timed.start == pytest.approx(0.31)
+    assert timed.late == pytest.approx(0.002)
+    assert timed.between == pytest.approx(0.003)
+    assert (timed.stall_count, timed.stalls) == (1, pytest.approx(0.06))
+    assert timed.end == pytest.approx(0.675)
+    assert runner_bench.chain_time([], 0.1) is None

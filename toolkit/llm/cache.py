@@ -191,13 +191,20 @@ class ResponseCache:
         """Queue `record` for the background writer (`put`'s rules), to be committed with the
         others queued meanwhile; lookups of this process see it at once. Returns once it is
         committed (or raises the write's error)."""
-        await self.put_queued(record, replace=replace, checked=checked)
+        commit = self.put_queued(record, replace=replace, checked=checked)
+        self.hurry()
+        await commit
 
     def put_queued(
         self, record: CacheRecord, *, replace: bool = False, checked: bool
     ) -> asyncio.Future[None]:
-        """`put_batched` without the wait: the future of the commit (its error if it fails)."""
+        """`put_batched` without the wait: the future of the commit (its error if it fails),
+        which lingers a moment unless someone waits for it and says so (`hurry`)."""
         return self._behind.queue(_pending(record, replace, checked))
+
+    def hurry(self) -> None:
+        """Commit what is queued now: a caller waits for it."""
+        self._behind.hurry()
 
     def _write(self, items: list[PendingWrite]) -> None:
         """Store `items` and their blobs in one transaction."""

@@ -2,13 +2,20 @@
 answer queued meanwhile in one transaction, so concurrent LLM calls neither queue behind one
 write lock nor block the event loop on SQLite.
 
+The writer lingers `linger_s` after an answer is queued before it writes (unless someone
+waits for a commit: `hurry`). Storing an answer holds the interpreter lock for a few hundred
+µs (its storage form, the SQLite calls), and an answer is queued exactly when the event loop
+is busiest — handling that answer and its vote partner, then sending the next request — so
+writing at once delays the call that depends on it (~15 ms over a 53-call chain in
+`bench/runner_bench.py`); a moment later the loop is waiting for the model.
+
 Invariants: `committed` returns once the answer is committed (or raises the write's error), so
 a caller that awaits it has its paid answer on disk before it goes on, as a direct write would
-(`queue` hands back that outcome as a future, for a caller that waits later: `commits`);
-a queued answer is served to lookups of this process at once (`pending`); `flush` returns once
-everything queued before it is written. The thread starts on the first answer and waits for
-more until `close`; it is a daemon, since nothing is left to write at exit once every caller
-awaited `committed`.
+(`queue` hands back that outcome as a future, for a caller that waits later — `commits` — and
+calls `hurry` when it begins to wait); a queued answer is served to lookups of this process at
+once (`pending`); `flush` and `close` return once everything queued before them is written,
+without lingering. The thread starts on the first answer and waits for more until `close`; it
+is a daemon, since nothing is left to write at exit once every caller awaited `committed`.
 """
 
 from __future__ import annotations
@@ -16,10 +23,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+import time
 from collections.abc import Callable
 from typing import NamedTuple
 
 from toolkit.llm.models import LLMRequest, LLMResponse
+
+WRITE_LINGER_S = 0.02
+"""How long the writer waits, after an answer is queued, for the event loop to go idle (and
+for more answers to share the transaction), unless a caller waits for a commit."""
 
 
 class PendingWrite(NamedTuple):
@@ -35,20 +47,35 @@ class PendingWrite(NamedTuple):
 class WriteBehind:
     """Queues `PendingWrite`s and hands them, in batches, to `write` on a background thread."""
 
-    def __init__(self, write: Callable[[list[PendingWrite]], None], name: str) -> None:
+    def __init__(
+        self,
+        write: Callable[[list[PendingWrite]], None],
+        name: str,
+        linger_s: float | None = None,
+    ) -> None:
         self._write = write
         self._name = name
+        self._linger_s = WRITE_LINGER_S if linger_s is None else linger_s
         self._cond = threading.Condition()
         self._queued: dict[str, PendingWrite] = {}
         self._waiters: list[Callable[[BaseException | None], None]] = []
         self._writing: dict[str, PendingWrite] = {}
         self._thread: threading.Thread | None = None
         self._closing = False
+        self._urgent = False
 
     async def committed(self, item: PendingWrite) -> None:
         """Queue `item` and return once it is committed; raises the error that stopped the
         write."""
-        await self.queue(item)
+        done = self.queue(item)
+        self.hurry()
+        await done
+
+    def hurry(self) -> None:
+        """Write what is queued now, without lingering: someone waits for it."""
+        with self._cond:
+            self._urgent = True
+            self._cond.notify_all()
 
     def queue(self, item: PendingWrite) -> asyncio.Future[None]:
         """Queue `item` (an entry already queued for its key is kept unless `item.replace`);
@@ -85,6 +112,8 @@ class WriteBehind:
     def flush(self) -> None:
         """Wait until everything queued so far is written (or failed)."""
         with self._cond:
+            self._urgent = True
+            self._cond.notify_all()
             while self._thread is not None and (self._queued or self._writing):
                 self._cond.wait()
 
@@ -96,11 +125,23 @@ class WriteBehind:
         if thread is not None:
             thread.join()
 
+    def _linger(self) -> None:
+        """Wait (holding `_cond`) until `linger_s` has passed since the batch's first answer
+        was queued, unless the writer is hurried or closing."""
+        deadline = time.monotonic() + self._linger_s
+        while not (self._urgent or self._closing):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            self._cond.wait(left)
+
     def _drain(self) -> None:
         while True:
             with self._cond:
                 while not self._queued and not self._closing:
                     self._cond.wait()
+                self._linger()
+                self._urgent = False
                 if not self._queued:
                     self._thread = None
                     self._cond.notify_all()

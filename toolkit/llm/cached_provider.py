@@ -71,7 +71,7 @@ class CachedProvider:
         shared = self._inflight.get(key)
         if shared is not None:
             response = await _wait_as_follower(shared[0])
-            await _after_store(shared[1], paid=None)  # the maker of the call paid for it
+            await _after_store(shared[1], self._hurry, paid=None)  # the maker of the call paid
             return response
         stored: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         stored.add_done_callback(mark_retrieved)  # its callers may all have stopped waiting
@@ -84,8 +84,13 @@ class CachedProvider:
             if not task.done() and self.on_abandoned is not None:
                 self.on_abandoned(request, task)
             raise
-        await _after_store(stored, paid=response.usage)
+        await _after_store(stored, self._hurry, paid=response.usage)
         return response
+
+    def _hurry(self) -> None:
+        """Have the cache commit what is queued now: a caller waits for it."""
+        if self.cache is not None:
+            self.cache.hurry()
 
     def _settle(
         self, key: str, done: asyncio.Future[LLMResponse], stored: asyncio.Future[None]
@@ -132,14 +137,18 @@ class CachedProvider:
         return response
 
 
-async def _after_store(stored: asyncio.Future[None], *, paid: Usage | None) -> None:
-    """Wait for the answer's commit, or leave it to the open commit barrier (unless it has
-    begun to settle: the call outlived its unit of work). A failed store raises a `CacheError`
-    of this caller's own, with the usage it `paid` for the answer (which the ledger records);
-    a caller that shared another's call paid nothing."""
+async def _after_store(
+    stored: asyncio.Future[None], hurry: Callable[[], None], *, paid: Usage | None
+) -> None:
+    """Wait for the answer's commit (`hurry`ing the cache's writer), or leave it to the open
+    commit barrier (unless it has begun to settle: the call outlived its unit of work). A
+    failed store raises a `CacheError` of this caller's own, with the usage it `paid` for the
+    answer (which the ledger records); a caller that shared another's call paid nothing."""
     barrier = current_barrier.get()
-    if barrier is not None and barrier.add(stored):
+    if barrier is not None and barrier.add(stored, hurry):
         return
+    if not stored.done():
+        hurry()
     try:
         await asyncio.shield(stored)  # shared by every caller: one leaving must not cancel it
     except CacheError as exc:

@@ -13,7 +13,7 @@ Without an open barrier (a library call, the generator) every call waits for its
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -25,24 +25,31 @@ class CommitBarrier:
 
     def __init__(self) -> None:
         self._commits: list[asyncio.Future[None]] = []
+        self._hurries: set[Callable[[], None]] = set()  # bound methods: equal per object
         self._settling = False
 
-    def add(self, commit: asyncio.Future[None]) -> bool:
+    def add(self, commit: asyncio.Future[None], hurry: Callable[[], None] | None = None) -> bool:
         """Count `commit` in (its error is raised by `settled`) and return True; False once
         the barrier has begun to settle. A call that outlives its unit of work (a task a judge
         left running) must then wait for its own commit: added later, a failed store would
-        reach nobody."""
+        reach nobody. `hurry` is called when the barrier begins to wait for the commit (a
+        writer that lingers before committing)."""
         if self._settling:
             return False
         commit.add_done_callback(mark_retrieved)  # reported by `settled`, unless abandoned
         self._commits.append(commit)
+        if hurry is not None:
+            self._hurries.add(hurry)
         return True
 
     async def settled(self) -> None:
-        """Return once every commit added is done; raise the first one's error, if any. The
-        barrier takes no commit from then on (`add`)."""
+        """Return once every commit added is done (hurrying their writers); raise the first
+        one's error, if any. The barrier takes no commit from then on (`add`)."""
         self._settling = True
         commits, self._commits = self._commits, []
+        hurries, self._hurries = self._hurries, set()
+        for hurry in hurries:
+            hurry()
         if not commits:
             return
         # shielded: other callers may wait on the same commit (a shared call), and a
