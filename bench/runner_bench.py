@@ -36,9 +36,9 @@ exit); how long after its latency a chain-bound run's calls resumed (the simulat
 answers at the deadline through a timerfd, as a reply wakes the loop through its socket, so
 that delay is the loop busy with judgegen's other work); for a chain-bound run, where the
 time of the evaluation that finished last went ("where the time went": its first call, its
-rounds of model latency, how late they were answered, judgegen's work between an answer and
-the next request, and gaps over half a latency: the LLM concurrency limit full, or the host
-stalled — together its last answer, then the exit); the same command rerun at once, every result fresh (median of 3; "rerun", target <= 0.2 s
+rounds of model latency, how late their answers were taken up, judgegen's work before a
+round's calls went out, and waits over half a latency: no free slot under the LLM concurrency
+limit, or the host stalled — together its last answer, then the exit); the same command rerun at once, every result fresh (median of 3; "rerun", target <= 0.2 s
 for 9 evaluations); cold `run --help` (target <= 0.3 s); and a bare interpreter's start on
 this machine, with the share of its `site` start-up (.pth hooks), which every process timed
 from its start pays before judgegen runs a line; and what importing the real providers' SDKs
@@ -60,7 +60,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import itertools
 import json
 import os
 import shutil
@@ -182,11 +181,14 @@ def judgegen_run(root: Path, sandboxed: bool, latency: float, extra: list[str]) 
 class ChainTime:
     """Where the time of the evaluation that finished last went, from process start to its
     last answer: `start` (its first call), then `steps` dependent rounds of calls (calls in
-    flight together are one round), each `latency` long plus how late it was answered
-    (`late`), and the gaps between a round's last answer and the next round's first call:
-    `between` (judgegen's own work: the answer through the LLM stack and the judge, the next
-    request built) or, for a gap over half a latency, `stalls` (no free slot under the LLM
-    concurrency limit, or a stalled host: more than judgegen does between two calls)."""
+    flight together are one round). A round lasts from its first call to its last answer:
+    `latency`, plus how late the call that ended the round was answered after its latency
+    (`late`: the event loop busy elsewhere), plus how long after the round began that call was
+    sent. That delay, and each gap between a round's last answer and the next round's first
+    call, is judgegen's own work (`between`: the answer through the LLM stack and the judge, the
+    next request built) unless it is over half a latency: then it is a stall (`stalls`: no free
+    slot under the LLM concurrency limit, or a stalled host — more than judgegen does between
+    two calls)."""
 
     task: str | None
     start: float
@@ -212,21 +214,30 @@ def chain_time(spans: list[tuple[str | None, float, float]], latency: float) -> 
     for task, start, end in spans:
         by_task.setdefault(task, []).append((start, end))
     task, calls = max(by_task.items(), key=lambda item: max(end for _, end in item[1]))
-    rounds: list[list[float]] = []
-    for start, end in sorted(calls):
-        if rounds and start < rounds[-1][1]:
-            rounds[-1][1] = max(rounds[-1][1], end)
+    rounds: list[list[tuple[float, float]]] = []
+    for call in sorted(calls):
+        if rounds and call[0] < max(end for _, end in rounds[-1]):
+            rounds[-1].append(call)
         else:
-            rounds.append([start, end])
-    gaps = [later[0] - earlier[1] for earlier, later in itertools.pairwise(rounds)]
-    stalled = [gap for gap in gaps if gap > latency / 2]
+            rounds.append([call])
+    waits, late = [], 0.0
+    for index, calls_of_round in enumerate(rounds):
+        began = calls_of_round[0][0]
+        last_start, last_end = max(calls_of_round, key=lambda call: call[1])
+        late += last_end - last_start - latency
+        waits.append(last_start - began)  # the round's last call sent later than its first
+        if index + 1 < len(rounds):
+            waits.append(rounds[index + 1][0][0] - last_end)  # the gap to the next round
+    stalled = [wait for wait in waits if wait > latency / 2]
+    ends = [max(end for _, end in calls_of_round) for calls_of_round in rounds]
+    gaps = [later[0][0] - end for end, later in zip(ends, rounds[1:], strict=False)]
     return ChainTime(
         task=task,
-        start=rounds[0][0],
+        start=rounds[0][0][0],
         steps=len(rounds),
         latency=latency,
-        late=sum(end - start for start, end in rounds) - len(rounds) * latency,
-        between=sum(gaps) - sum(stalled),
+        late=late,
+        between=sum(waits) - sum(stalled),
         stalls=sum(stalled),
         stall_count=len(stalled),
         median_gap_ms=statistics.median(gaps) * 1000 if gaps else 0.0,
@@ -602,11 +613,11 @@ def _say_chain_time(label: str, run: Run, latency: float, shown: dict) -> None:
     print(
         f"  where the time went, {label}, {timed.task} (finished last): first call at "
         f"{timed.start:.3f} s; {timed.steps} rounds x {latency * 1000:.0f} ms = "
-        f"{timed.steps * latency:.3f} s; answered late {timed.late:.3f} s; judgegen between an "
-        f"answer and the next request {timed.between:.3f} s (median {timed.median_gap_ms:.1f} ms "
-        f"a round); {timed.stall_count} gaps over half a latency {timed.stalls:.3f} s (the LLM "
-        f"concurrency limit full, or the host stalled); last answer at {timed.end:.3f} s{tail}; "
-        f"wall {run.wall:.3f} s"
+        f"{timed.steps * latency:.3f} s; answers taken up late {timed.late:.3f} s; judgegen's "
+        f"work before a round's calls went out {timed.between:.3f} s (median "
+        f"{timed.median_gap_ms:.1f} ms between rounds); {timed.stall_count} waits over half a "
+        f"latency {timed.stalls:.3f} s (no free slot under the LLM concurrency limit, or the "
+        f"host stalled); last answer at {timed.end:.3f} s{tail}; wall {run.wall:.3f} s"
     )
 
 

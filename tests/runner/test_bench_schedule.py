@@ -118,26 +118,29 @@ def test_on_the_schedules_virtual_clock_the_simulated_model_sleeps_virtually(wor
 def test_a_chains_time_adds_up_from_its_rounds_gaps_and_stalls(
     workload, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The bench's account of a chain-bound run: calls in flight together are one round, a gap
-    between rounds is judgegen's work unless it is over half a latency (a stall), and it is
-    the evaluation that finished last whose time is told."""
+    """The bench's account of a chain-bound run: calls in flight together are one round, a
+    wait (between rounds, or before a round's last call was sent) is judgegen's work unless it
+    is over half a latency (a stall: no free LLM slot), and it is the evaluation that finished
+    last whose time is told."""
     monkeypatch.setattr(sys, "path", list(sys.path))  # runner_bench adds to it on import
     import runner_bench
 
     spans = [
         ("short", 0.30, 0.40),
-        ("long", 0.31, 0.41),  # round 1: two trials together
+        ("long", 0.31, 0.41),  # round 1: two trials together, the second answered 2 ms late
         ("long", 0.31, 0.412),
-        ("long", 0.415, 0.515),  # 3 ms of judgegen's work before it
-        ("long", 0.575, 0.675),  # a 60 ms stall (over half the 100 ms latency)
+        ("long", 0.415, 0.515),  # round 2, after 3 ms of judgegen's work
+        ("long", 0.575, 0.675),  # round 3, after a 60 ms stall (over half the latency)
+        ("long", 0.68, 0.78),  # round 4, 5 ms later; its second call waited 60 ms for a slot
+        ("long", 0.74, 0.84),
     ]
     timed = runner_bench.chain_time(spans, 0.1)
     assert timed is not None
     assert timed.task == "long"
-    assert timed.steps == 3
+    assert timed.steps == 4
     assert timed.start == pytest.approx(0.31)
     assert timed.late == pytest.approx(0.002)
-    assert timed.between == pytest.approx(0.003)
-    assert (timed.stall_count, timed.stalls) == (1, pytest.approx(0.06))
-    assert timed.end == pytest.approx(0.675)
+    assert timed.between == pytest.approx(0.008)
+    assert (timed.stall_count, timed.stalls) == (2, pytest.approx(0.12))
+    assert timed.end == pytest.approx(0.84)
     assert runner_bench.chain_time([], 0.1) is None
