@@ -6,8 +6,9 @@ The writer lingers `linger_s` after an answer is queued before it writes (unless
 waits for a commit: `hurry`). Storing an answer holds the interpreter lock for a few hundred
 µs (its storage form, the SQLite calls), and an answer is queued exactly when the event loop
 is busiest — handling that answer and its vote partner, then sending the next request — so
-writing at once delays the call that depends on it (~15 ms over a 53-call chain in
-`bench/runner_bench.py`); a moment later the loop is waiting for the model.
+writing at once delays the call that depends on it (one evaluation of the runner bench's
+chain workload, sandboxed: its answers were taken up ~15 ms later in all over its 53 rounds);
+a moment later the loop is waiting for the model.
 
 Invariants: `committed` returns once the answer is committed (or raises the write's error), so
 a caller that awaits it has its paid answer on disk before it goes on, as a direct write would
