@@ -5,7 +5,6 @@ a commit has it written at once."""
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from pathlib import Path
 
@@ -30,11 +29,9 @@ class Recorder:
 
     def __init__(self) -> None:
         self.batches: list[list[str]] = []
-        self.wrote = threading.Event()
 
     def __call__(self, items: list[PendingWrite]) -> None:
         self.batches.append([item.key for item in items])
-        self.wrote.set()
 
 
 def pending(key: str) -> PendingWrite:
@@ -42,15 +39,24 @@ def pending(key: str) -> PendingWrite:
     return PendingWrite(key, request, LLMResponse(text="{}", model="m"), False, True)
 
 
-async def test_a_queued_answer_waits_for_the_linger_then_shares_one_write() -> None:
+async def test_answers_queued_while_the_writer_lingers_share_one_write() -> None:
     recorder = Recorder()
-    writer = WriteBehind(recorder, "test", linger_s=0.3)
+    writer = WriteBehind(recorder, "test", linger_s=A_MINUTE)
     first = writer.queue(pending("a"))
     await asyncio.sleep(0.05)
     second = writer.queue(pending("b"))
     assert recorder.batches == []  # still lingering
+    writer.hurry()
     await asyncio.wait_for(asyncio.gather(first, second), timeout=30)
     assert recorder.batches == [["a", "b"]]
+    writer.close()
+
+
+async def test_an_answer_nobody_waits_for_is_written_once_the_linger_is_over() -> None:
+    recorder = Recorder()
+    writer = WriteBehind(recorder, "test", linger_s=0.1)
+    await asyncio.wait_for(writer.queue(pending("a")), timeout=30)
+    assert recorder.batches == [["a"]]
     writer.close()
 
 
