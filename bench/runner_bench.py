@@ -220,17 +220,15 @@ def chain_time(spans: list[tuple[str | None, float, float]], latency: float) -> 
             rounds[-1].append(call)
         else:
             rounds.append([call])
-    waits, late = [], 0.0
+    sent_late, gaps, late = [], [], 0.0
     for index, calls_of_round in enumerate(rounds):
-        began = calls_of_round[0][0]
         last_start, last_end = max(calls_of_round, key=lambda call: call[1])
         late += last_end - last_start - latency
-        waits.append(last_start - began)  # the round's last call sent later than its first
+        sent_late.append(last_start - calls_of_round[0][0])  # the round's last call, sent late
         if index + 1 < len(rounds):
-            waits.append(rounds[index + 1][0][0] - last_end)  # the gap to the next round
+            gaps.append(rounds[index + 1][0][0] - last_end)  # to the next round's first call
+    waits = sent_late + gaps
     stalled = [wait for wait in waits if wait > latency / 2]
-    ends = [max(end for _, end in calls_of_round) for calls_of_round in rounds]
-    gaps = [later[0][0] - end for end, later in zip(ends, rounds[1:], strict=False)]
     return ChainTime(
         task=task,
         start=rounds[0][0][0],
@@ -508,8 +506,10 @@ def main() -> None:
                     rows[-1]["rerun_s"] = round(rerun.wall, 3)
                     print_row(rows[-1])
                     _say_runs(label, repeats, rows[-1]["ideal_s"])
-                    if name == "chain":
-                        _say_chain_time(label, first, latency, rows[-1])
+                    timed = chain_time(first.spans or [], latency) if name == "chain" else None
+                    if timed is not None:
+                        rows[-1]["chain_time"] = dataclasses.asdict(timed)
+                        _say_chain_time(label, first, timed)
                     _say_if_redone(rerun)
                     _say_if_off_schedule(first, sched)
                 else:
@@ -602,13 +602,10 @@ def _say_runs(label: str, runs: list[Run], ideal: float) -> None:
         print(f"  {label}: wall/ideal of {len(runs)} first runs {ratios} (the median is shown)")
 
 
-def _say_chain_time(label: str, run: Run, latency: float, shown: dict) -> None:
+def _say_chain_time(label: str, run: Run, timed: ChainTime) -> None:
     """Where the wall time of a chain-bound run went, from the evaluation that finished last
     (`chain_time`): what adds up to the wall, beyond its rounds of model latency."""
-    timed = chain_time(run.spans or [], latency)
-    if timed is None:
-        return
-    shown["chain_time"] = dataclasses.asdict(timed)
+    latency = timed.latency
     tail = f", exit {run.tail:.3f} s later" if run.tail is not None else ""
     print(
         f"  where the time went, {label}, {timed.task} (finished last): first call at "

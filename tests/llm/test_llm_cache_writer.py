@@ -68,14 +68,14 @@ async def test_waiting_for_a_commit_writes_it_without_lingering() -> None:
     writer.close()
 
 
-def test_flush_and_close_write_without_lingering() -> None:
+async def test_flush_and_close_write_without_lingering() -> None:
     recorder = Recorder()
     writer = WriteBehind(recorder, "test", linger_s=A_MINUTE)
-    writer._enqueue(pending("a"), lambda error: None)
+    writer.queue(pending("a"))
     started = time.monotonic()
     writer.flush()
     assert recorder.batches == [["a"]]
-    writer._enqueue(pending("b"), lambda error: None)
+    writer.queue(pending("b"))
     writer.close()
     assert recorder.batches == [["a"], ["b"]]
     assert time.monotonic() - started < A_MINUTE / 2
