@@ -119,7 +119,11 @@ class SourceChecker:
 
 
 async def read_page(pages: PageSource, url: str) -> tuple[str | None, list[str]]:
-    """The text and screenshots of `url`, or (None, []) when the store lacks it."""
+    """The text and screenshots of `url`, or (None, []) when the store lacks it; through the
+    source's own `read_page` when it offers one (a recording page store: one read for both)."""
+    whole = getattr(pages, "read_page", None)
+    if callable(whole):
+        return await resolve(whole(url))
     text = await resolve(pages.get(url))
     if text is None:
         return None, []

@@ -384,3 +384,53 @@ def test_a_store_that_cannot_be_read_says_to_check_the_disk_or_wait_for_the_writ
         store.get("https://example.com/a")
     assert "cache-pages" in str(raised.value) and "disk" in str(raised.value)
     assert str(store.path) in str(raised.value)
+
+
+def test_a_stored_page_is_served_with_the_hashes_of_exactly_what_it_serves(
+    store: PageStore,
+) -> None:
+    from toolkit.runner.fingerprint import screenshot_digest
+    from toolkit.util.hashing import sha256_text
+
+    store.put(PageRecord.web("https://example.com/web", "Web text", JPEG))
+    store.put(PageRecord.web("https://example.com/plain", "Plain text", None))
+    store.put(PageRecord.pdf_document("https://example.com/a.pdf", b"%PDF-1.4 x", "PDF text"))
+    for url in (
+        "https://example.com/web",
+        "https://example.com/plain",
+        "https://example.com/a.pdf",
+    ):
+        page = store.stored_page(url)
+        assert page is not None
+        assert (page.text, page.screenshot) == (store.get(url), store.screenshot(url))
+        assert page.text_hash == sha256_text(page.text)
+        assert page.screenshot_hash == screenshot_digest(page.screenshot)
+
+
+def test_a_stored_page_is_none_where_get_is_none_and_raises_where_get_raises(
+    store: PageStore,
+) -> None:
+    store.put(PageRecord.failure("https://example.com/gone", "http", "HTTP 404"))
+    store.put(PageRecord.web("https://example.com/blank", " \n", None))
+    store.put(PageRecord.failure("https://example.com/broken", "browser", "crashed"))
+    for url in ("https://example.com/gone", "https://example.com/blank", "https://x.org/never"):
+        assert store.stored_page(url) is None
+    with pytest.raises(InfraError, match="cache-pages"):
+        store.stored_page("https://example.com/broken")
+
+
+def test_a_stored_pages_screenshot_hash_comes_from_its_column_when_stored(tmp_path: Path) -> None:
+    """Served with the column's hash (what a freshness check compares), not hashed again;
+    a store without the column (read-only, schema 2) hashes the bytes it read."""
+    with PageStore(tmp_path / "pages") as store:
+        store.put(PageRecord.web("https://example.com/shot", "Text", JPEG))
+    database = tmp_path / "pages" / "pages.sqlite"
+    with sqlite3.connect(database) as db:
+        db.execute("UPDATE pages SET screenshot_hash = 'sha256:as-stored'")
+    with PageStore(tmp_path / "pages", readonly=True) as store:
+        page = store.stored_page("https://example.com/shot")
+        assert page is not None and page.screenshot_hash == "sha256:as-stored"
+    _as_written_by_schema_2(database)
+    with PageStore(tmp_path / "pages", readonly=True) as old:
+        page = old.stored_page("https://example.com/shot")
+        assert page is not None and page.screenshot_hash == sha256_bytes(JPEG)

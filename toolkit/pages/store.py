@@ -19,6 +19,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Self
@@ -110,6 +111,26 @@ PRAGMA user_version = {SCHEMA_VERSION};
 def content_hash(data: str | bytes) -> str:
     """`sha256:<hex>` of a page's text (web) or bytes (PDF); the prefix names the algorithm."""
     return sha256_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+
+
+def _stored_text_hash(row: dict[str, Any], has_text: bool) -> str | None:
+    """The row's stored hash of its text (`content_hash`, which `put` writes for a web page
+    with text), or None when the text must be hashed (a PDF: its hash is of the bytes)."""
+    if row["kind"] == "web" and row["content_hash"] and has_text:
+        return str(row["content_hash"])
+    return None
+
+
+@dataclass(frozen=True)
+class StoredPage:
+    """A stored page as a check reads it: text, screenshot (base64 JPEG, or None) and the
+    hashes a result's fingerprint notes for them (`sha256_text` of the text, `sha256:` of the
+    screenshot's bytes)."""
+
+    text: str
+    text_hash: str
+    screenshot: str | None
+    screenshot_hash: str | None
 
 
 def _now() -> datetime:
@@ -372,18 +393,12 @@ class PageStore:
         read in a run (a page many results cite is looked up once per check)."""
 
         def read() -> tuple[str | None, str | None]:
-            if self._hashes_stored is None:
-                with self._guard():
-                    self._hashes_stored = self._has_screenshot_hashes()
             columns = ["kind", "content_hash", "typeof(text)", "typeof(screenshot)"]
-            if self._hashes_stored:
-                columns.append("screenshot_hash")
-            row = self._page_row(url, tuple(columns))
+            row = self._page_row(url, tuple(columns + self._screenshot_hash_column()))
             if row is None:
                 return None, None
-            if row["kind"] == "web" and row["content_hash"] and row["typeof(text)"] != "null":
-                text: str | None = str(row["content_hash"])
-            else:
+            text = _stored_text_hash(row, row["typeof(text)"] != "null")
+            if text is None:
                 page = self.get(url)
                 text = None if page is None else sha256_text(page)
             if row["typeof(screenshot)"] == "null":
@@ -394,6 +409,43 @@ class PageStore:
             return text, sha256_bytes(shot) if shot else None
 
         return self._recently(("hashes", url), read)
+
+    def stored_page(self, url: str) -> StoredPage | None:
+        """The page's text and screenshot with their hashes, all from one row read (so each
+        hash is of exactly what is served); None when `get(url)` gives None. What a claim
+        checked against the page needs, without hashing or decoding either again."""
+
+        def read() -> StoredPage | None:
+            columns = (
+                "kind",
+                "content_hash",
+                "text",
+                "screenshot",
+                *self._screenshot_hash_column(),
+            )
+            row = self._page_row(url, columns)
+            if row is None or row["text"] is None:
+                return None
+            text = str(row["text"])
+            shot: bytes | None = row["screenshot"] or None
+            return StoredPage(
+                text=text,
+                text_hash=_stored_text_hash(row, True) or sha256_text(text),
+                screenshot=base64.b64encode(shot).decode("ascii") if shot else None,
+                screenshot_hash=(row.get("screenshot_hash") or sha256_bytes(shot))
+                if shot
+                else None,
+            )
+
+        return self._recently(("page", url), read)
+
+    def _screenshot_hash_column(self) -> list[str]:
+        """["screenshot_hash"] when the table has that column (an older store read-only
+        may not), else []."""
+        if self._hashes_stored is None:
+            with self._guard():
+                self._hashes_stored = self._has_screenshot_hashes()
+        return ["screenshot_hash"] if self._hashes_stored else []
 
     def screenshot(self, url: str) -> str | None:
         """The page's screenshot as base64 JPEG; None for PDFs, failures and missing pages."""

@@ -76,7 +76,8 @@ def recording_page_reads() -> Iterator[PageReadLog]:
 
 class RecordingPages:
     """A page source over `inner` (or over nothing: every page missing) that notes each read
-    in the current evaluation's `PageReadLog`; offers `screenshot` when `inner` does."""
+    in the current evaluation's `PageReadLog`; offers `screenshot` when `inner` does, and
+    `read_page` (text and screenshot at once) when `inner` is a page store (`stored_page`)."""
 
     def __init__(self, inner: Any | None) -> None:
         self.inner = inner
@@ -86,6 +87,10 @@ class RecordingPages:
         if callable(screenshot):
             self._inner_screenshot = screenshot
             self.screenshot = self._screenshot
+        stored_page = getattr(inner, "stored_page", None)
+        if callable(stored_page):  # a page store: text, screenshot and hashes in one read
+            self._inner_stored_page = stored_page
+            self.read_page = self._read_page
 
     async def get(self, url: str) -> str | None:
         """The inner source's text for `url` (None when missing or without a source)."""
@@ -95,6 +100,21 @@ class RecordingPages:
             digest = self._digest("text", url, text, sha256_text) if isinstance(text, str) else None
             log.note(url, text, digest)
         return text
+
+    async def _read_page(self, url: str) -> tuple[str | None, list[str]]:
+        """The text and screenshots of `url` ((None, []) when missing), noted like `get` and
+        `screenshot` would, with the hashes the store served them with in the same read:
+        neither is hashed, nor the screenshot decoded, here."""
+        page = await resolve(self._inner_stored_page(url))
+        log = current_page_reads.get()
+        if page is None:
+            if log is not None:
+                log.note(url, None)
+            return None, []
+        if log is not None:
+            log.note(url, page.text, page.text_hash)
+            log.note_shot(url, page.screenshot_hash)
+        return page.text, [page.screenshot] if page.screenshot else []
 
     async def _screenshot(self, url: str) -> str | None:
         """The inner source's screenshot of `url` (base64), noted with the bytes' hash."""
