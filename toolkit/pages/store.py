@@ -234,8 +234,8 @@ class PageRecord(BaseModel):
 class PageStore:
     """Captured pages by normalized URL in `<directory>/pages.sqlite`; a `PageSource`.
 
-    `get(url)` gives the page text, `screenshot(url)` a base64 JPEG, `lookup(url)` the whole
-    record (failures included). Lookups try the canonical URL, then any row for the same page
+    `get(url)` gives the page text, `screenshot(url)` a base64 JPEG, `stored_page(url)` both
+    with their hashes (a claim check's read), `lookup(url)` the whole record (failures included). Lookups try the canonical URL, then any row for the same page
     (`toolkit.urls.normalize_url`, kept in the `match_key` column).
     """
 
