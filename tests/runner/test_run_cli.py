@@ -163,7 +163,10 @@ def test_report_without_results_is_a_usage_error(tmp_path: Path) -> None:
 def test_run_killed_with_sigkill_then_rerun_leaves_every_result_once(work: Path, mode: str) -> None:
     cmd = [sys.executable, "-c", "from generator.cli import main; main()"]
     args = run_args(work, "--include-unreviewed", "--jobs", "2", mode)
+    temp = work / "tmp"  # the runs' temp dir: where a sandbox keeps its host folder
+    temp.mkdir()
     env = {**os.environ, "RUNNER_TEST_LATENCY_S": "0.08", "PYTHONPATH": str(REPO)}
+    env["TMPDIR"] = str(temp)
     process = subprocess.Popen(
         cmd + args,
         cwd=REPO,
@@ -192,6 +195,7 @@ def test_run_killed_with_sigkill_then_rerun_leaves_every_result_once(work: Path,
     assert files == sorted(EXPECTED | {"alpha/summary.json", "beta/summary.json"})
     for name in files:
         json.loads((results / name).read_text())
+    assert list(temp.iterdir()) == []  # the killed run's sandbox folder was swept
 
 
 def llm_env(work: Path) -> dict[str, str]:

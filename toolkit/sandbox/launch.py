@@ -11,17 +11,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolkit.sandbox import seccomp
+from toolkit.sandbox import host_dir, seccomp
+from toolkit.sandbox.host_dir import HostDir
 from toolkit.sandbox.isolation import (
     SCRATCH,
     Isolation,
@@ -63,17 +62,20 @@ class Launch:
     control: socket.socket
     isolation: Isolation
     warnings: list[str] = field(default_factory=list)
-    home: str = ""
-    probe_dir: str = ""
+    host_dir: HostDir | None = None
+    """The host folder holding the server's working folder and the probe; removed by
+    `kill`, or when the launch is collected (or the process exits)."""
     max_file_mb: int = DEFAULT_MAX_FILE_MB  # sizes the scratch space its jobs share
 
     def __post_init__(self) -> None:
-        for directory in (self.home, self.probe_dir):
-            weakref.finalize(self, shutil.rmtree, directory, True)
+        if self.host_dir is not None:
+            weakref.finalize(self, host_dir.discard, self.host_dir.root, self.host_dir.lock_fd)
 
     def measured(self) -> None:
         """The server measured its guards: the host probe may go."""
-        shutil.rmtree(self.probe_dir, ignore_errors=True)
+        if self.host_dir is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(self.host_dir.root, PROBE_NAME))
 
     @property
     def network(self) -> bool:
@@ -88,8 +90,8 @@ class Launch:
             self.process.kill()
         self.process.wait()
         self.control.close()
-        shutil.rmtree(self.home, ignore_errors=True)
-        self.measured()
+        if self.host_dir is not None:
+            self.host_dir.discard()
 
     def output(self) -> str:
         """The last of what a server that was killed printed (why it did not start)."""
@@ -100,11 +102,11 @@ class Launch:
             return stream.read().decode(errors="replace")[-1000:]
 
 
-def _probe_dir() -> str:
-    """A host temp dir with one file, which the server must not see (measures the allow-list)."""
-    directory = tempfile.mkdtemp(prefix="judgegen-probe-")
-    Path(directory, PROBE_NAME).write_text("a host file no judge may see\n")
-    return directory
+def _probe(folder: HostDir) -> str:
+    """A host file the server must not see (measures the allow-list), beside its home."""
+    path = os.path.join(folder.root, PROBE_NAME)
+    Path(path).write_text("a host file no judge may see\n")
+    return path
 
 
 def server_command() -> list[str]:
@@ -123,8 +125,8 @@ def launch_sandbox(
     isolation = isolation or assumed_isolation(network)
     sandbox_bpf, job_bpf, filter_warning = _filters(network)
     warnings = [w for w in (isolation.warning, filter_warning) if w]
-    probe_dir = _probe_dir()
-    home = tempfile.mkdtemp(prefix="judgegen-worker-")
+    folder = host_dir.create()
+    home = folder.home
     env = scrubbed_environment(os.environ, SCRATCH if isolation.bwrap else home)
     parent_end, child_end = socket.socketpair()
     job_fd = _memfd("judgegen-job-filter", job_bpf)
@@ -134,7 +136,7 @@ def launch_sandbox(
     command = isolation.command(env, scratch_bytes, sandbox_fd)
     args = ["--fd", str(child_end.fileno())]
     args += ["--job-filter-fd", str(job_fd)] if job_fd is not None else []
-    probes = hidden_probes(os.path.join(probe_dir, PROBE_NAME))
+    probes = hidden_probes(_probe(folder))
     args += [arg for path in probes for arg in ("--hidden", path)]
     try:
         process = subprocess.Popen(
@@ -149,11 +151,10 @@ def launch_sandbox(
         )
     except BaseException:
         parent_end.close()
-        shutil.rmtree(home, ignore_errors=True)
-        shutil.rmtree(probe_dir, ignore_errors=True)
+        folder.discard()
         raise
     finally:
         child_end.close()
         for fd in filter_fds:
             os.close(fd)
-    return Launch(process, parent_end, isolation, warnings, home, probe_dir, max_file_mb)
+    return Launch(process, parent_end, isolation, warnings, folder, max_file_mb)
