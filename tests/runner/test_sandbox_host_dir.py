@@ -81,3 +81,18 @@ def test_other_folders_in_the_temp_dir_are_never_touched(temp: Path) -> None:
     (temp / f"{host_dir.PREFIX}file").write_text("not a folder")
     assert host_dir.sweep() == []
     assert other.is_dir() and (temp / f"{host_dir.PREFIX}file").is_file()
+
+
+def test_discarding_twice_never_closes_a_descriptor_that_reused_the_locks_number(
+    temp: Path,
+) -> None:
+    folder = host_dir.create()
+    number = folder.lock.fileno()
+    folder.discard()
+    reused = os.open(os.devnull, os.O_RDONLY)
+    try:
+        assert reused == number  # the lowest free number: the lock's
+        folder.discard()  # as the launch's finalizer does after `kill`
+        os.fstat(reused)  # still open
+    finally:
+        os.close(reused)

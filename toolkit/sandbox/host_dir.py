@@ -16,6 +16,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass
+from typing import BinaryIO
 
 PREFIX = "judgegen-sandbox-"
 OWNER_FILE = ".owner"
@@ -24,10 +25,12 @@ OWNER_FILE = ".owner"
 @dataclass(frozen=True)
 class HostDir:
     """A launch's folder (`root`, which also holds the probe file), its `home` subfolder,
-    and the descriptor holding its owner lock (`discard` releases it)."""
+    and the open lock file holding its owner lock (`discard` releases it). A file object,
+    not a bare descriptor: closing it twice is harmless, where closing a descriptor number
+    again could close whatever reused it."""
 
     root: str
-    lock_fd: int
+    lock: BinaryIO
 
     @property
     def home(self) -> str:
@@ -35,7 +38,7 @@ class HostDir:
 
     def discard(self) -> None:
         """Remove the folder and release its lock; idempotent."""
-        discard(self.root, self.lock_fd)
+        discard(self.root, self.lock)
 
 
 def create() -> HostDir:
@@ -44,10 +47,9 @@ def create() -> HostDir:
     sweep()
     root = tempfile.mkdtemp(prefix=PREFIX)
     unnamed = os.path.join(root, OWNER_FILE + ".new")
-    fd = os.open(unnamed, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    made = HostDir(root, fd)
+    made = HostDir(root, _open(unnamed, os.O_CREAT))
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(made.lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         os.rename(unnamed, os.path.join(root, OWNER_FILE))  # a sweep only ever sees it locked
         os.mkdir(made.home, 0o700)
     except BaseException:
@@ -56,12 +58,18 @@ def create() -> HostDir:
     return made
 
 
-def discard(root: str, lock_fd: int) -> None:
+def discard(root: str, lock: BinaryIO) -> None:
     """Remove `root`, then release its lock (so no sweep sees a folder that is half gone
-    but unlocked while this process still removes it)."""
+    but unlocked while this process still removes it); idempotent."""
     shutil.rmtree(root, ignore_errors=True)
     with contextlib.suppress(OSError):
-        os.close(lock_fd)
+        lock.close()
+
+
+def _open(path: str, flags: int = 0) -> BinaryIO:
+    """`path` opened for locking, unbuffered, not inherited by child processes."""
+    fd = os.open(path, os.O_RDWR | os.O_CLOEXEC | flags, 0o600)
+    return os.fdopen(fd, "r+b", buffering=0)
 
 
 def sweep(directory: str | None = None) -> list[str]:
@@ -85,13 +93,13 @@ def _remove_if_abandoned(entry: os.DirEntry[str]) -> bool:
     try:
         if not entry.is_dir(follow_symlinks=False) or entry.stat().st_uid != os.getuid():
             return False
-        fd = os.open(os.path.join(entry.path, OWNER_FILE), os.O_RDWR | os.O_CLOEXEC)
+        lock = _open(os.path.join(entry.path, OWNER_FILE))
     except OSError:
         return False  # not a folder of ours, gone already, or not locked yet: leave it
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
-        os.close(fd)
+        lock.close()
         return False  # its run is alive
-    discard(entry.path, fd)
+    discard(entry.path, lock)
     return True

@@ -69,7 +69,7 @@ class Launch:
 
     def __post_init__(self) -> None:
         if self.host_dir is not None:
-            weakref.finalize(self, host_dir.discard, self.host_dir.root, self.host_dir.lock_fd)
+            weakref.finalize(self, host_dir.discard, self.host_dir.root, self.host_dir.lock)
 
     def measured(self) -> None:
         """The server measured its guards: the host probe may go."""
