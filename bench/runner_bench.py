@@ -53,6 +53,10 @@ the reference still comes from the bench's checkout, so an A/B run also compares
     python bench/runner_bench.py                  # everything, ~3-4 minutes on 2 busy cores
     python bench/runner_bench.py --quick          # 90 throughput evaluations, fewer items
     python bench/runner_bench.py --only chain,cached --modes sandboxed
+
+Cited pages carry 30 KB of text and a 40 KB screenshot by default. `judgegen cache-pages`
+captures full-page JPEGs of ~1 MB, so what page handling costs in a real run shows with
+`--screenshot-bytes 1000000 --quick` (and, per page, in `bench/page_read_bench.py`).
 """
 
 from __future__ import annotations
