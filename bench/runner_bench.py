@@ -55,8 +55,9 @@ the reference still comes from the bench's checkout, so an A/B run also compares
     python bench/runner_bench.py --only chain,cached --modes sandboxed
 
 Cited pages carry 30 KB of text and a 40 KB screenshot by default. `judgegen cache-pages`
-captures full-page JPEGs of ~1 MB, so what page handling costs in a real run shows with
-`--screenshot-bytes 1000000 --quick` (and, per page, in `bench/page_read_bench.py`).
+captures full-page JPEGs (1280 px wide, up to 8000 px tall, quality 70), most far larger
+than 40 KB; what page handling costs with such captures shows with `--screenshot-bytes
+1000000 --quick` (and, per page, in `bench/page_read_bench.py`).
 """
 
 from __future__ import annotations
