@@ -91,7 +91,10 @@ def _remove_if_abandoned(entry: os.DirEntry[str]) -> bool:
     """Remove `entry` if it is this user's launch folder and its owner is gone; whether
     it was removed."""
     try:
-        if not entry.is_dir(follow_symlinks=False) or entry.stat().st_uid != os.getuid():
+        if (
+            not entry.is_dir(follow_symlinks=False)
+            or entry.stat(follow_symlinks=False).st_uid != os.getuid()
+        ):
             return False
         lock = _open(os.path.join(entry.path, OWNER_FILE))
     except OSError:

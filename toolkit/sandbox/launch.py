@@ -61,21 +61,19 @@ class Launch:
     process: subprocess.Popen[bytes]
     control: socket.socket
     isolation: Isolation
-    warnings: list[str] = field(default_factory=list)
-    host_dir: HostDir | None = None
+    host_dir: HostDir
     """The host folder holding the server's working folder and the probe; removed by
     `kill`, or when the launch is collected (or the process exits)."""
+    warnings: list[str] = field(default_factory=list)
     max_file_mb: int = DEFAULT_MAX_FILE_MB  # sizes the scratch space its jobs share
 
     def __post_init__(self) -> None:
-        if self.host_dir is not None:
-            weakref.finalize(self, host_dir.discard, self.host_dir.root, self.host_dir.lock)
+        weakref.finalize(self, host_dir.discard, self.host_dir.root, self.host_dir.lock)
 
     def measured(self) -> None:
         """The server measured its guards: the host probe may go."""
-        if self.host_dir is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(os.path.join(self.host_dir.root, PROBE_NAME))
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(self.host_dir.root, PROBE_NAME))
 
     @property
     def network(self) -> bool:
@@ -90,8 +88,7 @@ class Launch:
             self.process.kill()
         self.process.wait()
         self.control.close()
-        if self.host_dir is not None:
-            self.host_dir.discard()
+        self.host_dir.discard()
 
     def output(self) -> str:
         """The last of what a server that was killed printed (why it did not start)."""
@@ -157,4 +154,4 @@ def launch_sandbox(
         child_end.close()
         for fd in filter_fds:
             os.close(fd)
-    return Launch(process, parent_end, isolation, warnings, folder, max_file_mb)
+    return Launch(process, parent_end, isolation, folder, warnings, max_file_mb)
