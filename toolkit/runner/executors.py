@@ -17,6 +17,7 @@ from toolkit.errors import InfraError
 from toolkit.evaluator import PageSource
 from toolkit.runner.judging import evaluate_job, load_bound_judge
 from toolkit.runner.loader import Judge
+from toolkit.runner.metering import note_infra
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome
 from toolkit.tools import ToolCaller
 
@@ -35,11 +36,17 @@ class ToolTable:
         self.tools = dict(tools)
 
     async def call(self, name: str, args: dict[str, Any]) -> Any:
-        """Call tool `name`; an unknown tool is an InfraError (node `error`), never a crash."""
-        function = self.tools.get(name)
-        if function is None:
-            raise InfraError(f"tool '{name}' is not available: no provider for it", kind="tool")
-        return await resolve(function(**args))
+        """Call tool `name`; an unknown tool is an InfraError (node `error`), never a crash.
+        An InfraError is noted in the evaluation's meter on its way to the judge."""
+        try:
+            function = self.tools.get(name)
+            if function is None:
+                message = f"tool '{name}' is not available: no provider for it"
+                raise InfraError(message, kind="tool")
+            return await resolve(function(**args))
+        except InfraError as exc:
+            note_infra(exc)
+            raise
 
 
 class InProcessExecutor:

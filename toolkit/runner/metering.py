@@ -2,6 +2,8 @@
 
 The scheduler sets `current_meter` around each evaluation; the metered wrappers charge the
 current meter and the run's meter, so per-result usage and the run total come from one count.
+The meter also keeps the infrastructure errors the runner's services raised to the judge
+(`note_infra`): what the runner saw itself, whatever the judge then did with them.
 """
 
 from __future__ import annotations
@@ -11,9 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolkit.backends import ExtractRequest, JudgingBackend, Verdict, VerifyRequest
-from toolkit.errors import LLMError
+from toolkit.errors import InfraError, LLMError
 from toolkit.llm.models import Usage
 from toolkit.runner.results import UsageTotals
+from toolkit.sandbox.protocol import error_dict
+from toolkit.util.redact import redact
 
 
 @dataclass
@@ -24,6 +28,34 @@ class Meter:
     clipped: set[str] = field(default_factory=set)
     """Cited pages longer than the backend's page limit (`max_page_chars`) sent with a request:
     the model saw only their beginning. A page a judge only read itself is not one."""
+    infra: list[dict[str, Any]] = field(default_factory=list)
+    """Infrastructure errors of this evaluation seen by the runner itself: raised to its judge
+    by the backend, the page source or a tool, or found around it (a failed cache commit,
+    missing sandbox guards). A judge that catches one, or rewrites its outcome, cannot make
+    the evaluation look complete; and only these can stop a run (a judge raising
+    `BudgetExceeded` itself cannot)."""
+    _noted: list[BaseException] = field(default_factory=list, repr=False)
+
+    def note(self, error: InfraError) -> None:
+        """Keep `error` (once, however many wrappers it passes through on its way out)."""
+        if any(seen is error for seen in self._noted):
+            return
+        self._noted.append(error)
+        message = redact(str(error))[:2000]
+        self.infra.append(error_dict(type(error).__name__, error.kind, message))
+
+
+def note_infra(error: BaseException | dict[str, Any]) -> None:
+    """Note `error` in the current evaluation's meter: an infrastructure error as it leaves
+    the service a judge called (other exceptions are ignored), or an error entry the runner
+    made itself (`error_dict`)."""
+    meter = current_meter.get()
+    if meter is None:
+        return
+    if isinstance(error, dict):
+        meter.infra.append(error)
+    elif isinstance(error, InfraError):
+        meter.note(error)
 
 
 current_meter: ContextVar[Meter | None] = ContextVar("judgegen_meter", default=None)
@@ -55,13 +87,21 @@ class MeteredBackend:
     async def extract(self, request: ExtractRequest) -> Any:
         self._charge("extract")
         self._note_clipped(request.source, request.source_text)
-        return await self.inner.extract(request)
+        try:
+            return await self.inner.extract(request)
+        except InfraError as exc:
+            note_infra(exc)
+            raise
 
     async def verify(self, request: VerifyRequest) -> Verdict:
         self._charge("verify")
         if request.sources and request.page_texts:
             self._note_clipped(request.sources[0], request.page_texts[0])
-        return await self.inner.verify(request)
+        try:
+            return await self.inner.verify(request)
+        except InfraError as exc:
+            note_infra(exc)
+            raise
 
 
 class MeteredClient:

@@ -16,6 +16,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from toolkit.awaitables import resolve
+from toolkit.errors import InfraError
 from toolkit.runner.fingerprint import PageReads, screenshot_digest
 from toolkit.runner.results import ResultHead
 from toolkit.util.hashing import sha256_text
@@ -77,7 +78,8 @@ def recording_page_reads() -> Iterator[PageReadLog]:
 class RecordingPages:
     """A page source over `inner` (or over nothing: every page missing) that notes each read
     in the current evaluation's `PageReadLog`; offers `screenshot` when `inner` does, and
-    `read_page` (text and screenshot at once) when `inner` is a page store (`stored_page`)."""
+    `read_page` (text and screenshot at once) when `inner` is a page store (`stored_page`).
+    A read that fails on the infrastructure's side is noted in the evaluation's meter."""
 
     def __init__(self, inner: Any | None) -> None:
         self.inner = inner
@@ -94,7 +96,7 @@ class RecordingPages:
 
     async def get(self, url: str) -> str | None:
         """The inner source's text for `url` (None when missing or without a source)."""
-        text = None if self.inner is None else await resolve(self.inner.get(url))
+        text = None if self.inner is None else await _served(self.inner.get, url)
         log = current_page_reads.get()
         if log is not None:
             digest = self._digest("text", url, text, sha256_text) if isinstance(text, str) else None
@@ -105,7 +107,7 @@ class RecordingPages:
         """The text and screenshots of `url` ((None, []) when missing), noted like `get` and
         `screenshot` would, with the hashes the store served them with in the same read:
         neither is hashed, nor the screenshot decoded, here."""
-        page = await resolve(self._inner_stored_page(url))
+        page = await _served(self._inner_stored_page, url)
         log = current_page_reads.get()
         if page is None:
             if log is not None:
@@ -118,7 +120,7 @@ class RecordingPages:
 
     async def _screenshot(self, url: str) -> str | None:
         """The inner source's screenshot of `url` (base64), noted with the bytes' hash."""
-        image = await resolve(self._inner_screenshot(url))
+        image = await _served(self._inner_screenshot, url)
         log = current_page_reads.get()
         if log is not None:
             shot = self._digest("shot", url, image, screenshot_digest) if image else None
@@ -156,3 +158,15 @@ def clipped_pages(results: Iterable[ResultHead]) -> dict[str, list[str]]:
 
 def _answer(head: ResultHead) -> str:
     return f"{head.agent_name}/{head.task_id}/{head.answer_name}"
+
+
+async def _served(read: Callable[[str], Any], url: str) -> Any:
+    """`read(url)`, awaited if need be; an infrastructure failure is noted in the
+    evaluation's meter on its way to the judge."""
+    try:
+        return await resolve(read(url))
+    except InfraError as exc:
+        from toolkit.runner.metering import note_infra  # a fresh rerun loads no LLM layer
+
+        note_infra(exc)
+        raise

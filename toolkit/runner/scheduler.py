@@ -222,10 +222,12 @@ class Scheduler:
                     str(exc),
                     error_type=type(exc).__name__,
                 )
+                meter.infra.extend(outcome.errors)
             finally:
                 current_meter.reset(token)
+            meter.infra.extend(await _unstored(commits))
             outcome = trusted_outcome(outcome, judge.sha256)
-            outcome = with_errors(outcome, await _unstored(commits))
+            outcome = with_errors(outcome, unreported(meter.infra, outcome))
             missing = (outcome.summary or {}).get("missing_sources") or []
             fp = fp.model_copy(update={"pages": page_log.reads(missing)})
             clipped = sorted(meter.clipped)
@@ -237,7 +239,7 @@ class Scheduler:
                 self.report.usage = self.report.usage + result.usage  # its calls were made
                 self._halt(_reason(exc))
                 return
-            stop = next((e for e in result.errors if e.get("kind") in STOP_KINDS), None)
+            stop = next((e for e in meter.infra if e.get("kind") in STOP_KINDS), None)
             if stop is not None:
                 self._halt(f"{stop.get('type', 'error')}: {stop.get('message', '')}")
 
@@ -311,6 +313,19 @@ class Scheduler:
 def _reason(error: ResultsError) -> str:
     """How a results failure reads as the run's stop reason."""
     return f"{type(error).__name__}: {error}"
+
+
+def unreported(errors: list[dict[str, Any]], outcome: EvalOutcome) -> list[dict[str, Any]]:
+    """The infrastructure errors the runner saw (`Meter.infra`) that `outcome` does not
+    report: each makes the evaluation incomplete whatever the judge did with it (caught it
+    and went on, or left it out of what it sent)."""
+    reported = [*((outcome.summary or {}).get("errors") or []), *outcome.errors]
+    texts = [str(entry.get("message", "")) for entry in reported if isinstance(entry, dict)]
+    return [
+        error
+        for error in errors
+        if not error.get("message") or not any(error["message"] in text for text in texts)
+    ]
 
 
 async def _unstored(commits: CommitBarrier) -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ from toolkit.sandbox.protocol import (
     Call,
     Cancel,
     EvalOutcome,
+    JobGuards,
     Outcome,
     ProtocolError,
     Reply,
@@ -121,7 +122,9 @@ class JobSession:
     `MAX_CALLS_IN_FLIGHT`), cancels those the judge gave up on, and keeps its outcome.
 
     `run` returns at the end of the stream, or at the first frame that breaks the protocol
-    (then `protocol_error` says how); calls still running are cancelled by `close`.
+    (then `protocol_error` says how); calls still running are cancelled by `close`. The job's
+    first frame is its `JobGuards`, sent before judge code runs: `guards` keeps them (None
+    until then); any other first frame, or a second one, breaks the protocol.
     """
 
     def __init__(
@@ -133,6 +136,7 @@ class JobSession:
     ) -> None:
         self.reader, self.writer, self.broker, self.answer = reader, writer, broker, answer
         self.outcome: EvalOutcome | None = None
+        self.guards: list[str] | None = None
         self.protocol_error: str | None = None
         self.calls: dict[int, asyncio.Task[None]] = {}
 
@@ -145,7 +149,11 @@ class JobSession:
                 message = await read_message(self.reader)
                 if message is None:
                     return
-                if isinstance(message, Call) and message.call_id not in self.calls:
+                if self.guards is None:
+                    if not isinstance(message, JobGuards):
+                        raise ProtocolError(f"the job began with '{message.type}', not its guards")
+                    self.guards = list(message.guards)
+                elif isinstance(message, Call) and message.call_id not in self.calls:
                     self._start(message)
                 elif isinstance(message, Cancel):
                     running = self.calls.get(message.call_id)

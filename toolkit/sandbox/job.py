@@ -33,6 +33,7 @@ from toolkit.sandbox.protocol import (
     CallMethod,
     Cancel,
     EvalOutcome,
+    JobGuards,
     JobStart,
     Outcome,
     ProtocolError,
@@ -88,7 +89,7 @@ class Channel:
         finally:
             self._pending.pop(call_id, None)
 
-    async def send(self, message: Call | Outcome) -> None:
+    async def send(self, message: Call | JobGuards | Outcome) -> None:
         """Write one frame (a frame is written whole, so frames never interleave)."""
         self._writer.write(encode(message))
         await self._writer.drain()
@@ -227,9 +228,11 @@ async def _evaluate(
     return with_errors(outcome.model_copy(update={"guards": guards}), violations)
 
 
-async def _job_main(sock: socket.socket, spawn: Spawn, guards: list[str]) -> None:
-    """Read the job, run it, send its outcome, and leave at once (threads a judge left
-    behind die with the process)."""
+async def _job_main(
+    sock: socket.socket, spawn: Spawn, worker_guards: list[str], job_guards: list[str]
+) -> None:
+    """Read the job, report the job guards in effect before any judge code loads, run it,
+    send its outcome, and leave at once (threads a judge left behind die with the process)."""
     guard = Guard(allow_network=spawn.limits.network)
     reader, writer = await asyncio.open_unix_connection(sock=sock)
     start = await read_message(reader)
@@ -239,7 +242,9 @@ async def _job_main(sock: socket.socket, spawn: Spawn, guards: list[str]) -> Non
     channel.start()
     sys.addaudithook(guard.hook)
     guard.active = True
-    outcome = await _evaluate(channel, start, guard, [*guards, "audit_hook"])
+    measured = [*job_guards, "audit_hook"]
+    await channel.send(JobGuards(guards=measured))
+    outcome = await _evaluate(channel, start, guard, [*worker_guards, *measured])
     try:
         await channel.send(Outcome(outcome=outcome))
     except ProtocolError as exc:
@@ -261,5 +266,5 @@ def job_process(
     ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
     make_undumpable()
     applied = apply_job_limits(spawn.limits, baseline, bind_self(program, os.getpid()))
-    asyncio.run(_job_main(sock, spawn, [*guards, *applied]))
+    asyncio.run(_job_main(sock, spawn, guards, applied))
     return 0

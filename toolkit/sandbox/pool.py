@@ -23,6 +23,7 @@ from toolkit.backends import JudgingBackend
 from toolkit.evaluator import PageSource
 from toolkit.runner.judging import with_errors
 from toolkit.runner.loader import code_to_text, compile_judge
+from toolkit.runner.metering import note_infra
 from toolkit.sandbox.broker import Broker, JobSession, ToolProvider
 from toolkit.sandbox.isolation import Isolation, probe_isolation
 from toolkit.sandbox.launch import Launch, launch_sandbox
@@ -47,7 +48,7 @@ STARTUP_TIMEOUT_S = 60.0
 KILL_GRACE_S = 5.0
 REQUIRED_KIND = "sandbox_required"
 LOST = "the sandbox worker process ended unexpectedly"
-_SIGNAL_KINDS = {signal.SIGXCPU: "cpu_limit", signal.SIGKILL: "killed"}
+_SIGNAL_KINDS: dict[int, str] = {signal.SIGXCPU: "cpu_limit", signal.SIGKILL: "killed"}
 _READ_CHUNK = 1 << 16
 
 
@@ -178,8 +179,8 @@ def _end_error(limits: SandboxLimits, end: JobEnd) -> dict[str, Any]:
         message = f"the judge did not finish within {limits.timeout_s:g} s and was killed"
         return error_dict("Timeout", "timeout", message)
     if end.signal is not None:
-        kind = _SIGNAL_KINDS.get(signal.Signals(end.signal), "crash")
-        name = signal.Signals(end.signal).name
+        kind = _SIGNAL_KINDS.get(end.signal, "crash")
+        name = _signal_name(end.signal)
         if kind == "cpu_limit":
             message = f"the judge exceeded its CPU limit of {limits.cpu_s} s ({name})"
         else:
@@ -189,9 +190,25 @@ def _end_error(limits: SandboxLimits, end: JobEnd) -> dict[str, Any]:
     return error_dict("SandboxError", "crash", f"{message}{hint}")
 
 
+def _signal_name(number: int) -> str:
+    """`SIGTERM` for 15; a real-time or unknown signal by its number (`signal 40`)."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
 def _finish(
-    job: EvalJob, limits: SandboxLimits, session: JobSession, end: JobEnd, duration: float
+    job: EvalJob,
+    limits: SandboxLimits,
+    session: JobSession,
+    end: JobEnd,
+    duration: float,
+    worker_guards: list[str],
 ) -> EvalOutcome:
+    """The job's outcome as the parent records it: the job's own (or a failure), with the
+    guards measured before judge code ran (the fork server's and the job's first frame;
+    none when the job never reported its own), whatever the outcome claims."""
     tails = {"stdout_tail": end.stdout_tail, "stderr_tail": end.stderr_tail}
     outcome = session.outcome
     if session.protocol_error:
@@ -203,7 +220,8 @@ def _finish(
     elif outcome is None:
         outcome = EvalOutcome.failure(job, "crash", "")
         outcome.errors = [_end_error(limits, end)]
-    update = {"duration_s": round(duration, 6), "cpu_s": end.cpu_s, **tails}
+    guards = [] if session.guards is None else [*worker_guards, *session.guards]
+    update = {"duration_s": round(duration, 6), "cpu_s": end.cpu_s, "guards": guards, **tails}
     return outcome.model_copy(update=update)
 
 
@@ -348,7 +366,9 @@ class WorkerPool:
         return self._codes[key]
 
     def _check_guards(self, outcome: EvalOutcome) -> EvalOutcome:
-        """Say (once per set) which guards were missing; with `require_sandbox`, fail it."""
+        """Say (once per set) which guards were missing from those measured for the job
+        (none measured: it never ran); with `require_sandbox`, fail it, noted in the
+        evaluation's meter (a failure the runner found, which stops the run)."""
         if not outcome.guards:
             return outcome
         missing = self.isolation.expected_guards - set(outcome.guards)
@@ -361,7 +381,9 @@ class WorkerPool:
         if not self.require_sandbox:
             return outcome
         message = f"--require-sandbox: these guards were not in effect: {names}"
-        return with_errors(outcome, [error_dict("SandboxError", REQUIRED_KIND, message)])
+        failure = error_dict("SandboxError", REQUIRED_KIND, message)
+        note_infra(failure)
+        return with_errors(outcome, [failure])
 
     async def evaluate(self, job: EvalJob, limits: SandboxLimits | None = None) -> EvalOutcome:
         """Run `job` in a sandboxed job process; never raises for anything the judge does.
@@ -420,7 +442,7 @@ class WorkerPool:
         finally:
             serving.cancel()
             await session.close()
-        return _finish(job, limits, session, end, time.monotonic() - begin)
+        return _finish(job, limits, session, end, time.monotonic() - begin, server.guards)
 
     def _lost(
         self,

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from toolkit.util.hashing import sha256_bytes, sha256_text
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 OUTCOME_VERSION = 1
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 _HEADER = struct.Struct(">I")
@@ -221,6 +221,15 @@ class JobStart(_Message):
     )
 
 
+class JobGuards(_Message):
+    """Job → parent, its first frame: the job guards it measured in effect, sent before any
+    judge code is loaded. The parent records these (and the fork server's `Ready.guards`),
+    never what the judge's process says later."""
+
+    type: Literal["job_guards"] = "job_guards"
+    guards: list[str] = Field(default_factory=list)
+
+
 class Call(_Message):
     """Job → parent: a judge's backend, page or tool request; answered by a `Reply`."""
 
@@ -255,7 +264,7 @@ class Outcome(_Message):
 
 
 Message = Annotated[
-    Ready | Spawn | Kill | JobEnd | JobStart | Call | Cancel | Reply | Outcome,
+    Ready | Spawn | Kill | JobEnd | JobStart | JobGuards | Call | Cancel | Reply | Outcome,
     Field(discriminator="type"),
 ]
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(Message)

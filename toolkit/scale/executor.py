@@ -37,6 +37,7 @@ class ClusterExecutor:
         if meter is not None:
             meter.usage = meter.usage + result.usage
             meter.clipped.update(result.clipped)
+            meter.infra.extend(result.infra)
         log = current_page_reads.get()
         if log is not None:
             log.merge(result.reads)

@@ -4,7 +4,7 @@ A node runner builds its local sandboxed pool over these, exactly as a local run
 over the real services, so a judge cannot tell where it runs. Each reply's usage, and the
 pages it sent clipped, are charged to the current evaluation's meter; errors come back under
 the gateway's own error type and kind (a budget stop is still kind `budget`), as an
-`InfraError`: the node never holds a key.
+`InfraError` noted in that meter too: the node never holds a key.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from toolkit.backends import ExtractRequest, Verdict, VerifyRequest
 from toolkit.errors import InfraError
-from toolkit.runner.metering import current_meter
+from toolkit.runner.metering import current_meter, note_infra
 from toolkit.sandbox.broker import ToolProvider
 from toolkit.sandbox.protocol import Call, CallMethod
 from toolkit.scale.messages import GatewayInfo, GatewayReply
@@ -62,9 +62,11 @@ class GatewayLink:
         error = answer.reply.error
         if error is not None:
             kind = str(error.get("kind") or "backend")
-            raise _error_class(str(error.get("type") or "InfraError"))(
+            failure = _error_class(str(error.get("type") or "InfraError"))(
                 str(error.get("message") or ""), kind=kind
             )
+            note_infra(failure)
+            raise failure
         return answer.reply.result
 
 

@@ -6,14 +6,17 @@ judgegen version fails loudly instead of misreading a field.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolkit.runner.fingerprint import PageReads
 from toolkit.runner.results import UsageTotals
 from toolkit.sandbox.protocol import EvalOutcome, Reply, SandboxLimits
 
-SCALE_VERSION = 2
-"""2: the gateway says which judgegen code it runs (`GatewayInfo.code`)."""
+SCALE_VERSION = 3
+"""2: the gateway says which judgegen code it runs (`GatewayInfo.code`); 3: a node's result
+carries the infrastructure errors its services raised (`NodeResult.infra`)."""
 
 
 class _Versioned(BaseModel):
@@ -65,4 +68,9 @@ class NodeResult(_Versioned):
         default_factory=list, description="Cited pages its backend calls sent clipped."
     )
     reads: PageReads = Field(default_factory=PageReads)
+    infra: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Infrastructure errors the node's services raised to the judge "
+        "(`toolkit.runner.metering.Meter.infra`): seen by the node, whatever the judge did.",
+    )
     node_id: str = ""

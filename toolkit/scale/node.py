@@ -85,6 +85,7 @@ class NodeRunner:
             usage=meter.usage,
             clipped=sorted(meter.clipped),
             reads=log.reads(),
+            infra=meter.infra,
             node_id=self.node_id,
         )
 

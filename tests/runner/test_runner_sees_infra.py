@@ -1,0 +1,153 @@
+"""What the runner sees itself decides completeness and stops, not what a judge reports.
+
+An infrastructure failure raised to a judge (LLM, page store) makes its evaluation incomplete
+even when the judge catches it or rewrites its outcome; only failures the runner saw stop a
+run; the sandbox guards recorded are the ones measured before judge code ran. Real sandbox
+(bubblewrap, seccomp) where the behaviour is the sandbox's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from generator.cli import main
+from tests.fixtures.runner.helpers import HOSTILE_JUDGES, copy_fixtures, options, stored
+from tests.fixtures.runner.scripted import extract
+from toolkit import ScriptedBackend
+from toolkit.backends import Verdict, VerifyRequest
+from toolkit.errors import InfraError
+from toolkit.runner.inputs import AnswerInput, discover_answers
+from toolkit.runner.options import RunOptions
+from toolkit.runner.report import RunReport
+from toolkit.runner.results import EvaluationResult
+from toolkit.runner.scheduler import run_evaluations
+from toolkit.sandbox import isolation as isolation_module
+
+MODES = ["sandbox", "in_process"]
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    return copy_fixtures(tmp_path)
+
+
+def hostile_input(work: Path, name: str) -> AnswerInput:
+    """Put hostile judge `name` among the judges and return an answer for its task."""
+    (work / "judges" / f"{name}.py").write_bytes((HOSTILE_JUDGES / f"{name}.py").read_bytes())
+    path = work / "answers" / "gamma" / name / "answer_1.md"
+    path.parent.mkdir(parents=True)
+    path.write_text("Paris, see https://a")
+    (item,) = [i for i in discover_answers(work / "answers") if i.task_id == name]
+    return item
+
+
+def overloaded(request: VerifyRequest) -> Verdict:
+    raise InfraError("provider 529 overloaded", kind="llm")
+
+
+class FailingStore:
+    """A page source whose store cannot be read (an infrastructure failure)."""
+
+    def get(self, url: str) -> str | None:
+        raise InfraError("page store is locked", kind="page_store")
+
+
+def run(
+    work: Path, items: list[AnswerInput], backend: ScriptedBackend, mode: str, **kw: object
+) -> RunReport:
+    opts: RunOptions = options(work, jobs=1)
+    return asyncio.run(
+        run_evaluations(items, backend=backend, options=opts, isolation=mode, **kw)  # type: ignore[arg-type]
+    )
+
+
+def only_result(work: Path, report: RunReport) -> EvaluationResult:
+    (head,) = report.results
+    return stored(work, head)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_llm_failure_the_judge_swallowed_leaves_the_evaluation_incomplete(
+    work: Path, mode: str
+) -> None:
+    item = hostile_input(work, "swallows_infra_error")
+    report = run(work, [item], ScriptedBackend(verify=overloaded), mode)
+    result = only_result(work, report)
+    assert result.status == "incomplete" and result.final_score is None
+    assert any(
+        e["kind"] == "llm" and "provider 529 overloaded" in e["message"] for e in result.errors
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_page_store_failure_the_judge_swallowed_leaves_the_evaluation_incomplete_and_stops(
+    work: Path, mode: str
+) -> None:
+    item = hostile_input(work, "swallows_infra_error")
+    backend = ScriptedBackend(verify=lambda request: True)
+    report = run(work, [item], backend, mode, pages=FailingStore())
+    result = only_result(work, report)
+    assert result.status == "incomplete"
+    assert [e["kind"] for e in result.errors] == ["page_store"]
+    assert report.stopped and "page store is locked" in report.stopped
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_judge_raising_the_budget_error_itself_does_not_stop_the_run(
+    work: Path, mode: str
+) -> None:
+    hostile = hostile_input(work, "raises_budget")
+    others = [i for i in discover_answers(work / "answers") if i.task_id == "python_match"]
+    backend = ScriptedBackend(extract=extract, verify=lambda request: True)
+    report = run(work, [hostile, *others], backend, mode)
+    assert report.stopped is None and report.not_started == 0
+    assert len(report.results) == 1 + len(others)
+    faked = next(h for h in report.results if h.task_id == "raises_budget")
+    assert stored(work, faked).status == "incomplete"
+
+
+def test_a_budget_error_from_the_backend_stops_the_run_though_the_judge_swallowed_it(
+    work: Path,
+) -> None:
+    from toolkit.errors import BudgetExceeded
+
+    def spent(request: VerifyRequest) -> Verdict:
+        raise BudgetExceeded("budget of $0.01 spent")
+
+    item = hostile_input(work, "swallows_infra_error")
+    others = [i for i in discover_answers(work / "answers") if i.task_id == "python_match"]
+    report = run(work, [item, *others], ScriptedBackend(extract=extract, verify=spent), "sandbox")
+    assert report.stopped and "budget of $0.01 spent" in report.stopped
+    assert report.not_started == len([i for i in others if not i.empty])
+
+
+def test_guards_a_judge_claims_are_not_recorded_nor_let_require_sandbox_pass(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hostile_input(work, "claims_every_guard")
+    monkeypatch.setattr(isolation_module.shutil, "which", lambda name: None)  # no bubblewrap
+    args = ["run", "--answers", str(work / "answers"), "--judges", str(work / "judges")]
+    args += ["--results", str(work / "results"), "--reviews", str(work / "reviews")]
+    args += ["--backend", "tests.fixtures.runner.scripted:factory", "--jobs", "1"]
+    args += ["--task", "claims_every_guard", "--include-unreviewed", "--require-sandbox"]
+    outcome = CliRunner().invoke(main, args)
+    assert outcome.exit_code == 3, outcome.output
+    assert "sandbox guards not in effect: filesystem_allowlist" in outcome.stderr
+    (path,) = (work / "results" / "gamma" / "claims_every_guard").glob("*.json")
+    result = EvaluationResult.model_validate_json(path.read_text())
+    assert result.status == "incomplete"
+    assert "filesystem_allowlist" not in result.sandbox_guards
+    assert {"rlimits", "seccomp_job", "audit_hook"} <= set(result.sandbox_guards)
+
+
+def test_a_judge_killed_by_a_real_time_signal_is_its_crash_named_by_number(work: Path) -> None:
+    item = hostile_input(work, "dies_of_rt_signal")
+    report = run(work, [item], ScriptedBackend(), "sandbox")
+    result = only_result(work, report)
+    assert result.status == "incomplete"
+    (error,) = result.errors
+    assert error["kind"] == "crash" and "signal 40" in error["message"]
