@@ -16,8 +16,8 @@ from click.testing import CliRunner
 
 from generator.cli import main
 from tests.pages.pdfs import build_pdf
-from toolkit.pages import PageStore, capture, default_chromium
-from toolkit.pages.capture import NOTHING_RENDERED
+from toolkit.pages import PageRecord, PageStore, capture, default_chromium
+from toolkit.pages.capture import NOTHING_RENDERED, CaptureOptions, capture_pages
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -282,3 +282,39 @@ def test_missing_chromium_is_an_infrastructure_failure(run: CaptureRun, tmp_path
 
 def test_no_input_option_is_a_usage_error() -> None:
     assert invoke([]).exit_code == 2
+
+
+async def failing_capture(url: str) -> PageRecord:
+    return PageRecord.failure(url, "timeout", "no complete page within 30s")
+
+
+async def test_a_page_stored_under_another_spelling_is_not_captured_again(tmp_path: Path) -> None:
+    captured: list[str] = []
+
+    async def capture(url: str) -> PageRecord:
+        captured.append(url)
+        return await failing_capture(url)
+
+    with PageStore(tmp_path / "pages") as store:
+        store.put(PageRecord.web("https://www.example.com/a", "Good copy", None))
+        report = await capture_pages(
+            ["http://example.com/a/"], store, CaptureOptions(), capture=capture
+        )
+        assert captured == []
+        assert [o.result for o in report.outcomes] == ["skipped"]
+        assert store.get("http://example.com/a/") == "Good copy"
+
+
+async def test_a_failed_refresh_of_another_spelling_keeps_the_stored_page(tmp_path: Path) -> None:
+    with PageStore(tmp_path / "pages") as store:
+        store.put(PageRecord.web("https://www.example.com/a", "Good copy", None))
+        report = await capture_pages(
+            ["http://example.com/a/"],
+            store,
+            CaptureOptions(),
+            refresh=True,
+            capture=failing_capture,
+        )
+        assert [(o.result, o.kept_previous) for o in report.outcomes] == [("failed", True)]
+        assert store.get("http://example.com/a/") == "Good copy"
+        assert store.counts() == {"ok": 1, "failed": 0}

@@ -125,6 +125,55 @@ def test_lookup_finds_page_by_surface_variants(store: PageStore, variant: str) -
     assert store.get(variant) == "Menu"
 
 
+WWW = "https://www.example.com/a"
+PLAIN = "http://example.com/a/"  # the same page (`normalize_url`), spelled otherwise
+
+
+def test_a_failure_never_hides_a_page_stored_under_another_spelling(store: PageStore) -> None:
+    store.put(PageRecord.failure(PLAIN, "timeout", "slow today"))
+    store.put(PageRecord.web(WWW, "Good copy", JPEG))
+    assert store.get(PLAIN) == "Good copy"
+    assert base64.b64decode(store.screenshot(PLAIN) or "") == JPEG
+    page = store.stored_page(PLAIN)
+    assert page is not None and page.text == "Good copy"
+    assert store.has_page(PLAIN)
+
+
+def test_a_read_only_store_serves_a_page_stored_under_another_spelling_over_a_failure(
+    tmp_path: Path,
+) -> None:
+    with PageStore(tmp_path / "pages") as writer:
+        writer.put(PageRecord.failure(PLAIN, "browser", "crashed"))
+        writer.put(PageRecord.web(WWW, "Good copy", None))
+    with PageStore(tmp_path / "pages", readonly=True) as store:
+        assert store.get(PLAIN) == "Good copy"
+
+
+def test_a_page_stored_under_this_spelling_wins_over_another_spellings(store: PageStore) -> None:
+    store.put(PageRecord.web(WWW, "www copy", None))
+    store.put(PageRecord.web(PLAIN, "plain copy", None))
+    assert (store.get(WWW), store.get(PLAIN)) == ("www copy", "plain copy")
+
+
+def test_a_failure_is_served_when_no_spelling_of_the_page_is_stored(store: PageStore) -> None:
+    store.put(PageRecord.failure(WWW, "http", "HTTP 404"))
+    store.put(PageRecord.failure(PLAIN, "browser", "crashed"))
+    assert store.get(WWW) is None
+    with pytest.raises(InfraError, match="cache-pages"):
+        store.get(PLAIN)  # this spelling's own failure, not the other one's
+    assert not store.has_page(PLAIN)
+
+
+def test_a_failure_is_not_stored_for_a_page_stored_under_another_spelling(
+    store: PageStore,
+) -> None:
+    store.put(PageRecord.web(WWW, "Good copy", None))
+    assert store.put(PageRecord.failure(PLAIN, "timeout", "slow today")) is False
+    assert store.counts() == {"ok": 1, "failed": 0}
+    record = store.lookup(PLAIN)
+    assert record is not None and record.text == "Good copy"
+
+
 def test_pages_persist_after_reopening(tmp_path: Path) -> None:
     with PageStore(tmp_path / "pages") as first:
         first.put(PageRecord.web("https://example.com/a", "Kept", None))

@@ -119,7 +119,8 @@ async def capture_pages(
     progress: ProgressFn | None = None,
     capture: CaptureFn | None = None,
 ) -> CaptureReport:
-    """Capture every URL not already stored as a page (all of them with `refresh`).
+    """Capture every URL whose page is not already stored, under any spelling of it
+    (`PageStore.has_page`); all of them with `refresh`, where a failure keeps a stored page.
 
     URLs are canonicalized and de-duplicated; strings that are not http(s) URLs are ignored.
     Pages are captured by a local Chromium, or by `capture` (e.g. on a cluster's nodes) at

@@ -169,8 +169,9 @@ def _import_failures(task_dir: Path, store: PageStore, report: ImportReport) -> 
 def import_m2w2(root: str | Path, store: PageStore, *, refresh: bool = False) -> ImportReport:
     """Import every task folder (one with an `index.json`) under `root` into `store`.
 
-    A URL that already has a stored page is left alone unless `refresh`. Entries that
-    cannot be imported (missing or unreadable files, unknown type) are listed in `problems`.
+    A URL that already has a stored page (under any spelling of it: `PageStore.has_page`)
+    is left alone unless `refresh`. Entries that cannot be imported (missing or unreadable
+    files, unknown type) are listed in `problems`.
     """
     root = Path(root)
     report = ImportReport(source=str(root), store=str(store.path))

@@ -7,7 +7,8 @@ captured: the claim is unsupported, a verdict. When our browser failed (`browser
 raise `InfraError`, so the evaluation is incomplete and retried, never scored 0.
 A store that cannot be read or written (a damaged file, a disk error, a lock held past the
 busy timeout) raises `PageStoreError`, naming the file and the fix, never a bare SQLite error.
-A failure never overwrites a page that was captured successfully.
+A failure never overwrites a page that was captured successfully, nor hides one stored under
+another spelling of the same URL (`toolkit.urls.normalize_url`): reads serve that page.
 Reads are local and offline, so a rerun sees exactly the pages the first run saw.
 """
 
@@ -235,8 +236,9 @@ class PageStore:
     """Captured pages by normalized URL in `<directory>/pages.sqlite`; a `PageSource`.
 
     `get(url)` gives the page text, `screenshot(url)` a base64 JPEG, `stored_page(url)` both
-    with their hashes (a claim check's read), `lookup(url)` the whole record (failures included). Lookups try the canonical URL, then any row for the same page
-    (`toolkit.urls.normalize_url`, kept in the `match_key` column).
+    with their hashes (a claim check's read), `lookup(url)` the whole record (failures
+    included). Lookups try the canonical URL, then any row for the same page
+    (`toolkit.urls.normalize_url`, kept in the `match_key` column), a page before a failure.
     """
 
     def __init__(self, directory: str | Path, *, readonly: bool = False) -> None:
@@ -315,17 +317,23 @@ class PageStore:
     # -- reading ----------------------------------------------------------------------------
 
     def _row(self, url: str, columns: tuple[str, ...]) -> dict[str, Any] | None:
+        """`columns` of the row read for `url`: the page stored under its canonical URL, else
+        one stored under another spelling of the same page (`match_key`), else a failure (the
+        canonical URL's first). A failure never hides a stored page: one spelling's capture
+        can fail where another's succeeded."""
         key = canonical_url(url)
-        select = ", ".join(columns)
+        select = ", ".join(("status = 'ok'", *columns))
         with self._guard():
             row = self._db.execute(f"SELECT {select} FROM pages WHERE url = ?", (key,)).fetchone()
-            if row is None:
-                row = self._db.execute(
+            if row is None or not row[0]:
+                same_page = self._db.execute(
                     f"SELECT {select} FROM pages WHERE match_key = ? "
                     "ORDER BY status = 'ok' DESC, rowid LIMIT 1",
                     (normalize_url(key),),
                 ).fetchone()
-        return dict(zip(columns, row, strict=True)) if row else None
+                if same_page is not None and (row is None or same_page[0]):
+                    row = same_page
+        return dict(zip(columns, row[1:], strict=True)) if row else None
 
     def lookup(self, url: str) -> PageRecord | None:
         """The full record for `url` (a page or a failure), or None if it was never captured."""
@@ -461,14 +469,11 @@ class PageStore:
         return self._content(url, "pdf")
 
     def has_page(self, url: str) -> bool:
-        """Whether a page (not a failure, and with something to judge: `JUDGEABLE`) is stored
-        for exactly this normalized URL."""
-        with self._guard():
-            row = self._db.execute(
-                f"SELECT 1 FROM pages WHERE url = ? AND status = 'ok' AND {JUDGEABLE}",
-                (canonical_url(url),),
-            ).fetchone()
-        return row is not None
+        """Whether reads of `url` serve a page (not a failure, and with something to judge:
+        `JUDGEABLE`), stored under this spelling or another of the same page; if not, capture
+        it (again)."""
+        row = self._row(url, ("status", JUDGEABLE))
+        return row is not None and row["status"] == "ok" and bool(row[JUDGEABLE])
 
     def records(self, status: Literal["ok", "failed"] | None = None) -> list[PageRecord]:
         """Every record (without screenshot and PDF bytes), oldest row first."""
@@ -491,10 +496,12 @@ class PageStore:
     # -- writing ----------------------------------------------------------------------------
 
     def put(self, record: PageRecord) -> bool:
-        """Store `record`; returns False when it is a failure and a page is already stored.
+        """Store `record`; returns False when it is a failure and a page is already stored
+        (under this spelling or another of the same page).
 
         A page replaces whatever was there. A failure replaces an earlier failure (counting
-        the attempt) but never a stored page, which stays what readers see.
+        the attempt) but never a stored page, which stays what readers see; nor is it stored
+        beside a page stored under another spelling, which readers see instead.
         """
         if self.readonly:
             raise PermissionError(f"page store {self.path} was opened read-only")
@@ -506,13 +513,18 @@ class PageStore:
         values["fetched_at"] = record.fetched_at.isoformat()
         values["screenshot_hash"] = sha256_bytes(record.screenshot) if record.screenshot else None
         with self._guard(), self._db:
-            previous = self._db.execute(
-                "SELECT status, attempts FROM pages WHERE url = ?", (values["url"],)
-            ).fetchone()
-            if previous and record.status == "failed":
-                if previous[0] == "ok":
+            if record.status == "failed":
+                page = self._db.execute(
+                    "SELECT 1 FROM pages WHERE (url = ? OR match_key = ?) AND status = 'ok'",
+                    (values["url"], values["match_key"]),
+                ).fetchone()
+                if page is not None:
                     return False
-                values["attempts"] = previous[1] + 1
+                previous = self._db.execute(
+                    "SELECT attempts FROM pages WHERE url = ?", (values["url"],)
+                ).fetchone()
+                if previous:
+                    values["attempts"] = previous[0] + 1
             placeholders = ", ".join("?" for _ in _STORED)
             self._db.execute(
                 f"INSERT OR REPLACE INTO pages ({', '.join(_STORED)}) VALUES ({placeholders})",
