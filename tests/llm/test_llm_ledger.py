@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.llm.conftest import verify_request
-from toolkit.errors import LedgerError
+from toolkit.errors import LedgerError, LLMError
 from toolkit.llm.client import LLMClient
 from toolkit.llm.ledger import Ledger, UsageSummary
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
@@ -109,6 +109,30 @@ def test_price_table_matches_the_longest_prefix() -> None:
     assert table.price_for("claude-sonnet-4-5-20250929") == table.prices["claude-sonnet-4"]
     assert table.price_for("gpt-4o-mini-2024-07-18") == table.prices["gpt-4o-mini"]
     assert table.price_for("unknown") is None
+
+
+async def test_a_reask_that_fails_in_transport_still_charges_the_invalid_answer_before_it() -> None:
+    """The first answer was not JSON (paid), the re-ask timed out: the ledger row, the budget
+    and the error all carry the first answer's tokens."""
+    answers: list[str] = []
+
+    def invalid_then_timeout(request: LLMRequest) -> LLMResponse:
+        answers.append(request.prompt_text())
+        if len(answers) == 1:
+            usage = Usage(input_tokens=1000, output_tokens=100)
+            return LLMResponse(text="not json", model=request.model, usage=usage)
+        raise TimeoutError("read timed out")
+
+    client = LLMClient(
+        ScriptedProvider(invalid_then_timeout), ledger=Ledger(None, PriceTable()), budget_usd=10
+    )
+    with pytest.raises(LLMError) as caught:
+        await client.complete(verify_request("a"))
+    [row] = client.ledger.rows
+    assert (row.input_tokens, row.output_tokens) == (1000, 100) and row.error == "unknown"
+    assert caught.value.usage == Usage(input_tokens=1000, output_tokens=100)
+    assert caught.value.attempts == 2
+    assert row.cost_usd > 0 and row.cost_usd == client.budget.spent_usd == caught.value.cost_usd
 
 
 FULL_DISK = Path("/dev/full")  # every write to it fails with ENOSPC, as a full disk does

@@ -111,6 +111,24 @@ async def test_invalid_output_gives_up_after_two_reasks(stub: StubAPI) -> None:
     assert caught.value.usage == Usage(input_tokens=300, output_tokens=60)
 
 
+async def test_a_reask_that_times_out_keeps_the_usage_of_the_invalid_answer(
+    stub: StubAPI,
+) -> None:
+    stub.queue(
+        ANTHROPIC_PATH,
+        Reply(body=anthropic_message("{not json")),
+        Reply(body=anthropic_message(GOOD), delay_s=1.0),
+    )
+    with pytest.raises(LLMError) as caught:
+        await provider(stub, max_retries=0, timeout_s=0.2).complete(
+            verify_request(model="claude-sonnet-5-5")
+        )
+    assert caught.value.kind == "timeout"
+    assert caught.value.attempts == 2
+    assert caught.value.usage == Usage(input_tokens=100, output_tokens=20)
+    assert len(stub.calls(ANTHROPIC_PATH)) == 2
+
+
 async def test_truncation_is_an_error_that_keeps_usage(stub: StubAPI) -> None:
     stub.queue(ANTHROPIC_PATH, Reply(body=anthropic_message('{"reas', stop_reason="max_tokens")))
     with pytest.raises(LLMError) as caught:

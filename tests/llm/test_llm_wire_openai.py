@@ -109,6 +109,22 @@ async def test_malformed_json_is_reasked_once_and_usage_summed(stub: StubAPI) ->
     assert response.usage == Usage(input_tokens=200, output_tokens=40)
 
 
+async def test_a_reask_that_times_out_keeps_the_usage_of_the_invalid_answer(
+    stub: StubAPI,
+) -> None:
+    stub.queue(
+        OPENAI_PATH,
+        Reply(body=openai_completion('{"reasoning": "x", "result": tru')),
+        Reply(body=openai_completion(GOOD), delay_s=1.0),
+    )
+    with pytest.raises(LLMError) as caught:
+        await provider(stub, max_retries=0, timeout_s=0.2).complete(verify_request())
+    assert caught.value.kind == "timeout"
+    assert caught.value.attempts == 2
+    assert caught.value.usage == Usage(input_tokens=100, output_tokens=20)
+    assert len(stub.calls(OPENAI_PATH)) == 2
+
+
 async def test_truncation_is_an_error_that_keeps_usage(stub: StubAPI) -> None:
     stub.queue(OPENAI_PATH, Reply(body=openai_completion('{"reas', finish_reason="length")))
     with pytest.raises(LLMError) as caught:

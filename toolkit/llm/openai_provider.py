@@ -58,7 +58,7 @@ class OpenAIProvider:
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """One request, with validation re-asks; SDK failures become classified `LLMError`s."""
         try:
-            return await complete_structured(request, self._attempt)
+            return await complete_structured(request, self._attempt, self.classify)
         except LLMError:
             raise
         except Exception as exc:

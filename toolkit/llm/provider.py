@@ -70,18 +70,32 @@ class RawOutput(BaseModel):
 
 
 AttemptFn = Callable[[LLMRequest], Awaitable[RawOutput]]
+ClassifyFn = Callable[[BaseException], LLMError]
 
 
-async def complete_structured(request: LLMRequest, attempt: AttemptFn) -> LLMResponse:
+async def complete_structured(
+    request: LLMRequest, attempt: AttemptFn, classify: ClassifyFn
+) -> LLMResponse:
     """Call `attempt` and, when a schema is asked for, validate and re-ask (≤ MAX_REASKS).
 
-    Truncation and refusal end the call at once as `LLMError` carrying the usage so far.
+    Truncation and refusal end the call at once as `LLMError` carrying the usage so far. A
+    re-ask that fails (a timeout, a reset connection) raises its `LLMError` (`classify`ing an
+    SDK exception) with the usage of the attempts before it: those answers were paid for.
     """
     started = time.perf_counter()
     usage = Usage()
     current = request
     for attempt_no in range(1, MAX_REASKS + 2):
-        raw = await attempt(current)
+        try:
+            raw = await attempt(current)
+        except LLMError as exc:
+            if attempt_no > 1:
+                _add_paid(exc, usage, attempt_no)
+            raise
+        except Exception as exc:
+            if attempt_no == 1:
+                raise  # nothing paid yet: the provider classifies it as it always does
+            raise _add_paid(classify(exc), usage, attempt_no) from None  # may echo a key
         usage = usage + raw.usage
         _raise_on_stop(raw, usage, attempt_no)
         parsed, problems = _check_output(raw, request)
@@ -97,6 +111,14 @@ async def complete_structured(request: LLMRequest, attempt: AttemptFn) -> LLMRes
         attempts=MAX_REASKS + 1,
         body=raw.text[:2000],
     )
+
+
+def _add_paid(error: LLMError, paid: Usage, attempts: int) -> LLMError:
+    """`error`, a failed re-ask, also carrying the usage `paid` for the attempts before it."""
+    own = error.usage if isinstance(error.usage, Usage) else Usage()
+    error.usage = paid + own
+    error.attempts = attempts
+    return error
 
 
 def _raise_on_stop(raw: RawOutput, usage: Usage, attempts: int) -> None:

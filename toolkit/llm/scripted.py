@@ -68,7 +68,7 @@ class ScriptedProvider:
         An exception the policy raises is an infrastructure failure (`LLMError`), never a verdict.
         """
         try:
-            return await complete_structured(request, self._attempt)
+            return await complete_structured(request, self._attempt, self.classify)
         except LLMError:
             raise
         except Exception as exc:
