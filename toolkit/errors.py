@@ -107,6 +107,8 @@ class CacheError(InfraError):
         self.fix = fix
         self.usage: object | None = None
         """The usage of an answer that was paid for but could not be stored (for the ledger)."""
+        self.cost_usd = 0.0
+        """What that answer was billed, once the ledger has priced it (for the usage meter)."""
         super().__init__(f"response cache {path} is unusable: {cause}. Fix: {fix}", kind="cache")
 
     def __reduce__(self) -> tuple[Any, ...]:

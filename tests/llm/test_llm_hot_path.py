@@ -258,6 +258,34 @@ async def test_an_answer_paid_for_but_not_stored_still_leaves_its_ledger_row(
     assert rows[0]["input_tokens"] > 0 and rows[0]["output_tokens"] > 0
 
 
+async def test_an_answer_paid_for_but_not_stored_is_charged_to_the_meter_as_the_ledger_counts_it(
+    unwritable_cache: ResponseCache,
+) -> None:
+    """The evaluation's usage meter, the ledger and the budget count the unstored answer alike."""
+    from toolkit.runner.metering import Meter, MeteredClient
+
+    client = LLMClient(
+        ScriptedProvider(lambda r: GOOD),
+        cache=unwritable_cache,
+        cache_mode=CacheMode.RW,
+        ledger=Ledger(None, PriceTable()),
+        budget_usd=10.0,
+    )
+    meter = Meter()
+    with pytest.raises(CacheError) as raised:
+        await MeteredClient(client, meter).complete(verify_request("a"))
+    await client.aclose()
+    [row] = client.ledger.rows
+    assert row.cost_usd > 0 and raised.value.cost_usd == row.cost_usd == client.budget.spent_usd
+    charged = meter.usage
+    assert (charged.llm_calls, charged.input_tokens, charged.output_tokens) == (
+        1,
+        row.input_tokens,
+        row.output_tokens,
+    )
+    assert charged.cost_usd == row.cost_usd
+
+
 async def test_a_cache_that_cannot_be_read_fails_the_call_unpaid_naming_the_file_and_fix(
     tmp_path: Path,
 ) -> None:

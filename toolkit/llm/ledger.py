@@ -208,7 +208,9 @@ class LedgerProvider:
             raise
         except CacheError as exc:
             usage = exc.usage if isinstance(exc.usage, Usage) else Usage()
-            self.ledger.record(self._row(request, usage, False, started, exc.kind))
+            row = self._row(request, usage, False, started, exc.kind)
+            self.ledger.record(row)
+            exc.cost_usd = row.cost_usd
             raise
         finally:
             _call_started.reset(token)

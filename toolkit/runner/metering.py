@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolkit.backends import ExtractRequest, JudgingBackend, Verdict, VerifyRequest
-from toolkit.errors import InfraError, LLMError
+from toolkit.errors import CacheError, InfraError, LLMError
 from toolkit.llm.models import Usage
 from toolkit.runner.results import UsageTotals
 from toolkit.sandbox.protocol import error_dict
@@ -118,7 +118,7 @@ class MeteredClient:
     async def complete(self, request: Any) -> Any:
         try:
             response = await self.inner.complete(request)
-        except LLMError as exc:
+        except (LLMError, CacheError) as exc:  # the ledger counts both (e.g. an unstored answer)
             self._charge(exc.usage if isinstance(exc.usage, Usage) else Usage(), exc.cost_usd)
             raise
         hit = bool(getattr(response, "cache_hit", False))
