@@ -4,6 +4,7 @@ gets its row when it ends, so the ledger, the budget and the cache agree on what
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,37 @@ async def test_an_abandoned_call_that_completes_still_gets_its_paid_row(tmp_path
     assert rows[0].input_tokens > 0 and rows[0].cost_usd == client.budget.spent_usd
     stored = client.cache.lookup(request.cache_key(client.provider.name))  # type: ignore[union-attr]
     assert stored is not None  # the answer is kept: a rerun will not pay again
+    await client.aclose()
+
+
+async def test_a_call_cancelled_while_its_answer_is_committed_still_gets_its_paid_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The answer came back (paid, charged to the budget); its caller was cancelled while
+    waiting for the cache's writer, held up here, to commit it."""
+    gate = asyncio.Event()
+    gate.set()
+    client = gated_client(tmp_path, gate)
+    behind = client.cache._behind  # type: ignore[union-attr]
+    write, writer_free = behind._write, threading.Event()
+
+    def slow_write(items: list[object]) -> None:
+        writer_free.wait(5)
+        write(items)
+
+    monkeypatch.setattr(behind, "_write", slow_write)
+    waiting = asyncio.ensure_future(client.complete(verify_request("a")))
+    for _ in range(200):
+        if client.budget.spent_usd > 0:
+            break
+        await asyncio.sleep(0.01)
+    assert client.budget.spent_usd > 0 and not waiting.done()  # paid, waiting for the commit
+    waiting.cancel()
+    await settle(client, 1)
+    writer_free.set()
+    rows = client.ledger.rows
+    assert len(rows) == 1 and not rows[0].cache_hit and rows[0].error is None
+    assert rows[0].input_tokens > 0 and rows[0].cost_usd == client.budget.spent_usd
     await client.aclose()
 
 

@@ -46,8 +46,9 @@ class CachedProvider:
         """Calls in flight by key: the call, and the commit of its answer (done with None when
         nothing is stored)."""
         self.on_abandoned: Callable[[LLMRequest, asyncio.Future[LLMResponse]], None] | None = None
-        """Told of a call its maker stopped waiting for, which goes on (shared, and paid for):
-        `LLMClient` accounts for it in the ledger once it ends."""
+        """Told of a call its maker stopped waiting for, which goes on (shared, and paid for),
+        or has ended but not been accounted for (its maker was cancelled while waiting for the
+        commit): `LLMClient` accounts for it in the ledger once it ends."""
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """A stored answer when the mode allows, else one shared provider call."""
@@ -80,11 +81,11 @@ class CachedProvider:
         task.add_done_callback(lambda done: self._settle(key, done, stored))
         try:
             response = await asyncio.shield(task)
-        except asyncio.CancelledError:
-            if not task.done() and self.on_abandoned is not None:
+            await _after_store(stored, self._hurry, paid=response.usage)
+        except asyncio.CancelledError:  # in flight, or paid and waiting for its commit
+            if self.on_abandoned is not None:
                 self.on_abandoned(request, task)
             raise
-        await _after_store(stored, self._hurry, paid=response.usage)
         return response
 
     def _hurry(self) -> None:
