@@ -170,3 +170,24 @@ def test_an_abandoned_call_the_command_outlives_is_counted_with_no_known_cost(
     assert client.summary_line().endswith("; 1 failed")
     client.ledger.close()
     assert '"error":"abandoned"' in (tmp_path / "ledger.jsonl").read_text()
+
+
+async def test_a_call_cancelled_in_flight_with_the_cache_off_gets_an_abandoned_row() -> None:
+    """Without a cache the call is cancelled with its caller; it was sent, so it is counted as
+    a shared call the command outlived is: `abandoned`, with no known cost."""
+    client = LLMClient(
+        ScriptedProvider(lambda request: asyncio.Event().wait()),  # the model never answers
+        ledger=Ledger(None, PriceTable()),
+        budget_usd=10.0,
+    )
+    waiting = asyncio.ensure_future(client.complete(verify_request("a")))
+    await asyncio.sleep(0.05)
+    waiting.cancel()  # e.g. the judge timed out
+    await asyncio.gather(waiting, return_exceptions=True)
+    await settle(client, 1)
+    assert [(row.error, row.input_tokens, row.cost_usd) for row in client.ledger.rows] == [
+        ("abandoned", 0, 0.0)
+    ]
+    assert client.budget.spent_usd == 0.0
+    assert client.summary_line().endswith("; 1 failed")
+    await client.aclose()

@@ -32,7 +32,8 @@ def cacheable(response: LLMResponse) -> bool:
 class CachedProvider:
     """Wraps a provider with the response cache; identical in-flight requests share one call.
 
-    Mode `off` is a plain pass-through (no key is computed, nothing is shared).
+    Mode `off` is a plain pass-through (no key is computed, nothing is shared; a call whose
+    caller is cancelled is cancelled too, and told to `on_abandoned`).
     """
 
     def __init__(self, inner: Provider, cache: ResponseCache | None, mode: CacheMode) -> None:
@@ -48,12 +49,13 @@ class CachedProvider:
         self.on_abandoned: Callable[[LLMRequest, asyncio.Future[LLMResponse]], None] | None = None
         """Told of a call its maker stopped waiting for, which goes on (shared, and paid for),
         or has ended but not been accounted for (its maker was cancelled while waiting for the
-        commit): `LLMClient` accounts for it in the ledger once it ends."""
+        commit), or, with the cache off, was cancelled with its maker: `LLMClient` accounts for
+        it in the ledger once it ends."""
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """A stored answer when the mode allows, else one shared provider call."""
         if self.mode is CacheMode.OFF:
-            return await self.inner.complete(request)
+            return await self._passed_through(request)
         key = request.cache_key()
         if self.cache is not None and self.mode is not CacheMode.REFRESH:
             found = self.cache.lookup(key)
@@ -67,6 +69,18 @@ class CachedProvider:
     def classify(self, error: BaseException) -> LLMError:
         """Delegate to the wrapped provider."""
         return self.inner.classify(error)
+
+    async def _passed_through(self, request: LLMRequest) -> LLMResponse:
+        """The provider's answer, uncached. A caller cancelled meanwhile cancels the call and
+        tells `on_abandoned`, as a cached call's maker does: the request may have been sent,
+        so the ledger still gets its row (`abandoned`, or paid if the call had ended)."""
+        call = asyncio.ensure_future(self.inner.complete(request))
+        try:
+            return await call
+        except asyncio.CancelledError:
+            if self.on_abandoned is not None:
+                self.on_abandoned(request, call)
+            raise
 
     async def _shared(self, key: str, request: LLMRequest) -> LLMResponse:
         shared = self._inflight.get(key)

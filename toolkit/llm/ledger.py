@@ -227,8 +227,9 @@ class LedgerProvider:
     def abandoned(self, request: LLMRequest, call: asyncio.Future[LLMResponse]) -> None:
         """`request`'s maker stopped waiting (e.g. a judge timed out) while its call goes on:
         write its row when the call ends, as `complete` would have — a paid answer nobody
-        waited for still costs. A call cancelled in turn (the command ended first) gets a row
-        of error `abandoned` and no usage: it was sent, and what it cost is not known."""
+        waited for still costs. A call cancelled in turn (the command ended first, or, with the
+        cache off, its maker was cancelled) gets a row of error `abandoned` and no usage: it
+        was sent, and what it cost is not known."""
         started = _call_started.get()  # told in the abandoning caller's task, inside `complete`
         if started is None:
             started = self._clock()
