@@ -222,3 +222,46 @@ def test_a_result_that_only_read_a_pages_text_stays_fresh_when_its_screenshot_ch
         store.put(PageRecord.web(LOUVRE, PAGES[LOUVRE], b"\xff\xd8\xff\xe0 a picture"))
     assert run(work).exit_code == 0
     assert result_files(work / "results")[name] == first
+
+
+def counts(record: dict) -> dict[str, int]:
+    """Each status's result count over every agent of a run's `--json` record."""
+    summaries = record["summaries"].values()
+    return {k: sum(s["counts"][k] for s in summaries) for k in ("complete", "excluded")}
+
+
+def test_answers_excluded_as_too_large_are_judged_once_the_limit_allows_them(work: Path) -> None:
+    """Too large is decided by --max-answer-bytes, not by the answer's bytes alone: a stored
+    exclusion must not outlive the limit that made it."""
+    small = json.loads(run(work, "--max-answer-bytes", "10").stdout)
+    assert counts(small) == {"complete": 1, "excluded": 10}  # the empty answer is 4 bytes
+
+    again = json.loads(run(work).stdout)
+
+    assert (again["evaluated"], again["reused"]) == (10, 1)
+    assert counts(again) == {"complete": 11, "excluded": 0}
+    assert not any(r["status"] == "excluded" for r in result_files(work / "results").values())
+
+
+def test_judged_answers_are_excluded_once_a_lower_limit_makes_them_too_large(work: Path) -> None:
+    assert run(work).exit_code == 0
+
+    lowered = json.loads(run(work, "--max-answer-bytes", "300").stdout)
+
+    le_guin = {n: r for n, r in result_files(work / "results").items() if "alpha/le_guin" in n}
+    assert {r["status"] for r in le_guin.values()} == {"excluded"}  # 350 and 305 bytes
+    assert all("> limit 300 (--max-answer-bytes)" in r["reason"] for r in le_guin.values())
+    assert lowered["reused"] == 11 - len(le_guin) and lowered["evaluated"] == 0
+    assert counts(lowered) == {"complete": 9, "excluded": 2}
+
+
+def test_a_limit_that_changes_no_answers_outcome_keeps_every_result(work: Path) -> None:
+    """The limit is not in the fingerprint: raising it re-spends no LLM call on answers it
+    never excluded."""
+    assert run(work).exit_code == 0
+    before = result_files(work / "results")
+
+    raised = json.loads(run(work, "--max-answer-bytes", "4000000").stdout)
+
+    assert (raised["evaluated"], raised["reused"]) == (0, len(before))
+    assert result_files(work / "results") == before

@@ -111,14 +111,27 @@ async def fresh_result(
     store: ResultStore, item: AnswerInput, fp: Fingerprint, pages: Any
 ) -> EvaluationResult | None:
     """The stored result of `item` if it still holds: computed from the same inputs (`fp`),
-    not incomplete, and every page it read (or found missing) is as it was in `pages`."""
+    with the outcome the input has now (`same_outcome`), not incomplete, and every page it
+    read (or found missing) is as it was in `pages`."""
     stored = store.read(item.agent_name, item.task_id, item.answer_name)
     if stored is None or stored.status == "incomplete" or not stored.fingerprint.same_inputs(fp):
+        return None
+    if not same_outcome(stored, item):
         return None
     reads = stored.fingerprint.pages
     if reads is not None and not await pages_unchanged(reads, pages):
         return None
     return stored
+
+
+def same_outcome(stored: EvaluationResult, item: AnswerInput) -> bool:
+    """Whether `stored` was decided as `item` is now: excluded for the same reason, or not
+    excluded. The fingerprint does not cover every reason: an answer too large for
+    `--max-answer-bytes` depends on the flag, so a result is redone when the limit changes
+    the answer's outcome, and only then (a judged answer still within it is reused)."""
+    if item.excluded is not None:
+        return stored.status == "excluded" and stored.reason == item.excluded
+    return stored.status != "excluded"
 
 
 def needs_repair(stored: EvaluationResult, item: AnswerInput, judge: JudgeInfo | None) -> bool:
