@@ -30,7 +30,7 @@ from toolkit.runner.results import (
     EvaluationResult,
     ResultHead,
     ResultStore,
-    score_file_path,
+    score_file_agrees,
     write_output,
 )
 from toolkit.util.hashing import sha256_bytes
@@ -136,15 +136,13 @@ def same_outcome(stored: EvaluationResult, item: AnswerInput) -> bool:
 
 def needs_repair(stored: EvaluationResult, item: AnswerInput, judge: JudgeInfo | None) -> bool:
     """Whether a fresh result still needs a file written: its judge was approved since it ran
-    (the flag is cleared), or a trajectory's score file is missing."""
+    (the flag is cleared), or a trajectory's score file does not agree with it (missing, or
+    left by an earlier result when a run failed between writing the two files)."""
     approved_since = stored.unreviewed_judge and judge is not None and not judge.unreviewed
     traj = item.traj_dir
-    score_missing = (
-        traj is not None
-        and stored.status == "complete"
-        and not score_file_path(traj, item.task_id).exists()
+    return approved_since or (
+        traj is not None and not score_file_agrees(traj, item.task_id, stored)
     )
-    return approved_since or score_missing
 
 
 def fingerprint_for(

@@ -248,14 +248,43 @@ def score_file_path(traj_dir: Path, judge_name: str) -> Path:
 
 def write_score_file(traj_dir: Path, judge_name: str, result: EvaluationResult) -> Path:
     """Write the webeval score file for a complete result; `gpt_response_text` is its JSON."""
+    path = score_file_path(traj_dir, judge_name)
+    write_output(path, _score_file_of(result).model_dump_json(indent=2) + "\n")
+    return path
+
+
+def remove_score_file(traj_dir: Path, judge_name: str) -> None:
+    """Delete the score file of `judge_name` if there is one; a failure is a `ResultsError`
+    (as a write's is), which stops the run."""
+    path = score_file_path(traj_dir, judge_name)
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as exc:
+        raise ResultsError(path, exc.strerror or str(exc)) from exc
+
+
+def score_file_agrees(traj_dir: Path, judge_name: str, result: EvaluationResult) -> bool:
+    """Whether the score file of `judge_name` is the one `result` gives: present with its
+    score and, as JSON values, its result for a complete result, absent otherwise (an
+    unreadable file never agrees)."""
+    path = score_file_path(traj_dir, judge_name)
+    if result.status != "complete":
+        return not path.exists()
+    try:
+        found = ScoreFile.model_validate_json(path.read_bytes())
+        full = json.loads(found.gpt_response_text)
+    except (OSError, ValidationError, ValueError):
+        return False
+    expected = _score_file_of(result)
+    return found.score == expected.score and full == json.loads(expected.gpt_response_text)
+
+
+def _score_file_of(result: EvaluationResult) -> ScoreFile:
     full = result.model_dump(mode="json")
-    payload = ScoreFile(
+    return ScoreFile(
         score=result.final_score or 0.0,
         gpt_response_text=json.dumps(full, ensure_ascii=False, sort_keys=True),
     )
-    path = score_file_path(traj_dir, judge_name)
-    write_output(path, payload.model_dump_json(indent=2) + "\n")
-    return path
 
 
 def write_output(path: Path, text: str) -> None:

@@ -44,7 +44,7 @@ from toolkit.runner.results import (
     ResultHead,
     ResultStore,
     UsageTotals,
-    score_file_path,
+    remove_score_file,
     write_score_file,
 )
 from toolkit.runner.trust import trusted_outcome
@@ -133,10 +133,7 @@ class Scheduler:
         if needs_repair(stored, item, judge):
             if stored.unreviewed_judge and judge is not None and not judge.unreviewed:
                 stored = stored.model_copy(update={"unreviewed_judge": False})
-                self.store.write(stored)  # the same bytes were approved since
-            traj = item.traj_dir
-            if traj and stored.status == "complete":
-                write_score_file(traj, item.task_id, stored)
+            self._write_files(item, stored)  # the same bytes were approved since, or a score file
         head = ResultHead.of(stored)
         self.report.reused += 1
         self.report.results.append(head)
@@ -283,12 +280,14 @@ class Scheduler:
         )
 
     def _write_files(self, item: AnswerInput, result: EvaluationResult) -> None:
-        self.store.write(result)
+        """Write `result` and a trajectory's score file. The old score file goes first, so a
+        failure at any point leaves none that disagrees with the stored result (the next run
+        writes a missing one)."""
         if item.traj_dir is not None:
-            if result.status == "complete":
-                write_score_file(item.traj_dir, item.task_id, result)
-            else:
-                score_file_path(item.traj_dir, item.task_id).unlink(missing_ok=True)
+            remove_score_file(item.traj_dir, item.task_id)
+        self.store.write(result)
+        if item.traj_dir is not None and result.status == "complete":
+            write_score_file(item.traj_dir, item.task_id, result)
 
     def _record(self, item: AnswerInput, result: EvaluationResult) -> None:
         self._write_files(item, result)

@@ -1,0 +1,119 @@
+"""A trajectory's webeval score file never disagrees with its stored result: whatever write
+fails or is interrupted, the next run leaves the score file the stored result gives."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.runner.helpers import (
+    DictPages,
+    copy_fixtures,
+    options,
+    result_files,
+    run_trajectories,
+)
+from tests.fixtures.runner.scripted import make_backend
+from toolkit.errors import ResultsError
+from toolkit.runner import scheduler
+from toolkit.runner.freshness import fresh_run
+from toolkit.runner.inputs import discover_trajectories
+from toolkit.runner.results import score_file_path
+
+TRAJ = Path("webeval/fara-run/traj")
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    return copy_fixtures(tmp_path)
+
+
+def score_file(work: Path, task: str) -> Path:
+    return score_file_path(work / TRAJ / task, task)
+
+
+def stored_score(work: Path, task: str) -> float | None:
+    return result_files(work / "results")[f"fara-run/{task}/final_answer.json"]["final_score"]
+
+
+def change_louvre_answer_to_a_wrong_one(work: Path) -> None:
+    """Edit the louvre_hours trajectory so its judge scores it 0 instead of 1."""
+    path = work / TRAJ / "louvre_hours" / "louvre_hours_final_answer.json"
+    record = json.loads(path.read_text())
+    record["final_answer"] = record["final_answer"].replace("21:00", "18:00")
+    path.write_text(json.dumps(record))
+
+
+def test_a_score_file_that_could_not_be_written_is_written_by_the_next_run(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_trajectories(work, make_backend())
+    assert json.loads(score_file(work, "louvre_hours").read_text())["score"] == 1.0
+    change_louvre_answer_to_a_wrong_one(work)
+
+    def full_disk(traj_dir: Path, judge_name: str, result: object) -> Path:
+        raise ResultsError(score_file_path(traj_dir, judge_name), "No space left on device")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(scheduler, "write_score_file", full_disk)
+        failed = run_trajectories(work, make_backend())
+    assert failed.exit_code == 3 and stored_score(work, "louvre_hours") == 0.0
+    assert not score_file(work, "louvre_hours").exists()  # never the old result's 1.0
+
+    again = run_trajectories(work, make_backend())
+
+    assert (again.exit_code, again.evaluated) == (0, 0)
+    assert json.loads(score_file(work, "louvre_hours").read_text())["score"] == 0.0
+
+
+def test_a_score_file_left_by_an_earlier_result_is_rewritten_from_the_stored_one(
+    work: Path,
+) -> None:
+    """A run killed between writing a result and its score file leaves the old score file."""
+    run_trajectories(work, make_backend())
+    earlier = score_file(work, "louvre_hours").read_bytes()
+    change_louvre_answer_to_a_wrong_one(work)
+    run_trajectories(work, make_backend())
+    score_file(work, "louvre_hours").write_bytes(earlier)
+
+    again = run_trajectories(work, make_backend())
+
+    assert (again.exit_code, again.evaluated) == (0, 0)
+    rewritten = json.loads(score_file(work, "louvre_hours").read_text())
+    assert rewritten["score"] == stored_score(work, "louvre_hours") == 0.0
+    assert json.loads(rewritten["gpt_response_text"])["final_score"] == 0.0
+
+
+def test_a_score_file_beside_a_result_that_has_no_score_is_removed(work: Path) -> None:
+    run_trajectories(work, make_backend())
+    assert not score_file(work, "eiffel_height").exists()  # aborted: excluded
+    stray = score_file(work, "louvre_hours").read_bytes()
+    score_file(work, "eiffel_height").parent.mkdir()
+    score_file(work, "eiffel_height").write_bytes(stray)
+
+    again = run_trajectories(work, make_backend())
+
+    assert (again.exit_code, again.evaluated) == (0, 0)
+    assert not score_file(work, "eiffel_height").exists()
+
+
+def test_score_files_as_a_run_writes_them_agree_with_their_results(work: Path) -> None:
+    """Nothing to repair after a run: a rerun is answered from the results folder alone."""
+    run_trajectories(work, make_backend())
+    before = {p: p.read_bytes() for p in (work / TRAJ).glob("*/scores/*.json")}
+    assert len(before) == 3
+
+    report = asyncio.run(
+        fresh_run(
+            discover_trajectories(work / TRAJ.parent),
+            options=options(work),
+            backend=make_backend(),
+            pages=DictPages(),
+        )
+    )
+
+    assert report is not None and report.reused == 4
+    assert {p: p.read_bytes() for p in before} == before
