@@ -13,7 +13,7 @@ from generator.cli import main
 from tests.fixtures.runner.helpers import copy_fixtures, result_files, run_answers
 from tests.fixtures.runner.scripted import make_backend
 from toolkit.errors import SpecError
-from toolkit.runner.approval import approval_problem, approve, load_approval
+from toolkit.runner.approval import approval_path, approval_problem, approve, load_approval
 from toolkit.util.hashing import sha256_file
 
 
@@ -91,6 +91,29 @@ def test_approving_later_clears_the_unreviewed_mark_without_rerunning(work: Path
     assert len(backend.calls) == calls
     assert report.summaries["alpha"].unreviewed_results == 0
     assert not any(r["unreviewed_judge"] for r in result_files(work / "results").values())
+
+
+def test_withdrawing_an_approval_marks_the_reused_results_unreviewed(work: Path) -> None:
+    """The same judge bytes run again with --include-unreviewed: the results are reused, but
+    the summary must not claim they come from an approved judge."""
+    backend = make_backend()
+    for task in ("louvre_hours", "le_guin_novels", "python_match"):
+        approve(task, reviewer="Ada", judges_dir=work / "judges", reviews_dir=work / "reviews")
+    approved = run_answers(work, backend, include_unreviewed=False)
+    assert approved.summaries["alpha"].unreviewed_results == 0
+    calls = len(backend.calls)
+    approval_path(work / "reviews", "louvre_hours").unlink()
+
+    report = run_answers(work, backend, include_unreviewed=True)
+
+    assert len(backend.calls) == calls and report.evaluated == 0
+    assert report.summaries["alpha"].unreviewed_results == 2
+    marked = {name for name, r in result_files(work / "results").items() if r["unreviewed_judge"]}
+    assert marked == {
+        f"{agent}/louvre_hours/{answer}.json"
+        for agent in ("alpha", "beta")
+        for answer in ("answer_1", "answer_2")
+    }
 
 
 def test_an_approval_that_cannot_be_written_exits_3_naming_the_file_and_approves_nothing(

@@ -134,13 +134,19 @@ def same_outcome(stored: EvaluationResult, item: AnswerInput) -> bool:
     return stored.status != "excluded"
 
 
+def unreviewed_mark(judge: JudgeInfo | None) -> bool:
+    """The `unreviewed_judge` mark a result of `judge` carries now: whether it runs without
+    a current approval."""
+    return judge is not None and judge.unreviewed
+
+
 def needs_repair(stored: EvaluationResult, item: AnswerInput, judge: JudgeInfo | None) -> bool:
-    """Whether a fresh result still needs a file written: its judge was approved since it ran
-    (the flag is cleared), or a trajectory's score file does not agree with it (missing, or
-    left by an earlier result when a run failed between writing the two files)."""
-    approved_since = stored.unreviewed_judge and judge is not None and not judge.unreviewed
+    """Whether a fresh result still needs a file written: its unreviewed mark no longer says
+    whether its judge is approved (approved since it ran, or the approval withdrawn: the same
+    bytes either way), or a trajectory's score file does not agree with it (missing, or left
+    by an earlier result when a run failed between writing the two files)."""
     traj = item.traj_dir
-    return approved_since or (
+    return stored.unreviewed_judge != unreviewed_mark(judge) or (
         traj is not None and not score_file_agrees(traj, item.task_id, stored)
     )
 

@@ -31,6 +31,7 @@ from toolkit.runner.freshness import (
     resolve_judges,
     skipped_judges,
     skips_answer,
+    unreviewed_mark,
     write_summaries,
 )
 from toolkit.runner.inputs import AnswerInput
@@ -130,10 +131,9 @@ class Scheduler:
         stored = await fresh_result(self.store, item, fp, self.pages)
         if stored is None:
             return False
-        if needs_repair(stored, item, judge):
-            if stored.unreviewed_judge and judge is not None and not judge.unreviewed:
-                stored = stored.model_copy(update={"unreviewed_judge": False})
-            self._write_files(item, stored)  # the same bytes were approved since, or a score file
+        if needs_repair(stored, item, judge):  # the mark, or a trajectory's score file
+            stored = stored.model_copy(update={"unreviewed_judge": unreviewed_mark(judge)})
+            self._write_files(item, stored)
         head = ResultHead.of(stored)
         self.report.reused += 1
         self.report.results.append(head)
