@@ -29,8 +29,8 @@ def _previous(agent_dir: Path) -> Summary | None:
 
 def _summary(agent_dir: Path, heads: list[ResultHead]) -> Summary:
     """The metrics of an agent's results as the run that last wrote its summary.json scoped
-    them: results it left out (answer gone, judge held back) stay out and listed, and its
-    skipped judges and unchecked tasks stay named."""
+    them: results it left out (answer gone, judge held back, outdated) stay out and listed,
+    and its skipped judges and unchecked tasks stay named."""
     previous = _previous(agent_dir)
     if previous is None:
         return compute_summary(agent_dir.name, heads)

@@ -141,7 +141,8 @@ def _warn_clipped_pages(clipped: dict[str, list[str]]) -> None:
 
 def _warn_uncounted(summaries: dict[str, Summary], results: Path) -> None:
     """Which result files in an agent's folder the metrics leave out (answer gone, judge held
-    back, unreadable), and which tasks they count without this run having checked them."""
+    back, outdated, unreadable), and which tasks they count without this run having checked
+    them."""
     for agent, summary in sorted(summaries.items()):
         if summary.not_counted:
             click.echo(

@@ -9,7 +9,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from generator.cli import main
-from tests.fixtures.runner.helpers import run_args
+from tests.fixtures.runner.helpers import run_answers, run_args
+from tests.fixtures.runner.scripted import broke_factory, make_backend
 
 
 def run(work: Path, *extra: str, unreviewed: bool = True):
@@ -60,6 +61,55 @@ def test_results_a_held_back_judge_computed_earlier_are_not_counted(work: Path) 
     assert after["counts"] == {"complete": 0, "incomplete": 0, "excluded": 0}
     assert len(left_out(work)) == 6
     assert all(reason.startswith("its judge did not run now") for reason in left_out(work).values())
+
+
+def test_results_a_stopped_run_left_outdated_are_not_counted_and_are_named(work: Path) -> None:
+    """A budget stop leaves the edited judge's older results on disk: they no longer stand
+    for its answers, so the summary must not count them as this run's."""
+    run_answers(work, make_backend())
+    judge = work / "judges" / "python_match.py"
+    judge.write_text(judge.read_text() + "\n# edited\n")
+
+    stopped = run_answers(work, broke_factory(), jobs=1)  # the same backend, now out of budget
+
+    assert stopped.stopped and "budget" in stopped.stopped and stopped.not_started > 0
+    rewritten = {
+        (r.agent_name, r.answer_name) for r in stopped.results if r.task_id == "python_match"
+    }
+    older = {
+        (agent, path.stem)
+        for agent in ("alpha", "beta")
+        for path in (work / "answers" / agent / "python_match").glob("*.md")
+    } - rewritten
+    assert len(older) == stopped.not_started
+    listed = {
+        (agent, r.task_id, r.answer_name): r.reason
+        for agent, summary_ in stopped.summaries.items()
+        for r in summary_.not_counted
+    }
+    assert set(listed) == {(agent, "python_match", answer) for agent, answer in older}
+    assert all(reason.startswith("outdated: its judge") for reason in listed.values())
+    for agent, summary_ in stopped.summaries.items():
+        task = summary_.per_task.get("python_match")
+        counted = set(task.scores) | set(task.incomplete) if task else set()
+        assert counted == {answer for a, answer in rewritten if a == agent}
+    assert left_out(work) == {
+        f"{task}/{answer}": reason for (a, task, answer), reason in listed.items() if a == "alpha"
+    }
+
+
+def test_a_stopped_run_counts_the_older_results_that_still_stand(work: Path) -> None:
+    """Only outdated results leave the metrics: one --overwrite did not reach is still the
+    result of its answer and judge, and counts."""
+    run_answers(work, make_backend())
+
+    stopped = run_answers(work, broke_factory(), jobs=1, overwrite=True)
+
+    assert stopped.not_started > 0
+    assert all(s.not_counted == [] for s in stopped.summaries.values())
+    counts = [s.counts for s in stopped.summaries.values()]
+    assert sum(c.incomplete for c in counts) == 1  # the evaluation the budget stopped
+    assert sum(c.complete for c in counts) == 10  # the others, as they were
 
 
 def test_tasks_outside_a_task_run_are_counted_and_named_as_unchecked(work: Path) -> None:

@@ -24,7 +24,7 @@ from toolkit.runner.fingerprint import (
 )
 from toolkit.runner.inputs import AnswerInput
 from toolkit.runner.metrics import Listed, SkippedJudge, compute_summary
-from toolkit.runner.report import Progress, RunReport
+from toolkit.runner.report import Progress, ResultRef, RunReport
 from toolkit.runner.results import (
     SUMMARY_FILE,
     EvaluationResult,
@@ -114,14 +114,45 @@ async def fresh_result(
     with the outcome the input has now (`same_outcome`), not incomplete, and every page it
     read (or found missing) is as it was in `pages`."""
     stored = store.read(item.agent_name, item.task_id, item.answer_name)
-    if stored is None or stored.status == "incomplete" or not stored.fingerprint.same_inputs(fp):
+    if stored is None or stored.status == "incomplete":
         return None
-    if not same_outcome(stored, item):
+    return await _standing(stored, item, fp, pages)
+
+
+async def _standing(
+    stored: EvaluationResult, item: AnswerInput, fp: Fingerprint, pages: Any
+) -> EvaluationResult | None:
+    """`stored` if it was computed from the inputs `item` has now, whatever its status: the
+    same fingerprint (`fp`), the same outcome, and every page it read as it is in `pages`."""
+    if not stored.fingerprint.same_inputs(fp) or not same_outcome(stored, item):
         return None
     reads = stored.fingerprint.pages
     if reads is not None and not await pages_unchanged(reads, pages):
         return None
     return stored
+
+
+async def outdated_results(
+    store: ResultStore,
+    planned: Iterable[tuple[AnswerInput, Fingerprint]],
+    report: RunReport,
+    pages: Any,
+) -> list[ResultRef]:
+    """The result files of `planned` answers that `report` neither reused nor wrote (the run
+    stopped first) and that no longer stand for the answer's inputs now (`fp`, pages,
+    outcome): the summary must not count them as this run's. A result that still stands
+    (incomplete, or left by --overwrite) is counted as it is."""
+    done = {(h.agent_name, h.task_id, h.answer_name) for h in report.results}
+    outdated: list[ResultRef] = []
+    for item, fp in planned:
+        if (item.agent_name, item.task_id, item.answer_name) in done:
+            continue
+        stored = store.read(item.agent_name, item.task_id, item.answer_name)
+        if stored is not None and await _standing(stored, item, fp, pages) is None:
+            outdated.append(
+                ResultRef(agent=item.agent_name, task_id=item.task_id, answer_name=item.answer_name)
+            )
+    return outdated
 
 
 def same_outcome(stored: EvaluationResult, item: AnswerInput) -> bool:
@@ -212,13 +243,15 @@ def write_summaries(
 ) -> None:
     """Compute and write the summary of every agent among `inputs`, over its results (those
     in `report` as they are in memory, the others read from their files) that still stand
-    for an answer and judge of this run (`_counted`)."""
+    for an answer and judge of this run and, for its answers, for their inputs now
+    (`_counted`)."""
     answers_by_agent: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for item in inputs:
         answers_by_agent[item.agent_name][item.task_id].add(item.answer_name)
     for agent, answers in sorted(answers_by_agent.items()):
         skipped = [s for s in report.skipped_judges if s.task_id in answers]
-        counted, left_out = _counted(store, agent, answers, skipped, report.results)
+        outdated = {(r.task_id, r.answer_name) for r in report.outdated if r.agent == agent}
+        counted, left_out = _counted(store, agent, answers, skipped, outdated, report.results)
         summary = compute_summary(
             agent,
             counted,
@@ -236,15 +269,18 @@ def _counted(
     agent: str,
     answers: dict[str, set[str]],
     skipped: list[SkippedJudge],
+    outdated: set[tuple[str, str]],
     known: list[ResultHead],
 ) -> tuple[list[ResultHead], list[Listed]]:
     """(the results of `agent` the metrics count, the result files they leave out and why).
 
     For a task of this run (`answers`: its answer names by task), a result stands only while
-    its answer is still there and its judge ran now: a result of a removed answer, or one a
-    judge the run held back computed earlier, would otherwise count unseen. Results of other
-    tasks are counted as they are (runs may cover tasks in turns); the summary names those
-    tasks. A file that cannot be read is listed, never silently dropped."""
+    its answer is still there, its judge ran now and it was computed from the inputs its
+    answer has now: a result of a removed answer, one a judge the run held back computed
+    earlier, or one the run stopped before redoing (`outdated`, by task and answer) would
+    otherwise count unseen. Results of other tasks are counted as they are (runs may cover
+    tasks in turns); the summary names those tasks. A file that cannot be read is listed,
+    never silently dropped."""
     held_back = {s.task_id: s.reason for s in skipped}
     unreadable: list[Path] = []
     counted: list[ResultHead] = []
@@ -255,6 +291,11 @@ def _counted(
             reason = f"its judge did not run now ({held_back[task]})"
         elif task in answers and name not in answers[task]:
             reason = "its answer is gone: restore the answer, or delete this result file"
+        elif (task, name) in outdated:
+            reason = (
+                "outdated: its judge, answer, configuration or cited pages changed since it "
+                "was computed, and the run stopped before redoing it; run again"
+            )
         else:
             counted.append(head)
             continue

@@ -127,8 +127,9 @@ class Summary(BaseModel):
     not_counted: list[Listed] = Field(
         default_factory=list,
         description="Result files in the agent's folder that no metric counts: their answer "
-        "is gone, their judge did not run in the run that wrote this summary, or the file "
-        "cannot be read.",
+        "is gone, their judge did not run in the run that wrote this summary, they are "
+        "outdated (their inputs changed) and that run stopped before redoing them, or the "
+        "file cannot be read.",
     )
     unchecked_tasks: list[str] = Field(
         default_factory=list,

@@ -31,6 +31,9 @@ class RunReport:
     summaries: dict[str, Summary] = field(default_factory=dict)
     input_errors: list[ResultHead] = field(default_factory=list)
     usage: UsageTotals = field(default_factory=UsageTotals)
+    outdated: list[ResultRef] = field(default_factory=list)
+    """Result files of this run's answers it stopped before redoing, which no longer stand
+    for their inputs: the summaries leave them out (`freshness.outdated_results`)."""
 
     def __repr__(self) -> str:
         """A one-line summary: asyncio prints the result of a run's main task (its SIGINT

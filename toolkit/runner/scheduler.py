@@ -28,6 +28,7 @@ from toolkit.runner.freshness import (
     fingerprint_for,
     fresh_result,
     needs_repair,
+    outdated_results,
     resolve_judges,
     skipped_judges,
     skips_answer,
@@ -96,6 +97,7 @@ class Scheduler:
         for agent in sorted({i.agent_name for i in inputs}):
             self.store.remove_stray_temp_files(agent)
         pending: list[tuple[AnswerInput, JudgeInfo, Fingerprint]] = []
+        planned: list[tuple[AnswerInput, Fingerprint]] = []
         for item in inputs:
             judge = judges.get(item.task_id)
             needs_judge = item.excluded is None and not item.empty
@@ -103,6 +105,7 @@ class Scheduler:
                 self.report.skipped_answers += 1
                 continue
             fp = self.fingerprint(item, judge)
+            planned.append((item, fp))
             try:
                 if await self._reuse(item, judge, fp):
                     continue
@@ -114,6 +117,7 @@ class Scheduler:
                 self._halt(_reason(exc))
         semaphore = asyncio.Semaphore(max(1, self.options.jobs))
         await asyncio.gather(*(self._evaluate(semaphore, *job) for job in pending))
+        self.report.outdated = await outdated_results(self.store, planned, self.report, self.pages)
         try:
             write_summaries(
                 self.store, inputs, self.report, include_unreviewed=self.options.include_unreviewed
