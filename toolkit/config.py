@@ -16,6 +16,9 @@ from toolkit.errors import SpecError
 
 CONFIG_NAME = "judgegen.toml"
 CONFIG_ENV = "JUDGEGEN_CONFIG"
+MAPS_KEY_ENV = "GOOGLE_MAPS_API_KEY"
+"""The Google Maps key's variable: read by the maps provider (`toolkit.tools.google_maps`),
+and by `judgegen run` to tell which provider judges are offered without loading the tools."""
 FORBIDDEN_KEYS = ("api_key", "apikey", "token", "secret", "password")
 
 

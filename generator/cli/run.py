@@ -37,14 +37,26 @@ if TYPE_CHECKING:  # the runner loads when a run starts, not for `run --help`
     from toolkit.tools.maps import MapsProvider
 
 
+def _wants_google(spec: str | None) -> bool:
+    """Whether `--maps` (`spec`) means Google: asked for, or by default when its key is set."""
+    from toolkit.config import MAPS_KEY_ENV
+
+    return spec == "google" or (spec is None and bool(os.environ.get(MAPS_KEY_ENV)))
+
+
+def maps_identity(spec: str | None) -> str | None:
+    """The `--maps` provider as results record it (`RunOptions.tools`): its factory spec,
+    `google`, or None when judges are offered none."""
+    if spec in (None, "google", "none"):
+        return "google" if _wants_google(spec) else None
+    return spec
+
+
 def load_maps_provider(spec: str | None) -> MapsProvider | None:
     """The maps provider `--maps` names: `google`, `none`, or `package.module:factory`;
     by default Google when its key is set, else none (maps calls are then incomplete)."""
-    from toolkit.tools.maps import API_KEY_ENV
-
     if spec in (None, "google", "none"):
-        wanted = spec == "google" or (spec is None and bool(os.environ.get(API_KEY_ENV)))
-        if not wanted:
+        if not _wants_google(spec):
             return None
         from toolkit.tools.google_maps import GoogleMapsProvider
 
@@ -375,8 +387,9 @@ def run(
     Results go to RESULTS/<agent>/<task_id>/<answer>.json (for trajectories also
     <traj dir>/scores/judgegen_<task_id>.json) and RESULTS/<agent>/summary.json. A rerun
     redoes only missing, incomplete or stale results (--overwrite: all); a result is stale
-    when the judge, answer, backend, judge templates, judgegen's toolkit code or the cited
-    pages it read (or found missing) differ now. One run at a time writes a results folder;
+    when the judge, answer, backend, judge templates, judgegen's toolkit code, the cited
+    pages it read (or found missing), the --maps provider it called or whether
+    --max-answer-bytes excludes the answer differ now. One run at a time writes a results folder;
     another one waits.
     When nothing at all changed since a run that left nothing to redo (flags, environment,
     code, any input or result file), the rerun prints its answer from
@@ -438,6 +451,7 @@ def run(
         jobs=jobs or default_jobs(llm_settings.concurrency),
         backend_spec=judging.spec,
         require_sandbox=require_sandbox,
+        tools=maps_identity(maps_spec),
     )
     work: Callable[[], Coroutine[Any, Any, tuple[RunReport, Any]]]
     if ray_address is not None:

@@ -3,6 +3,7 @@ Mind2Web 2 judges' `evaluator.verifier.logger` error paths reach the result."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -12,7 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.runner.helpers import copy_fixtures, options, stored
+from tests.fixtures.runner.scripted import make_backend
 from toolkit.errors import InfraError, SpecError
+from toolkit.runner.inputs import discover_answers
+from toolkit.runner.report import RunReport
+from toolkit.runner.scheduler import run_evaluations
 from toolkit.tools.scripted_maps import ScriptedMapsProvider
 
 REPO = Path(__file__).resolve().parents[2]
@@ -125,3 +131,39 @@ def test_a_malformed_script_names_the_file_and_field(tmp_path: Path) -> None:
     with pytest.raises(SpecError) as info:
         ScriptedMapsProvider.from_file(bad)
     assert str(bad) in str(info.value) and "directions.0.destination" in str(info.value)
+
+
+def test_a_result_that_called_a_tool_is_redone_when_the_maps_provider_changes(
+    work: Path,
+) -> None:
+    far = {**SCRIPT, "directions": [{**SCRIPT["directions"][0]}]}
+    far["directions"][0]["routes"] = [
+        {"legs": [{"distance": {"value": 9000}, "duration": {"value": 6600}}]}
+    ]
+    (work / "far.json").write_text(json.dumps(far))
+    with (work / "offline_maps.py").open("a") as module:
+        module.write('\ndef far():\n    return ScriptedMapsProvider.from_file("far.json")\n')
+    _, first = run(work, "--maps", "offline_maps:provider")
+    assert first["fingerprint"]["tools"] == "offline_maps:provider"
+    process, second = run(work, "--maps", "offline_maps:far", "--json")
+    assert json.loads(process.stdout)["evaluated"] == 1
+    assert (second["status"], second["final_score"]) == ("complete", 0.0)
+    assert second["fingerprint"]["tools"] == "offline_maps:far"
+
+
+def test_a_result_that_called_no_tool_is_kept_when_the_maps_provider_changes(
+    tmp_path: Path,
+) -> None:
+    work = copy_fixtures(tmp_path)
+    inputs = [i for i in discover_answers(work / "answers") if i.task_id == "python_match"]
+
+    def run_with(tools: str) -> RunReport:
+        opts = options(work, tools=tools)
+        return asyncio.run(
+            run_evaluations(inputs, backend=make_backend(), options=opts, isolation="in_process")
+        )
+
+    first = run_with("maps:a")
+    assert {stored(work, head).fingerprint.tools for head in first.results} == {None}
+    second = run_with("maps:b")
+    assert second.reused == len(inputs) and second.evaluated == 0

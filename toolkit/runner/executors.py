@@ -17,7 +17,7 @@ from toolkit.errors import InfraError
 from toolkit.evaluator import PageSource
 from toolkit.runner.judging import evaluate_job, load_bound_judge
 from toolkit.runner.loader import Judge
-from toolkit.runner.metering import note_infra
+from toolkit.runner.metering import current_meter, note_infra
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome
 from toolkit.tools import ToolCaller
 
@@ -37,7 +37,11 @@ class ToolTable:
 
     async def call(self, name: str, args: dict[str, Any]) -> Any:
         """Call tool `name`; an unknown tool is an InfraError (node `error`), never a crash.
-        An InfraError is noted in the evaluation's meter on its way to the judge."""
+        The call is counted in the evaluation's meter, and an InfraError noted there on its
+        way to the judge."""
+        meter = current_meter.get()
+        if meter is not None:
+            meter.tool_calls += 1
         try:
             function = self.tools.get(name)
             if function is None:

@@ -22,7 +22,8 @@ from toolkit.util.deferred import DEFERRED_FROZEN
 from toolkit.util.hashing import sha256_bytes, sha256_file, sha256_text, sha256_tree
 
 FINGERPRINT_VERSION = 3
-"""3: `PageReads.shots`, the screenshots sent with the pages."""
+"""3: `PageReads.shots`, the screenshots sent with the pages. `tools` came later, optional:
+a result without it made no tool call that anyone recorded."""
 JUDGE_TEMPLATES = "toolkit"
 """The prompts/ subfolder of the templates judges use (generator templates do not count)."""
 
@@ -69,10 +70,20 @@ class Fingerprint(BaseModel):
     pages: PageReads | None = Field(
         default=None, description="Pages the evaluation read (None: no judge ran, or unknown)."
     )
+    tools: str | None = Field(
+        default=None,
+        description="The tool provider (`--maps`) the result depends on: in a result, the one "
+        "its judge called (None: it called no tool); before a run, the one judges are offered.",
+    )
 
     def same_inputs(self, other: Fingerprint) -> bool:
-        """Equal but for the pages read (which only the evaluation itself reveals)."""
-        return self.model_copy(update={"pages": None}) == other.model_copy(update={"pages": None})
+        """Whether this result's fingerprint holds for `other`, the one the inputs give now:
+        equal but for the pages read (which only the evaluation itself reveals) and, when
+        this result called no tool, the tool provider (it could not have changed it)."""
+        ignored: dict[str, Any] = {"pages": None}
+        if self.tools is None:
+            ignored["tools"] = None
+        return self.model_copy(update=ignored) == other.model_copy(update=ignored)
 
 
 def backend_identity(backend: Any, spec: str | None = None) -> str:
@@ -95,9 +106,10 @@ def make_fingerprint(
     backend: Any,
     backend_spec: str | None = None,
     templates_digest: str | None = None,
+    tools: str | None = None,
 ) -> Fingerprint:
     """The fingerprint the current configuration gives one (judge, answer) pair, before the
-    judge runs (so without `pages`).
+    judge runs (so without `pages`); `tools` names the tool provider judges are offered.
 
     `templates_digest` (from `judge_templates_sha256()`) saves rehashing for every answer.
     """
@@ -109,6 +121,7 @@ def make_fingerprint(
         extract_model=getattr(backend, "extract_model", None) or getattr(backend, "model", None),
         backend=backend_identity(backend, backend_spec),
         answer_sha256=answer_sha256,
+        tools=tools,
     )
 
 

@@ -49,6 +49,7 @@ class FreshnessOptions(JudgePolicy, Protocol):
 
     results_dir: Path
     backend_spec: str | None
+    tools: str | None
 
 
 @dataclass
@@ -188,15 +189,18 @@ def fingerprint_for(
     backend: Any,
     backend_spec: str | None,
     templates_digest: str,
+    tools: str | None = None,
 ) -> Fingerprint:
     """The fingerprint the current judge and configuration give `item` (`backend` may be the
-    run's metering wrapper: its inner backend is the one identified)."""
+    run's metering wrapper: its inner backend is the one identified; `tools`, the tool
+    provider offered)."""
     return make_fingerprint(
         judge_sha256=judge.sha256 if judge else None,
         answer_sha256=item.answer_sha256,
         backend=getattr(backend, "inner", backend),
         backend_spec=backend_spec,
         templates_digest=templates_digest,
+        tools=tools,
     )
 
 
@@ -220,7 +224,7 @@ async def fresh_run(
         if skips_answer(item, judge):
             report.skipped_answers += 1
             continue
-        fp = fingerprint_for(item, judge, backend, options.backend_spec, digest)
+        fp = fingerprint_for(item, judge, backend, options.backend_spec, digest, options.tools)
         stored = await fresh_result(store, item, fp, pages)
         if stored is None or needs_repair(stored, item, judge):
             return None

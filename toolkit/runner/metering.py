@@ -34,6 +34,9 @@ class Meter:
     missing sandbox guards). A judge that catches one, or rewrites its outcome, cannot make
     the evaluation look complete; and only these can stop a run (a judge raising
     `BudgetExceeded` itself cannot)."""
+    tool_calls: int = 0
+    """Tool calls (e.g. maps) the judge made: a result that made any depends on the tool
+    provider (`Fingerprint.tools`)."""
     _noted: list[BaseException] = field(default_factory=list, repr=False)
 
     def note(self, error: InfraError) -> None:

@@ -31,3 +31,6 @@ class RunOptions:
     jobs: int = default_jobs(8)
     backend_spec: str | None = None
     require_sandbox: bool = False
+    tools: str | None = None
+    """Identity of the tool provider judges are offered (`--maps`: a factory spec, `google`),
+    None when none: a result whose judge called a tool is redone when it changes."""

@@ -86,8 +86,9 @@ class Scheduler:
 
     def fingerprint(self, item: AnswerInput, judge: JudgeInfo | None) -> Fingerprint:
         """The fingerprint the current judge and configuration give this answer."""
+        options = self.options
         return fingerprint_for(
-            item, judge, self.backend, self.options.backend_spec, self._templates_digest
+            item, judge, self.backend, options.backend_spec, self._templates_digest, options.tools
         )
 
     async def run(self, inputs: list[AnswerInput]) -> RunReport:
@@ -161,7 +162,9 @@ class Scheduler:
     def _decided_result(
         self, item: AnswerInput, judge: JudgeInfo | None, fp: Fingerprint
     ) -> EvaluationResult:
-        """Result of an answer whose outcome the input alone decides (excluded or empty)."""
+        """Result of an answer whose outcome the input alone decides (excluded or empty): no
+        judge ran, so it called no tool."""
+        fp = fp.model_copy(update={"tools": None})
         if item.excluded is not None:
             return EvaluationResult(
                 **self._base(item, judge, fp),
@@ -230,7 +233,8 @@ class Scheduler:
             outcome = trusted_outcome(outcome, judge.sha256)
             outcome = with_errors(outcome, unreported(meter.infra, outcome))
             missing = (outcome.summary or {}).get("missing_sources") or []
-            fp = fp.model_copy(update={"pages": page_log.reads(missing)})
+            tools = fp.tools if meter.tool_calls else None  # what the result depends on
+            fp = fp.model_copy(update={"pages": page_log.reads(missing), "tools": tools})
             clipped = sorted(meter.clipped)
             result = self._outcome_result(item, judge, fp, outcome, meter.usage, clipped)
             self.report.evaluated += 1

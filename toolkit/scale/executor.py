@@ -38,6 +38,7 @@ class ClusterExecutor:
             meter.usage = meter.usage + result.usage
             meter.clipped.update(result.clipped)
             meter.infra.extend(result.infra)
+            meter.tool_calls += result.tool_calls
         log = current_page_reads.get()
         if log is not None:
             log.merge(result.reads)

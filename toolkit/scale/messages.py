@@ -16,7 +16,8 @@ from toolkit.sandbox.protocol import EvalOutcome, Reply, SandboxLimits
 
 SCALE_VERSION = 3
 """2: the gateway says which judgegen code it runs (`GatewayInfo.code`); 3: a node's result
-carries the infrastructure errors its services raised (`NodeResult.infra`)."""
+carries the infrastructure errors its services raised (`NodeResult.infra`) and its tool
+calls (`NodeResult.tool_calls`)."""
 
 
 class _Versioned(BaseModel):
@@ -68,6 +69,9 @@ class NodeResult(_Versioned):
         default_factory=list, description="Cited pages its backend calls sent clipped."
     )
     reads: PageReads = Field(default_factory=PageReads)
+    tool_calls: int = Field(
+        default=0, description="Tool calls its judge made (`Meter.tool_calls`)."
+    )
     infra: list[dict[str, Any]] = Field(
         default_factory=list,
         description="Infrastructure errors the node's services raised to the judge "

@@ -86,6 +86,7 @@ class NodeRunner:
             clipped=sorted(meter.clipped),
             reads=log.reads(),
             infra=meter.infra,
+            tool_calls=meter.tool_calls,
             node_id=self.node_id,
         )
 

@@ -15,12 +15,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from toolkit.config import MAPS_KEY_ENV
 from toolkit.errors import InfraError
 from toolkit.tools import call_tool
 
 TRAVEL_MODES = ("driving", "walking", "transit")
 CITY_LEVELS = ("locality", "sublocality")
-API_KEY_ENV = "GOOGLE_MAPS_API_KEY"
+API_KEY_ENV = MAPS_KEY_ENV
 GOOGLE_MAPS_BASE_URL = "https://maps.googleapis.com/maps/api"
 CITY_NOT_FOUND = "City/Sub-city name not found"
 DISTANCE_NOT_FOUND = "Distance not found"
