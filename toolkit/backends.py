@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolkit.awaitables import resolve
+from toolkit.errors import TemplateError
 
 if TYPE_CHECKING:  # the LLM layer loads with LLMBackend's first request: judges never need it
     from toolkit.llm.models import ImagePart, LLMRequest, LLMResponse, Message
@@ -72,8 +73,47 @@ def _rules(purpose: str) -> str:
 
 @lru_cache(maxsize=512)
 def _schema_of(template_class: type[BaseModel]) -> dict[str, Any]:
-    """The template's JSON schema, built once per class (shared: never mutate it)."""
-    return template_class.model_json_schema()
+    """The template's JSON schema, built once per class (shared: never mutate it).
+
+    A template with a map field (`dict[str, X]`, `dict`) is a `TemplateError`: strict
+    structured output closes every object (`toolkit.llm.schema`), so the model could only
+    ever fill a map with `{}` and the judge would silently read an empty result.
+    """
+    schema = template_class.model_json_schema()
+    maps = _map_fields(schema, schema, "", frozenset())
+    if maps:
+        fields = ", ".join(f"'{path or '(the template itself)'}'" for path in maps)
+        raise TemplateError(
+            f"extraction template {template_class.__name__} has a map field (a dict with free "
+            f"keys) at {fields}: structured output closes every object, so the model could only "
+            "ever return it empty. Fix: use a list of models with key and value fields, e.g. "
+            "`class Entry(BaseModel): key: str | None = None; value: int | None = None` and "
+            "`entries: list[Entry] = []`"
+        )
+    return schema
+
+
+def _map_fields(node: Any, root: dict[str, Any], path: str, seen: frozenset[str]) -> list[str]:
+    """The paths (`places[].tags`) of the maps under `node`: objects without declared
+    properties, in every place `toolkit.llm.schema` closes objects, following `$ref`s (each
+    once per path, so a recursive model ends)."""
+    if not isinstance(node, dict):
+        return []
+    found: list[str] = []
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/") and ref not in seen:
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = target.get(part) if isinstance(target, dict) else None
+        found += _map_fields(target, root, path, seen | {ref})
+    if node.get("type") == "object" and "properties" not in node:
+        found.append(path)
+    for name, child in node.get("properties", {}).items():
+        found += _map_fields(child, root, f"{path}.{name}" if path else name, seen)
+    for key in ("anyOf", "oneOf", "allOf"):
+        for child in node.get(key, []):
+            found += _map_fields(child, root, path, seen)
+    return found + _map_fields(node.get("items"), root, f"{path}[]", seen)
 
 
 def warm_template_schemas() -> None:

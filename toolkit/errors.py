@@ -5,6 +5,7 @@ a Ray cluster sends it), with its attributes: those built from more than a messa
 JudgegenError
  ├── SpecError        a user-written input is wrong; names the file, the field and the fix
  ├── TreeError        a judge built an invalid rubric tree (also a ValueError)
+ ├── TemplateError    a judge's extraction template cannot be filled (also a TypeError)
  ├── InfraError       an infrastructure failure: the node becomes `error`, the evaluation
  │    │               `incomplete`; never scored as a wrong answer
  │    ├── LLMError    the LLM call still failed after retries / re-asks (keeps usage)
@@ -49,6 +50,11 @@ class SpecError(JudgegenError):
 
 class TreeError(JudgegenError, ValueError):
     """A rubric tree rule was broken while building it (e.g. non-critical child of a critical node)."""
+
+
+class TemplateError(JudgegenError, TypeError):
+    """A judge's extraction template has a field structured output cannot fill (a map: every
+    object is closed, so it could only come back `{}`); the message names the field and the fix."""
 
 
 class InfraError(JudgegenError):

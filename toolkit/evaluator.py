@@ -294,16 +294,16 @@ class Evaluator:
         """
         if self.root is None:
             raise TreeError("Evaluator not initialized: call initialize() or Evaluator.create().")
-        request = ExtractRequest.for_template(
-            template_class,
-            prompt=prompt,
-            source=source,
-            source_text=self.answer if source is None else None,
-            task_description=self.task_description,
-            additional_instruction=additional_instruction,
-            task_id=self.task_id,
-        )
-        try:
+        try:  # a template that cannot be filled (`TemplateError`) is recorded too
+            request = ExtractRequest.for_template(
+                template_class,
+                prompt=prompt,
+                source=source,
+                source_text=self.answer if source is None else None,
+                task_description=self.task_description,
+                additional_instruction=additional_instruction,
+                task_id=self.task_id,
+            )
             if source is None:
                 raw = await self.backend.extract(request)
             else:  # the page is attached where the page store lives

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import BaseModel
 
 import toolkit.compat as mind2web2
 from toolkit.backends import ScriptedBackend
 from toolkit.compat.evaluator import Evaluator
 from toolkit.compat.llm_client.base_client import LLMClient
 from toolkit.compat.utils.cache_filesys import CacheFileSys
-from toolkit.errors import InfraError
+from toolkit.errors import InfraError, TemplateError
 from toolkit.runner.loader import JudgeContext
 from toolkit.tools.maps import GoogleMapsTool
 
@@ -109,3 +110,16 @@ def test_verifier_logger_keeps_warnings_and_errors_in_the_summary_info():
         {"level": "ERROR", "message": "lookup of Powell's failed"},
         {"level": "WARNING", "message": "odd extraction"},
     ]
+
+
+class Hours(BaseModel):
+    hours: dict[str, str] = {}
+
+
+async def test_extracting_a_map_template_is_a_recorded_error_as_in_the_core():
+    ev = make_evaluator()
+    with pytest.raises(TemplateError):
+        await ev.extract("opening hours", Hours, "hours", global_cache=None)
+    summary = ev.get_summary()
+    assert summary["status"] == "incomplete"
+    assert [(e["target"], e["type"]) for e in summary["errors"]] == [("hours", "TemplateError")]

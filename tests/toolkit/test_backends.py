@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 from itertools import cycle
+from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from toolkit import backends
 from toolkit.backends import (
@@ -18,7 +19,7 @@ from toolkit.backends import (
     Verdict,
     VerifyRequest,
 )
-from toolkit.errors import LLMError
+from toolkit.errors import JudgegenError, LLMError, TemplateError
 from toolkit.llm.models import LLMRequest
 from toolkit.llm.scripted import ScriptedProvider
 
@@ -217,3 +218,94 @@ async def test_scripted_backend_accepts_async_callables_and_bools():
 def test_llm_backend_rejects_zero_trials():
     with pytest.raises(ValueError):
         LLMBackend(voting_provider(True), trials=0)
+
+
+# -- templates structured output cannot fill ------------------------------------------------
+
+
+class Scores(BaseModel):
+    scores: dict[str, int] = {}
+
+
+class Loose(BaseModel):
+    anything: dict[str, Any] | None = None
+
+
+class Bare(BaseModel):
+    name: str | None = None
+    attributes: dict = {}
+
+
+class Place(BaseModel):
+    name: str | None = None
+    tags: dict[str, str] = {}
+
+
+class Places(BaseModel):
+    places: list[Place] = []
+
+
+class Rows(BaseModel):
+    rows: list[dict[str, str]] = []
+
+
+class Section(BaseModel):
+    title: str | None = None
+    parts: list[Section] = []
+    meta: dict[str, str] | None = None
+
+
+@pytest.mark.parametrize(
+    ("template", "path"),
+    [
+        (Scores, "scores"),
+        (Loose, "anything"),
+        (Bare, "attributes"),
+        (Places, "places[].tags"),
+        (Rows, "rows[]"),
+        (Section, "meta"),
+    ],
+    ids=["str-to-int", "optional-any", "bare-dict", "nested-in-list", "list-item", "recursive"],
+)
+def test_a_template_with_a_map_field_is_rejected_naming_template_field_and_fix(template, path):
+    with pytest.raises(TemplateError) as info:
+        ExtractRequest.for_template(template, prompt="p")
+    message = str(info.value)
+    assert f"extraction template {template.__name__} has a map field" in message
+    assert f"at '{path}':" in message
+    assert "Fix: use a list of models with key and value fields" in message
+
+
+def test_a_map_template_is_rejected_every_time_not_only_the_first():
+    for _ in range(2):
+        with pytest.raises(TemplateError):
+            ExtractRequest.for_template(Scores, prompt="p")
+
+
+def test_a_template_error_is_a_type_error_of_judgegen():
+    with pytest.raises(TypeError) as info:
+        ExtractRequest.for_template(Scores, prompt="p")
+    assert isinstance(info.value, JudgegenError)
+
+
+class Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    name: str | None = None
+
+
+class Empty(BaseModel):
+    pass
+
+
+class Outline(BaseModel):
+    title: str | None = None
+    parts: list[Outline] = []
+
+
+@pytest.mark.parametrize(
+    "template", [Open, Empty, Outline, Commit], ids=["extra-allowed", "empty", "recursive", "flat"]
+)
+def test_a_template_without_map_fields_builds_its_request_as_before(template):
+    request = ExtractRequest.for_template(template, prompt="p")
+    assert request.output_schema == template.model_json_schema()
+    assert request.schema_name == template.__name__

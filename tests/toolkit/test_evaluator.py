@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from tests.toolkit.conftest import verdict_by_claim
 from toolkit.backends import Verdict, VerifyRequest
-from toolkit.errors import InfraError, TreeError
+from toolkit.errors import InfraError, TemplateError, TreeError
 from toolkit.evaluator import Evaluator
 
 
@@ -290,6 +290,29 @@ async def test_extraction_infra_error_propagates_and_marks_incomplete(make_evalu
     with pytest.raises(InfraError):
         await ev.extract(prompt="who", template_class=Person)
     assert ev.get_summary()["status"] == "incomplete"
+
+
+class Prices(BaseModel):
+    prices: dict[str, float] = {}
+
+
+async def test_extracting_a_map_template_is_a_recorded_error_never_an_empty_result(
+    make_evaluator,
+):
+    ev = make_evaluator(extract=lambda r: {"prices": {"a": 1.0}})
+    with pytest.raises(TemplateError, match="map field"):
+        await ev.extract(prompt="prices", template_class=Prices, extraction_name="prices")
+    summary = ev.get_summary()
+    assert ev.backend.calls == []
+    assert summary["status"] == "incomplete"
+    (error,) = summary["errors"]
+    assert (error["operation"], error["target"], error["type"]) == (
+        "extract",
+        "prices",
+        "TemplateError",
+    )
+    assert "'prices'" in error["message"]
+    assert not any("prices" in entry for entry in summary["eval_breakdown"][0]["info"])
 
 
 # -- errors and summary ---------------------------------------------------------------------

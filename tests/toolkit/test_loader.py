@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from toolkit.backends import ScriptedBackend
-from toolkit.errors import JudgeFailed, SpecError
+from toolkit.errors import JudgeFailed, SpecError, TemplateError
 from toolkit.runner.loader import load_judge
 
 SWALLOWING_JUDGE = """
@@ -38,6 +38,53 @@ async def test_a_swallowed_tool_failure_still_makes_the_evaluation_incomplete(tm
     assert summary["status"] == "incomplete"
     assert summary["errors"][0]["operation"] == "tool"
     assert summary["final_score"] == 1.0
+
+
+MAP_TEMPLATE_JUDGE = """
+from pydantic import BaseModel
+
+TASK_ID = "maps"
+TASK_DESCRIPTION = "List the opening hours."
+
+
+class Hours(BaseModel):
+    hours: dict[str, str] = {}
+
+
+async def evaluate(ev):
+    try:
+        found = await ev.extract(prompt="hours", template_class=Hours)
+    except Exception:
+        found = Hours()
+    ev.add_custom_node(result=not found.hours, id="closed", desc="no hours given")
+"""
+
+
+async def test_a_judge_that_swallows_a_map_template_error_is_still_incomplete(tmp_path):
+    judge = load_judge(write(tmp_path, "maps.py", MAP_TEMPLATE_JUDGE))
+    summary, _ = await judge.run(backend=ScriptedBackend(), answer="a")
+    assert summary["status"] == "incomplete"
+    (error,) = summary["errors"]
+    assert error["type"] == "TemplateError" and "Hours has a map field" in error["message"]
+
+
+async def test_a_judge_whose_map_template_error_propagates_fails_with_that_error(tmp_path):
+    source = """
+    from pydantic import BaseModel
+
+    TASK_ID = "maps"
+
+    class Hours(BaseModel):
+        hours: dict[str, str] = {}
+
+    async def evaluate(ev):
+        await ev.extract(prompt="hours", template_class=Hours)
+    """
+    judge = load_judge(write(tmp_path, "maps.py", source))
+    with pytest.raises(JudgeFailed) as info:
+        await judge.run(backend=ScriptedBackend(), answer="a")
+    assert isinstance(info.value.cause, TemplateError)
+    assert info.value.partial["status"] == "incomplete"
 
 
 async def test_native_judge_gets_task_constants_and_ground_truth(tmp_path):
