@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
@@ -11,7 +13,9 @@ from pydantic import BaseModel
 from tests.fixtures.runner.helpers import HOSTILE_JUDGES, fixture_job, run_in_sandbox
 from toolkit.backends import ExtractRequest, ScriptedBackend, Verdict, VerifyRequest
 from toolkit.errors import BudgetExceeded, InfraError
+from toolkit.pages import PageRecord, PageStore
 from toolkit.runner.loader import load_judge
+from toolkit.runner.page_reads import RecordingPages, recording_page_reads
 from toolkit.sandbox.broker import Broker
 from toolkit.sandbox.protocol import (
     MAX_FRAME_BYTES,
@@ -217,6 +221,51 @@ async def test_broker_answers_page_calls_without_a_page_source_as_missing() -> N
     broker = Broker(ScriptedBackend())
     reply = await broker.handle(Call(call_id=1, method="page_get", payload={"url": "u"}))
     assert reply.error is None and reply.result is None
+
+
+async def test_a_whole_page_read_of_a_source_without_one_is_hashed_as_reads_are_noted() -> None:
+    """A source that is not a page store (no `stored_page`) is read text, then screenshot,
+    and each is hashed as `RecordingPages` notes it: the hashes are of what is served."""
+    broker = Broker(ScriptedBackend(), Pages())
+
+    async def whole(url: str) -> Reply:
+        return await broker.handle(Call(call_id=1, method="page_stored", payload={"url": url}))
+
+    with recording_page_reads() as log:
+        pages = RecordingPages(Pages())
+        await pages.get("https://a")
+        await pages.screenshot("https://a")
+    noted = log.reads()
+    reply = await whole("https://a")
+    assert reply.error is None and reply.result == {
+        "text": "Paris is the capital of France.",
+        "text_hash": noted.read["https://a"],
+        "screenshot": "aGVsbG8=",
+        "screenshot_hash": noted.shots["https://a"],
+    }
+    assert (await whole("https://missing")).result is None
+    no_pages = Broker(ScriptedBackend())
+    reply = await no_pages.handle(Call(call_id=2, method="page_stored", payload={"url": "u"}))
+    assert reply.error is None and reply.result is None
+
+
+async def test_a_whole_page_read_of_a_page_store_is_its_one_row_read(tmp_path: Path) -> None:
+    """What the store serves a check (`stored_page`), never its text and screenshot read
+    apart (a capture rewritten between them would pair two captures)."""
+    with PageStore(tmp_path / "pages") as writer:
+        writer.put(PageRecord.web("https://a.org/", "Page A", b"\xff\xd8jpeg-a"))
+    store = PageStore(tmp_path / "pages", readonly=True)
+
+    def separately(url: str) -> None:
+        raise AssertionError("read the text and the screenshot of a page store separately")
+
+    broker = Broker(ScriptedBackend(), store)
+    store.get = store.screenshot = separately  # type: ignore[method-assign]
+    call = Call(call_id=1, method="page_stored", payload={"url": "https://a.org/"})
+    reply = await broker.handle(call)
+    assert reply.error is None
+    assert reply.result == dataclasses.asdict(store.stored_page("https://a.org/"))
+    store.close()
 
 
 def test_frames_round_trip_and_split_on_boundaries() -> None:

@@ -12,9 +12,15 @@ import pytest
 from tests.fixtures.runner.scripted import make_backend
 from toolkit.backends import Verdict, VerifyRequest
 from toolkit.errors import BudgetExceeded, InfraError
+from toolkit.pages import PageRecord, PageStore
+from toolkit.runner.fingerprint import PageReads
 from toolkit.runner.metering import Meter, MeteredBackend, current_meter
+from toolkit.runner.page_reads import RecordingPages, recording_page_reads
+from toolkit.sandbox.protocol import Call
 from toolkit.scale.forwarding import GatewayBackend, GatewayLink, GatewayPages
 from toolkit.scale.gateway import Gateway, GatewayServices
+from toolkit.sources import read_page
+from toolkit.util.hashing import sha256_bytes, sha256_text
 
 
 class Remote:
@@ -28,11 +34,17 @@ class Remote:
 
 
 class Handle:
-    """Stands in for a Ray actor handle of `gateway`."""
+    """Stands in for a Ray actor handle of `gateway`; `calls` lists the broker calls sent."""
 
     def __init__(self, gateway: Gateway) -> None:
-        self.handle = Remote(gateway.handle)
+        self.calls: list[str] = []
+        self.handle = Remote(self._handle)
         self.info = Remote(gateway.info)
+        self._gateway = gateway
+
+    def _handle(self, call: Call) -> Any:
+        self.calls.append(call.method)
+        return self._gateway.handle(call)
 
 
 class OutOfBudget:
@@ -101,6 +113,7 @@ def test_page_reads_go_to_the_gateway_page_store(tmp_path: Path) -> None:
     assert asyncio.run(pages.get("https://python.org")) == "Python 3.10 was released."
     assert asyncio.run(pages.get("https://example.org")) is None
     assert not hasattr(pages, "screenshot")  # the store offers none, so neither does the node
+    assert not hasattr(pages, "stored_page")  # nor whole reads: the node reads text, then shot
 
 
 def test_a_call_the_judge_gives_up_on_is_cancelled_at_the_gateway(tmp_path: Path) -> None:
@@ -131,3 +144,88 @@ def test_a_call_the_judge_gives_up_on_is_cancelled_at_the_gateway(tmp_path: Path
 
     asyncio.run(give_up())
     assert cancelled == [1]
+
+
+def page_store(tmp_path: Path) -> PageStore:
+    """A run's read-only page store: a page with a screenshot, one without, one the page
+    itself failed (a 404: missing) and one our browser failed (an infrastructure error)."""
+    with PageStore(tmp_path / "pages") as writer:
+        writer.put(PageRecord.web("https://a.org/", "Page A", b"\xff\xd8jpeg-a"))
+        writer.put(PageRecord.web("https://b.org/", "Page B", None))
+        writer.put(PageRecord.failure("https://404.org/", "http", "HTTP 404"))
+        writer.put(PageRecord.failure("https://crashed.org/", "browser", "Chromium crashed"))
+    return PageStore(tmp_path / "pages", readonly=True)
+
+
+def node_over(tmp_path: Path, store: PageStore) -> tuple[RecordingPages, Handle]:
+    """A node's page source (recording, over the gateway serving `store`) and the gateway
+    handle it calls."""
+    _, link = started(tmp_path, GatewayServices(backend=OutOfBudget(), identity="x", pages=store))
+    return RecordingPages(GatewayPages(link)), link.gateway
+
+
+async def checked(pages: RecordingPages, urls: list[str]) -> tuple[list[Any], PageReads]:
+    """Read each page as a claim checked against it is, in one evaluation: what was served
+    and what the evaluation's fingerprint notes."""
+    with recording_page_reads() as log:
+        served = [await read_page(pages, url) for url in urls]
+    return served, log.reads()
+
+
+def test_a_cited_page_read_on_a_node_is_one_gateway_call_noted_as_a_local_read_notes(
+    tmp_path: Path,
+) -> None:
+    """Text and screenshot come from one store read at the gateway, with the store's hashes
+    of exactly those, so a rerun compares the same fingerprint wherever the check ran."""
+    store = page_store(tmp_path)
+    node, gateway = node_over(tmp_path, store)
+    urls = ["https://a.org/", "https://b.org/"]
+
+    served, reads = asyncio.run(checked(node, urls))
+
+    assert gateway.calls == ["page_stored", "page_stored"]
+    assert served == [("Page A", [store.screenshot("https://a.org/")]), ("Page B", [])]
+    assert reads.read == {
+        "https://a.org/": sha256_text("Page A"),
+        "https://b.org/": sha256_text("Page B"),
+    }
+    assert reads.shots == {
+        "https://a.org/": sha256_bytes(b"\xff\xd8jpeg-a"),
+        "https://b.org/": None,
+    }
+    assert (served, reads) == asyncio.run(checked(RecordingPages(store), urls))
+    store.close()
+
+
+def test_a_page_missing_at_the_gateway_is_none_and_noted_missing(tmp_path: Path) -> None:
+    store = page_store(tmp_path)
+    node, gateway = node_over(tmp_path, store)
+    urls = ["https://never-captured.org/", "https://404.org/"]
+
+    served, reads = asyncio.run(checked(node, urls))
+
+    assert gateway.calls == ["page_stored", "page_stored"]
+    assert served == [(None, []), (None, [])]
+    assert reads == PageReads(missing=("https://404.org/", "https://never-captured.org/"))
+    store.close()
+
+
+def test_a_page_our_browser_failed_reaches_the_node_as_the_stores_error_kind(
+    tmp_path: Path,
+) -> None:
+    """The evaluation is incomplete (and retried), never scored as if the page were missing."""
+    store = page_store(tmp_path)
+    node, gateway = node_over(tmp_path, store)
+
+    async def one_evaluation() -> Meter:
+        meter = Meter()
+        current_meter.set(meter)
+        with pytest.raises(InfraError) as raised, recording_page_reads():
+            await read_page(node, "https://crashed.org/")
+        assert raised.value.kind == "page_capture" and "Chromium crashed" in str(raised.value)
+        return meter
+
+    meter = asyncio.run(one_evaluation())
+    assert gateway.calls == ["page_stored"]
+    assert [error["kind"] for error in meter.infra] == ["page_capture"]
+    store.close()

@@ -17,6 +17,7 @@ from typing import Any
 
 from toolkit.awaitables import resolve
 from toolkit.errors import InfraError
+from toolkit.pages.store import StoredPage
 from toolkit.runner.fingerprint import PageReads, screenshot_digest
 from toolkit.runner.results import ResultHead
 from toolkit.util.hashing import sha256_text
@@ -143,6 +144,28 @@ class RecordingPages:
         if len(self._hashed) > HASHED_PAGES:
             self._hashed.popitem(last=False)
         return digest
+
+
+async def stored_page(pages: Any, url: str) -> StoredPage | None:
+    """`url` as a page store serves it to a check (None where `get` gives None): through the
+    source's own `stored_page` when it has one (one read), else its `get`, then `screenshot`,
+    hashed as `RecordingPages` notes them. Either way the hashes are of exactly what is served;
+    what a broker answers a node's `page_stored` call with."""
+    whole = getattr(pages, "stored_page", None)
+    if callable(whole):
+        page: StoredPage | None = await resolve(whole(url))
+        return page
+    text = await resolve(pages.get(url))
+    if text is None:
+        return None
+    shot = getattr(pages, "screenshot", None)
+    image = (await resolve(shot(url)) if callable(shot) else None) or None
+    return StoredPage(
+        text=str(text),
+        text_hash=sha256_text(str(text)),
+        screenshot=image,
+        screenshot_hash=screenshot_digest(image),
+    )
 
 
 def missing_pages(results: Iterable[ResultHead]) -> dict[str, list[str]]:

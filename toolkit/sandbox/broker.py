@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -21,6 +22,7 @@ from toolkit.backends import ExtractRequest, JudgingBackend, Verdict, VerifyRequ
 from toolkit.errors import InfraError
 from toolkit.evaluator import PageSource
 from toolkit.runner.executors import ToolTable
+from toolkit.runner.page_reads import stored_page
 from toolkit.sandbox.protocol import (
     WITH_ANSWER,
     Call,
@@ -111,6 +113,9 @@ class Broker:
         if method == "page_screenshot":
             shot = getattr(pages, "screenshot", None)
             return await resolve(shot(str(payload["url"]))) if shot else None
+        if method == "page_stored":
+            page = await stored_page(pages, str(payload["url"]))
+            return None if page is None else dataclasses.asdict(page)
         if method == "tool":
             result = await self.tools.call(str(payload["name"]), dict(payload.get("args") or {}))
             return _jsonable(result)

@@ -27,8 +27,17 @@ _HEADER = struct.Struct(">I")
 WITH_ANSWER = "with_answer"  # Call payload key: request fields the parent fills with the answer
 
 CallMethod = Literal[
-    "extract", "verify", "extract_page", "verify_sources", "page_get", "page_screenshot", "tool"
+    "extract",
+    "verify",
+    "extract_page",
+    "verify_sources",
+    "page_get",
+    "page_screenshot",
+    "page_stored",
+    "tool",
 ]
+"""The calls a broker answers; `page_stored` is a page's text and screenshot with their hashes
+in one read (`toolkit.runner.page_reads.stored_page`), for a node reading through the gateway."""
 
 
 class ProtocolError(Exception):

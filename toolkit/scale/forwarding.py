@@ -15,8 +15,11 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from toolkit.backends import ExtractRequest, Verdict, VerifyRequest
 from toolkit.errors import InfraError
+from toolkit.pages.store import StoredPage
 from toolkit.runner.metering import current_meter, note_infra
 from toolkit.sandbox.broker import ToolProvider
 from toolkit.sandbox.protocol import Call, CallMethod
@@ -88,19 +91,35 @@ class GatewayBackend:
         )
 
 
+_STORED_PAGE: TypeAdapter[StoredPage] = TypeAdapter(StoredPage)
+
+
 class GatewayPages:
-    """The page source of a node: reads go to the one page store, at the gateway."""
+    """The page source of a node: reads go to the one page store, at the gateway.
+
+    Offers `screenshot` when the gateway's source has screenshots, and `stored_page` when it
+    is a page store: then a check reads a page in one call, its text and screenshot from one
+    store read, with the hashes the store has for exactly those (as a local run notes them).
+    """
 
     def __init__(self, link: GatewayLink) -> None:
         self.link = link
         if link.info.screenshots:
             self.screenshot = self._screenshot
+        if link.info.stored_pages:
+            self.stored_page = self._stored_page
 
     async def get(self, url: str) -> str | None:
         return await self.link.call("page_get", {"url": url})
 
     async def _screenshot(self, url: str) -> str | None:
         return await self.link.call("page_screenshot", {"url": url})
+
+    async def _stored_page(self, url: str) -> StoredPage | None:
+        """The page's text, screenshot and their hashes (`PageStore.stored_page`), None when
+        it is missing; a reply of another shape is refused, not misread."""
+        page = await self.link.call("page_stored", {"url": url})
+        return None if page is None else _STORED_PAGE.validate_python(page)
 
 
 def gateway_tools(link: GatewayLink) -> dict[str, ToolProvider]:

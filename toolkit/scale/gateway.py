@@ -88,6 +88,7 @@ class Gateway:
             identity=services.identity,
             pages=services.pages is not None,
             screenshots=callable(getattr(services.pages, "screenshot", None)),
+            stored_pages=callable(getattr(services.pages, "stored_page", None)),
             tools=sorted(services.tools),
         )
 

@@ -14,10 +14,11 @@ from toolkit.runner.fingerprint import PageReads
 from toolkit.runner.results import UsageTotals
 from toolkit.sandbox.protocol import EvalOutcome, Reply, SandboxLimits
 
-SCALE_VERSION = 3
+SCALE_VERSION = 4
 """2: the gateway says which judgegen code it runs (`GatewayInfo.code`); 3: a node's result
 carries the infrastructure errors its services raised (`NodeResult.infra`) and its tool
-calls (`NodeResult.tool_calls`)."""
+calls (`NodeResult.tool_calls`); 4: the gateway says whether its page source reads a page
+whole (`GatewayInfo.stored_pages`)."""
 
 
 class _Versioned(BaseModel):
@@ -38,6 +39,11 @@ class GatewayInfo(_Versioned):
     )
     pages: bool = False
     screenshots: bool = False
+    stored_pages: bool = Field(
+        default=False,
+        description="The page source reads a page's text, screenshot and their hashes at once "
+        "(`stored_page`, a page store), so a node asks for a page in one `page_stored` call.",
+    )
     tools: list[str] = Field(default_factory=list)
 
 
