@@ -16,7 +16,7 @@ from tests.fixtures.runner.helpers import (
     result_files,
     run_trajectories,
 )
-from tests.fixtures.runner.scripted import make_backend
+from tests.fixtures.runner.scripted import broke_factory, make_backend
 from toolkit.errors import ResultsError
 from toolkit.runner import scheduler
 from toolkit.runner.freshness import fresh_run
@@ -117,3 +117,20 @@ def test_score_files_as_a_run_writes_them_agree_with_their_results(work: Path) -
 
     assert report is not None and report.reused == 4
     assert {p: p.read_bytes() for p in before} == before
+
+
+def test_a_run_that_stops_before_redoing_a_trajectory_withdraws_its_outdated_score_file(
+    work: Path,
+) -> None:
+    run_trajectories(work, make_backend())
+    tasks = [p.name for p in (work / TRAJ).iterdir() if score_file(work, p.name).exists()]
+    assert len(tasks) >= 2
+    for task in tasks:  # every judge edited: every stored result is outdated
+        judge = work / "judges" / f"{task}.py"
+        judge.write_text(judge.read_text() + "\n# edited\n")
+
+    stopped = run_trajectories(work, broke_factory(), jobs=1)
+
+    assert stopped.stopped and stopped.not_started > 0
+    outdated = {ref.task_id for ref in stopped.outdated}
+    assert outdated and all(not score_file(work, task).exists() for task in outdated)

@@ -120,6 +120,7 @@ class Scheduler:
         await asyncio.gather(*(self._evaluate(semaphore, *job) for job in pending))
         self.report.outdated = await outdated_results(self.store, planned, self.report, self.pages)
         try:
+            self._withdraw_outdated_scores(planned)
             write_summaries(
                 self.store, inputs, self.report, include_unreviewed=self.options.include_unreviewed
             )
@@ -128,6 +129,16 @@ class Scheduler:
             stopped = self.report.stopped
             self.report.stopped = f"{stopped}; then {reason}" if stopped else reason
         return self.report
+
+    def _withdraw_outdated_scores(self, planned: list[tuple[AnswerInput, Fingerprint]]) -> None:
+        """Remove the webeval score files of results the run left outdated (it stopped before
+        redoing them): webeval would read them as current. Their result files stay, listed
+        as outdated in the summary; the next run redoes them and writes the score files."""
+        outdated = {(r.agent, r.task_id, r.answer_name) for r in self.report.outdated}
+        for item, _ in planned:
+            key = (item.agent_name, item.task_id, item.answer_name)
+            if item.traj_dir is not None and key in outdated:
+                remove_score_file(item.traj_dir, item.task_id)
 
     async def _reuse(self, item: AnswerInput, judge: JudgeInfo | None, fp: Fingerprint) -> bool:
         """Keep a fresh stored result (same inputs and pages, not incomplete); False to redo."""
