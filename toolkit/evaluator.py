@@ -17,9 +17,11 @@ from pydantic import BaseModel
 
 from toolkit.backends import (
     DEFAULT_JUDGE_MODEL,
+    UNAVAILABLE_REASON,
     ExtractRequest,
     JudgingBackend,
     ScriptedBackend,
+    Verdict,
     VerifyRequest,
 )
 from toolkit.callsite import judge_line
@@ -351,13 +353,19 @@ class Evaluator:
         if additional_instruction == "None":
             additional_instruction = None
         urls = normalize_sources(sources)
+        # a list of sources none of which is a URL (an extraction gave no link: [None], [""])
+        # cites a page that is not there: unsupported, never a plain check of the claim
+        cites_nothing = not urls and isinstance(sources, (list, tuple)) and len(sources) > 0
         # logged in the order verifications start, not finish
         entry: dict[str, Any] = {"line": judge_line()}
         self.verifications.append(entry)
         try:
-            verdict, used = await self._sources().decide(
-                self._plain_request(claim, additional_instruction), urls
-            )
+            if cites_nothing:
+                verdict, used = Verdict(passed=False, reasoning=UNAVAILABLE_REASON), None
+            else:
+                verdict, used = await self._sources().decide(
+                    self._plain_request(claim, additional_instruction), urls
+                )
         except Exception as exc:
             self.verifications[:] = [e for e in self.verifications if e is not entry]
             if node is not None:

@@ -211,6 +211,18 @@ async def test_empty_source_list_is_treated_as_no_sources(make_evaluator):
     assert request.sources == []
 
 
+@pytest.mark.parametrize("sources", [[None], [""], ["", None]])
+async def test_sources_holding_no_url_are_an_unsupported_claim_not_a_plain_check(
+    make_evaluator, sources
+):
+    ev = make_evaluator(verify=lambda request: Verdict(passed=True, reasoning="scripted"))
+    leaf = ev.add_leaf(id="x", desc="x", critical=True)
+    assert await ev.verify(claim="The store opens at 9am", node=leaf, sources=sources) is False
+    assert ev.backend.calls == []
+    assert (leaf.status, leaf.score) == ("failed", 0.0)
+    assert ev.score() == 0.0
+
+
 async def test_single_url_request_carries_the_page_text(make_evaluator):
     ev = make_evaluator(pages={"https://a.example/": "page A"})
     await ev.verify(claim="c", node=ev.add_leaf(id="x", desc="x"), sources="https://a.example/")
