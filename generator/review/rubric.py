@@ -22,6 +22,7 @@ class RubricNode(BaseModel):
     critical: bool
     strategy: str
     parent: str | None
+    index: int = Field(default=0, description="Position among its parent's children, from 0.")
     depth: int
     leaf: bool
     status: str = "initialized"
@@ -69,9 +70,9 @@ def tree_of(summary: dict[str, Any]) -> dict[str, Any]:
 def flatten(tree: dict[str, Any]) -> list[RubricNode]:
     """Every node, depth first, in construction order."""
     out: list[RubricNode] = []
-    stack: list[tuple[dict[str, Any], str | None, int]] = [(tree, None, 0)]
+    stack: list[tuple[dict[str, Any], str | None, int, int]] = [(tree, None, 0, 0)]
     while stack:
-        node, parent, depth = stack.pop()
+        node, parent, index, depth = stack.pop()
         children = node.get("children") or []
         out.append(
             RubricNode(
@@ -80,12 +81,16 @@ def flatten(tree: dict[str, Any]) -> list[RubricNode]:
                 critical=bool(node.get("critical")),
                 strategy=str(node.get("strategy", "parallel")),
                 parent=parent,
+                index=index,
                 depth=depth,
                 leaf=not children,
                 status=str(node.get("status", "initialized")),
             )
         )
-        stack.extend((child, node["id"], depth + 1) for child in reversed(children))
+        stack.extend(
+            (child, node["id"], position, depth + 1)
+            for position, child in reversed(list(enumerate(children)))
+        )
     return out
 
 
@@ -128,8 +133,12 @@ def statistics(tree: dict[str, Any]) -> dict[str, int]:
 
 
 def diff_trees(old: dict[str, Any], new: dict[str, Any]) -> RubricDiff:
-    """Nodes added, removed, and changed (description, critical, strategy, parent), by id;
-    an empty tree (`{}`: no judge on that side) makes every node of the other added/removed."""
+    """Nodes added, removed, and changed (description, critical, strategy, parent, index), by
+    id; an empty tree (`{}`: no judge on that side) makes every node of the other added/removed.
+
+    An index change is reported only for a node that kept its parent and whose parent is
+    sequential in either tree: there order decides which siblings are skipped, while under a
+    parallel parent (gate then average) order never changes a score."""
     before = {n.id: n for n in flatten(old)} if old else {}
     after = {n.id: n for n in flatten(new)} if new else {}
     diff = RubricDiff(
@@ -146,6 +155,23 @@ def diff_trees(old: dict[str, Any], new: dict[str, Any]) -> RubricDiff:
             if getattr(old_node, name) != getattr(new_node, name)
             and not (name == "strategy" and old_node.leaf and new_node.leaf)
         }
+        if old_node.index != new_node.index and _under_sequential(
+            old_node, new_node, before, after
+        ):
+            fields["index"] = (old_node.index, new_node.index)
         if fields:
             diff.changed.append(NodeChange(id=node_id, fields=fields))
     return diff
+
+
+def _under_sequential(
+    old_node: RubricNode,
+    new_node: RubricNode,
+    before: dict[str, RubricNode],
+    after: dict[str, RubricNode],
+) -> bool:
+    """True when the node kept its parent and that parent is sequential in either tree."""
+    if old_node.parent is None or old_node.parent != new_node.parent:
+        return False
+    strategies = (before[old_node.parent].strategy, after[new_node.parent].strategy)
+    return "sequential" in strategies

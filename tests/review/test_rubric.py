@@ -72,3 +72,24 @@ def test_moving_a_node_is_a_parent_change():
     )
     changed = {c.id: c.fields for c in diff_trees(TREE, new).changed}
     assert changed["date"] == {"parent": ("commit", "authors")}
+
+
+def test_reordering_children_of_a_sequential_parent_is_an_index_change():
+    new = node(
+        "root",
+        node("commit", node("date"), node("commit_id", critical=True), strategy="sequential"),
+        node("authors", node("author_1")),
+    )
+    diff = diff_trees(TREE, new)
+    changed = {c.id: c.fields for c in diff.changed}
+    assert changed == {"date": {"index": (1, 0)}, "commit_id": {"index": (0, 1)}}
+    assert "~ date: index: 1 -> 0" in diff.to_text()
+
+
+def test_reordering_children_of_a_parallel_parent_is_not_a_change():
+    new = node(
+        "root",
+        node("authors", node("author_1")),
+        node("commit", node("commit_id", critical=True), node("date"), strategy="sequential"),
+    )
+    assert diff_trees(TREE, new).empty
