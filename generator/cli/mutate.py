@@ -31,6 +31,8 @@ from generator.cli.llm_options import llm_options
 from generator.review.mutate import (
     MUTATION_VERSION,
     MutationReport,
+    errors_count,
+    errors_note,
     mutate_answer,
 )
 from generator.review.runs import ReviewRuns
@@ -114,10 +116,12 @@ def render_text(report: MutationReport) -> str:
 
 def _rate_line(report: MutationReport) -> str:
     if report.kill_rate is None:
+        if report.errors:
+            return f"no mutation was scored ({errors_count(report.errors)})"
         return "no mutation applies to this answer"
     return (
-        f"kill rate {report.kill_rate:.2f} ({report.killed} of {len(report.mutations)} "
-        "mutations lowered the score)"
+        f"kill rate {report.kill_rate:.2f} ({report.killed} of {report.scored} "
+        f"mutations lowered the score{errors_note(report.errors)})"
     )
 
 
@@ -163,6 +167,7 @@ def record_in_review(reviews: Path, report: MutationReport) -> list[Path]:
             "answer": report.answer,
             "mutations": len(report.mutations),
             "killed": report.killed,
+            "errors": report.errors,
             "kill_rate": report.kill_rate,
         }
         sidecar.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")

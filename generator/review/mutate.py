@@ -205,13 +205,43 @@ class MutationReport(BaseModel):
         return sum(row.outcome == "killed" for row in self.mutations)
 
     @property
+    def scored(self) -> int:
+        """Mutations the judge scored (a run the judge crashed on is listed, not counted)."""
+        return sum(row.outcome != "error" for row in self.mutations)
+
+    @property
+    def errors(self) -> int:
+        """Mutations whose judge run failed: neither killed nor survived."""
+        return len(self.mutations) - self.scored
+
+    @property
     def kill_rate(self) -> float | None:
-        """Killed mutations over all mutations (None when no mutation applied)."""
-        return self.killed / len(self.mutations) if self.mutations else None
+        """Killed over scored mutations, errors left out of both (None when none scored)."""
+        return kill_rate_of(self.killed, self.scored)
 
     def to_dict(self) -> dict[str, Any]:
         """The report with its computed counts, as written to JSON."""
-        return {**self.model_dump(mode="json"), "killed": self.killed, "kill_rate": self.kill_rate}
+        return {
+            **self.model_dump(mode="json"),
+            "killed": self.killed,
+            "errors": self.errors,
+            "kill_rate": self.kill_rate,
+        }
+
+
+def kill_rate_of(killed: int, scored: int) -> float | None:
+    """The one definition of the kill rate: killed over scored mutations (None when none)."""
+    return killed / scored if scored else None
+
+
+def errors_note(errors: int) -> str:
+    """`; 1 error left out` to follow a kill-rate count, or "" when every mutation scored."""
+    return f"; {errors_count(errors)} left out" if errors else ""
+
+
+def errors_count(errors: int) -> str:
+    """`1 error`, `2 errors`."""
+    return f"{errors} error{'' if errors == 1 else 's'}"
 
 
 def mutation_row(result: MutationResult, error: str | None) -> MutationRow:
@@ -273,13 +303,12 @@ class MutationStage(BaseModel):
     @property
     def total(self) -> int:
         """Mutations the judge scored (a run the judge crashed on is listed, not counted)."""
-        return sum(row.outcome != "error" for r in self.reports for row in r.mutations)
+        return sum(r.scored for r in self.reports)
 
     @property
     def kill_rate(self) -> float | None:
         """Killed over scored mutations of all accepted answers (None when none scored)."""
-        killed = sum(r.killed for r in self.reports)
-        return killed / self.total if self.total else None
+        return kill_rate_of(sum(r.killed for r in self.reports), self.total)
 
     def survivors(self) -> list[str]:
         """`answer: mutation (change) scored s` for each surviving mutation."""
@@ -294,8 +323,14 @@ class MutationStage(BaseModel):
         """`kill rate 0.67 (4 of 6 mutations of good)` or why it did not run."""
         if not self.ran:
             return f"skipped: {self.note}"
+        errors = sum(r.errors for r in self.reports)
         if self.kill_rate is None:
+            if errors:
+                return f"no mutation was scored ({errors_count(errors)})"
             return "no mutation applies to the accepted sample answers"
         killed = sum(r.killed for r in self.reports)
         answers = ", ".join(r.answer for r in self.reports)
-        return f"kill rate {self.kill_rate:.2f} ({killed} of {self.total} mutations of {answers})"
+        return (
+            f"kill rate {self.kill_rate:.2f} ({killed} of {self.total} mutations of {answers}"
+            f"{errors_note(errors)})"
+        )

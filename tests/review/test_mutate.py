@@ -1,9 +1,17 @@
-"""Each answer mutation damages exactly one kind of fact, deterministically."""
+"""Each answer mutation damages exactly one kind of fact, deterministically; the kill rate
+leaves out mutations the judge crashed on."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from generator.cli.mutate import record_in_review, render_text
 from generator.review.mutate import (
     REPLACEMENT_NAME,
+    MutationReport,
+    MutationRow,
+    MutationStage,
     change_date,
     change_number,
     drop_cited_url,
@@ -90,3 +98,52 @@ def test_mutate_all_is_deterministic_and_ordered():
         "replace_name",
         "swap_sources",
     ]
+
+
+def report_with(outcomes: list[str]) -> MutationReport:
+    rows = [
+        MutationRow(
+            name=f"m{i}",
+            description="change",
+            score=None if outcome == "error" else (0.0 if outcome == "killed" else 1.0),
+            outcome=outcome,
+            error="judge crashed" if outcome == "error" else None,
+        )
+        for i, outcome in enumerate(outcomes)
+    ]
+    return MutationReport(task_id="t", answer="good", original_score=1.0, mutations=rows)
+
+
+CRASHED = report_with(["killed", "killed", "killed", "survived", "error", "error"])
+
+
+def test_errors_are_left_out_of_the_kill_rate():
+    assert (CRASHED.killed, CRASHED.scored, CRASHED.errors) == (3, 4, 2)
+    assert CRASHED.kill_rate == 0.75
+
+
+def test_the_command_and_the_generate_stage_give_the_same_kill_rate():
+    assert MutationStage(reports=[CRASHED]).kill_rate == CRASHED.kill_rate
+
+
+def test_the_kill_rate_line_shows_the_errors_left_out():
+    assert render_text(CRASHED).endswith(
+        "kill rate 0.75 (3 of 4 mutations lowered the score; 2 errors left out)\n"
+    )
+    assert MutationStage(reports=[CRASHED]).summary_line() == (
+        "kill rate 0.75 (3 of 4 mutations of good; 2 errors left out)"
+    )
+
+
+def test_write_review_records_the_errors_and_the_same_kill_rate(tmp_path: Path):
+    (tmp_path / "t.json").write_text(json.dumps({"version": 1, "task_id": "t"}))
+    record_in_review(tmp_path, CRASHED)
+    sidecar = json.loads((tmp_path / "t.json").read_text())["mutation_testing"]
+    assert (sidecar["mutations"], sidecar["errors"], sidecar["kill_rate"]) == (6, 2, 0.75)
+    assert "2 errors left out" in (tmp_path / "t.md").read_text()
+
+
+def test_a_report_whose_every_mutation_errored_has_no_kill_rate():
+    report = report_with(["error"])
+    assert report.kill_rate is None
+    assert render_text(report).endswith("no mutation was scored (1 error)\n")
