@@ -105,3 +105,22 @@ def test_table_shows_scores_and_what_was_left_out() -> None:
     table = format_table(compute_summary("agent", results))
     assert "Pass@1              1.0000" in table
     assert "incomplete" in table and "b/answer_1: LLMError: 529" in table
+
+
+def test_table_warns_of_unreviewed_results_counted_without_the_flag() -> None:
+    summary = compute_summary("agent", [res("a", "answer_1", 1.0)], include_unreviewed=False)
+    summary.unreviewed_results = 1
+    table = format_table(summary)
+    assert "WARNING: 1 results come from unreviewed judges (judged earlier with" in table
+
+
+def test_table_of_an_include_unreviewed_run_warns_without_pointing_at_earlier_runs() -> None:
+    summary = compute_summary("agent", [res("a", "answer_1", 1.0)], include_unreviewed=True)
+    summary.unreviewed_results = 1
+    assert format_table(summary).splitlines()[-1] == (
+        "  WARNING: 1 results come from unreviewed judges"
+    )
+
+
+def test_table_of_reviewed_results_has_no_unreviewed_warning() -> None:
+    assert "unreviewed" not in format_table(compute_summary("agent", [res("a", "answer_1", 1.0)]))

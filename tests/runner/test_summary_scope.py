@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from generator.cli import main
 from tests.fixtures.runner.helpers import run_answers, run_args
 from tests.fixtures.runner.scripted import broke_factory, make_backend
+from toolkit.runner.approval import approve
 
 
 def run(work: Path, *extra: str, unreviewed: bool = True):
@@ -148,3 +149,21 @@ def test_report_leaves_out_what_the_last_run_left_out(work: Path) -> None:
     recomputed = json.loads(shown.stdout)
     assert recomputed["runs"] == ["answer_1"]
     assert recomputed["not_counted"] == summary(work)["not_counted"]
+
+
+def test_a_task_run_without_the_flag_warns_of_the_unreviewed_results_it_counts(
+    work: Path,
+) -> None:
+    """Results of tasks outside --task are counted as they are, even those an unapproved judge
+    computed in an earlier --include-unreviewed run: the table must say so."""
+    assert run(work).exit_code == 0
+    approve(
+        "python_match", reviewer="Ada", judges_dir=work / "judges", reviews_dir=work / "reviews"
+    )
+    args = run_args(work, "--no-sandbox", "--task", "python_match")
+
+    one = CliRunner().invoke(main, args, catch_exceptions=False)
+
+    assert one.exit_code == 0, one.stderr
+    assert (summary(work)["include_unreviewed"], summary(work)["unreviewed_results"]) == (False, 4)
+    assert "WARNING: 4 results come from unreviewed judges" in one.stdout

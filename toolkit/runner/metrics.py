@@ -120,7 +120,11 @@ class Summary(BaseModel):
     excluded: list[Listed] = Field(default_factory=list)
     skipped_judges: list[SkippedJudge] = Field(default_factory=list)
     include_unreviewed: bool = False
-    unreviewed_results: int = Field(default=0, description="Results of unapproved judges.")
+    unreviewed_results: int = Field(
+        default=0,
+        description="Counted results of unapproved judges; without include_unreviewed, those "
+        "of tasks the run did not check (see unchecked_tasks), judged earlier with it.",
+    )
     judge_models: dict[str, int] = Field(default_factory=dict)
     usage: UsageTotals = Field(default_factory=UsageTotals)
     duration_s: float = Field(default=0.0, description="Sum of evaluation durations.")
@@ -248,8 +252,8 @@ def format_table(summary: Summary, *, max_listed: int = 20) -> str:
         f"({u.cache_hits} cached), {u.input_tokens + u.output_tokens} tokens, "
         f"${u.cost_usd:.4f}",
     ]
-    if summary.include_unreviewed and summary.unreviewed_results:
-        lines.append(f"  WARNING: {summary.unreviewed_results} results come from unreviewed judges")
+    if summary.unreviewed_results:
+        lines.append(_unreviewed_warning(summary))
     if summary.unchecked_tasks:
         lines.append(
             f"  Counted as found, not checked by this run: {', '.join(summary.unchecked_tasks)}"
@@ -270,6 +274,19 @@ def format_table(summary: Summary, *, max_listed: int = 20) -> str:
             if len(items) > max_listed:
                 lines.append(f"    … and {len(items) - max_listed} more")
     return "\n".join(lines)
+
+
+def _unreviewed_warning(summary: Summary) -> str:
+    """Said whenever results of unapproved judges are counted, with or without the flag:
+    without it they are results of tasks the run did not check (a run holds back the
+    unapproved judges of its own tasks and leaves their results out), judged earlier with it."""
+    line = f"  WARNING: {summary.unreviewed_results} results come from unreviewed judges"
+    if summary.include_unreviewed:
+        return line
+    return (
+        f"{line} (judged earlier with --include-unreviewed, in tasks this run did not check: "
+        "run those tasks again to re-check them)"
+    )
 
 
 def align_columns(rows: list[list[str]], indent: str = "  ", gap: int = 2) -> list[str]:
