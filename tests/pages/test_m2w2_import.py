@@ -11,7 +11,16 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
-from toolkit.pages import PageStore, import_m2w2, m2w2_file_stem, m2w2_storage_key
+from toolkit.pages import (
+    PageStore,
+    import_m2w2,
+    m2w2_address,
+    m2w2_file_stem,
+    m2w2_storage_key,
+)
+from toolkit.urls import canonical_url
+
+REPO = Path(__file__).resolve().parents[2]
 
 JPEG = b"\xff\xd8\xff\xe0shot"
 
@@ -172,3 +181,92 @@ def test_a_cached_bot_check_is_reported_not_stored_as_the_page(tmp_path: Path) -
         assert store.lookup(url) is None
     assert report.imported == 0 and [p.url for p in report.problems] == [url]
     assert "bot check" in report.problems[0].reason
+
+
+def write_m2w2_task(task_dir: Path, pages: dict[str, str]) -> None:
+    """A task folder as Mind2Web 2 writes it: keyed by storage key, files by its MD5."""
+    keys = {m2w2_storage_key(url): text for url, text in pages.items()}
+    write_task(
+        task_dir,
+        dict.fromkeys(keys, "web"),
+        {f"{md5(key)}.txt": text.encode() for key, text in keys.items()},
+    )
+
+
+def test_address_re_encodes_what_decoding_produced_but_not_the_url_structure() -> None:
+    assert m2w2_address("https://a.example/wiki/C#_(x)") == "https://a.example/wiki/C%23_(x)"
+    assert m2w2_address("https://a.example/annual report") == "https://a.example/annual%20report"
+    assert m2w2_address("https://a.example/a%20b") == "https://a.example/a%2520b"
+    assert (
+        m2w2_address("https://a.example/s?q=new+york&x=1") == "https://a.example/s?q=new+york&x=1"
+    )
+    assert m2w2_address("https://a.example/café/") == "https://a.example/café/"
+
+
+def test_a_decoded_hash_is_imported_under_its_own_url_not_the_page_before_it(
+    tmp_path: Path,
+) -> None:
+    csharp = "https://en.wikipedia.org/wiki/C%23_(programming_language)"
+    c = "https://en.wikipedia.org/wiki/C"
+    write_m2w2_task(tmp_path / "cache" / "agent" / "task", {csharp: "C# is", c: "C is"})
+    with PageStore(tmp_path / "store") as store:
+        report = import_m2w2(tmp_path / "cache", store)
+        assert (store.get(csharp), store.get(c)) == ("C# is", "C is")
+    assert (report.imported, report.problems) == (2, [])
+
+
+def test_a_decoded_space_is_imported_under_its_percent_encoded_url(tmp_path: Path) -> None:
+    url = "https://example.com/annual%20report"
+    write_m2w2_task(tmp_path / "cache" / "agent" / "task", {url: "Revenue"})
+    with PageStore(tmp_path / "store") as store:
+        report = import_m2w2(tmp_path / "cache", store)
+        assert store.get(url) == "Revenue"
+    assert (report.imported, report.problems) == (1, [])
+
+
+def test_a_decoded_plus_in_a_query_is_kept_as_a_literal_plus(tmp_path: Path) -> None:
+    """`%2B` and `+` both decode to `+`; the literal (form-encoded space) reading is kept."""
+    write_m2w2_task(
+        tmp_path / "cache" / "agent" / "task", {"https://example.com/s?q=C%2B%2B": "Results"}
+    )
+    with PageStore(tmp_path / "store") as store:
+        import_m2w2(tmp_path / "cache", store)
+        record = store.lookup("https://example.com/s?q=C++")
+    assert record is not None and record.url == "https://example.com/s?q=C++"
+
+
+def test_a_failure_keyed_by_a_decoded_url_is_recorded_under_the_encoded_url(
+    tmp_path: Path,
+) -> None:
+    task = tmp_path / "cache" / "agent" / "task"
+    write_task(task, {}, {})
+    (task / "failures.json").write_text(
+        json.dumps({"https://example.com/wiki/C#_(x)": {"reason": "timeout"}}), encoding="utf-8"
+    )
+    with PageStore(tmp_path / "store") as store:
+        import_m2w2(tmp_path / "cache", store)
+        failed = store.lookup("https://example.com/wiki/C%23_(x)")
+        assert store.lookup("https://example.com/wiki/C") is None
+    assert failed is not None and failed.status == "failed"
+
+
+def test_a_cache_keyed_by_url_keeps_its_keys(tmp_path: Path) -> None:
+    """The examples' index.json is keyed by URL ("/downloads/"), files by storage key."""
+    examples = REPO / "examples" / "pages"
+    keys = [key for index in examples.rglob("index.json") for key in json.loads(index.read_text())]
+    with PageStore(tmp_path / "store") as store:
+        report = import_m2w2(examples, store)
+        stored = [record.url for key in keys if (record := store.lookup(key)) is not None]
+    assert report.problems == [] and keys
+    assert stored == [canonical_url(key) for key in keys]
+
+
+def test_an_older_cache_keyed_by_encoded_url_is_not_encoded_twice(tmp_path: Path) -> None:
+    url = "https://example.com/caf%C3%A9/a%20b"
+    write_task(
+        tmp_path / "cache" / "agent" / "task", {url: "web"}, {f"{m2w2_file_stem(url)}.txt": b"x"}
+    )
+    with PageStore(tmp_path / "store") as store:
+        import_m2w2(tmp_path / "cache", store)
+        record = store.lookup(url)
+    assert record is not None and record.url == url

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         ImportProblem,
         ImportReport,
         import_m2w2,
+        m2w2_address,
         m2w2_file_stem,
         m2w2_storage_key,
     )
@@ -55,6 +56,7 @@ _HOMES = {
     "default_chromium": "toolkit.pages.capture",
     "import_m2w2": "toolkit.pages.m2w2",
     "looks_like_pdf": "toolkit.pages.pdf",
+    "m2w2_address": "toolkit.pages.m2w2",
     "m2w2_file_stem": "toolkit.pages.m2w2",
     "m2w2_storage_key": "toolkit.pages.m2w2",
     "pdf_text": "toolkit.pages.pdf",
@@ -80,6 +82,7 @@ __all__ = [
     "default_chromium",
     "import_m2w2",
     "looks_like_pdf",
+    "m2w2_address",
     "m2w2_file_stem",
     "m2w2_storage_key",
     "pdf_text",

@@ -1,19 +1,21 @@
 """Importing a Mind2Web 2 page cache (`<root>/<agent>/<task>/index.json` + files) into a store.
 
-Their layout: `index.json` maps each URL to "web" or "pdf"; a page's files are named by the
-hex MD5 of the URL's storage key (fragment dropped, percent-decoded, one trailing slash
-removed): `<md5>.txt` + `<md5>.jpg` for a web page, `<md5>.pdf` for a PDF. A newer
-`failures.json` (URL -> {"reason", ...}) lists failed captures; they become failure records.
+Their layout: `index.json` maps each page's storage key (its URL with the fragment dropped,
+percent-decoded, one trailing slash removed) to "web" or "pdf"; the page's files are named
+by the hex MD5 of that key: `<md5>.txt` + `<md5>.jpg` for a web page, `<md5>.pdf` for a PDF.
+A newer `failures.json` (storage key -> {"reason", ...}) lists failed captures; they become
+failure records. A key is not a URL: it is re-encoded (`m2w2_address`) before it is stored.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urldefrag
+from urllib.parse import quote, unquote, urldefrag
 
 from pydantic import BaseModel
 
@@ -31,6 +33,29 @@ def m2w2_storage_key(url: str) -> str:
     if decoded.endswith("/") and len(decoded) > 1 and not decoded.endswith("://"):
         decoded = decoded[:-1]
     return decoded
+
+
+# What percent-decoding produced that is never literal in a URL: whitespace, controls and
+# the characters RFC 3986 excludes. Non-ASCII stays as is (stores keep it, as before).
+_NOT_IN_URLS = re.compile(r'[\x00-\x20\x7f"<>\\^`{|}]')
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+
+
+def m2w2_address(key: str) -> str:
+    """The URL Mind2Web 2 fetched the page stored under storage key `key`, re-encoded.
+
+    A decoded `%23` is a `#` that would cut the path at a fragment (C# filed as C), and a
+    decoded `%20` a space that is no URL, so what decoding produced that cannot stand in a
+    URL is encoded again; a key with a `#` or a `%xx` is re-encoded as Mind2Web 2's own
+    `_address` does. A trailing `/` is kept as written: a key spelled as a URL ("/downloads/")
+    stays that URL. Characters that are also URL structure (`+`, `&`, `=`, `?`, `/`) stay: a
+    decoded `%2B` cannot be told from a literal `+` (a form-encoded space, as in
+    `?q=new+york`), and keeping them keeps the far more common literal spelling right.
+    """
+    url = key
+    if "#" in key or _ESCAPE.search(key):
+        url = key.replace("%", "%25").replace("#", "%23") + ("/" if key.endswith("/") else "")
+    return _NOT_IN_URLS.sub(lambda match: quote(match.group(0), safe=""), url)
 
 
 def m2w2_file_stem(url: str) -> str:
@@ -68,6 +93,19 @@ def _stems(key: str) -> list[str]:
     return list(dict.fromkeys([direct, m2w2_file_stem(key)]))
 
 
+def _entry_url(task_dir: Path, key: str) -> str:
+    """The URL of an index entry: its key re-encoded, or the key itself when the entry's
+    files are named by the MD5 of the key's storage key (an older writer keyed by URL)."""
+    direct, older = hashlib.md5(key.encode("utf-8")).hexdigest(), m2w2_file_stem(key)
+
+    def has_files(stem: str) -> bool:
+        return any((task_dir / f"{stem}{ext}").is_file() for ext in (".txt", ".pdf"))
+
+    if older != direct and not has_files(direct) and has_files(older):
+        return key
+    return m2w2_address(key)
+
+
 def _fetched_at(path: Path) -> datetime:
     return datetime.fromtimestamp(path.stat().st_mtime, UTC)
 
@@ -87,9 +125,10 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def _page_record(task_dir: Path, key: str, content_type: Any) -> PageRecord:
-    """The record for one index entry; raises ValueError saying why it cannot be imported."""
-    if not is_web_url(key):
+def _page_record(task_dir: Path, key: str, url: str, content_type: Any) -> PageRecord:
+    """The record for the index entry `key` fetched from `url`; raises ValueError saying why
+    it cannot be imported."""
+    if not is_web_url(url):
         raise ValueError("not an http(s) URL")
     if content_type == "web":
         text_file = _find(task_dir, key, ".txt")
@@ -101,7 +140,7 @@ def _page_record(task_dir: Path, key: str, content_type: Any) -> PageRecord:
         if challenge is not None:
             raise ValueError(f"the cached text is a bot check, not the page ('{challenge}')")
         return PageRecord.web(
-            key,
+            url,
             text,
             shot.read_bytes() if shot.is_file() else None,
             origin="m2w2",
@@ -117,7 +156,7 @@ def _page_record(task_dir: Path, key: str, content_type: Any) -> PageRecord:
         except PdfTextError as exc:
             raise ValueError(str(exc)) from exc
         return PageRecord.pdf_document(
-            key, data, text, origin="m2w2", fetched_at=_fetched_at(pdf_file)
+            url, data, text, origin="m2w2", fetched_at=_fetched_at(pdf_file)
         )
     raise ValueError(f"unknown content type {content_type!r} (expected 'web' or 'pdf')")
 
@@ -130,13 +169,14 @@ def _import_task(task_dir: Path, store: PageStore, report: ImportReport, refresh
         report.problems.append(ImportProblem(task_dir=where, reason=f"index.json: {exc}"))
         return
     for key, content_type in index.items():
-        if not refresh and store.has_page(key):
+        url = _entry_url(task_dir, key)
+        if not refresh and store.has_page(url):
             report.already_stored += 1
             continue
         try:
-            record = _page_record(task_dir, key, content_type)
+            record = _page_record(task_dir, key, url, content_type)
         except (OSError, ValueError) as exc:
-            report.problems.append(ImportProblem(task_dir=where, url=key, reason=str(exc)))
+            report.problems.append(ImportProblem(task_dir=where, url=url, reason=str(exc)))
             continue
         store.put(record)
         report.imported += 1
@@ -153,11 +193,12 @@ def _import_failures(task_dir: Path, store: PageStore, report: ImportReport) -> 
         report.problems.append(ImportProblem(task_dir=str(task_dir), reason=f"{path.name}: {exc}"))
         return
     for key, entry in failures.items():
-        if not is_web_url(key):
+        url = m2w2_address(key)
+        if not is_web_url(url):
             continue
         reason = entry.get("reason") if isinstance(entry, dict) else None
         record = PageRecord.failure(
-            key,
+            url,
             "import",
             f"Mind2Web 2 capture failed: {reason or 'no reason given'}",
             origin="m2w2",
