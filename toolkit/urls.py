@@ -31,11 +31,26 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 _SPACE = re.compile(r"\s")
 
 # Characters agents glue around a URL in prose or Markdown.
-_WRAPPERS = {"<": ">", "(": ")", "[": "]", "{": "}", '"': '"', "'": "'", "`": "`"}
-_TRAILING_PUNCT = ".,;:!?*_~'\"`"
+_WRAPPERS = {
+    "<": ">",
+    "(": ")",
+    "[": "]",
+    "{": "}",
+    '"': '"',
+    "'": "'",
+    "`": "`",
+    "“": "”",
+    "‘": "’",
+    "«": "»",
+    "‹": "›",
+}
+_TRAILING_PUNCT = ".,;:!?*_~'\"`”’»›…\u200b"
 _BRACKET_PAIRS = {")": "(", "]": "[", "}": "{", ">": "<"}
 # Full-width punctuation that ends a URL in CJK prose.
 _CJK_STOPS = "，。、；：！？（）「」『』《》【】"
+# Typographic quotes, guillemets, the ellipsis and the zero-width space that end a URL in
+# prose; `’` followed by a letter is an apostrophe inside it ("Ender’s_Game").
+_PROSE_STOPS = "“”‘’«»‹›…\u200b"
 _MARKDOWN_ESCAPE = re.compile(r"\\([_*\[\]()~`#.!-])")
 _MARKDOWN_WHOLE = re.compile(r"^\[[^\]]*\]\(\s*<?([^()\s>]+(?:\([^()\s]*\)[^()\s>]*)*)>?\s*\)$")
 _MARKDOWN_LINK = re.compile(
@@ -47,7 +62,9 @@ _MARKDOWN_LINK = re.compile(
 _SCHEMELESS_HOST = re.compile(
     r"^(?:localhost|(?:[a-z0-9-]+\.)+[a-z]{2,})(?::\d+)?(?:[/?#]|$)", re.IGNORECASE
 )
-_BARE_URL = re.compile(rf"https?://[^\s<>\"'`{_CJK_STOPS}]+", re.IGNORECASE)
+_BARE_URL = re.compile(
+    rf"https?://(?:[^\s<>\"'`{_CJK_STOPS}{_PROSE_STOPS}]|’(?=\w))+", re.IGNORECASE
+)
 _TRACKING_PARAMS = frozenset(
     {"fbclid", "gclid", "dclid", "msclkid", "yclid", "igshid", "mc_cid", "mc_eid", "_ga"}
 )
@@ -58,7 +75,7 @@ def _strip_wrappers(text: str) -> str:
     previous = None
     while text != previous:
         previous = text
-        text = text.strip().strip("*_")
+        text = text.strip().strip("*_\u200b")
         if len(text) >= 2 and _WRAPPERS.get(text[0]) == text[-1]:
             text = text[1:-1]
         elif text and text[0] in _WRAPPERS and _WRAPPERS[text[0]] not in text[1:]:

@@ -138,6 +138,35 @@ def test_extract_stops_at_cjk_punctuation() -> None:
     assert extract_urls("参见https://example.cn/页面。然后") == ["https://example.cn/页面"]
 
 
+def test_extract_stops_at_typographic_quotes_guillemets_and_ellipses() -> None:
+    text = (
+        "Per “https://example.com/report” and ‘https://example.com/b’… and "
+        "«https://example.com/c», see https://example.com/d…"
+    )
+    assert extract_urls(text) == [
+        "https://example.com/report",
+        "https://example.com/b",
+        "https://example.com/c",
+        "https://example.com/d",
+    ]
+
+
+def test_extract_stops_at_a_zero_width_space() -> None:
+    assert extract_urls("see https://example.com/a\u200bnext") == ["https://example.com/a"]
+
+
+def test_extract_keeps_a_typographic_apostrophe_inside_a_url() -> None:
+    text = "See https://en.wikipedia.org/wiki/Ender’s_Game."
+    assert extract_urls(text) == ["https://en.wikipedia.org/wiki/Ender’s_Game"]
+
+
+@pytest.mark.parametrize(
+    "cited", ["“https://example.com/a”", "«https://example.com/a»", "https://example.com/a…"]
+)
+def test_canonical_strips_typographic_quotes_and_ellipses(cited: str) -> None:
+    assert canonical_url(cited) == "https://example.com/a"
+
+
 def test_extract_ignores_non_http_schemes() -> None:
     assert extract_urls("mail me: mailto:a@b.c or ftp://files.example/x") == []
 
