@@ -15,6 +15,7 @@ from generator.cli.generation import (
     pipeline_options,
 )
 from generator.cli.llm_options import llm_options
+from generator.stages.checking import uncompared_reason
 from generator.stages.pipeline import GenerationResult
 from generator.stages.pipeline import generate as run_generation
 from generator.stages.run import PipelineOptions
@@ -55,12 +56,14 @@ async def _generate_all(
     "--pages",
     type=click.Path(file_okay=False, path_type=Path),
     help="Page store the acceptance and mutation runs read cited pages from "
-    "(see `judgegen cache-pages`); without it every cited page counts as missing.",
+    "(see `judgegen cache-pages`); required when the sample answers cite pages and have "
+    "intended scores, unless --no-acceptance.",
 )
 @click.option(
     "--no-acceptance",
     is_flag=True,
-    help="Skip scoring the sample answers with the real judging model (the review says so).",
+    help="Skip scoring the sample answers with the real judging model, so the judge is "
+    "published without comparing them with the intended scores (the review says so).",
 )
 @click.option(
     "--acceptance-budget-usd",
@@ -139,6 +142,10 @@ def generate_cmd(
             min_kill_rate=min_kill_rate,
             responses=responses_note(fixtures_dir(settings.provider)),
         )
+        for loaded in specs:
+            reason = uncompared_reason(loaded, options)
+            if reason is not None:
+                raise click.UsageError(f"{loaded.task_id}: {reason}")
         done, failed = asyncio.run(_generate_all(specs, settings, options))
     _print(done, failed, as_json)
     ctx.exit(1 if failed else 0)

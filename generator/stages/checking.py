@@ -25,7 +25,7 @@ from generator.stages.acceptance import (
     BudgetedClient,
     acceptance_stage,
 )
-from generator.stages.debug import DebugReport, debug_stage
+from generator.stages.debug import DebugIssue, DebugReport, debug_stage
 from generator.stages.draft import Problem, offending_lines
 from generator.stages.lint import lint_source
 from toolkit.backends import LLMBackend
@@ -33,7 +33,9 @@ from toolkit.backends import LLMBackend
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from generator.stages.run import GenerationRun
+    from generator.review.labels import AnswerLabels
+    from generator.stages.run import GenerationRun, PipelineOptions
+    from generator.stages.spec import LoadedSpec
 
 # Findings after which running the module shows nothing useful: it cannot run (syntax, no
 # entry point) or its runs are not reproducible (clock, randomness: JG008).
@@ -113,6 +115,59 @@ def _debug_record(run: GenerationRun, report: DebugReport, number: int, label: s
     )
 
 
+def cites_pages(loaded: LoadedSpec) -> bool:
+    """Whether any sample answer cites a URL (so judging it reads pages)."""
+    return any("http://" in a.text or "https://" in a.text for a in loaded.answers)
+
+
+def uncompared_reason(loaded: LoadedSpec, options: PipelineOptions) -> str | None:
+    """Why acceptance could not compare the judge with the intended scores (None: it can,
+    none are given, or --no-acceptance declined it).
+
+    Without a page store every cited page would be missing, which no intended score assumes,
+    so acceptance cannot run; a judge must then not be published as if it had agreed.
+    """
+    if not options.acceptance or not intended_labels(loaded):
+        return None
+    if options.pages is None and cites_pages(loaded):
+        return (
+            "the sample answers cite pages and no page store was given, so acceptance cannot "
+            "compare the judge's scores with the intended ones: pass --pages DIR (see "
+            "`judgegen cache-pages`), or --no-acceptance to publish without comparing them"
+        )
+    return None
+
+
+def ceiling_issues(report: DebugReport, labels: dict[str, AnswerLabels]) -> list[DebugIssue]:
+    """An issue for each sample answer whose intended score is above its all-pass score.
+
+    The all-pass run (every verification passes) is the most the judge can give an answer,
+    so no verdict can reach an intended score above it: the judge disagrees with the author
+    whatever the pages say. Needs no verification model: `check_candidate` applies it when
+    acceptance does not run (when it does, comparing the real scores already catches this).
+    """
+    issues = []
+    for run in report.runs:
+        label = labels.get(run.answer)
+        intended = label.root_score if label else None
+        if run.pattern != "all_pass" or run.score is None or intended is None:
+            continue
+        if intended > run.score + 1e-9:
+            message = (
+                f"intended score {intended:g} is above {run.score:g}, what the judge gives "
+                "this answer when every verification passes, so no verdict can reach it"
+            )
+            issues.append(
+                DebugIssue(
+                    kind="intended_above_all_pass",
+                    answer=run.answer,
+                    pattern="all_pass",
+                    message=message,
+                )
+            )
+    return issues
+
+
 async def check_candidate(run: GenerationRun, source: str, number: int, label: str) -> Checked:
     """Lint, debug (when the code can run) and acceptance (when it runs cleanly)."""
     source, lint, details, runnable = lint_problem(source, run.loaded.task_id)
@@ -130,6 +185,8 @@ async def check_candidate(run: GenerationRun, source: str, number: int, label: s
         limits=run.options.limits,
         isolation=run.options.isolation,
     )
+    if report.ok and acceptance_skip(run) is not None:
+        report.issues.extend(ceiling_issues(report, intended_labels(run.loaded)))
     _debug_record(run, report, number, label)
     debug = report.problem(source)
     if lint is not None:
@@ -195,24 +252,29 @@ async def close_judge_runs(run: GenerationRun) -> None:
         run.scratch = None
 
 
+def acceptance_skip(run: GenerationRun) -> str | None:
+    """Why acceptance will not run on this run's candidates (None: it will)."""
+    if not run.options.acceptance:
+        return "--no-acceptance"
+    if acceptance_backend(run) is None:
+        return "no verification model"
+    if run.pages is None and cites_pages(run.loaded):
+        return "no page store for the cited pages (--pages)"
+    return None
+
+
 async def run_acceptance(
     run: GenerationRun, source: str, number: int, label: str
 ) -> tuple[AcceptanceReport, dict[str, dict[str, Any]]]:
     """The acceptance stage on `source`, recorded; skipped (and said so) when disabled."""
     backend = acceptance_backend(run)
-    cites = any("http://" in a.text or "https://" in a.text for a in run.loaded.answers)
-    if not run.options.acceptance or backend is None or (run.pages is None and cites):
-        note = (
-            "--no-acceptance"
-            if not run.options.acceptance
-            else "no verification model"
-            if backend is None
-            else "no page store for the cited pages (--pages)"
-        )
+    note = acceptance_skip(run)
+    if note is not None:
         report = AcceptanceReport.skipped(note)
         run.acceptance, run.summaries = report, {}
         run.record(StageRecord(stage="acceptance", status="skipped", summary=note))
         return report, {}
+    assert backend is not None
     labels = intended_labels(run.loaded)
     async with judge_runs(run, source, backend) as (runs, path):
         report, summaries = await acceptance_stage(path, run.loaded, runs, labels)

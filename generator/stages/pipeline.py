@@ -15,7 +15,13 @@ from pydantic import BaseModel
 
 from generator.review.record import ReflectionPass, ReviewRecord, StageRecord
 from generator.review.rubric import diff_trees, outline
-from generator.stages.checking import Checked, check_candidate, close_judge_runs, mutation_stage
+from generator.stages.checking import (
+    Checked,
+    check_candidate,
+    close_judge_runs,
+    mutation_stage,
+    uncompared_reason,
+)
 from generator.stages.context import build_context
 from generator.stages.debug import DebugReport
 from generator.stages.draft import NoCodeBlock, draft_request, extract_code, repair_request
@@ -258,8 +264,14 @@ async def generate(
     options: PipelineOptions,
     progress: Progress = lambda message: None,
 ) -> GenerationResult:
-    """Generate, check, accept, mutation-test, reflect on and publish one task's judge."""
+    """Generate, check, accept, mutation-test, reflect on and publish one task's judge.
+
+    Fails before any LLM call when acceptance could not compare the intended scores.
+    """
     check_publishable(options, loaded.task_id)
+    reason = uncompared_reason(loaded, options)
+    if reason is not None:
+        raise GenerationFailed(reason, [])
     context = build_context(
         loaded,
         judges_dir=options.repo / options.judges_dir,

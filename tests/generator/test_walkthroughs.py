@@ -78,7 +78,7 @@ def test_missing_anthropic_key_is_a_clear_infrastructure_failure(
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
     monkeypatch.chdir(clone(tmp_path))
     args = ["generate", "rust_2024_edition", "--provider", "anthropic", "--no-commit"]
-    result = CliRunner().invoke(main, [*args, "--cache-mode", "off"])
+    result = CliRunner().invoke(main, [*args, "--cache-mode", "off", "--no-acceptance"])
     assert result.exit_code == 3
     assert "set ANTHROPIC_API_KEY" in result.stderr
 
@@ -93,6 +93,8 @@ def test_a_policy_that_raises_is_an_infrastructure_failure(
     monkeypatch.chdir(repo)
     monkeypatch.syspath_prepend(str(repo))
     args = ["generate", "rust_2024_edition", "--provider", "scripted:broken_policy:policy"]
-    result = CliRunner().invoke(main, [*args, "--no-commit", "--cache-mode", "off"])
+    result = CliRunner().invoke(
+        main, [*args, "--no-commit", "--cache-mode", "off", "--no-acceptance"]
+    )
     assert result.exit_code == 3, result.stderr
     assert "the policy broke" in result.stderr
