@@ -77,7 +77,8 @@ async def _generate_all(
     "--min-kill-rate",
     type=click.FloatRange(0.0, 1.0),
     default=None,
-    help="Fail (publish nothing) when mutation testing kills fewer than this share.",
+    help="Fail (publish nothing) when mutation testing kills fewer than this share, or "
+    "when it measures no kill rate (it did not run, or no mutation applied).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 @llm_options
@@ -118,7 +119,8 @@ def generate_cmd(
 
     \b
     Exit codes: 0 every judge published; 1 a judge still failed lint/debug/acceptance after
-    the repairs, or its kill rate is below --min-kill-rate (nothing published for it); 2 invalid spec, flags or not a git repository
+    the repairs, or its kill rate is below --min-kill-rate or could not be measured (nothing
+    published for it); 2 invalid spec, flags or not a git repository
     (use --no-commit); 3 infrastructure failure (LLM, budget, replay miss, sandbox, or the
     branch moved while publishing).
     """

@@ -321,8 +321,8 @@ async def mutation_stage(run: GenerationRun, source: str) -> MutationStage:
     run.mutation = stage
     status: StageStatus = "skipped" if not stage.ran else "ok"
     gate = run.options.min_kill_rate
-    if gate is not None and stage.ran and (stage.kill_rate or 0.0) < gate:
-        status = "failed"
+    if gate is not None and (stage.kill_rate is None or stage.kill_rate < gate):
+        status = "failed"  # below the gate, or the gate could not be measured
     summary = stage.summary_line() if stage.ran else stage.note
     run.record(
         StageRecord(stage="mutation", status=status, summary=summary, details=stage.survivors())

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from generator.review.mutate import MutationStage
 from generator.review.record import ReflectionPass, ReviewRecord, StageRecord
 from generator.review.rubric import diff_trees, outline
 from generator.stages.checking import (
@@ -247,14 +248,29 @@ async def prove(
     revised, report, passes = await reflect_stage(run, source, report)
     if revised != source:
         mutation = await mutation_stage(run, revised)
+    check_kill_rate(run, mutation)
+    return revised, report, passes
+
+
+def check_kill_rate(run: GenerationRun, mutation: MutationStage) -> None:
+    """Fail when the kill rate is below --min-kill-rate, or when it could not be measured:
+    a gate the user set must never pass just because mutation testing did not run."""
     gate = run.options.min_kill_rate
-    if gate is not None and mutation.ran and (mutation.kill_rate or 0.0) < gate:
+    if gate is None:
+        return
+    if not mutation.ran or mutation.kill_rate is None:
+        why = mutation.note if not mutation.ran else mutation.summary_line()
         raise GenerationFailed(
-            f"mutation kill rate {mutation.kill_rate or 0.0:.2f} is below --min-kill-rate "
+            f"--min-kill-rate {gate:.2f} could not be checked: mutation testing measured no "
+            f"kill rate ({why})",
+            run.stages,
+        )
+    if mutation.kill_rate < gate:
+        raise GenerationFailed(
+            f"mutation kill rate {mutation.kill_rate:.2f} is below --min-kill-rate "
             f"{gate:.2f}: {'; '.join(mutation.survivors()[:3])}",
             run.stages,
         )
-    return revised, report, passes
 
 
 async def generate(
