@@ -9,13 +9,15 @@ from pathlib import Path
 import click
 
 from generator.cli.generation import (
+    check_comparable,
     fixtures_dir,
     for_each_spec,
+    gate_options,
+    gates,
     generation_errors,
     pipeline_options,
 )
 from generator.cli.llm_options import llm_options
-from generator.stages.checking import uncompared_reason
 from generator.stages.pipeline import GenerationResult
 from generator.stages.pipeline import generate as run_generation
 from generator.stages.run import PipelineOptions
@@ -52,34 +54,7 @@ async def _generate_all(
 @click.argument("task_ids", nargs=-1, required=True)
 @pipeline_options
 @click.option("--examples", "max_examples", default=2, show_default=True, type=click.IntRange(1, 3))
-@click.option(
-    "--pages",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Page store the acceptance and mutation runs read cited pages from "
-    "(see `judgegen cache-pages`); required when the sample answers cite pages and have "
-    "intended scores, unless --no-acceptance.",
-)
-@click.option(
-    "--no-acceptance",
-    is_flag=True,
-    help="Skip scoring the sample answers with the real judging model, so the judge is "
-    "published without comparing them with the intended scores (the review says so).",
-)
-@click.option(
-    "--acceptance-budget-usd",
-    default=1.0,
-    show_default=True,
-    type=click.FloatRange(min=0.0),
-    help="Dollar cap on the acceptance and mutation stages' LLM calls.",
-)
-@click.option("--no-mutation", is_flag=True, help="Skip mutation testing of the accepted samples.")
-@click.option(
-    "--min-kill-rate",
-    type=click.FloatRange(0.0, 1.0),
-    default=None,
-    help="Fail (publish nothing) when mutation testing kills fewer than this share, or "
-    "when it measures no kill rate (it did not run, or no mutation applied).",
-)
+@gate_options
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 @llm_options
 @click.pass_context
@@ -137,17 +112,10 @@ def generate_cmd(
             max_reflections=max_reflections,
             max_examples=max_examples,
             fixtures_dir=fixtures_dir(settings.provider),
-            pages=pages,
-            acceptance=not no_acceptance,
-            acceptance_budget_usd=acceptance_budget_usd,
-            mutation=not no_mutation,
-            min_kill_rate=min_kill_rate,
             responses=responses_note(fixtures_dir(settings.provider)),
+            **gates(pages, no_acceptance, acceptance_budget_usd, no_mutation, min_kill_rate),
         )
-        for loaded in specs:
-            reason = uncompared_reason(loaded, options)
-            if reason is not None:
-                raise click.UsageError(f"{loaded.task_id}: {reason}")
+        check_comparable(specs, options)
         done, failed = asyncio.run(_generate_all(specs, settings, options))
     _print(done, failed, as_json)
     ctx.exit(1 if failed else 0)

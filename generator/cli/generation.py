@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from generator.gitops import GitError, RefChanged
-from generator.stages.run import GenerationFailed
+from generator.stages.checking import uncompared_reason
+from generator.stages.run import GenerationFailed, PipelineOptions
 from toolkit.errors import InfraError, SpecError
 from toolkit.llm import LLMClient, account_for, build_client
 from toolkit.llm.settings import LLMSettings
@@ -43,6 +44,74 @@ def pipeline_options(command: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed(_PIPELINE_OPTIONS):
         command = option(command)
     return command
+
+
+_GATE_OPTIONS = (
+    click.option(
+        "--pages",
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Page store the acceptance and mutation runs read cited pages from "
+        "(see `judgegen cache-pages`); required when the sample answers cite pages and have "
+        "intended scores, unless --no-acceptance.",
+    ),
+    click.option(
+        "--no-acceptance",
+        is_flag=True,
+        help="Skip scoring the sample answers with the real judging model, so the judge is "
+        "published without comparing them with the intended scores (the review says so).",
+    ),
+    click.option(
+        "--acceptance-budget-usd",
+        default=1.0,
+        show_default=True,
+        type=click.FloatRange(min=0.0),
+        help="Dollar cap on the acceptance and mutation stages' LLM calls.",
+    ),
+    click.option(
+        "--no-mutation", is_flag=True, help="Skip mutation testing of the accepted samples."
+    ),
+    click.option(
+        "--min-kill-rate",
+        type=click.FloatRange(0.0, 1.0),
+        default=None,
+        help="Fail (publish nothing) when mutation testing kills fewer than this share, or "
+        "when it measures no kill rate (it did not run, or no mutation applied).",
+    ),
+)
+
+
+def gate_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Add --pages, --no-acceptance, --acceptance-budget-usd, --no-mutation and
+    --min-kill-rate: the gates `generate` and `regenerate` share (see `gates`)."""
+    for option in reversed(_GATE_OPTIONS):
+        command = option(command)
+    return command
+
+
+def gates(
+    pages: Path | None,
+    no_acceptance: bool,
+    acceptance_budget_usd: float,
+    no_mutation: bool,
+    min_kill_rate: float | None,
+) -> dict[str, Any]:
+    """The `PipelineOptions` fields the `gate_options` flags set."""
+    return {
+        "pages": pages,
+        "acceptance": not no_acceptance,
+        "acceptance_budget_usd": acceptance_budget_usd,
+        "mutation": not no_mutation,
+        "min_kill_rate": min_kill_rate,
+    }
+
+
+def check_comparable(specs: list[LoadedSpec], options: PipelineOptions) -> None:
+    """A usage error, before any LLM call, for a task whose intended scores acceptance could
+    not compare with these options (see `uncompared_reason`)."""
+    for loaded in specs:
+        reason = uncompared_reason(loaded, options)
+        if reason is not None:
+            raise click.UsageError(f"{loaded.task_id}: {reason}")
 
 
 def fixtures_dir(provider: str) -> Path | None:

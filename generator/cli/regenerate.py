@@ -9,8 +9,11 @@ from pathlib import Path
 import click
 
 from generator.cli.generation import (
+    check_comparable,
     fixtures_dir,
     for_each_spec,
+    gate_options,
+    gates,
     generation_errors,
     pipeline_options,
 )
@@ -58,6 +61,7 @@ def _select(task_ids: tuple[str, ...], stale: bool, tasks_dir: Path, judges: Pat
 @click.option("--stale", is_flag=True, help="Also select every task whose spec changed.")
 @click.option("--force", is_flag=True, help="Regenerate a named TASK even if it is up to date.")
 @pipeline_options
+@gate_options
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 @llm_options
 @click.pass_context
@@ -72,6 +76,11 @@ def regenerate_cmd(
     no_commit: bool,
     max_repairs: int,
     max_reflections: int,
+    pages: Path | None,
+    no_acceptance: bool,
+    acceptance_budget_usd: float,
+    no_mutation: bool,
+    min_kill_rate: float | None,
     as_json: bool,
     llm_settings: LLMSettings,
 ) -> None:
@@ -81,21 +90,24 @@ def regenerate_cmd(
     current one; a named TASK that is up to date is skipped unless --force. The model gets
     the reviewed judge, the spec diff (the old spec is found in git by its hash) and orders
     to change only what the edit requires and keep node ids. The result goes through lint,
-    debug (with repairs) and reflection like `generate`; then every top-level function that
-    did not really change is restored byte-identical. Publishing writes the new provenance,
+    debug, acceptance (with --pages; repairs for all three), mutation testing and reflection
+    like `generate`; then every top-level function that did not really change is restored
+    byte-identical. Publishing writes the new provenance,
     a review record with the rubric and function diff, moves reviews/<id>.approval.json to
     reviews/<id>.approval.stale.json (the approval no longer matches the judge) and commits
     on judge/<id> without touching your index, HEAD or other files (--no-commit: files only).
 
     \b
     Example:
-      judgegen regenerate --stale --provider replay:recordings/rust_2024_edition
+      judgegen regenerate --stale --pages pages --provider replay:recordings/rust_2024_edition
 
     \b
     Exit codes: 0 every selected judge regenerated or up to date; 1 a regeneration still
-    failed lint/debug after the repairs (nothing published for it; old judge and approval
-    unchanged); 2 no TASK and no --stale, invalid spec, no judge to regenerate, or not a git
-    repository (use --no-commit); 3 infrastructure failure (LLM, budget, replay miss,
+    failed lint/debug/acceptance after the repairs, or its kill rate is below --min-kill-rate
+    or could not be measured (nothing published for it; old judge and approval unchanged);
+    2 no TASK and no --stale, invalid spec or flags (cited pages and intended scores without
+    --pages or --no-acceptance), no judge to regenerate, or not a git repository (use
+    --no-commit); 3 infrastructure failure (LLM, budget, replay miss,
     sandbox, or the branch moved while publishing).
     """
     with generation_errors(ctx):
@@ -118,7 +130,9 @@ def regenerate_cmd(
             max_repairs=max_repairs,
             max_reflections=max_reflections,
             fixtures_dir=fixtures_dir(llm_settings.provider),
+            **gates(pages, no_acceptance, acceptance_budget_usd, no_mutation, min_kill_rate),
         )
+        check_comparable(specs, options)
         done, failed = (
             asyncio.run(_regenerate_all(specs, llm_settings, options, force)) if specs else ([], [])
         )

@@ -1,8 +1,9 @@
 """Regenerating a reviewed judge after its spec changed, keeping the reviewed code where it can.
 
 The model gets the reviewed judge, the spec diff and orders to change only what the edit
-requires; the result goes through the pipeline's own lint/debug/repair and reflect stages,
-then every top-level definition that did not really change is spliced back byte-identical.
+requires; the result goes through the pipeline's own lint/debug/acceptance/repair, mutation
+and reflect stages, then every top-level definition that did not really change is spliced
+back byte-identical.
 Publishing writes the new provenance (spec sha256), a review record carrying the rubric and
 function diff, and moves the old approval aside: the judge's bytes changed, so it needs a new
 review. A regeneration that still fails after the repairs publishes nothing and leaves the
@@ -26,7 +27,7 @@ from generator.stages.checking import close_judge_runs
 from generator.stages.context import GenerationContext, api_reference, mistakes_catalog
 from generator.stages.draft import judge_request
 from generator.stages.lint import lint_source
-from generator.stages.pipeline import ask_for_code, reflect_stage, repair_loop
+from generator.stages.pipeline import ask_for_code, prove, repair_loop, start_run
 from generator.stages.provenance import Provenance, strip_header
 from generator.stages.publish import Move, PublishResult, Trailers, check_publishable, publish
 from generator.stages.run import GenerationRun, PipelineOptions, Progress
@@ -307,7 +308,10 @@ async def regenerate(
     A judge whose provenance already names the current spec is skipped unless `force`.
     The rubric diff runs in the sandbox unless `sandbox` is False (default: where
     `options.isolation` runs the debug stage).
-    Raises `GenerationFailed` (nothing written) when the update still fails lint or debug.
+    The update goes through `generate`'s gates (lint, debug, acceptance with `options.pages`,
+    mutation testing, --min-kill-rate) with the same repairs and reflection.
+    Raises `GenerationFailed` (nothing written) when the update still fails one of them, or
+    before any LLM call when acceptance could not compare the intended scores.
     """
     task_id = loaded.task_id
     state = staleness(loaded, options.repo / options.judges_dir)
@@ -332,7 +336,7 @@ async def regenerate(
         mistakes_catalog=mistakes_catalog(),
         examples=[],
     )
-    run = GenerationRun.start(loaded, options, generation, extraction, progress, context)
+    run = start_run(loaded, options, generation, extraction, progress, context)
     run.record(
         StageRecord(
             stage="spec",
@@ -354,7 +358,7 @@ async def regenerate(
     )
     try:
         source, report = await repair_loop(run, source)
-        source, report, passes = await reflect_stage(run, source, report)
+        source, report, passes = await prove(run, source, report)
     finally:
         await close_judge_runs(run)
     final, how = _splice_checked(old_body, source, task_id)
@@ -388,6 +392,8 @@ async def regenerate(
         summary="judge and review written; " + approval.message(task_id),
         moves=moves,
         message=partial(_commit_message, change, diff_text),
+        acceptance=run.acceptance,
+        mutation=run.mutation,
     )
     progress(f"[{task_id}] approval: {approval.message(task_id)}")
     return RegenerationResult(

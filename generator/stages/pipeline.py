@@ -23,7 +23,7 @@ from generator.stages.checking import (
     mutation_stage,
     uncompared_reason,
 )
-from generator.stages.context import build_context
+from generator.stages.context import GenerationContext, build_context
 from generator.stages.debug import DebugReport
 from generator.stages.draft import NoCodeBlock, draft_request, extract_code, repair_request
 from generator.stages.publish import PublishResult, check_publishable, publish
@@ -273,6 +273,26 @@ def check_kill_rate(run: GenerationRun, mutation: MutationStage) -> None:
         )
 
 
+def start_run(
+    loaded: LoadedSpec,
+    options: PipelineOptions,
+    generation: LLMClientLike,
+    extraction: LLMClientLike | None,
+    progress: Progress,
+    context: GenerationContext,
+) -> GenerationRun:
+    """A run with its page store open, for `generate` and `regenerate` alike.
+
+    Fails before any LLM call when acceptance could not compare the intended scores.
+    """
+    reason = uncompared_reason(loaded, options)
+    if reason is not None:
+        raise GenerationFailed(reason, [])
+    run = GenerationRun.start(loaded, options, generation, extraction, progress, context)
+    run.pages = _open_pages(options.pages)
+    return run
+
+
 async def generate(
     loaded: LoadedSpec,
     generation: LLMClientLike,
@@ -285,17 +305,13 @@ async def generate(
     Fails before any LLM call when acceptance could not compare the intended scores.
     """
     check_publishable(options, loaded.task_id)
-    reason = uncompared_reason(loaded, options)
-    if reason is not None:
-        raise GenerationFailed(reason, [])
     context = build_context(
         loaded,
         judges_dir=options.repo / options.judges_dir,
         reviews_dir=options.repo / options.reviews_dir,
         max_examples=options.max_examples,
     )
-    run = GenerationRun.start(loaded, options, generation, extraction, progress, context)
-    run.pages = _open_pages(options.pages)
+    run = start_run(loaded, options, generation, extraction, progress, context)
     spec_summary = f"{len(loaded.answers)} sample answers, spec {loaded.sha256()[:19]}"
     run.record(StageRecord(stage="spec", status="ok", summary=spec_summary))
     names = [f"{e.task_id} ({e.origin})" for e in context.examples]
