@@ -23,6 +23,7 @@ from toolkit.pages import (
     cited_urls,
     import_m2w2,
 )
+from toolkit.pages.store import INFRA_FAILURES
 
 DEFAULT_STORE = "pages"
 
@@ -153,7 +154,8 @@ def cache_pages(
     \b
     Exit codes: 0 every page stored; 1 some pages failed to load or entries could not
     be imported (all recorded); 2 usage error; 3 Chromium missing, failed to start or
-    crashed (those URLs are recorded as `browser` failures: judging them is incomplete), or
+    crashed, or our network failed (no connection, the proxy or the DNS resolver down): those
+    URLs are recorded as `browser` or `offline` failures, judging them is incomplete; or
     the store cannot be read or written (a damaged file, a full disk).
 
     With --ray, pages are captured on the nodes of a Ray cluster (--concurrency pages at a
@@ -165,7 +167,7 @@ def cache_pages(
         require_ray()
     options = CaptureOptions(chromium=chromium, concurrency=concurrency, timeout=timeout)
     output: dict[str, Any] = {"version": 1, "import": None, "capture": None}
-    problems = browser_failed = False
+    problems = ours_failed = False
     try:
         with PageStore(store) as page_store:
             if import_dir is not None:
@@ -180,7 +182,7 @@ def cache_pages(
                 )
                 output["capture"] = captured.model_dump(mode="json")
                 problems |= captured.failed > 0
-                browser_failed = any(o.error_kind == "browser" for o in captured.outcomes)
+                ours_failed = any(o.error_kind in INFRA_FAILURES for o in captured.outcomes)
                 if not as_json:
                     _print_capture(captured)
     except InfraError as exc:  # the browser, the cluster, or the store itself (PageStoreError)
@@ -188,4 +190,4 @@ def cache_pages(
         ctx.exit(3)
     if as_json:
         click.echo(json.dumps(output, indent=2))
-    ctx.exit(3 if browser_failed else 1 if problems else 0)
+    ctx.exit(3 if ours_failed else 1 if problems else 0)

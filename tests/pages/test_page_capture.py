@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import socket
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from click.testing import CliRunner
 
 from generator.cli import main
 from tests.pages.pdfs import build_pdf
+from toolkit.errors import InfraError
 from toolkit.pages import PageRecord, PageStore, capture, default_chromium
 from toolkit.pages.capture import NOTHING_RENDERED, CaptureOptions, capture_pages
 
@@ -318,3 +320,134 @@ async def test_a_failed_refresh_of_another_spelling_keeps_the_stored_page(tmp_pa
         assert [(o.result, o.kept_previous) for o in report.outcomes] == [("failed", True)]
         assert store.get("http://example.com/a/") == "Good copy"
         assert store.counts() == {"ok": 1, "failed": 0}
+
+
+def closed_port() -> int:
+    """A loopback port nobody listens on (connections to it are refused)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def proxy_down(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
+    """`cache-pages` with HTTP(S)_PROXY set to a proxy that is down: (result, store dir)."""
+    root = tmp_path_factory.mktemp("proxy_down")
+    answers = root / "a.md"
+    answers.write_text("See http://example.com/a and https://example.org/b", encoding="utf-8")
+    store_dir = root / "store"
+    args = ["--answers", str(answers), "--store", str(store_dir), "--timeout", "15"]
+    proxy = f"http://127.0.0.1:{closed_port()}"
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("HTTP_PROXY", "HTTPS_PROXY"):
+            patch.setenv(name, proxy)
+        result = invoke([*args, "--chromium", default_chromium()])
+    return result, store_dir
+
+
+def test_a_proxy_that_is_down_is_recorded_as_our_network_failure(
+    proxy_down: tuple[Any, Path],
+) -> None:
+    with PageStore(proxy_down[1], readonly=True) as store:
+        records = [store.lookup("http://example.com/a"), store.lookup("https://example.org/b")]
+    assert [(r.status, r.error_kind) for r in records] == [("failed", "offline")] * 2
+    assert all("ERR_PROXY_CONNECTION_FAILED" in r.error for r in records)
+
+
+def test_a_page_our_network_failed_to_capture_is_an_infra_error_when_read(
+    proxy_down: tuple[Any, Path],
+) -> None:
+    with (
+        PageStore(proxy_down[1], readonly=True) as store,
+        pytest.raises(InfraError, match="failed on our side") as raised,
+    ):
+        store.get("http://example.com/a")
+    assert raised.value.kind == "page_capture"
+
+
+def test_our_network_failing_makes_cache_pages_exit_3(proxy_down: tuple[Any, Path]) -> None:
+    assert proxy_down[0].exit_code == 3
+
+
+class _FailingBrowser:
+    """A connected browser whose every page fails to load with `message`."""
+
+    version = "120.0"
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    async def new_context(self, **kwargs: Any) -> Any:
+        from playwright.async_api import Error
+
+        raise Error(self.message)
+
+    def is_connected(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(
+    ("code", "kind"),
+    [
+        ("ERR_INTERNET_DISCONNECTED", "offline"),
+        ("ERR_NETWORK_CHANGED", "offline"),
+        ("ERR_NETWORK_ACCESS_DENIED", "offline"),
+        ("ERR_PROXY_CONNECTION_FAILED", "offline"),
+        ("ERR_CONNECTION_REFUSED", "network"),  # the site's server is down
+        ("ERR_NAME_NOT_RESOLVED", "network"),  # alone, a dead domain (see capture_pages)
+    ],
+)
+async def test_a_network_error_is_ours_only_when_it_says_our_side_failed(
+    code: str, kind: str
+) -> None:
+    message = f"Page.goto: net::{code} at https://example.com/a"
+    browser: Any = _FailingBrowser(message)
+    record = await capture.capture_page(browser, "https://example.com/a", CaptureOptions())
+    assert (record.status, record.error_kind) == ("failed", kind)
+
+
+async def unresolved_capture(url: str) -> PageRecord:
+    return PageRecord.failure(url, "network", f"Page.goto: net::ERR_NAME_NOT_RESOLVED at {url}")
+
+
+async def test_every_url_of_a_batch_unresolved_means_our_resolver_is_down(tmp_path: Path) -> None:
+    with PageStore(tmp_path / "pages") as store:
+        report = await capture_pages(
+            ["https://a.example/1", "https://b.example/2"],
+            store,
+            CaptureOptions(),
+            capture=unresolved_capture,
+        )
+        assert [o.error_kind for o in report.outcomes] == ["offline", "offline"]
+        with pytest.raises(InfraError):
+            store.get("https://a.example/1")
+
+
+async def test_an_unresolved_domain_among_reachable_pages_is_the_pages_failure(
+    tmp_path: Path,
+) -> None:
+    async def capture(url: str) -> PageRecord:
+        if "dead" in url:
+            return await unresolved_capture(url)
+        return PageRecord.web(url, "Live page", None)
+
+    with PageStore(tmp_path / "pages") as store:
+        report = await capture_pages(
+            ["https://dead.example/1", "https://live.example/2"],
+            store,
+            CaptureOptions(),
+            capture=capture,
+        )
+        assert [o.error_kind for o in report.outcomes] == ["network", None]
+        assert store.get("https://dead.example/1") is None  # cited, it is missing: a verdict
+
+
+async def test_one_unresolved_host_alone_is_the_pages_failure(tmp_path: Path) -> None:
+    with PageStore(tmp_path / "pages") as store:
+        report = await capture_pages(
+            ["https://dead.example/1", "https://dead.example/2"],
+            store,
+            CaptureOptions(),
+            capture=unresolved_capture,
+        )
+        assert [o.error_kind for o in report.outcomes] == ["network", "network"]

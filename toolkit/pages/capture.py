@@ -4,7 +4,8 @@ Never downloads a browser: Chromium is launched from `executable_path` (Debian's
 `/usr/bin/chromium` by default), headless, with background networking off. Each URL gets
 its own browser context and a per-page deadline; a 4xx/5xx, a timeout, a network error or a
 bot check served instead of the page (`walls.py`) is stored as a failure record with its
-reason, never as the page.
+reason, never as the page. A failure of our own network (`OUR_NETWORK_ERRORS`, or every URL
+of a batch unresolved) is stored as `offline`, ours: reading it raises `InfraError`.
 """
 
 from __future__ import annotations
@@ -12,17 +13,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel
 
 from toolkit.errors import InfraError
 from toolkit.pages.pdf import PdfTextError, looks_like_pdf, pdf_text
-from toolkit.pages.store import FailureKind, PageKind, PageRecord, PageStore
+from toolkit.pages.store import INFRA_FAILURES, FailureKind, PageKind, PageRecord, PageStore
 from toolkit.pages.walls import blocked_reason, bot_check
 from toolkit.urls import canonical_url, is_web_url
 
@@ -47,6 +50,29 @@ _PAGE_HEIGHT = (
     "() => Math.max(document.documentElement ? document.documentElement.scrollHeight : 0,"
     " document.body ? document.body.scrollHeight : 0)"
 )
+OUR_NETWORK_ERRORS = frozenset(
+    {
+        "ERR_PROXY_CONNECTION_FAILED",  # HTTP(S)_PROXY set but not answering
+        "ERR_PROXY_AUTH_UNSUPPORTED",
+        "ERR_PROXY_AUTH_REQUESTED",
+        "ERR_PROXY_CERTIFICATE_INVALID",
+        "ERR_MANDATORY_PROXY_CONFIGURATION_FAILED",
+        "ERR_SOCKS_CONNECTION_FAILED",  # a SOCKS proxy not answering
+        "ERR_INTERNET_DISCONNECTED",
+        "ERR_NETWORK_CHANGED",
+        "ERR_NETWORK_ACCESS_DENIED",
+        "ERR_NETWORK_IO_SUSPENDED",
+        "ERR_NAME_RESOLUTION_FAILED",  # the resolver itself failed (not "no such name")
+    }
+)
+"""Chromium's `net::` errors that say the capture host's network failed, not the page's
+server: the page was never asked for, so its failure is ours (`offline`)."""
+NAME_NOT_RESOLVED = "ERR_NAME_NOT_RESOLVED"
+"""A dead domain (the page's failure) or our resolver down (ours): `capture_pages` decides
+from the whole batch."""
+_NET_ERROR = re.compile(r"net::(ERR_[A-Z0-9_]+)")
+_NOT_REACHED = INFRA_FAILURES | {"timeout"}
+"""Failure kinds that do not show the URL's host name resolved (a lookup can hang)."""
 
 
 def default_chromium() -> str:
@@ -125,12 +151,17 @@ async def capture_pages(
     URLs are canonicalized and de-duplicated; strings that are not http(s) URLs are ignored.
     Pages are captured by a local Chromium, or by `capture` (e.g. on a cluster's nodes) at
     most `options.concurrency` at a time; either way this process alone writes the store.
+    A URL whose host name did not resolve is stored last: as `offline` (ours) when no URL
+    captured reached its site and two hosts or more did not resolve, else as the page's
+    `network` (a dead domain).
     Raises `InfraError` when Chromium cannot start.
     """
     wanted = list(dict.fromkeys(canonical_url(u) for u in urls if is_web_url(u)))
     report = CaptureReport(store=str(store.path))
     todo = [u for u in wanted if refresh or not store.has_page(u)]
     pending = set(todo)
+    unresolved: list[PageRecord] = []
+    reached = 0  # URLs whose failure (or page) shows their host name resolved
     done = 0
 
     def finish(outcome: CaptureOutcome) -> None:
@@ -154,17 +185,41 @@ async def capture_pages(
             semaphore = asyncio.Semaphore(max(1, options.concurrency))
 
             async def one(url: str) -> None:
+                nonlocal reached
                 assert capture is not None
                 async with semaphore:
                     record = await capture(url)
+                if record.error_kind == "network" and net_error(record.error) == NAME_NOT_RESOLVED:
+                    unresolved.append(record)  # ours or the page's: known once all are done
+                    return
+                if record.error_kind not in _NOT_REACHED:
+                    reached += 1
                 finish(_outcome(record, kept_previous=not store.put(record)))
 
             await asyncio.gather(*(one(url) for url in todo))
+    if not reached and len({urlsplit(r.url).hostname for r in unresolved}) >= 2:
+        unresolved = [_ours_unresolved(record) for record in unresolved]  # our resolver is down
+    for record in unresolved:
+        finish(_outcome(record, kept_previous=not store.put(record)))
     order = {url: i for i, url in enumerate(wanted)}
     report.outcomes.sort(key=lambda o: order[o.url])
     for outcome in report.outcomes:
         setattr(report, outcome.result, getattr(report, outcome.result) + 1)
     return report
+
+
+def net_error(message: str | None) -> str | None:
+    """The Chromium `net::ERR_...` code named in an error message, if any."""
+    found = _NET_ERROR.search(message or "")
+    return found.group(1) if found else None
+
+
+def _ours_unresolved(record: PageRecord) -> PageRecord:
+    """`record`, a host name that did not resolve, as our failure: no site of its batch was
+    reached and several names failed, so our resolver is down, not every one of those domains
+    (a single name alone stays the page's failure: a dead domain looks the same)."""
+    error = f"our DNS resolver seems down (no cited site was reached): {record.error}"
+    return record.model_copy(update={"error_kind": "offline", "error": error})
 
 
 def require_chromium(chromium: str) -> Path:
@@ -220,8 +275,9 @@ class _Deadline:
 async def capture_page(browser: Browser, url: str, options: CaptureOptions) -> PageRecord:
     """Capture one URL in a fresh context: a web page, a PDF, or a failure record.
 
-    A failure is `browser` (ours: Chromium or its renderer died) or the page's own
-    (`http`, `timeout`, `network`, `unsupported`, `pdf`).
+    A failure is `browser` (ours: Chromium or its renderer died), `offline` (ours: our
+    network, `OUR_NETWORK_ERRORS`) or the page's own (`http`, `timeout`, `network`,
+    `unsupported`, `pdf`, `empty`, `blocked`).
     """
     from playwright.async_api import Error
     from playwright.async_api import TimeoutError as PlaywrightTimeout
@@ -243,6 +299,8 @@ async def capture_page(browser: Browser, url: str, options: CaptureOptions) -> P
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         if not browser.is_connected() or "crash" in message.lower():
             return PageRecord.failure(url, "browser", f"Chromium failed: {message}")
+        if net_error(message) in OUR_NETWORK_ERRORS:
+            return PageRecord.failure(url, "offline", f"our network failed: {message}")
         return PageRecord.failure(url, "network", message)
     finally:
         if context is not None:

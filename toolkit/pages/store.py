@@ -3,8 +3,9 @@
 Invariant: a failed capture is kept as a failure record (`status="failed"`, with the reason)
 and is never served as page text. When the page itself failed (4xx/5xx, timeout, network,
 not a PDF, unreadable PDF) `get` and `screenshot` answer None, exactly as for a page never
-captured: the claim is unsupported, a verdict. When our browser failed (`browser`) they
-raise `InfraError`, so the evaluation is incomplete and retried, never scored 0.
+captured: the claim is unsupported, a verdict. When our side failed (`INFRA_FAILURES`: the
+browser, or the capture host's network) they raise `InfraError`, so the evaluation is
+incomplete and retried, never scored 0.
 A store that cannot be read or written (a damaged file, a disk error, a lock held past the
 busy timeout) raises `PageStoreError`, naming the file and the fix, never a bare SQLite error.
 A failure never overwrites a page that was captured successfully, nor hides one stored under
@@ -40,8 +41,10 @@ SCHEMA_VERSION = 3
 RECENT_READS = 64  # answers a read-only store keeps (judges check several claims per page)
 
 PageKind = Literal["web", "pdf"]
-INFRA_FAILURES = frozenset({"browser"})
-"""Failure kinds caused by our side, not the page: reading them raises `InfraError`."""
+INFRA_FAILURES = frozenset({"browser", "offline"})
+"""Failure kinds caused by our side, not the page: reading them raises `InfraError`.
+`browser`: Chromium failed; `offline`: the capture host's network did (no connection, its
+proxy down, its DNS resolver down), so the page was never asked for."""
 JUDGEABLE = (
     "(CASE WHEN typeof(screenshot) != 'null' THEN 1"
     " ELSE trim(coalesce(text, ''), char(32, 9, 10, 13)) != '' END)"
@@ -53,7 +56,16 @@ A web page's screenshot decides it alone: `typeof` reads the column's type, not 
 and CASE stops there, so neither the screenshot nor the text is read for it (an OR reads
 both: ~25% of a page-row query on the bench's store)."""
 FailureKind = Literal[
-    "http", "timeout", "network", "unsupported", "pdf", "empty", "blocked", "browser", "import"
+    "http",
+    "timeout",
+    "network",
+    "unsupported",
+    "pdf",
+    "empty",
+    "blocked",
+    "browser",
+    "offline",
+    "import",
 ]
 
 _COLUMNS = (
@@ -169,7 +181,8 @@ class PageRecord(BaseModel):
     """When the capture (or the import's source file) was made, UTC."""
     error_kind: FailureKind | None = None
     """Why it failed: http (4xx/5xx), timeout, network, unsupported (a download that is
-    not a PDF), pdf (unreadable), browser (crashed), import (Mind2Web 2 failure record)."""
+    not a PDF), pdf (unreadable), browser (crashed), offline (our network, not the page's),
+    import (Mind2Web 2 failure record)."""
     error: str | None = None
     """A one-line reason for the failure."""
     attempts: int = 1
@@ -346,7 +359,8 @@ class PageStore:
 
     def _page_row(self, url: str, columns: tuple[str, ...]) -> dict[str, Any] | None:
         """`columns` of the page stored for `url`; None when it is missing or its capture
-        failed because of the page. Raises `InfraError` when the browser failed."""
+        failed because of the page. Raises `InfraError` when it failed on our side
+        (`INFRA_FAILURES`)."""
         row = self._row(url, ("status", "error_kind", "error", JUDGEABLE, *columns))
         if row is None:
             return None
@@ -380,7 +394,8 @@ class PageStore:
     def get(self, url: str) -> str | None:
         """The page's text; None when it was never captured or the page failed to load.
 
-        Raises `InfraError` when the capture failed because of the browser, not the page.
+        Raises `InfraError` when the capture failed on our side (the browser, our network),
+        not because of the page.
         """
         return self._recently(("text", url), lambda: self._content(url, "text"))
 
