@@ -5,7 +5,9 @@ from __future__ import annotations
 import base64
 import json
 import socket
+import struct
 import threading
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -37,8 +39,28 @@ CHALLENGE_HTML = (
     b"<p>Enable JavaScript and cookies to continue</p></body></html>"
 )  # a bot check, served with HTTP 200 as Cloudflare's is
 TALL_HTML = b'<html><body><p>Tall top</p><div style="height:20000px"></div></body></html>'
+BROKEN_APP_HTML = b"""<html><body><div id="root"></div><script>
+throw new Error('bundle failed to load');
+</script></body></html>"""  # a single-page app whose script failed: nothing rendered
 CAPTURE_TIMEOUT_S = 15
 MAX_SCREENSHOT_HEIGHT = 8000  # CaptureOptions' default cap
+
+
+def build_png(width: int = 40, height: int = 30) -> bytes:
+    """A small solid red PNG (an image cited as a page)."""
+
+    def chunk(tag: bytes, data: bytes) -> bytes:
+        crc = struct.pack(">I", zlib.crc32(tag + data))
+        return struct.pack(">I", len(data)) + tag + data + crc
+
+    rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
 
 
 def make_handler(pdf: bytes, release: threading.Event) -> type[BaseHTTPRequestHandler]:
@@ -51,6 +73,9 @@ def make_handler(pdf: bytes, release: threading.Event) -> type[BaseHTTPRequestHa
         "/download": (200, "application/octet-stream", pdf),
         "/scan.pdf": (200, "application/pdf", build_pdf("")),  # no text layer, as if scanned
         "/blank": (200, "text/html; charset=utf-8", BLANK_HTML),
+        "/broken-app": (200, "text/html; charset=utf-8", BROKEN_APP_HTML),
+        "/pdf-as-html": (200, "text/html; charset=utf-8", pdf),  # a misconfigured server
+        "/chart.png": (200, "image/png", build_png()),
         "/challenge": (200, "text/html; charset=utf-8", CHALLENGE_HTML),
         "/missing": (404, "text/html", b"<html><body>Not Found page text</body></html>"),
     }
@@ -117,7 +142,9 @@ def write_answers(root: Path, base: str) -> Path:
     second.write_text(
         f"See {base}/missing and **{base}/hang**, also {base}/download and {base}/static. "
         f"Scanned: {base}/scan.pdf. "
-        f"Long read: {base}/tall. Behind a bot check: {base}/challenge",
+        f"Long read: {base}/tall. Behind a bot check: {base}/challenge. "
+        f"Blank: {base}/blank, an app that failed: {base}/broken-app, "
+        f"a PDF served as HTML: {base}/pdf-as-html, a chart: {base}/chart.png",
         encoding="utf-8",
     )
     return answers
@@ -226,6 +253,34 @@ def test_a_page_with_no_text_that_cannot_be_drawn_is_a_failure(
     assert static.ok and static.screenshot is None  # its text is still there to judge
 
 
+def test_a_blank_page_is_a_failure_even_though_it_can_be_drawn(run: CaptureRun) -> None:
+    record = read(run, lambda s: s.lookup(run.url("/blank")))
+    assert (record.status, record.error_kind, record.error) == ("failed", "empty", NOTHING_RENDERED)
+    assert not read(run, lambda s: s.has_page(run.url("/blank")))  # tried again next time
+
+
+def test_an_app_whose_script_failed_to_render_is_a_failure(run: CaptureRun) -> None:
+    record = read(run, lambda s: s.lookup(run.url("/broken-app")))
+    assert (record.status, record.error_kind) == ("failed", "empty")
+    assert read(run, lambda s: s.get(run.url("/broken-app"))) is None  # cited, it is missing
+
+
+def test_an_image_is_stored_as_its_screenshot_though_it_shows_no_text(run: CaptureRun) -> None:
+    record = read(run, lambda s: s.lookup(run.url("/chart.png")))
+    assert (record.status, record.kind, record.text) == ("ok", "web", "")
+    assert record.screenshot[:3] == b"\xff\xd8\xff"
+
+
+def test_a_pdf_served_as_html_is_stored_as_a_pdf(run: CaptureRun) -> None:
+    record = read(run, lambda s: s.lookup(run.url("/pdf-as-html")))
+    assert (record.status, record.kind, record.content_type) == (
+        "ok",
+        "pdf",
+        "text/html; charset=utf-8",
+    )
+    assert "Quarterly revenue was 7 million" in record.text
+
+
 def test_a_bot_check_served_instead_of_the_page_is_a_failure(run: CaptureRun) -> None:
     record = read(run, lambda s: s.lookup(run.url("/challenge")))
     assert (record.status, record.error_kind, record.http_status) == ("failed", "blocked", 200)
@@ -248,17 +303,17 @@ def test_hanging_page_is_recorded_as_timeout(run: CaptureRun) -> None:
 
 def test_each_cited_url_is_captured_once(run: CaptureRun) -> None:
     urls = [o["url"] for o in run.report["outcomes"]]
-    assert len(urls) == len(set(urls)) == 9
+    assert len(urls) == len(set(urls)) == 13
 
 
 def test_report_counts_and_exit_code_show_the_failures(run: CaptureRun) -> None:
     counts = (run.report["captured"], run.report["failed"], run.report["skipped"])
-    assert counts == (5, 4, 0)
+    assert counts == (7, 6, 0)
     assert run.exit_code == 1
 
 
 def test_progress_goes_to_stderr(run: CaptureRun) -> None:
-    assert "[9/9]" in run.stderr
+    assert "[13/13]" in run.stderr
 
 
 def test_rerun_skips_stored_pages_without_a_browser(run: CaptureRun, tmp_path: Path) -> None:

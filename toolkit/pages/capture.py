@@ -2,9 +2,10 @@
 
 Never downloads a browser: Chromium is launched from `executable_path` (Debian's
 `/usr/bin/chromium` by default), headless, with background networking off. Each URL gets
-its own browser context and a per-page deadline; a 4xx/5xx, a timeout, a network error or a
-bot check served instead of the page (`walls.py`) is stored as a failure record with its
-reason, never as the page. A failure of our own network (`OUR_NETWORK_ERRORS`, or every URL
+its own browser context and a per-page deadline; a 4xx/5xx, a timeout, a network error, a
+page that shows no text (`empty`; an image alone is judged by its screenshot) or a bot check
+served instead of the page (`walls.py`) is stored as a failure record with its reason, never
+as the page. A failure of our own network (`OUR_NETWORK_ERRORS`, or every URL
 of a batch unresolved) is stored as `offline`, ours: reading it raises `InfraError`.
 """
 
@@ -45,7 +46,9 @@ CHROMIUM_ARGS = (
     "--disable-sync",
 )
 _INNER_TEXT = "() => document.body ? document.body.innerText : ''"
-NOTHING_RENDERED = "the page shows no text and could not be drawn: nothing in it can be checked"
+NOTHING_RENDERED = (
+    "the page shows no text (blank, or its scripts did not render it): nothing in it can be checked"
+)
 _PAGE_HEIGHT = (
     "() => Math.max(document.documentElement ? document.documentElement.scrollHeight : 0,"
     " document.body ? document.body.scrollHeight : 0)"
@@ -337,10 +340,9 @@ async def _visit(
         return await _fetch_document(context, url, deadline)
     if response.status >= 400:
         return _http_failure(url, response.status, response.status_text, content_type)
-    if not (content_type or "").lower().startswith(("text/html", "application/xhtml")):
-        body = await _body_or_empty(response)
-        if looks_like_pdf(None, body[:1024]):
-            return _pdf_record(url, body, response.status, content_type, page.url)
+    body = await _body_or_empty(response)  # a PDF served under any type, text/html included
+    if looks_like_pdf(None, body[:1024]):
+        return _pdf_record(url, body, response.status, content_type, page.url)
     return await _web_record(page, response, url, content_type, options, deadline)
 
 
@@ -375,7 +377,10 @@ async def _web_record(
         "content_type": content_type,
         "final_url": page.url,
     }
-    if not (text or "").strip() and shot is None:  # judged, it would fail every claim unseen
+    # No text, judged, would fail every claim unseen: a blank page, or an app whose scripts
+    # failed, draws as a blank screenshot. Only an image is its screenshot.
+    image = (content_type or "").lower().startswith("image/")
+    if not (text or "").strip() and (shot is None or not image):
         return PageRecord.failure(url, "empty", NOTHING_RENDERED, **extra)
     challenge = bot_check(text)
     if challenge is not None:  # likewise: a bot check stored as the page
