@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import socket
@@ -42,6 +43,24 @@ TALL_HTML = b'<html><body><p>Tall top</p><div style="height:20000px"></div></bod
 BROKEN_APP_HTML = b"""<html><body><div id="root"></div><script>
 throw new Error('bundle failed to load');
 </script></body></html>"""  # a single-page app whose script failed: nothing rendered
+
+
+def navigating_on_read(result: str, target: str) -> bytes:
+    """A page that JS-redirects to `target` just as its text is read (the race of a redirect
+    timed as the network-idle wait ends, made certain): reading `innerText` starts the
+    navigation and gives `result`, a JS expression."""
+    return (
+        "<html><body><p>Interstitial text</p><script>"
+        "Object.defineProperty(document.body, 'innerText', {get: function () {"
+        f"location.href = {target}; return {result}; }}}});"
+        "</script></body></html>"
+    ).encode()
+
+
+HOP_ON_READ_HTML = navigating_on_read("'Interstitial text'", "'/static'")
+HOP_WHILE_READ_HTML = navigating_on_read("new Promise(function () {})", "'/static'")
+# each read destroys the context it runs in, and the next page does the same
+LOOP_HTML = navigating_on_read("new Promise(function () {})", "'/loop?' + Date.now()")
 CAPTURE_TIMEOUT_S = 15
 MAX_SCREENSHOT_HEIGHT = 8000  # CaptureOptions' default cap
 
@@ -76,6 +95,9 @@ def make_handler(pdf: bytes, release: threading.Event) -> type[BaseHTTPRequestHa
         "/broken-app": (200, "text/html; charset=utf-8", BROKEN_APP_HTML),
         "/pdf-as-html": (200, "text/html; charset=utf-8", pdf),  # a misconfigured server
         "/chart.png": (200, "image/png", build_png()),
+        "/hop-on-read": (200, "text/html; charset=utf-8", HOP_ON_READ_HTML),
+        "/hop-while-read": (200, "text/html; charset=utf-8", HOP_WHILE_READ_HTML),
+        "/loop": (200, "text/html; charset=utf-8", LOOP_HTML),
         "/challenge": (200, "text/html; charset=utf-8", CHALLENGE_HTML),
         "/missing": (404, "text/html", b"<html><body>Not Found page text</body></html>"),
     }
@@ -85,7 +107,8 @@ def make_handler(pdf: bytes, release: threading.Event) -> type[BaseHTTPRequestHa
             if self.path == "/hang":
                 release.wait(30)
                 return
-            status, content_type, body = routes.get(self.path, (404, "text/plain", b"no"))
+            path = "/loop" if self.path.startswith("/loop") else self.path
+            status, content_type, body = routes.get(path, (404, "text/plain", b"no"))
             self.send_response(status)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
@@ -506,3 +529,42 @@ async def test_one_unresolved_host_alone_is_the_pages_failure(tmp_path: Path) ->
             capture=unresolved_capture,
         )
         assert [o.error_kind for o in report.outcomes] == ["network", "network"]
+
+
+@pytest.fixture(scope="module")
+def navigating(server: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, PageRecord]:
+    """The records of pages that navigate as they are read, by path."""
+    paths = ["/hop-on-read", "/hop-while-read", "/loop"]
+    store_dir = tmp_path_factory.mktemp("navigating")
+    options = CaptureOptions(chromium=default_chromium(), timeout=CAPTURE_TIMEOUT_S)
+
+    async def capture() -> dict[str, PageRecord]:
+        with PageStore(store_dir) as store:
+            await capture_pages([server + path for path in paths], store, options)
+            return {path: store.lookup(server + path) for path in paths}  # type: ignore[misc]
+
+    return asyncio.run(capture())
+
+
+def test_a_page_that_redirects_as_it_is_read_is_stored_as_its_target(
+    navigating: dict[str, PageRecord], server: str
+) -> None:
+    record = navigating["/hop-on-read"]
+    assert (record.status, record.final_url) == ("ok", f"{server}/static")
+    assert "The capital is Paris." in (record.text or "")  # not the interstitial's text
+
+
+def test_a_page_whose_read_is_cut_by_a_redirect_is_read_again(
+    navigating: dict[str, PageRecord], server: str
+) -> None:
+    record = navigating["/hop-while-read"]
+    assert (record.status, record.final_url) == ("ok", f"{server}/static")
+    assert "The capital is Paris." in (record.text or "")
+
+
+def test_a_page_that_keeps_navigating_is_a_timeout_not_a_network_failure(
+    navigating: dict[str, PageRecord],
+) -> None:
+    record = navigating["/loop"]
+    assert (record.status, record.error_kind) == ("failed", "timeout")
+    assert "kept navigating" in (record.error or "")

@@ -46,6 +46,9 @@ CHROMIUM_ARGS = (
     "--disable-sync",
 )
 _INNER_TEXT = "() => document.body ? document.body.innerText : ''"
+READS = 3
+"""Reads of a page that navigates while it is read (a JS redirect as the waits end) before
+its capture fails as `timeout`: it never settled into one page to store."""
 NOTHING_RENDERED = (
     "the page shows no text (blank, or its scripts did not render it): nothing in it can be checked"
 )
@@ -363,19 +366,20 @@ async def _web_record(
     options: CaptureOptions,
     deadline: _Deadline,
 ) -> PageRecord:
-    from playwright.async_api import Error
-
-    # A slow image or a page that keeps polling still has its text by the end of these waits.
-    with contextlib.suppress(Error):
-        await page.wait_for_load_state("load", timeout=deadline.ms())
-    with contextlib.suppress(Error):
-        await page.wait_for_load_state("networkidle", timeout=deadline.ms(options.idle_wait))
-    text = await page.evaluate(_INNER_TEXT)
-    shot = await _screenshot(page, options, deadline)
+    read = await _settled_read(page, options, deadline)
+    if read is None:
+        return PageRecord.failure(
+            url,
+            "timeout",
+            f"the page kept navigating while it was read ({READS} times): no settled page",
+            http_status=response.status,
+            content_type=content_type,
+        )
+    text, shot, final_url = read
     extra: dict[str, Any] = {
         "http_status": response.status,
         "content_type": content_type,
-        "final_url": page.url,
+        "final_url": final_url,
     }
     # No text, judged, would fail every claim unseen: a blank page, or an app whose scripts
     # failed, draws as a blank screenshot. Only an image is its screenshot.
@@ -386,6 +390,66 @@ async def _web_record(
     if challenge is not None:  # likewise: a bot check stored as the page
         return PageRecord.failure(url, "blocked", blocked_reason(challenge), **extra)
     return PageRecord.web(url, text, shot, **extra)
+
+
+async def _settled_read(
+    page: Page, options: CaptureOptions, deadline: _Deadline
+) -> tuple[str, bytes | None, str] | None:
+    """(text, screenshot, URL) of the page once it has settled; None if it navigated during
+    each of `READS` reads. A page that navigates as it is read (a JS redirect) is waited for
+    and read again: its old document's text stored under the new URL, or an "execution
+    context was destroyed" error stored as the page's failure, would both be wrong."""
+    from playwright.async_api import Error, Frame, Request
+
+    begun = committed = 0  # main-frame navigations begun, and new documents in place
+
+    def on_request(request: Request) -> None:
+        nonlocal begun
+        if request.is_navigation_request() and request.frame == page.main_frame:
+            begun += 1
+
+    def on_navigated(frame: Frame) -> None:
+        nonlocal committed
+        if frame == page.main_frame:
+            committed += 1
+
+    page.on("request", on_request)
+    page.on("framenavigated", on_navigated)
+    try:
+        for _ in range(READS):
+            await _settle(page, options, deadline)
+            before = (page.url, begun, committed)
+            try:
+                text = await page.evaluate(_INNER_TEXT)
+                shot = await _screenshot(page, options, deadline)
+            except Error as exc:
+                if "context was destroyed" not in str(exc):
+                    raise
+            else:
+                if (page.url, begun, committed) == before:
+                    return text or "", shot, before[0]
+            if committed == before[2]:  # a navigation begun: let its document replace this one
+                with contextlib.suppress(Error):
+                    await page.wait_for_event(
+                        "framenavigated",
+                        predicate=lambda frame: frame == page.main_frame,
+                        timeout=deadline.ms(options.idle_wait),
+                    )
+        return None
+    finally:
+        page.remove_listener("request", on_request)
+        page.remove_listener("framenavigated", on_navigated)
+
+
+async def _settle(page: Page, options: CaptureOptions, deadline: _Deadline) -> None:
+    """Wait for `load`, then network idle: a slow image or a page that keeps polling still
+    has its text by the end of these waits."""
+    from playwright.async_api import Error
+
+    with contextlib.suppress(Error):
+        await page.wait_for_load_state("load", timeout=deadline.ms())
+    with contextlib.suppress(Error):
+        await page.wait_for_load_state("networkidle", timeout=deadline.ms(options.idle_wait))
 
 
 async def _screenshot(page: Page, options: CaptureOptions, deadline: _Deadline) -> bytes | None:
