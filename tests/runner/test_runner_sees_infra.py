@@ -15,7 +15,13 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
-from tests.fixtures.runner.helpers import HOSTILE_JUDGES, copy_fixtures, options, stored
+from tests.fixtures.runner.helpers import (
+    HOSTILE_JUDGES,
+    copy_fixtures,
+    options,
+    run_args,
+    stored,
+)
 from tests.fixtures.runner.scripted import extract
 from toolkit import ScriptedBackend
 from toolkit.backends import Verdict, VerifyRequest
@@ -130,11 +136,8 @@ def test_guards_a_judge_claims_are_not_recorded_nor_let_require_sandbox_pass(
 ) -> None:
     hostile_input(work, "claims_every_guard")
     monkeypatch.setattr(isolation_module.shutil, "which", lambda name: None)  # no bubblewrap
-    args = ["run", "--answers", str(work / "answers"), "--judges", str(work / "judges")]
-    args += ["--results", str(work / "results"), "--reviews", str(work / "reviews")]
-    args += ["--backend", "tests.fixtures.runner.scripted:factory", "--jobs", "1"]
-    args += ["--task", "claims_every_guard", "--include-unreviewed", "--require-sandbox"]
-    outcome = CliRunner().invoke(main, args)
+    flags = ("--jobs", "1", "--task", "claims_every_guard", "--include-unreviewed")
+    outcome = CliRunner().invoke(main, run_args(work, *flags, "--require-sandbox", pages=False))
     assert outcome.exit_code == 3, outcome.output
     assert "sandbox guards not in effect: filesystem_allowlist" in outcome.stderr
     (path,) = (work / "results" / "gamma" / "claims_every_guard").glob("*.json")
