@@ -4,8 +4,10 @@ Debug runs prove a draft *runs*; acceptance checks that it *judges right*. Each 
 scored with the real judging backend (the verification model through the LLM layer, the task's
 page store, extraction shared with the debug stage) and compared with the author's intended
 root score and node outcomes (`labels/`, or `intended_scores` in the spec). The runtime evidence
-checks run on every summary too. A mismatch becomes a repair problem carrying the tree and the
-verification log; the report goes into the review record. Spending is capped by a budget.
+checks run on every summary too, and over all of them: answers that cite pages on which the
+judge checked no claim against a page each carry that finding. A mismatch becomes a repair
+problem carrying the tree and the verification log; the report goes into the review record.
+Spending is capped by a budget.
 """
 
 from __future__ import annotations
@@ -20,7 +22,12 @@ from generator.review.rubric import outline, tree_of
 from generator.review.runs import JudgeRunError, ReviewRuns
 from generator.stages.debug_runs import SharedExtractor
 from generator.stages.draft import Problem, offending_lines
-from generator.stages.evidence import EvidenceFinding, evidence_findings
+from generator.stages.evidence import (
+    EvidenceFinding,
+    citing_answers,
+    evidence_findings,
+    pages_never_read,
+)
 from generator.stages.spec import LoadedSpec
 from toolkit.backends import ExtractRequest, Verdict, VerifyRequest
 from toolkit.errors import BudgetExceeded
@@ -239,4 +246,24 @@ async def acceptance_stage(
         if not report.skeleton:
             report.skeleton = outline(tree_of(summary))
         report.answers.append(judge_answer(answer.name, summary, label, loaded.task_id))
+    _add_pages_never_read(report, loaded, summaries)
     return report, summaries
+
+
+def _add_pages_never_read(
+    report: AcceptanceReport, loaded: LoadedSpec, summaries: dict[str, dict[str, Any]]
+) -> None:
+    """The `pages_never_read` finding on every scored answer that cites pages, when it holds.
+
+    Judged only when every answer was scored: a judge that failed on one has a short log.
+    """
+    if any(item.status == "error" for item in report.answers):
+        return
+    citing = citing_answers((a.name, a.text) for a in loaded.answers)
+    logs = {name: summaries[name].get("verifications") or [] for name in citing}
+    finding = pages_never_read(logs)
+    if finding is None:
+        return
+    for item in report.answers:
+        if item.answer in citing:
+            item.findings.append(finding.model_copy())

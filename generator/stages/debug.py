@@ -3,8 +3,9 @@
 Extraction is real (the LLM client, usually through the cache or a replay), verdicts are
 stubbed (all pass, all fail, two seeded mixes) so every branch and short-circuit executes.
 A run is judged by what the judge did, not by its score: exceptions, timeouts, empty trees,
-leaves never verified on an all-pass run, node ids that change between identical runs, and
-summaries that do not serialize. Infrastructure failures are raised, never "repaired".
+leaves never verified on an all-pass run, node ids that change between identical runs,
+summaries that do not serialize, and (over all runs) sample answers citing pages on which no
+claim was checked against a page. Infrastructure failures are raised, never "repaired".
 """
 
 from __future__ import annotations
@@ -27,7 +28,12 @@ from generator.stages.debug_runs import (
     stub_verdict,
 )
 from generator.stages.draft import Problem, offending_lines
-from generator.stages.evidence import evidence_findings
+from generator.stages.evidence import (
+    EVIDENCE_KINDS,
+    citing_answers,
+    evidence_findings,
+    pages_never_read,
+)
 from generator.stages.spec import LoadedSpec, SampleAnswer
 from toolkit.errors import InfraError, is_infra_failure
 from toolkit.runner.builder import Isolation
@@ -233,6 +239,7 @@ class _Session:
 
     def __init__(self, path: Path, task_id: str, jobs: DebugJobs) -> None:
         self.path, self.task_id, self.jobs = path, task_id, jobs
+        self.logs: dict[str, list[dict[str, Any]]] = {}  # answer -> every run's verifications
 
     async def once(
         self, answer: SampleAnswer, pattern: str
@@ -246,6 +253,7 @@ class _Session:
         outcome = await self.jobs.run(job, pattern)
         issues = inspect_outcome(outcome, answer.name, pattern, self.path.name)
         summary = outcome.summary or {}
+        self.logs.setdefault(answer.name, []).extend(summary.get("verifications") or [])
         if not issues:
             issues = [
                 _issue(f.kind, answer.name, pattern, f.message, lines=[f.line] if f.line else [])
@@ -288,7 +296,31 @@ async def debug_stage(
             session = _Session(path, loaded.task_id, jobs)
             for answer in loaded.answers:
                 await _debug_answer(report, session, answer, patterns)
+    if extractor.backend is not None:  # without extraction no cited URL reaches the judge
+        report.issues.extend(_pages_never_read(report, session, loaded))
     return report
+
+
+def _pages_never_read(
+    report: DebugReport, session: _Session, loaded: LoadedSpec
+) -> list[DebugIssue]:
+    """One issue per run on an answer citing pages when no run on one read a page.
+
+    Judged only when every run completed (a crash leaves the log short); the finding is the
+    judge's, so every run on a citing answer carries it and the repair sees "in N of N runs".
+    """
+    if any(issue.kind not in EVIDENCE_KINDS for issue in report.issues):
+        return []
+    citing = citing_answers((a.name, a.text) for a in loaded.answers)
+    finding = pages_never_read({name: session.logs.get(name, []) for name in citing})
+    if finding is None:
+        return []
+    lines = [finding.line] if finding.line else []
+    return [
+        _issue(finding.kind, run.answer, run.pattern, finding.message, lines=lines)
+        for run in report.runs
+        if run.answer in citing
+    ]
 
 
 async def _debug_answer(

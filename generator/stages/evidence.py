@@ -5,18 +5,28 @@ judge line that called `verify`) and report a leaf that speaks of a cited page b
 verified with no sources, a claim that reads `None`, `[]` or an unfilled `{placeholder}`, and
 an all-pass run that scores below 1 although no leaf failed (a structural error such as an
 empty group). The debug and acceptance stages both run them; each finding names the line.
+
+`pages_never_read` reads every run on the sample answers at once: when the answers cite pages
+and no verification on any of them was given a source, the judge never opened a cited page,
+whatever its leaves say. The wording check above cannot see that (a leaf described as "the
+release notes confirm ..." speaks of no page it knows), so both run.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
 from generator.review.rubric import flatten, tree_of
+from toolkit.urls import extract_urls
 
-EvidenceKind = Literal["source_missing", "claim_placeholder", "all_pass_below_1"]
+EvidenceKind = Literal[
+    "source_missing", "claim_placeholder", "all_pass_below_1", "pages_never_read"
+]
+EVIDENCE_KINDS: frozenset[str] = frozenset(get_args(EvidenceKind))
 
 # A leaf description that promises a page check.
 PAGE_WORDS = re.compile(
@@ -118,3 +128,42 @@ def evidence_findings(summary: dict[str, Any], pattern: str) -> list[EvidenceFin
     if pattern == "all_pass":
         found += all_pass_below_one(summary)
     return found
+
+
+def citing_answers(answers: Iterable[tuple[str, str]]) -> list[str]:
+    """The names of the `(name, text)` sample answers that cite at least one http(s) URL."""
+    return [name for name, text in answers if extract_urls(text)]
+
+
+def pages_never_read(logs: Mapping[str, Iterable[dict[str, Any]]]) -> EvidenceFinding | None:
+    """A finding when no run on the answers citing pages checked a claim against a page.
+
+    `logs` maps each sample answer that cites a URL to the verification log entries of every
+    run on it (any verdict pattern). One entry with a non-empty source list anywhere is
+    enough: a wrong answer may legitimately skip its page check behind a failed gate. No
+    answer citing a URL (`logs` empty): the task needs no page, nothing to report. The
+    finding is about the judge, not one run; its line is the first verification made with
+    no sources, if any.
+    """
+    if not logs:
+        return None
+    entries = [entry for log in logs.values() for entry in log]
+    if any(entry.get("sources") for entry in entries):
+        return None
+    plain = [e for e in entries if e.get("passed") is not None and e.get("line")]
+    lines = sorted({int(e["line"]) for e in plain})
+    answers = ", ".join(logs)
+    if lines:
+        shown = ("line " if len(lines) == 1 else "lines ") + ", ".join(str(n) for n in lines)
+        did = f"its verifications ({shown}) were all given no sources"
+    else:
+        did = "it verified no claim on them"
+    return EvidenceFinding(
+        kind="pages_never_read",
+        line=lines[0] if lines else None,
+        message=(
+            f"the sample answers {answers} cite pages, but in every run on them the judge "
+            f"checked no claim against a page: {did}, so no cited page was read; pass the "
+            "URL(s) the answer cites for a claim as `sources=` to its verify"
+        ),
+    )
