@@ -81,6 +81,7 @@ def _write_html(path: Path, out: Path) -> int:
                 f"pass@{summary.pass_at_k.k}": summary.pass_at_k.value,
                 "complete": summary.counts.complete,
                 "incomplete": summary.counts.incomplete,
+                "missing": len(summary.missing),
             }
     write_atomic(out, render_report(results, metrics))
     click.echo(f"wrote {out} ({len(results)} result(s))", err=True)
@@ -98,8 +99,8 @@ def _write_html(path: Path, out: Path) -> int:
 def report(agent_dir: Path, as_json: bool, html: Path | None) -> None:
     """Print Partial Completion, Success Rate and Pass@k for RESULTS/<agent>.
 
-    Metrics follow Mind2Web 2's definitions over complete results; incomplete and excluded
-    evaluations are left out and listed. Skipped judges, and the result files the last run
+    Metrics follow Mind2Web 2's definitions: a (task, run) pair without a result scores 0
+    and is listed as missing; incomplete and excluded evaluations are left out and listed. Skipped judges, and the result files the last run
     left out of the metrics (answer gone, judge held back), come from its summary.json.
 
     \b

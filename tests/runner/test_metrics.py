@@ -1,4 +1,5 @@
-"""Metrics over results: Mind2Web 2's definitions, with incomplete/excluded left out and listed."""
+"""Metrics over results: Mind2Web 2's definitions (a missing pair scores 0 and is listed), with
+incomplete/excluded left out and listed."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import statistics
 import pytest
 
 from toolkit.runner.fingerprint import Fingerprint
-from toolkit.runner.metrics import compute_summary, format_table, run_order
+from toolkit.runner.metrics import Listed, compute_summary, format_table, run_order
 from toolkit.runner.results import EvaluationResult, ResultHead
 
 FP = Fingerprint(templates_sha256="p", toolkit_version="0", backend="b", answer_sha256="a")
@@ -68,6 +69,100 @@ def test_incomplete_and_excluded_results_are_left_out_and_listed() -> None:
     assert summary.counts.model_dump() == {"complete": 1, "incomplete": 1, "excluded": 1}
     assert [(i.task_id, i.reason) for i in summary.incomplete] == [("b", "LLMError: 529")]
     assert [(e.task_id, e.reason) for e in summary.excluded] == [("c", "aborted")]
+
+
+def pairs(listed: list[Listed]) -> list[tuple[str, str]]:
+    return [(item.task_id, item.answer_name) for item in listed]
+
+
+def test_a_missing_pair_scores_zero_in_its_run_and_is_listed() -> None:
+    """The audit's case: leaving a task's answer_2 out must not lift answer_2 to 1.0."""
+    results = [res("a", "answer_1", 1.0), res("a", "answer_2", 1.0), res("b", "answer_1", 0.0)]
+    summary = compute_summary("agent", results)
+    assert summary.partial_completion.per_run == {"answer_1": 0.5, "answer_2": 0.5}
+    assert (summary.partial_completion.mean, summary.partial_completion.std) == (0.5, 0.0)
+    assert summary.success_rate.per_run == {"answer_1": 0.5, "answer_2": 0.5}
+    assert pairs(summary.missing) == [("b", "answer_2")]
+    assert summary.per_task["b"].missing == ["answer_2"]
+
+
+def test_a_missing_pair_is_not_a_success_for_pass_at_k() -> None:
+    results = [res("a", "answer_1", 1.0), res("a", "answer_2", 1.0), res("b", "answer_1", 0.0)]
+    summary = compute_summary("agent", results)
+    assert summary.pass_at_k.k == 2 and summary.pass_at_k.value == 0.5
+
+
+def test_an_incomplete_pair_is_left_out_of_its_run_not_scored_zero() -> None:
+    results = [
+        res("a", "answer_1", 1.0),
+        res("a", "answer_2", 1.0),
+        res("b", "answer_1", 0.0),
+        res("b", "answer_2", None, "incomplete"),
+    ]
+    summary = compute_summary("agent", results)
+    assert summary.partial_completion.per_run == {"answer_1": 0.5, "answer_2": 1.0}
+    assert summary.missing == [] and pairs(summary.incomplete) == [("b", "answer_2")]
+
+
+def test_an_excluded_pair_is_left_out_of_its_run_not_scored_zero() -> None:
+    results = [
+        res("a", "answer_1", 1.0),
+        res("a", "answer_2", 1.0),
+        res("b", "answer_1", 0.0),
+        res("b", "answer_2", None, "excluded"),
+    ]
+    summary = compute_summary("agent", results)
+    assert summary.partial_completion.per_run == {"answer_1": 0.5, "answer_2": 1.0}
+    assert summary.missing == [] and pairs(summary.excluded) == [("b", "answer_2")]
+
+
+def test_a_run_with_only_incomplete_results_still_scores_its_missing_pairs_zero() -> None:
+    """An incomplete result makes its answer name a run: the tasks with nothing in it are
+    missing there, as they would be beside a complete result."""
+    results = [
+        res("a", "answer_1", 1.0),
+        res("b", "answer_1", 1.0),
+        res("a", "answer_2", None, "incomplete"),
+    ]
+    summary = compute_summary("agent", results)
+    assert summary.runs == ["answer_1", "answer_2"]
+    assert summary.partial_completion.per_run == {"answer_1": 1.0, "answer_2": 0.0}
+    assert pairs(summary.missing) == [("b", "answer_2")]
+
+
+def test_a_result_not_counted_creates_no_run() -> None:
+    outdated = Listed(task_id="a", answer_name="answer_2", reason="outdated")
+    summary = compute_summary("agent", [res("a", "answer_1", 1.0)], not_counted=[outdated])
+    assert summary.runs == ["answer_1"] and summary.missing == []
+    assert summary.partial_completion.per_run == {"answer_1": 1.0}
+
+
+def test_a_result_not_counted_creates_no_task() -> None:
+    gone = Listed(task_id="b", answer_name="answer_1", reason="its answer is gone")
+    summary = compute_summary("agent", [res("a", "answer_1", 1.0)], not_counted=[gone])
+    assert list(summary.per_task) == ["a"] and summary.missing == []
+    assert summary.partial_completion.mean == 1.0 and summary.pass_at_k.value == 1.0
+
+
+def test_a_result_not_counted_does_not_fill_its_pair_which_is_missing_and_says_why() -> None:
+    results = [res("a", "answer_1", 1.0), res("a", "answer_2", 1.0), res("b", "answer_1", 1.0)]
+    outdated = Listed(task_id="b", answer_name="answer_2", reason="outdated: run again")
+    summary = compute_summary("agent", results, not_counted=[outdated])
+    assert summary.partial_completion.per_run == {"answer_1": 1.0, "answer_2": 0.5}
+    assert [(m.task_id, m.answer_name, m.reason) for m in summary.missing] == [
+        ("b", "answer_2", "its result is not counted (outdated: run again): scored 0")
+    ]
+
+
+def test_table_marks_and_lists_missing_pairs() -> None:
+    results = [res("a", "answer_1", 1.0), res("a", "answer_2", 1.0), res("b", "answer_1", 0.0)]
+    table = format_table(compute_summary("agent", results))
+    assert "0 excluded, 1 missing)" in table
+    assert "Partial Completion  0.5000 ± 0.0000" in table
+    row = next(line for line in table.splitlines() if line.startswith("  b "))
+    assert row.split()[1:3] == ["0.00", "missing"]
+    assert "Missing (no counted result; scored 0, as in Mind2Web 2): 1" in table
+    assert "b/answer_2: no result: scored 0" in table
 
 
 def test_per_task_best_and_average_cover_complete_runs() -> None:

@@ -149,7 +149,9 @@ def test_report_recomputes_the_table_from_result_files(work: Path) -> None:
     (work / "results/beta/summary.json").unlink()
     table = invoke(["report", str(work / "results/beta")])
     assert table.exit_code == 0
-    assert "Partial Completion  0.4444 ± 0.0556" in table.stdout
+    # runs 7/18 and 1/3: le_guin_novels has no answer_2, which scores 0 (Mind2Web 2)
+    assert "Partial Completion  0.3611 ± 0.0278" in table.stdout
+    assert "le_guin_novels/answer_2: no result: scored 0" in table.stdout
     data = json.loads(invoke(["report", str(work / "results/beta"), "--json"]).stdout)
     assert data["pass_at_k"]["value"] == pytest.approx(1 / 3)
 

@@ -105,11 +105,13 @@ def test_summary_metrics_match_hand_computation(work: Path) -> None:
     assert alpha["success_rate"]["std"] == pytest.approx(0.5)
     assert alpha["pass_at_k"] == {"k": 2, "value": 1.0}
     beta = report.summaries["beta"]
-    # beta run 1: 0, 2/3, 0.5; run 2: louvre 1, python 0 (empty answer); le_guin has no answer_2.
-    pc = [(0.0 + 2 / 3 + 0.5) / 3, 0.5]
+    # beta run 1: 0, 2/3, 0.5; run 2: louvre 1, python 0 (empty answer), and le_guin has no
+    # answer_2: a missing pair, which scores 0 as in Mind2Web 2 (and is listed).
+    pc = [(0.0 + 2 / 3 + 0.5) / 3, (1.0 + 0.0 + 0.0) / 3]
     assert beta.partial_completion.mean == pytest.approx(statistics.fmean(pc))
     assert beta.partial_completion.std == pytest.approx(statistics.pstdev(pc))
-    assert beta.success_rate.per_run == {"answer_1": 0.0, "answer_2": 0.5}
+    assert beta.success_rate.per_run == pytest.approx({"answer_1": 0.0, "answer_2": 1 / 3})
+    assert [(m.task_id, m.answer_name) for m in beta.missing] == [("le_guin_novels", "answer_2")]
     assert beta.pass_at_k.k == 2
     assert beta.pass_at_k.value == pytest.approx(1 / 3)
     assert beta.per_task["le_guin_novels"].best == pytest.approx(2 / 3)

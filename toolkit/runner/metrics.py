@@ -1,10 +1,15 @@
 """Benchmark metrics over evaluation results, with Mind2Web 2's exact definitions.
 
-Answers are grouped into runs by answer name (answer_1, answer_2, …). For each run r over the
-tasks T_r with a complete result in r: Partial Completion = mean root score, Success Rate =
-mean of (root score == 1). Both are reported as the mean over runs and the population std.
-Pass@k (k = number of runs) = fraction of tasks with a complete result where some run scored 1.
-Unlike Mind2Web 2, incomplete and excluded evaluations are left out (not scored 0) and listed.
+Answers are grouped into runs by answer name (answer_1, answer_2, …). The agent's tasks T are
+the tasks with at least one counted result (complete, incomplete or excluded), its runs R the
+answer names among those results; results listed under `not_counted` are not results of this
+summary and neither add a task or a run nor fill a pair. A pair (t, r) of T x R without a
+counted result is missing: as in Mind2Web 2 it scores 0 and is listed. For each run r over the
+pairs of T that are complete or missing in r: Partial Completion = mean root score, Success
+Rate = mean of (root score == 1); both are reported as the mean over runs and the population
+std. Pass@k (k = number of runs) = fraction of tasks with a complete result where some run
+scored 1 (a missing pair is not a success). Unlike Mind2Web 2, incomplete and excluded
+evaluations are left out of their run (not scored 0) and listed.
 """
 
 from __future__ import annotations
@@ -20,9 +25,10 @@ from pydantic import BaseModel, Field
 from toolkit.runner.results import ResultHead, UsageTotals
 from toolkit.util.deferred import DEFERRED
 
-SUMMARY_VERSION = 2
+SUMMARY_VERSION = 3
 """2: `not_counted` and `unchecked_tasks` say which result files the metrics leave out or
-count unchecked."""
+count unchecked. 3: a (task, run) pair without a counted result scores 0 and is listed in
+`missing` (before, run r's metrics covered only the tasks with a result in r)."""
 SUCCESS_TOLERANCE = 1e-9
 
 
@@ -56,7 +62,8 @@ class PassAtK(BaseModel):
 
 
 class TaskMetrics(BaseModel):
-    """One task across runs: complete scores by answer name, best and average."""
+    """One task across runs: complete scores by answer name, best and average (over those
+    scores), and the runs where it is incomplete, excluded or missing."""
 
     model_config = DEFERRED
 
@@ -66,6 +73,9 @@ class TaskMetrics(BaseModel):
     passed: bool = False
     incomplete: list[str] = Field(default_factory=list)
     excluded: list[str] = Field(default_factory=list)
+    missing: list[str] = Field(
+        default_factory=list, description="Runs without a counted result: scored 0 there."
+    )
 
 
 class Counts(BaseModel):
@@ -79,7 +89,8 @@ class Counts(BaseModel):
 
 
 class Listed(BaseModel):
-    """An evaluation (or a result file) left out of the metrics, and why."""
+    """An evaluation (or a result file) left out of the metrics, or a missing pair scored 0,
+    and why."""
 
     model_config = DEFERRED
 
@@ -109,7 +120,9 @@ class Summary(BaseModel):
 
     version: int = SUMMARY_VERSION
     agent_name: str
-    runs: list[str] = Field(default_factory=list, description="Answer names with a result.")
+    runs: list[str] = Field(
+        default_factory=list, description="Answer names among the counted results."
+    )
     num_tasks: int = Field(default=0, description="Tasks with at least one complete result.")
     partial_completion: MeanStd = Field(default_factory=MeanStd)
     success_rate: MeanStd = Field(default_factory=MeanStd)
@@ -118,6 +131,11 @@ class Summary(BaseModel):
     per_task: dict[str, TaskMetrics] = Field(default_factory=dict)
     incomplete: list[Listed] = Field(default_factory=list)
     excluded: list[Listed] = Field(default_factory=list)
+    missing: list[Listed] = Field(
+        default_factory=list,
+        description="(task, run) pairs of a counted task and run without a counted result: "
+        "scored 0 in that run's Partial Completion and Success Rate, as in Mind2Web 2.",
+    )
     skipped_judges: list[SkippedJudge] = Field(default_factory=list)
     include_unreviewed: bool = False
     unreviewed_results: int = Field(
@@ -201,12 +219,10 @@ def compute_summary(
                     reason=result.reason or "excluded",
                 )
             )
-    summary.runs = sorted(complete, key=run_order)
-    pc = {run: statistics.fmean(complete[run].values()) for run in summary.runs}
-    sr = {
-        run: statistics.fmean(float(is_success(s)) for s in complete[run].values())
-        for run in summary.runs
-    }
+    summary.runs = sorted({r.answer_name for r in results}, key=run_order)
+    scores = _scores_with_missing(summary, complete)
+    pc = {run: statistics.fmean(s) for run, s in scores.items() if s}
+    sr = {run: statistics.fmean(float(is_success(v)) for v in s) for run, s in scores.items() if s}
     summary.partial_completion, summary.success_rate = _mean_std(pc), _mean_std(sr)
     for task in summary.per_task.values():
         if task.scores:
@@ -223,6 +239,32 @@ def compute_summary(
     return summary
 
 
+def _scores_with_missing(
+    summary: Summary, complete: dict[str, dict[str, float]]
+) -> dict[str, list[float]]:
+    """The scores each run is averaged over: its complete results, and 0 for each task with
+    no counted result in it (recorded as missing, as Mind2Web 2 lists them). Incomplete and
+    excluded pairs are neither. A missing pair whose result file is not counted says why."""
+    not_counted = {(r.task_id, r.answer_name): r.reason for r in summary.not_counted}
+    scores: dict[str, list[float]] = {}
+    for run in summary.runs:
+        scores[run] = list(complete.get(run, {}).values())
+        for task_id, task in sorted(summary.per_task.items()):
+            if run in task.scores or run in task.incomplete or run in task.excluded:
+                continue
+            scores[run].append(0.0)
+            task.missing.append(run)
+            listed = not_counted.get((task_id, run))
+            reason = (
+                "no result: scored 0"
+                if listed is None
+                else f"its result is not counted ({listed}): scored 0"
+            )
+            summary.missing.append(Listed(task_id=task_id, answer_name=run, reason=reason))
+    summary.missing.sort(key=lambda m: (m.task_id, run_order(m.answer_name)))
+    return scores
+
+
 def _fmt(value: float | None, digits: int = 4) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
@@ -234,7 +276,7 @@ def format_table(summary: Summary, *, max_listed: int = 20) -> str:
     lines = [
         f"Agent {summary.agent_name}: {summary.num_tasks} tasks x {len(summary.runs)} runs "
         f"({summary.counts.complete} complete, {summary.counts.incomplete} incomplete, "
-        f"{summary.counts.excluded} excluded)",
+        f"{summary.counts.excluded} excluded{_missing_count(summary)})",
         f"  Partial Completion  {_fmt(pc.mean)} ± {_fmt(pc.std)}",
         f"  Success Rate        {_fmt(sr.mean)} ± {_fmt(sr.std)}",
         f"  Pass@{k:<15d}{_fmt(summary.pass_at_k.value)}",
@@ -261,6 +303,7 @@ def format_table(summary: Summary, *, max_listed: int = 20) -> str:
     sections: list[tuple[str, list[Any]]] = [
         ("Incomplete (excluded from metrics; rerun to retry)", summary.incomplete),
         ("Excluded", summary.excluded),
+        ("Missing (no counted result; scored 0, as in Mind2Web 2)", summary.missing),
         ("Skipped judges", summary.skipped_judges),
         ("Not counted (result files left out of the metrics)", summary.not_counted),
     ]
@@ -274,6 +317,10 @@ def format_table(summary: Summary, *, max_listed: int = 20) -> str:
             if len(items) > max_listed:
                 lines.append(f"    … and {len(items) - max_listed} more")
     return "\n".join(lines)
+
+
+def _missing_count(summary: Summary) -> str:
+    return f", {len(summary.missing)} missing" if summary.missing else ""
 
 
 def _unreviewed_warning(summary: Summary) -> str:
@@ -311,4 +358,6 @@ def _cell(task: TaskMetrics, run: str) -> str:
         return "incomplete"
     if run in task.excluded:
         return "excluded"
+    if run in task.missing:
+        return "missing"
     return "-"
