@@ -59,7 +59,8 @@ class BudgetedClient:
 
 
 class AcceptanceBackend:
-    """Real verification (the judging model), extraction shared with the debug stage."""
+    """Real verification (the judging model); extraction through `extractor`, which shares
+    the debug stage's answers (see `checking.acceptance_backend`)."""
 
     def __init__(self, extractor: SharedExtractor, judge: Any) -> None:
         self.extractor, self.judge = extractor, judge

@@ -25,7 +25,7 @@ from generator.stages.acceptance import (
     BudgetedClient,
     acceptance_stage,
 )
-from generator.stages.debug import DebugIssue, DebugReport, debug_stage
+from generator.stages.debug import DebugIssue, DebugReport, SharedExtractor, debug_stage
 from generator.stages.draft import Problem, offending_lines
 from generator.stages.lint import lint_source
 from toolkit.backends import LLMBackend
@@ -199,7 +199,8 @@ async def check_candidate(run: GenerationRun, source: str, number: int, label: s
 
 
 def acceptance_backend(run: GenerationRun) -> AcceptanceBackend | None:
-    """The real judging backend (budgeted), or None when the run has no verification model."""
+    """The real judging backend, its verification and extraction budgeted, or None when the run
+    has no verification model."""
     judge = run.extractor.backend
     if not isinstance(judge, LLMBackend):
         return None
@@ -214,7 +215,11 @@ def acceptance_backend(run: GenerationRun) -> AcceptanceBackend | None:
             trials=judge.trials,
             provider=judge.provider,
         )
-        run.acceptance_backend = AcceptanceBackend(run.extractor, budgeted)
+        # Extraction debug already asked is free; what acceptance and mutation newly ask is
+        # charged to the budget like their verifications.
+        extractor = SharedExtractor(budgeted)
+        extractor.memo = run.extractor.memo
+        run.acceptance_backend = AcceptanceBackend(extractor, budgeted)
     return run.acceptance_backend
 
 
