@@ -75,7 +75,8 @@ _GATE_OPTIONS = (
         type=click.FloatRange(0.0, 1.0),
         default=None,
         help="Fail (publish nothing) when mutation testing kills fewer than this share, or "
-        "when it measures no kill rate (it did not run, or no mutation applied).",
+        "when it measures no kill rate (it did not run, or no mutation applied); not with "
+        "--no-acceptance or --no-mutation.",
     ),
 )
 
@@ -95,7 +96,14 @@ def gates(
     no_mutation: bool,
     min_kill_rate: float | None,
 ) -> dict[str, Any]:
-    """The `PipelineOptions` fields the `gate_options` flags set."""
+    """The `PipelineOptions` fields the `gate_options` flags set; a usage error, before any
+    LLM call, for a --min-kill-rate that mutation testing could never measure."""
+    for flag, off in (("--no-acceptance", no_acceptance), ("--no-mutation", no_mutation)):
+        if off and min_kill_rate is not None:
+            raise click.UsageError(
+                f"--min-kill-rate cannot be checked with {flag}: the kill rate comes from "
+                "mutation testing the answers acceptance scored; drop one of the two flags"
+            )
     return {
         "pages": pages,
         "acceptance": not no_acceptance,

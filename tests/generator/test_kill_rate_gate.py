@@ -1,5 +1,6 @@
 """--min-kill-rate is a gate that never passes unmeasured: when mutation testing did not run,
-the generation fails and says why, and nothing is published."""
+the generation fails and says why, and nothing is published; asked together with a flag that
+turns mutation testing off, it is refused before any LLM call."""
 
 from __future__ import annotations
 
@@ -49,13 +50,15 @@ async def test_min_kill_rate_fails_when_mutation_testing_did_not_run(tmp_path: P
     assert not (tmp_path / "generated_judges" / f"{TASK}.py").exists()
 
 
-def test_min_kill_rate_with_no_mutation_exits_1_and_publishes_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("flag", ["--no-mutation", "--no-acceptance"])
+def test_min_kill_rate_with_mutation_testing_turned_off_is_a_usage_error_before_any_llm_call(
+    flag: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     river_task(tmp_path)
     monkeypatch.chdir(tmp_path)
     args = ["generate", TASK, "--provider", PROVIDER, "--cache-mode", "off", "--no-commit"]
-    result = CliRunner().invoke(main, [*args, "--no-mutation", "--min-kill-rate", "0.5"])
-    assert result.exit_code == 1, result.stderr
-    assert "could not be checked" in result.stderr and "--no-mutation" in result.stderr
+    result = CliRunner().invoke(main, [*args, flag, "--min-kill-rate", "0.5"])
+    assert result.exit_code == 2, result.stderr
+    assert "--min-kill-rate" in result.stderr and flag in result.stderr
+    assert "LLM:" not in result.stderr  # the usage line of a generation that ran
     assert not (tmp_path / "generated_judges" / f"{TASK}.py").exists()

@@ -1,6 +1,7 @@
 """`regenerate` passes the same gates as `generate`: it refuses cited pages with intended scores
 but no page store, scores the sample answers with --pages, mutation-tests the update, and
---min-kill-rate stops a weak update from being published."""
+--min-kill-rate stops a weak update from being published (and is refused up front with a flag
+that turns mutation testing off)."""
 
 from __future__ import annotations
 
@@ -72,4 +73,15 @@ def test_regenerate_below_min_kill_rate_publishes_nothing(edited: Path) -> None:
     result = regenerate("--pages", "pages", "--min-kill-rate", "0.5")
     assert result.exit_code == 1, result.stderr
     assert "kill rate 0.33 is below --min-kill-rate 0.50" in result.stderr
+    assert unchanged(edited)
+
+
+@pytest.mark.parametrize("flag", ["--no-mutation", "--no-acceptance"])
+def test_regenerate_with_min_kill_rate_and_mutation_testing_turned_off_is_a_usage_error(
+    flag: str, edited: Path
+) -> None:
+    result = regenerate("--pages", "pages", flag, "--min-kill-rate", "0.5")
+    assert result.exit_code == 2, result.stderr
+    assert "--min-kill-rate" in result.stderr and flag in result.stderr
+    assert "LLM:" not in result.stderr  # the usage line of a regeneration that ran
     assert unchanged(edited)
