@@ -161,7 +161,7 @@ def test_table_marks_and_lists_missing_pairs() -> None:
     assert "Partial Completion  0.5000 ± 0.0000" in table
     row = next(line for line in table.splitlines() if line.startswith("  b "))
     assert row.split()[1:3] == ["0.00", "missing"]
-    assert "Missing (no counted result; scored 0, as in Mind2Web 2): 1" in table
+    assert "Missing (no answer; scored 0, as in Mind2Web 2): 1" in table
     assert "b/answer_2: no result: scored 0" in table
 
 
@@ -219,3 +219,31 @@ def test_table_of_an_include_unreviewed_run_warns_without_pointing_at_earlier_ru
 
 def test_table_of_reviewed_results_has_no_unreviewed_warning() -> None:
     assert "unreviewed" not in format_table(compute_summary("agent", [res("a", "answer_1", 1.0)]))
+
+
+def test_a_pair_whose_answer_exists_without_a_counted_result_is_left_out_not_scored_0() -> None:
+    results = [res("a", "answer_1", 1.0), res("a", "answer_2", 1.0), res("b", "answer_1", 0.0)]
+    answered = {"a": {"answer_1", "answer_2"}, "b": {"answer_1", "answer_2"}}
+    summary = compute_summary("agent", results, answered=answered)
+    assert summary.missing == []
+    assert [(m.task_id, m.answer_name) for m in summary.not_evaluated] == [("b", "answer_2")]
+    assert summary.partial_completion.per_run == {"answer_1": 0.5, "answer_2": 1.0}
+    assert "Not evaluated (the answer exists; left out): 1" in format_table(summary)
+
+
+def test_a_pair_the_agent_has_no_answer_for_is_scored_0_when_its_answers_are_known() -> None:
+    results = [res("a", "answer_1", 1.0), res("a", "answer_2", 1.0), res("b", "answer_1", 0.0)]
+    answered = {"a": {"answer_1", "answer_2"}, "b": {"answer_1"}}
+    summary = compute_summary("agent", results, answered=answered)
+    assert [(m.task_id, m.answer_name) for m in summary.missing] == [("b", "answer_2")]
+    assert summary.not_evaluated == []
+    assert (summary.partial_completion.mean, summary.partial_completion.std) == (0.5, 0.0)
+
+
+def test_a_pair_of_a_task_this_run_did_not_check_is_left_out() -> None:
+    results = [res("a", "answer_1", 1.0), res("a", "answer_2", 1.0), res("b", "answer_1", 0.0)]
+    summary = compute_summary("agent", results, answered={"a": {"answer_1", "answer_2"}})
+    assert summary.missing == []
+    (left_out,) = summary.not_evaluated
+    assert (left_out.task_id, left_out.answer_name) == ("b", "answer_2")
+    assert "not checked by this run" in left_out.reason

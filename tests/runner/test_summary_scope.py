@@ -94,6 +94,8 @@ def test_results_a_stopped_run_left_outdated_are_not_counted_and_are_named(work:
         task = summary_.per_task.get("python_match")
         counted = set(task.scores) | set(task.incomplete) if task else set()
         assert counted == {answer for a, answer in rewritten if a == agent}
+        # an outdated result's answer exists: left out, never scored 0 as a missing answer
+        assert all(m.task_id != "python_match" for m in summary_.missing)
     assert left_out(work) == {
         f"{task}/{answer}": reason for (a, task, answer), reason in listed.items() if a == "alpha"
     }

@@ -263,6 +263,7 @@ def write_summaries(
             include_unreviewed=include_unreviewed,
             not_counted=left_out,
             unchecked_tasks={head.task_id for head in counted} - answers.keys(),
+            answered=answers,
         )
         write_output(store.root / agent / SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
         report.summaries[agent] = summary

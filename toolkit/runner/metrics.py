@@ -4,7 +4,11 @@ Answers are grouped into runs by answer name (answer_1, answer_2, …). The agen
 the tasks with at least one counted result (complete, incomplete or excluded), its runs R the
 answer names among those results; results listed under `not_counted` are not results of this
 summary and neither add a task or a run nor fill a pair. A pair (t, r) of T x R without a
-counted result is missing: as in Mind2Web 2 it scores 0 and is listed. For each run r over the
+counted result is missing when the agent has no answer for it: as in Mind2Web 2 it scores 0
+and is listed. When its answer exists but has no counted result (the run stopped before
+judging it, its result is outdated or unreadable, or its task was not checked by this run),
+the pair is left out and listed as not evaluated: an infrastructure stop is not a wrong
+answer. Without knowledge of the answers on disk, every such pair is missing. For each run r over the
 pairs of T that are complete or missing in r: Partial Completion = mean root score, Success
 Rate = mean of (root score == 1); both are reported as the mean over runs and the population
 std. Pass@k (k = number of runs) = fraction of tasks with a complete result where some run
@@ -17,7 +21,7 @@ from __future__ import annotations
 import re
 import statistics
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -27,8 +31,9 @@ from toolkit.util.deferred import DEFERRED
 
 SUMMARY_VERSION = 3
 """2: `not_counted` and `unchecked_tasks` say which result files the metrics leave out or
-count unchecked. 3: a (task, run) pair without a counted result scores 0 and is listed in
-`missing` (before, run r's metrics covered only the tasks with a result in r)."""
+count unchecked. 3: a (task, run) pair the agent has no answer for scores 0 and is listed in
+`missing`, one whose answer was not evaluated is listed in `not_evaluated` (before, run r's
+metrics covered only the tasks with a result in r)."""
 SUCCESS_TOLERANCE = 1e-9
 
 
@@ -133,8 +138,14 @@ class Summary(BaseModel):
     excluded: list[Listed] = Field(default_factory=list)
     missing: list[Listed] = Field(
         default_factory=list,
-        description="(task, run) pairs of a counted task and run without a counted result: "
-        "scored 0 in that run's Partial Completion and Success Rate, as in Mind2Web 2.",
+        description="(task, run) pairs of a counted task and run the agent has no answer "
+        "for: scored 0 in that run's Partial Completion and Success Rate, as in Mind2Web 2.",
+    )
+    not_evaluated: list[Listed] = Field(
+        default_factory=list,
+        description="(task, run) pairs whose answer exists without a counted result (the run "
+        "stopped first, the result is outdated or unreadable, the task was not checked): "
+        "left out, not scored.",
     )
     skipped_judges: list[SkippedJudge] = Field(default_factory=list)
     include_unreviewed: bool = False
@@ -176,9 +187,11 @@ def compute_summary(
     include_unreviewed: bool = False,
     not_counted: Iterable[Listed] = (),
     unchecked_tasks: Iterable[str] = (),
+    answered: Mapping[str, set[str]] | None = None,
 ) -> Summary:
     """The metrics of `results` (one agent); see the module docstring for definitions.
-    `not_counted` and `unchecked_tasks` are only recorded (the caller decided them)."""
+    `not_counted` and `unchecked_tasks` are only recorded (the caller decided them);
+    `answered` gives the answer names on disk of each task this run checked (None: unknown)."""
     results = sorted(results, key=lambda r: (r.task_id, run_order(r.answer_name)))
     summary = Summary(
         agent_name=agent_name,
@@ -220,7 +233,7 @@ def compute_summary(
                 )
             )
     summary.runs = sorted({r.answer_name for r in results}, key=run_order)
-    scores = _scores_with_missing(summary, complete)
+    scores = _scores_with_missing(summary, complete, answered)
     pc = {run: statistics.fmean(s) for run, s in scores.items() if s}
     sr = {run: statistics.fmean(float(is_success(v)) for v in s) for run, s in scores.items() if s}
     summary.partial_completion, summary.success_rate = _mean_std(pc), _mean_std(sr)
@@ -240,11 +253,15 @@ def compute_summary(
 
 
 def _scores_with_missing(
-    summary: Summary, complete: dict[str, dict[str, float]]
+    summary: Summary,
+    complete: dict[str, dict[str, float]],
+    answered: Mapping[str, set[str]] | None,
 ) -> dict[str, list[float]]:
-    """The scores each run is averaged over: its complete results, and 0 for each task with
-    no counted result in it (recorded as missing, as Mind2Web 2 lists them). Incomplete and
-    excluded pairs are neither. A missing pair whose result file is not counted says why."""
+    """The scores each run is averaged over: its complete results, and 0 for each task the
+    agent has no answer for in it (missing, as Mind2Web 2 lists them). Incomplete and
+    excluded pairs are neither, nor is a pair whose answer exists without a counted result
+    (not evaluated: listed, left out). A listed pair whose result file is not counted says
+    why."""
     not_counted = {(r.task_id, r.answer_name): r.reason for r in summary.not_counted}
     scores: dict[str, list[float]] = {}
     for run in summary.runs:
@@ -252,16 +269,22 @@ def _scores_with_missing(
         for task_id, task in sorted(summary.per_task.items()):
             if run in task.scores or run in task.incomplete or run in task.excluded:
                 continue
+            listed = not_counted.get((task_id, run))
+            why = "no result" if listed is None else f"its result is not counted ({listed})"
+            if answered is not None and (task_id not in answered or run in answered[task_id]):
+                if task_id not in answered:
+                    why = "its task was not checked by this run"
+                elif listed is None:
+                    why = "its answer was not judged (the run stopped first)"
+                entry = Listed(task_id=task_id, answer_name=run, reason=f"{why}: left out")
+                summary.not_evaluated.append(entry)
+                continue
             scores[run].append(0.0)
             task.missing.append(run)
-            listed = not_counted.get((task_id, run))
-            reason = (
-                "no result: scored 0"
-                if listed is None
-                else f"its result is not counted ({listed}): scored 0"
-            )
-            summary.missing.append(Listed(task_id=task_id, answer_name=run, reason=reason))
-    summary.missing.sort(key=lambda m: (m.task_id, run_order(m.answer_name)))
+            entry = Listed(task_id=task_id, answer_name=run, reason=f"{why}: scored 0")
+            summary.missing.append(entry)
+    for listed_pairs in (summary.missing, summary.not_evaluated):
+        listed_pairs.sort(key=lambda m: (m.task_id, run_order(m.answer_name)))
     return scores
 
 
@@ -303,7 +326,8 @@ def format_table(summary: Summary, *, max_listed: int = 20) -> str:
     sections: list[tuple[str, list[Any]]] = [
         ("Incomplete (excluded from metrics; rerun to retry)", summary.incomplete),
         ("Excluded", summary.excluded),
-        ("Missing (no counted result; scored 0, as in Mind2Web 2)", summary.missing),
+        ("Missing (no answer; scored 0, as in Mind2Web 2)", summary.missing),
+        ("Not evaluated (the answer exists; left out)", summary.not_evaluated),
         ("Skipped judges", summary.skipped_judges),
         ("Not counted (result files left out of the metrics)", summary.not_counted),
     ]
