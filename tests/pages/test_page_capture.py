@@ -61,6 +61,15 @@ HOP_ON_READ_HTML = navigating_on_read("'Interstitial text'", "'/static'")
 HOP_WHILE_READ_HTML = navigating_on_read("new Promise(function () {})", "'/static'")
 # each read destroys the context it runs in, and the next page does the same
 LOOP_HTML = navigating_on_read("new Promise(function () {})", "'/loop?' + Date.now()")
+SHADOW_ONLY_HTML = b"""<html><body><report-card></report-card><script>
+customElements.define("report-card", class extends HTMLElement {
+  connectedCallback() {
+    const root = this.attachShadow({mode: "open"});
+    root.innerHTML = "<style>p { color: red }</style><p>Revenue grew 12 percent in 2024.</p>";
+  }
+});
+</script></body></html>"""
+FRAME_ONLY_HTML = b'<html><body><iframe src="/static"></iframe></body></html>'
 CAPTURE_TIMEOUT_S = 15
 MAX_SCREENSHOT_HEIGHT = 8000  # CaptureOptions' default cap
 
@@ -99,6 +108,8 @@ def make_handler(pdf: bytes, release: threading.Event) -> type[BaseHTTPRequestHa
         "/hop-while-read": (200, "text/html; charset=utf-8", HOP_WHILE_READ_HTML),
         "/loop": (200, "text/html; charset=utf-8", LOOP_HTML),
         "/challenge": (200, "text/html; charset=utf-8", CHALLENGE_HTML),
+        "/shadow-only": (200, "text/html; charset=utf-8", SHADOW_ONLY_HTML),
+        "/frame-only": (200, "text/html; charset=utf-8", FRAME_ONLY_HTML),
         "/missing": (404, "text/html", b"<html><body>Not Found page text</body></html>"),
     }
 
@@ -568,3 +579,34 @@ def test_a_page_that_keeps_navigating_is_a_timeout_not_a_network_failure(
     record = navigating["/loop"]
     assert (record.status, record.error_kind) == ("failed", "timeout")
     assert "kept navigating" in (record.error or "")
+
+
+@pytest.fixture(scope="module")
+def nested(server: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, PageRecord]:
+    """The records of pages whose whole text is in a shadow root or a frame, by path."""
+    paths = ["/shadow-only", "/frame-only"]
+    store_dir = tmp_path_factory.mktemp("nested")
+    options = CaptureOptions(chromium=default_chromium(), timeout=CAPTURE_TIMEOUT_S)
+
+    async def capture() -> dict[str, PageRecord]:
+        with PageStore(store_dir) as store:
+            await capture_pages([server + path for path in paths], store, options)
+            return {path: store.lookup(server + path) for path in paths}  # type: ignore[misc]
+
+    return asyncio.run(capture())
+
+
+def test_a_page_whose_text_is_all_in_a_shadow_root_is_stored_with_that_text(
+    nested: dict[str, PageRecord],
+) -> None:
+    record = nested["/shadow-only"]
+    assert record.status == "ok", record.error
+    assert (record.text or "").strip() == "Revenue grew 12 percent in 2024."  # no stylesheet
+
+
+def test_a_page_whose_text_is_all_in_a_frame_is_stored_with_that_text(
+    nested: dict[str, PageRecord],
+) -> None:
+    record = nested["/frame-only"]
+    assert record.status == "ok", record.error
+    assert "The capital is Paris." in (record.text or "")

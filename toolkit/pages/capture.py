@@ -46,6 +46,22 @@ CHROMIUM_ARGS = (
     "--disable-sync",
 )
 _INNER_TEXT = "() => document.body ? document.body.innerText : ''"
+_SHADOW_TEXT = """() => {
+  const parts = [];
+  const visit = (root) => {
+    for (const element of root.querySelectorAll("*")) {
+      const shadow = element.shadowRoot;
+      if (!shadow) continue;
+      for (const child of shadow.children) {
+        if (["STYLE", "SCRIPT", "TEMPLATE", "LINK"].includes(child.tagName)) continue;
+        if (child.innerText) parts.push(child.innerText);
+      }
+      visit(shadow);
+    }
+  };
+  if (document.body) visit(document.body);
+  return parts.join("\\n");
+}"""
 READS = 3
 """Reads of a page that navigates while it is read (a JS redirect as the waits end) before
 its capture fails as `timeout`: it never settled into one page to store."""
@@ -376,6 +392,8 @@ async def _web_record(
             content_type=content_type,
         )
     text, shot, final_url = read
+    if not text.strip():  # no text of its own: maybe all of it is in shadow roots or frames
+        text = await _nested_text(page)
     extra: dict[str, Any] = {
         "http_status": response.status,
         "content_type": content_type,
@@ -439,6 +457,21 @@ async def _settled_read(
     finally:
         page.remove_listener("request", on_request)
         page.remove_listener("framenavigated", on_navigated)
+
+
+async def _nested_text(page: Page) -> str:
+    """The text a page shows outside its document's own `innerText`, which leaves out open
+    shadow roots (web components) and frames: read only for a page without text of its own,
+    which would otherwise fail as `empty` though it shows content."""
+    from playwright.async_api import Error
+
+    parts: list[str] = []
+    for frame in page.frames:
+        with contextlib.suppress(Error):
+            parts.append(await frame.evaluate(_SHADOW_TEXT))
+            if frame != page.main_frame:
+                parts.append(await frame.evaluate(_INNER_TEXT))
+    return "\n".join(part for part in parts if isinstance(part, str) and part.strip())
 
 
 async def _settle(page: Page, options: CaptureOptions, deadline: _Deadline) -> None:
