@@ -62,8 +62,12 @@ _MARKDOWN_LINK = re.compile(
 _SCHEMELESS_HOST = re.compile(
     r"^(?:localhost|(?:[a-z0-9-]+\.)+[a-z]{2,})(?::\d+)?(?:[/?#]|$)", re.IGNORECASE
 )
+# A comma, semicolon, bar or dash right before another URL separates two citations glued
+# together ("https://a.com/x,https://b.com/y"); elsewhere they may be part of a URL (an en
+# dash in a Wikipedia title).
+_GLUED = r"(?![,;|\u2013\u2014]https?://)"
 _BARE_URL = re.compile(
-    rf"https?://(?:[^\s<>\"'`{_CJK_STOPS}{_PROSE_STOPS}]|’(?=\w))+", re.IGNORECASE
+    rf"https?://(?:{_GLUED}(?:[^\s<>\"'`{_CJK_STOPS}{_PROSE_STOPS}]|’(?=\w)))+", re.IGNORECASE
 )
 _TRACKING_PARAMS = frozenset(
     {"fbclid", "gclid", "dclid", "msclkid", "yclid", "igshid", "mc_cid", "mc_eid", "_ga"}
@@ -91,8 +95,9 @@ def _strip_wrappers(text: str) -> str:
 
 
 def _unwrap(url: str) -> str:
-    """The URL inside a Markdown link, angle brackets, quotes or emphasis, unescaped."""
-    text = url.strip()
+    """The URL inside a Markdown link, angle brackets, quotes or emphasis, unescaped (Markdown
+    escapes, and `&amp;`, which HTML-escaped text puts where a URL has `&`)."""
+    text = url.strip().replace("&amp;", "&")
     whole = _MARKDOWN_WHOLE.match(text)
     if whole:
         text = whole.group(1)

@@ -167,6 +167,22 @@ def test_canonical_strips_typographic_quotes_and_ellipses(cited: str) -> None:
     assert canonical_url(cited) == "https://example.com/a"
 
 
+@pytest.mark.parametrize("glue", [",", ";", "|", "\u2013", "\u2014"])
+def test_extract_splits_two_urls_glued_by_punctuation(glue: str) -> None:
+    text = f"Sources: https://a.example/x{glue}https://b.example/y"
+    assert extract_urls(text) == ["https://a.example/x", "https://b.example/y"]
+
+
+def test_extract_keeps_an_en_dash_inside_a_url() -> None:
+    cited = "https://en.wikipedia.org/wiki/Mexican\u2013American_War"
+    assert extract_urls(f"See {cited}, which says so.") == [cited]
+
+
+def test_an_html_escaped_ampersand_in_a_url_is_the_ampersand() -> None:
+    assert extract_urls("https://a.example/s?q=1&amp;page=2") == ["https://a.example/s?q=1&page=2"]
+    assert canonical_url("https://a.example/s?q=1&amp;page=2") == "https://a.example/s?q=1&page=2"
+
+
 def test_extract_ignores_non_http_schemes() -> None:
     assert extract_urls("mail me: mailto:a@b.c or ftp://files.example/x") == []
 
