@@ -542,11 +542,8 @@ async def test_one_unresolved_host_alone_is_the_pages_failure(tmp_path: Path) ->
         assert [o.error_kind for o in report.outcomes] == ["network", "network"]
 
 
-@pytest.fixture(scope="module")
-def navigating(server: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, PageRecord]:
-    """The records of pages that navigate as they are read, by path."""
-    paths = ["/hop-on-read", "/hop-while-read", "/loop"]
-    store_dir = tmp_path_factory.mktemp("navigating")
+def capture_paths(server: str, paths: list[str], store_dir: Path) -> dict[str, PageRecord]:
+    """Capture `paths` of the fixture server with the real Chromium; their records by path."""
     options = CaptureOptions(chromium=default_chromium(), timeout=CAPTURE_TIMEOUT_S)
 
     async def capture() -> dict[str, PageRecord]:
@@ -555,6 +552,13 @@ def navigating(server: str, tmp_path_factory: pytest.TempPathFactory) -> dict[st
             return {path: store.lookup(server + path) for path in paths}  # type: ignore[misc]
 
     return asyncio.run(capture())
+
+
+@pytest.fixture(scope="module")
+def navigating(server: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, PageRecord]:
+    """The records of pages that navigate as they are read, by path."""
+    paths = ["/hop-on-read", "/hop-while-read", "/loop"]
+    return capture_paths(server, paths, tmp_path_factory.mktemp("navigating"))
 
 
 def test_a_page_that_redirects_as_it_is_read_is_stored_as_its_target(
@@ -584,16 +588,7 @@ def test_a_page_that_keeps_navigating_is_a_timeout_not_a_network_failure(
 @pytest.fixture(scope="module")
 def nested(server: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, PageRecord]:
     """The records of pages whose whole text is in a shadow root or a frame, by path."""
-    paths = ["/shadow-only", "/frame-only"]
-    store_dir = tmp_path_factory.mktemp("nested")
-    options = CaptureOptions(chromium=default_chromium(), timeout=CAPTURE_TIMEOUT_S)
-
-    async def capture() -> dict[str, PageRecord]:
-        with PageStore(store_dir) as store:
-            await capture_pages([server + path for path in paths], store, options)
-            return {path: store.lookup(server + path) for path in paths}  # type: ignore[misc]
-
-    return asyncio.run(capture())
+    return capture_paths(server, ["/shadow-only", "/frame-only"], tmp_path_factory.mktemp("nested"))
 
 
 def test_a_page_whose_text_is_all_in_a_shadow_root_is_stored_with_that_text(
