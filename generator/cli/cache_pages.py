@@ -141,8 +141,9 @@ def cache_pages(
 ) -> None:
     """Store every page cited in a set of answers, for offline judging.
 
-    Pages are captured with the system Chromium (headless, via Playwright): text after the
-    page settles, a JPEG screenshot, PDFs as bytes plus extracted text. A 4xx/5xx, timeout or
+    Pages are captured with the system Chromium (headless, via Playwright): text once the
+    page settles and its text stops changing (a "Loading…"-size text is given up to 2 s to be
+    replaced), a JPEG screenshot, PDFs as bytes plus extracted text. A 4xx/5xx, timeout or
     network error is recorded as a failure, never as the page; failed URLs are tried again
     on the next run, stored pages are skipped unless --refresh. With --import-m2w2 the
     pages come from a Mind2Web 2 cache instead (both options may be given: import first).

@@ -70,6 +70,35 @@ customElements.define("report-card", class extends HTMLElement {
 });
 </script></body></html>"""
 FRAME_ONLY_HTML = b'<html><body><iframe src="/static"></iframe></body></html>'
+LATE_HTML = """<html><body><div id="app">Loading…</div><script>
+setTimeout(function () {
+  document.getElementById("app").innerHTML =
+    "<h1>Late facts</h1><p>The river is 410 km long.</p><div style='height:3000px'></div>";
+}, 1200);
+</script></body></html>""".encode()  # rendered by a timer after network idle, no request
+APPENDING_HTML = b"""<html><body><h1>Streaming report</h1>
+<p>This report is written out part by part by the page's own script, after it has loaded.</p>
+<div id="parts"></div><script>
+var part = 0;
+var timer = setInterval(function () {
+  part += 1;
+  var p = document.createElement("p");
+  p.textContent = "Part " + part + " of 60";
+  document.getElementById("parts").appendChild(p);
+  if (part === 60) clearInterval(timer);
+}, 20);
+</script></body></html>"""  # still being appended when network idle ends
+LATE_WITH_CLOCK_HTML = """<html><body><p id="clock">Tick 0</p><div id="app">Loading…</div>
+<script>
+var ticks = 0;
+setInterval(function () {
+  ticks += 1;
+  document.getElementById("clock").textContent = "Tick " + ticks;
+}, 100);
+setTimeout(function () {
+  document.getElementById("app").textContent = "The bridge opened in 1932.";
+}, 1200);
+</script></body></html>""".encode()  # late content beside a clock that never stops
 CAPTURE_TIMEOUT_S = 15
 MAX_SCREENSHOT_HEIGHT = 8000  # CaptureOptions' default cap
 
@@ -110,6 +139,9 @@ def make_handler(pdf: bytes, release: threading.Event) -> type[BaseHTTPRequestHa
         "/challenge": (200, "text/html; charset=utf-8", CHALLENGE_HTML),
         "/shadow-only": (200, "text/html; charset=utf-8", SHADOW_ONLY_HTML),
         "/frame-only": (200, "text/html; charset=utf-8", FRAME_ONLY_HTML),
+        "/late": (200, "text/html; charset=utf-8", LATE_HTML),
+        "/appending": (200, "text/html; charset=utf-8", APPENDING_HTML),
+        "/late-with-clock": (200, "text/html; charset=utf-8", LATE_WITH_CLOCK_HTML),
         "/missing": (404, "text/html", b"<html><body>Not Found page text</body></html>"),
     }
 
@@ -605,3 +637,44 @@ def test_a_page_whose_text_is_all_in_a_frame_is_stored_with_that_text(
     record = nested["/frame-only"]
     assert record.status == "ok", record.error
     assert "The capital is Paris." in (record.text or "")
+
+
+@pytest.fixture(scope="module")
+def late(server: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, PageRecord]:
+    """The records of pages whose text changes after network idle, by path."""
+    paths = ["/late", "/appending", "/late-with-clock"]
+    return capture_paths(server, paths, tmp_path_factory.mktemp("late"))
+
+
+def test_a_page_rendered_by_a_timer_after_network_idle_is_stored_with_its_rendered_text(
+    late: dict[str, PageRecord],
+) -> None:
+    record = late["/late"]
+    assert record.status == "ok", record.error
+    assert "The river is 410 km long." in (record.text or "")
+    assert "Loading" not in (record.text or "")
+
+
+def test_the_screenshot_of_a_late_rendered_page_shows_its_rendered_content(
+    late: dict[str, PageRecord],
+) -> None:
+    record = late["/late"]
+    assert record.screenshot is not None
+    assert jpeg_size(record.screenshot)[1] > 3000  # the rendered article, not the placeholder
+
+
+def test_a_page_still_being_appended_when_read_is_stored_once_complete(
+    late: dict[str, PageRecord],
+) -> None:
+    record = late["/appending"]
+    assert record.status == "ok", record.error
+    assert "Part 60 of 60" in (record.text or "")
+
+
+def test_a_page_that_never_stops_changing_is_stored_with_its_late_content(
+    late: dict[str, PageRecord],
+) -> None:
+    record = late["/late-with-clock"]
+    assert record.status == "ok", record.error
+    assert "The bridge opened in 1932." in (record.text or "")
+    assert "Tick" in (record.text or "")

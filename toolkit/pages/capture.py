@@ -62,6 +62,14 @@ _SHADOW_TEXT = """() => {
   if (document.body) visit(document.body);
   return parts.join("\\n");
 }"""
+PLACEHOLDER_CHARS = 64
+"""Text shorter than this when the network is idle may be a placeholder ("Loading…") that a
+script is about to replace: it is watched for a change before it is stored."""
+_WATCH_INTERVAL = 0.25
+"""Seconds between reads of a placeholder-size text while it is watched for a change."""
+_QUIET = 0.5
+"""Seconds a changing text is left alone before it is read again (as network idle's 500 ms):
+two reads that agree across it are the rendered text."""
 READS = 3
 """Reads of a page that navigates while it is read (a JS redirect as the waits end) before
 its capture fails as `timeout`: it never settled into one page to store."""
@@ -112,6 +120,9 @@ class CaptureOptions:
     """Seconds allowed for one URL, from navigation to screenshot."""
     idle_wait: float = 2.0
     """Seconds to wait for network idle after `load`, so JS-rendered text appears."""
+    render_wait: float = 2.0
+    """Seconds at most, after network idle, to wait for a placeholder-size text to be replaced
+    or a changing text to hold still; a page still changing then is stored as last read."""
     viewport_width: int = 1280
     viewport_height: int = 800
     max_screenshot_height: int = 8000
@@ -382,7 +393,8 @@ async def _web_record(
     options: CaptureOptions,
     deadline: _Deadline,
 ) -> PageRecord:
-    read = await _settled_read(page, options, deadline)
+    image = (content_type or "").lower().startswith("image/")
+    read = await _settled_read(page, options, deadline, image=image)
     if read is None:
         return PageRecord.failure(
             url,
@@ -401,7 +413,6 @@ async def _web_record(
     }
     # No text, judged, would fail every claim unseen: a blank page, or an app whose scripts
     # failed, draws as a blank screenshot. Only an image is its screenshot.
-    image = (content_type or "").lower().startswith("image/")
     if not (text or "").strip() and (shot is None or not image):
         return PageRecord.failure(url, "empty", NOTHING_RENDERED, **extra)
     challenge = bot_check(text)
@@ -411,12 +422,13 @@ async def _web_record(
 
 
 async def _settled_read(
-    page: Page, options: CaptureOptions, deadline: _Deadline
+    page: Page, options: CaptureOptions, deadline: _Deadline, *, image: bool = False
 ) -> tuple[str, bytes | None, str] | None:
-    """(text, screenshot, URL) of the page once it has settled; None if it navigated during
-    each of `READS` reads. A page that navigates as it is read (a JS redirect) is waited for
-    and read again: its old document's text stored under the new URL, or an "execution
-    context was destroyed" error stored as the page's failure, would both be wrong."""
+    """(text, screenshot, URL) of the page once it has settled and rendered (`_rendered_text`;
+    an `image` shows no text to wait for); None if it navigated during each of `READS` reads.
+    A page that navigates as it is read (a JS redirect) is waited for and read again: its old
+    document's text stored under the new URL, or an "execution context was destroyed" error
+    stored as the page's failure, would both be wrong."""
     from playwright.async_api import Error, Frame, Request
 
     begun = committed = 0  # main-frame navigations begun, and new documents in place
@@ -438,14 +450,17 @@ async def _settled_read(
             await _settle(page, options, deadline)
             before = (page.url, begun, committed)
             try:
-                text = await page.evaluate(_INNER_TEXT)
+                text = await _inner_text(page)
                 shot = await _screenshot(page, options, deadline)
+                rendered = await _rendered_text(page, text, options, deadline, image=image)
+                if rendered != text:  # the screenshot showed the earlier text: draw it again
+                    text, shot = rendered, await _screenshot(page, options, deadline)
             except Error as exc:
                 if "context was destroyed" not in str(exc):
                     raise
             else:
                 if (page.url, begun, committed) == before:
-                    return text or "", shot, before[0]
+                    return text, shot, before[0]
             if committed == before[2]:  # a navigation begun: let its document replace this one
                 with contextlib.suppress(Error):
                     await page.wait_for_event(
@@ -457,6 +472,47 @@ async def _settled_read(
     finally:
         page.remove_listener("request", on_request)
         page.remove_listener("framenavigated", on_navigated)
+
+
+async def _inner_text(page: Page) -> str:
+    """The text the page's document shows (`innerText` of its body)."""
+    return str(await page.evaluate(_INNER_TEXT) or "")
+
+
+async def _rendered_text(
+    page: Page, text: str, options: CaptureOptions, deadline: _Deadline, *, image: bool
+) -> str:
+    """The page's text once it has rendered, given `text`, read as the network went idle.
+
+    Network idle is not rendered: an app may fill in its content later from a timer, a
+    hydration step or an animation frame, without a request, or still be appending to it;
+    stored early, its placeholder would fail every claim checked against it, never retried.
+    A page reading the same once more (after the screenshot, which takes a while) is taken as
+    it is, unless its text is placeholder-size: that is watched until it changes. A changed
+    text is read again, after the network settles and a quiet pause, until two reads agree.
+    Both within `options.render_wait` and the deadline: a page that never stops changing
+    (a clock, a ticker) is stored as last read.
+    """
+    from playwright.async_api import Error
+
+    latest = await _inner_text(page)
+    placeholder = not image and len(text.strip()) < PLACEHOLDER_CHARS
+    if latest == text and not placeholder:
+        return text
+    end = time.monotonic() + deadline.ms(options.render_wait) / 1000
+    while latest == text and time.monotonic() < end:  # a placeholder: wait for its content
+        await asyncio.sleep(min(_WATCH_INTERVAL, max(end - time.monotonic(), 0.0)))
+        latest = await _inner_text(page)
+    previous = text
+    while latest != previous and time.monotonic() < end:
+        previous = latest
+        with contextlib.suppress(Error):  # content that came late may fetch more
+            await page.wait_for_load_state(
+                "networkidle", timeout=deadline.ms(end - time.monotonic())
+            )
+        await asyncio.sleep(min(_QUIET, max(end - time.monotonic(), 0.0)))
+        latest = await _inner_text(page)
+    return latest
 
 
 async def _nested_text(page: Page) -> str:
