@@ -4,9 +4,12 @@ Two forms, both built from the same parse (`_web_parts`, which unwraps Markdown 
 `<url>`, quotes, emphasis and trailing punctuation and reads a bare `example.com/page` as
 https):
 - `canonical_url`: the address to fetch and the page store's primary key; only the spelling
-  is normalized (scheme and host case, default port, fragment, empty path).
+  is normalized (scheme and host case, default port, an anchor fragment, empty path).
 - `normalize_url`: the same-page key; two URLs with equal keys show the same page
   (http = https, no "www."/"m.", no tracking parameters, sorted query, no trailing slash).
+Both keep a fragment that is a single-page app's hash route (`#/pricing`, hashbang
+`#!/about`): the route names the page the app shows, so two routes are two pages. Any other
+fragment (`#top`, `#section-2`, `#:~:text=`) is a place within the page and is dropped.
 The page store's fallback lookup, `checks.same_url` and the Evaluator's de-duplication of
 a judge's cited sources all use `normalize_url` (through `same_page`).
 """
@@ -69,6 +72,8 @@ _GLUED = r"(?![,;|\u2013\u2014]https?://)"
 _BARE_URL = re.compile(
     rf"https?://(?:{_GLUED}(?:[^\s<>\"'`{_CJK_STOPS}{_PROSE_STOPS}]|’(?=\w)))+", re.IGNORECASE
 )
+# Characters a route's key keeps as they are: a path's, and a query's within the route.
+_ROUTE_SAFE = "/:@!$&'()*+,;=~-._?"
 _TRACKING_PARAMS = frozenset(
     {"fbclid", "gclid", "dclid", "msclkid", "yclid", "igshid", "mc_cid", "mc_eid", "_ga"}
 )
@@ -130,6 +135,14 @@ def _parse_web_url(url: str) -> SplitResult | None:
     return parts
 
 
+def _route(parts: SplitResult) -> str:
+    """The fragment when it is a hash route (`/pricing`, `!/about`): it names the page an app
+    shows. "" for an anchor within the page (`top`), which shows the same page; an anchor
+    within the route's page (`/pricing#faq`) is dropped from it likewise."""
+    fragment = parts.fragment
+    return fragment.partition("#")[0] if fragment[:1] in ("/", "!") else ""
+
+
 def _netloc(host: str, port: int | None, scheme: str) -> str:
     if ":" in host:
         host = f"[{host}]"
@@ -138,10 +151,11 @@ def _netloc(host: str, port: int | None, scheme: str) -> str:
 
 def canonical_url(url: str) -> str:
     """The address to fetch and the page store's key: decorations stripped, scheme and host
-    lower-cased, default port and #fragment dropped, `/` for an empty path.
+    lower-cased, default port and an anchor (`#top`) dropped, `/` for an empty path.
 
     Keeps what could make a different page on some server (http vs https, "www.", the query
-    as written). A string that is not an http(s) URL comes back unwrapped and stripped only.
+    as written) or in the browser (a hash route, `#/pricing` or `#!/about`, as written). A
+    string that is not an http(s) URL comes back unwrapped and stripped only.
     """
     parts = _web_parts(url)
     if parts is None:
@@ -151,7 +165,7 @@ def canonical_url(url: str) -> str:
     userinfo = parts.netloc.rpartition("@")[0]
     if userinfo:
         netloc = f"{userinfo}@{netloc}"
-    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
+    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, _route(parts)))
 
 
 def web_host(url: object) -> str | None:
@@ -172,10 +186,13 @@ def normalize_url(url: str | None) -> str:
     """A comparison key for `url`: two URLs with the same key show the same page.
 
     Lower-cases scheme and host, treats http as https, drops "www." and "m." prefixes,
-    default ports, user info, the #fragment, a trailing slash, tracking parameters (utm_*,
-    fbclid, gclid, ...) and surrounding punctuation or angle brackets; sorts the query
+    default ports, user info, an anchor (`#top`), a trailing slash, tracking parameters
+    (utm_*, fbclid, gclid, ...) and surrounding punctuation or angle brackets; sorts the query
     parameters and normalises percent-encoding ("Caf%C3%A9" = "Café"). A URL without a
     scheme ("example.com/a") is read as https. Path case is kept ("/Page" ≠ "/page").
+    A hash route is kept, read like a path (encoding normalised, no trailing slash), so
+    `#/pricing` and `#/about` are two pages and the root route (`#/`, `#!/`) is the app's
+    home page.
 
     Example: "HTTP://www.Example.com:80/a/b/?utm_source=x&z=1&a=2#top" →
     "https://example.com/a/b?a=2&z=1". Returns "" for None, non-http(s) schemes
@@ -192,7 +209,11 @@ def normalize_url(url: str | None) -> str:
         for key, value in parse_qsl(parts.query, keep_blank_values=True)
         if not key.lower().startswith("utm_") and key.lower() not in _TRACKING_PARAMS
     )
-    return urlunsplit(("https", netloc, path, urlencode(query, quote_via=quote), ""))
+    route = _route(parts)
+    if route:
+        route = quote(unquote(route), safe=_ROUTE_SAFE).rstrip("/")
+        route = "" if route == "!" else route
+    return urlunsplit(("https", netloc, path, urlencode(query, quote_via=quote), route))
 
 
 def same_page(a: str | None, b: str | None) -> bool:

@@ -148,6 +148,10 @@ def cache_pages(
     on the next run, stored pages are skipped unless --refresh. With --import-m2w2 the
     pages come from a Mind2Web 2 cache instead (both options may be given: import first).
 
+    A single-page app's hash route (`#/pricing`, `#!/about`) is its own page, captured and
+    stored as such; any other #fragment (`#top`) is a place in the page and is dropped. A
+    route stored by an older judgegen under the app's address alone counts as not stored.
+
     \b
     Example:
       judgegen cache-pages --import-m2w2 examples/pages --store pages

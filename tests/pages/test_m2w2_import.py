@@ -270,3 +270,46 @@ def test_an_older_cache_keyed_by_encoded_url_is_not_encoded_twice(tmp_path: Path
         import_m2w2(tmp_path / "cache", store)
         record = store.lookup(url)
     assert record is not None and record.url == url
+
+
+APP = "https://app.example.com/"
+PRICING = "https://app.example.com/#/pricing"
+ABOUT = "https://app.example.com/#/about"
+
+
+def test_a_hash_route_filed_under_its_apps_address_is_not_served_for_the_route(
+    tmp_path: Path,
+) -> None:
+    """Mind2Web 2 drops the fragment: the route's page is filed under the app's address."""
+    write_m2w2_task(tmp_path / "cache" / "agent" / "task", {PRICING: "Pro plan"})
+    with PageStore(tmp_path / "store") as store:
+        import_m2w2(tmp_path / "cache", store)
+        assert (store.get(PRICING), store.has_page(PRICING)) == (None, False)
+
+
+def test_a_cache_keyed_by_url_imports_a_hash_route_under_its_route(tmp_path: Path) -> None:
+    write_task(
+        tmp_path / "cache" / "agent" / "task",
+        {PRICING: "web"},
+        {f"{m2w2_file_stem(PRICING)}.txt": b"Pro plan"},
+    )
+    with PageStore(tmp_path / "store") as store:
+        import_m2w2(tmp_path / "cache", store)
+        record = store.lookup(PRICING)
+        assert store.get(APP) is None
+    assert record is not None and (record.url, record.text) == (PRICING, "Pro plan")
+
+
+def test_hash_routes_sharing_one_file_are_reported_not_imported(tmp_path: Path) -> None:
+    """A cache keyed by URL, files by storage key: both routes' files are the app's one file."""
+    write_task(
+        tmp_path / "cache" / "agent" / "task",
+        {PRICING: "web", ABOUT: "web"},
+        {f"{m2w2_file_stem(PRICING)}.txt": b"About us"},
+    )
+    with PageStore(tmp_path / "store") as store:
+        report = import_m2w2(tmp_path / "cache", store)
+        assert (store.get(PRICING), store.get(ABOUT), store.get(APP)) == (None, None, None)
+    assert report.imported == 0
+    assert [problem.url for problem in report.problems] == [PRICING, ABOUT]
+    assert "which page they hold is unknown" in report.problems[0].reason

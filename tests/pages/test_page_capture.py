@@ -99,6 +99,10 @@ setTimeout(function () {
   document.getElementById("app").textContent = "The bridge opened in 1932.";
 }, 1200);
 </script></body></html>""".encode()  # late content beside a clock that never stops
+HASH_ROUTED_HTML = b"""<html><body><div id="view"></div><script>
+var views = {"#/pricing": "Pro plan: 10 dollars a month", "#!/about": "Founded in 2019"};
+document.getElementById("view").innerText = views[location.hash] || "Welcome to the app";
+</script></body></html>"""  # a single-page app routing by the URL's #fragment
 CAPTURE_TIMEOUT_S = 15
 MAX_SCREENSHOT_HEIGHT = 8000  # CaptureOptions' default cap
 
@@ -142,6 +146,7 @@ def make_handler(pdf: bytes, release: threading.Event) -> type[BaseHTTPRequestHa
         "/late": (200, "text/html; charset=utf-8", LATE_HTML),
         "/appending": (200, "text/html; charset=utf-8", APPENDING_HTML),
         "/late-with-clock": (200, "text/html; charset=utf-8", LATE_WITH_CLOCK_HTML),
+        "/app": (200, "text/html; charset=utf-8", HASH_ROUTED_HTML),
         "/missing": (404, "text/html", b"<html><body>Not Found page text</body></html>"),
     }
 
@@ -428,6 +433,26 @@ async def test_a_page_stored_under_another_spelling_is_not_captured_again(tmp_pa
         assert store.get("http://example.com/a/") == "Good copy"
 
 
+async def test_a_hash_route_stored_without_its_route_by_an_older_judgegen_is_captured_again(
+    tmp_path: Path,
+) -> None:
+    captured: list[str] = []
+
+    async def capture(url: str) -> PageRecord:
+        captured.append(url)
+        return PageRecord.web(url, "Pro plan: 10 dollars a month", None)
+
+    with PageStore(tmp_path / "pages") as store:
+        store.put(PageRecord.web("https://app.example.com/", "Welcome to the app", None))
+        report = await capture_pages(
+            ["https://app.example.com/#/pricing"], store, CaptureOptions(), capture=capture
+        )
+        assert captured == ["https://app.example.com/#/pricing"]
+        assert [o.result for o in report.outcomes] == ["captured"]
+        assert store.get("https://app.example.com/#/pricing") == "Pro plan: 10 dollars a month"
+        assert store.get("https://app.example.com/") == "Welcome to the app"
+
+
 async def test_a_failed_refresh_of_another_spelling_keeps_the_stored_page(tmp_path: Path) -> None:
     with PageStore(tmp_path / "pages") as store:
         store.put(PageRecord.web("https://www.example.com/a", "Good copy", None))
@@ -678,3 +703,24 @@ def test_a_page_that_never_stops_changing_is_stored_with_its_late_content(
     assert record.status == "ok", record.error
     assert "The bridge opened in 1932." in (record.text or "")
     assert "Tick" in (record.text or "")
+
+
+@pytest.fixture(scope="module")
+def routes(server: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, PageRecord]:
+    """The records of a hash-routed app's home page and two of its routes, by path."""
+    paths = ["/app#/pricing", "/app#!/about", "/app"]
+    return capture_paths(server, paths, tmp_path_factory.mktemp("routes"))
+
+
+def test_each_hash_route_is_captured_as_its_own_page_under_its_own_url(
+    routes: dict[str, PageRecord], server: str
+) -> None:
+    captured = {path: (r.url, r.final_url, (r.text or "").strip()) for path, r in routes.items()}
+    assert captured == {
+        path: (server + path, server + path, text)
+        for path, text in [
+            ("/app#/pricing", "Pro plan: 10 dollars a month"),
+            ("/app#!/about", "Founded in 2019"),
+            ("/app", "Welcome to the app"),
+        ]
+    }

@@ -174,6 +174,40 @@ def test_a_failure_is_not_stored_for_a_page_stored_under_another_spelling(
     assert record is not None and record.text == "Good copy"
 
 
+APP = "https://app.example.com/"
+PRICING = "https://app.example.com/#/pricing"
+ABOUT = "https://app.example.com/#!/about"
+
+
+def test_each_hash_route_of_an_app_is_served_its_own_page(store: PageStore) -> None:
+    store.put(PageRecord.web(PRICING, "Pro plan: 10 dollars a month", None))
+    store.put(PageRecord.web(ABOUT, "Founded in 2019", None))
+    assert (store.get(PRICING), store.get(ABOUT)) == (
+        "Pro plan: 10 dollars a month",
+        "Founded in 2019",
+    )
+    assert store.get(APP) is None
+
+
+def test_a_page_stored_without_its_route_by_an_older_judgegen_is_not_served_for_a_route(
+    tmp_path: Path,
+) -> None:
+    """Before routes were kept, `#/pricing` was stored under the app's address: that row holds
+    the home page (or one route), so a route reads as missing and is captured again."""
+    with PageStore(tmp_path / "pages") as writer:
+        writer.put(PageRecord.web(APP, "Welcome to the app", None))
+    with sqlite3.connect(tmp_path / "pages" / "pages.sqlite") as db:
+        db.execute("UPDATE pages SET requested_url = ?", (PRICING,))
+    with PageStore(tmp_path / "pages", readonly=True) as store:
+        assert (store.get(PRICING), store.lookup(PRICING), store.stored_page(PRICING)) == (
+            None,
+            None,
+            None,
+        )
+        assert not store.has_page(PRICING)
+        assert store.get(APP) == "Welcome to the app"
+
+
 def test_pages_persist_after_reopening(tmp_path: Path) -> None:
     with PageStore(tmp_path / "pages") as first:
         first.put(PageRecord.web("https://example.com/a", "Kept", None))

@@ -8,6 +8,7 @@ import pytest
 
 from toolkit.pages import PageRecord, PageStore
 from toolkit.runner import page_reads
+from toolkit.runner.fingerprint import PageReads, pages_unchanged
 from toolkit.runner.page_reads import RecordingPages, recording_page_reads
 from toolkit.sources import read_page
 from toolkit.util.hashing import sha256_text
@@ -80,3 +81,15 @@ async def read_separately(pages: RecordingPages, url: str) -> None:
     """Read `url` as a source without `read_page` is read: text, then its screenshot."""
     if await pages.get(url) is not None:
         await pages.screenshot(url)
+
+
+async def test_a_hash_route_read_as_its_apps_home_page_leaves_the_result_stale(
+    tmp_path: Path,
+) -> None:
+    """A result judged before routes were kept read `#/pricing` as the app's home page: the
+    route is missing now, so the result is redone once the route is captured."""
+    with PageStore(tmp_path / "pages") as writer:
+        writer.put(PageRecord.web("https://app.example.com/", "Welcome to the app", None))
+    reads = PageReads(read={"https://app.example.com/#/pricing": sha256_text("Welcome to the app")})
+    with PageStore(tmp_path / "pages", readonly=True) as store:
+        assert not await pages_unchanged(reads, store)

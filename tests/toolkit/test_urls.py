@@ -36,6 +36,47 @@ def test_canonical_drops_fragment_and_keeps_query() -> None:
     assert canonical_url(url) == "https://example.com/p?b=2&a=1"
 
 
+PRICING = "https://app.example.com/#/pricing"
+ABOUT = "https://app.example.com/#/about"
+HASHBANG_ABOUT = "https://app.example.com/#!/about"
+
+
+@pytest.mark.parametrize("url", [PRICING, ABOUT, HASHBANG_ABOUT])
+def test_canonical_keeps_a_hash_route_which_names_the_page(url: str) -> None:
+    assert canonical_url(url) == url
+
+
+def test_two_hash_routes_of_one_app_are_two_pages() -> None:
+    keys = {normalize_url(url) for url in (PRICING, ABOUT, HASHBANG_ABOUT, "app.example.com")}
+    assert len(keys) == 4
+    assert not same_page(PRICING, ABOUT)
+
+
+def test_an_anchor_within_a_hash_route_is_dropped_like_any_anchor() -> None:
+    assert canonical_url(f"{PRICING}#faq") == PRICING
+    assert same_page(f"{PRICING}#faq", PRICING)
+
+
+def test_the_same_page_key_reads_a_hash_route_like_a_path() -> None:
+    variants = [
+        "http://www.app.example.com/#/caf%C3%A9/",
+        "https://app.example.com#/café",
+        "<https://app.example.com/#/caf%c3%a9>.",
+    ]
+    assert {normalize_url(v) for v in variants} == {"https://app.example.com#/caf%C3%A9"}
+
+
+@pytest.mark.parametrize("root", ["https://app.example.com/#/", "https://app.example.com/#!/"])
+def test_the_root_route_is_fetched_as_cited_and_is_the_apps_home_page(root: str) -> None:
+    assert canonical_url(root) == root
+    assert same_page(root, "https://app.example.com/")
+
+
+def test_extract_cites_each_hash_route_of_an_app_once() -> None:
+    text = f"Plans: {PRICING}. Team: [about]({ABOUT}), again {PRICING}/ and {HASHBANG_ABOUT}"
+    assert extract_urls(text) == [PRICING, ABOUT, HASHBANG_ABOUT]
+
+
 @pytest.mark.parametrize(
     ("cited", "key"),
     [
@@ -185,6 +226,12 @@ def test_an_html_escaped_ampersand_in_a_url_is_the_ampersand() -> None:
 
 def test_extract_ignores_non_http_schemes() -> None:
     assert extract_urls("mail me: mailto:a@b.c or ftp://files.example/x") == []
+
+
+def test_cited_urls_lists_each_hash_route_as_its_own_page(tmp_path: Path) -> None:
+    answer = tmp_path / "answer_1.md"
+    answer.write_text(f"{PRICING} and {ABOUT}", encoding="utf-8")
+    assert cited_urls(answer_files(tmp_path)) == {PRICING: [answer], ABOUT: [answer]}
 
 
 def test_cited_urls_reads_mind2web2_answer_layout(tmp_path: Path) -> None:

@@ -5,6 +5,10 @@ percent-decoded, one trailing slash removed) to "web" or "pdf"; the page's files
 by the hex MD5 of that key: `<md5>.txt` + `<md5>.jpg` for a web page, `<md5>.pdf` for a PDF.
 A newer `failures.json` (storage key -> {"reason", ...}) lists failed captures; they become
 failure records. A key is not a URL: it is re-encoded (`m2w2_address`) before it is stored.
+Dropping the fragment files a single-page app's hash route (`#/pricing`) under the app's
+address, another page in the store (`toolkit.urls`): it is imported under that address, so a
+read of the route finds it missing (`cache-pages` captures it) rather than another page's
+text. Entries of an older cache keyed by URL whose routes share one file are reported.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from pydantic import BaseModel
 from toolkit.pages.pdf import PdfTextError, pdf_text
 from toolkit.pages.store import PageRecord, PageStore
 from toolkit.pages.walls import bot_check
-from toolkit.urls import is_web_url
+from toolkit.urls import is_web_url, normalize_url
 
 IMPORT_REPORT_VERSION = 1
 
@@ -93,17 +97,37 @@ def _stems(key: str) -> list[str]:
     return list(dict.fromkeys([direct, m2w2_file_stem(key)]))
 
 
+def _has_files(task_dir: Path, stem: str) -> bool:
+    return any((task_dir / f"{stem}{ext}").is_file() for ext in (".txt", ".pdf"))
+
+
 def _entry_url(task_dir: Path, key: str) -> str:
     """The URL of an index entry: its key re-encoded, or the key itself when the entry's
     files are named by the MD5 of the key's storage key (an older writer keyed by URL)."""
     direct, older = hashlib.md5(key.encode("utf-8")).hexdigest(), m2w2_file_stem(key)
-
-    def has_files(stem: str) -> bool:
-        return any((task_dir / f"{stem}{ext}").is_file() for ext in (".txt", ".pdf"))
-
-    if older != direct and not has_files(direct) and has_files(older):
+    if older != direct and not _has_files(task_dir, direct) and _has_files(task_dir, older):
         return key
     return m2w2_address(key)
+
+
+def _shared_files(task_dir: Path, urls: dict[str, str]) -> dict[str, str]:
+    """The index keys (of `urls`: key -> its entry's URL) whose files an entry of another page
+    reads too, each with that page's URL. An older writer, keyed by URL, named the files by
+    the URL without its fragment, so an app's hash routes (`#/pricing`, `#/about`) and its
+    home page share one file: which of them it holds is unknown."""
+    stems: dict[str, str] = {}
+    pages: dict[str, dict[str, str]] = {}  # stem -> same-page key -> URL
+    for key, url in urls.items():
+        stem = next((s for s in _stems(key) if _has_files(task_dir, s)), None)
+        if stem is not None:
+            stems[key] = stem
+            pages.setdefault(stem, {}).setdefault(normalize_url(url), url)
+    shared: dict[str, str] = {}
+    for key, stem in stems.items():
+        others = [url for page, url in pages[stem].items() if page != normalize_url(urls[key])]
+        if others:
+            shared[key] = others[0]
+    return shared
 
 
 def _fetched_at(path: Path) -> datetime:
@@ -168,10 +192,19 @@ def _import_task(task_dir: Path, store: PageStore, report: ImportReport, refresh
     except (OSError, ValueError) as exc:
         report.problems.append(ImportProblem(task_dir=where, reason=f"index.json: {exc}"))
         return
+    urls = {key: _entry_url(task_dir, key) for key in index}
+    shared = _shared_files(task_dir, urls)
     for key, content_type in index.items():
-        url = _entry_url(task_dir, key)
+        url = urls[key]
         if not refresh and store.has_page(url):
             report.already_stored += 1
+            continue
+        if key in shared:
+            reason = (
+                f"its files are also {shared[key]}'s (named by the URL without its #fragment): "
+                "which page they hold is unknown; capture it with `judgegen cache-pages`"
+            )
+            report.problems.append(ImportProblem(task_dir=where, url=url, reason=reason))
             continue
         try:
             record = _page_record(task_dir, key, url, content_type)

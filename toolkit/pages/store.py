@@ -11,6 +11,10 @@ busy timeout) raises `PageStoreError`, naming the file and the fix, never a bare
 A failure never overwrites a page that was captured successfully, nor hides one stored under
 another spelling of the same URL (`toolkit.urls.normalize_url`): reads serve that page.
 Reads are local and offline, so a rerun sees exactly the pages the first run saw.
+Keys keep a single-page app's hash route (`#/pricing`, `toolkit.urls`). A store written
+before they did holds what was read for a route under the app's address (its home page, or
+some route): a read of the route never finds it, so the route is missing and captured again
+rather than served another page.
 """
 
 from __future__ import annotations
