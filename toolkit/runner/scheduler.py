@@ -55,7 +55,10 @@ from toolkit.sandbox.launch import Launch
 from toolkit.sandbox.pool import REQUIRED_KIND
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits, error_dict
 
-STOP_KINDS = frozenset({"budget", "cache", "page_store", "ledger", REQUIRED_KIND})
+STOP_KINDS = frozenset({"budget", "cache", "page_store", "ledger", "cluster", REQUIRED_KIND})
+"""Kinds of the infrastructure errors the runner saw (`Meter.infra`) that stop a run (exit 3):
+every later evaluation would fail the same way. `cluster`: a cluster run lost its gateway
+(`GatewayLost`); a node lost is not noted so, its evaluations go to the other nodes."""
 
 
 def _noop(event: str, result: ResultHead | None) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from toolkit.errors import InfraError, JudgegenError
 
 INSTALL_HINT = "pip install 'judgegen[ray]'"
@@ -21,3 +23,23 @@ class ClusterError(InfraError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, kind="cluster")
+
+
+class GatewayLost(ClusterError):
+    """A call to the gateway failed in Ray (its actor died, or Ray lost the call): the run's
+    one LLM client, budget, ledger, cache and page store are out of reach, so every later
+    evaluation would fail the same way and the run stops (kind `cluster` is a stop kind)."""
+
+    @classmethod
+    def of(cls, cause: BaseException) -> GatewayLost:
+        """The loss Ray's `cause` (e.g. `ActorDiedError`) means, in one line."""
+        lines = [line.strip() for line in str(cause).splitlines() if line.strip()]
+        first = lines[0][:200] if lines else ""
+        return cls(f"the gateway was lost ({type(cause).__name__}: {first})")
+
+
+def is_ray_failure(error: BaseException) -> bool:
+    """Whether `error` is Ray's (`RayError`: a call to an actor that died, or that Ray failed),
+    without importing Ray where it is not installed (then nothing raised it)."""
+    ray_exceptions = sys.modules.get("ray.exceptions")
+    return ray_exceptions is not None and isinstance(error, ray_exceptions.RayError)

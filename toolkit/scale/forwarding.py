@@ -4,7 +4,8 @@ A node runner builds its local sandboxed pool over these, exactly as a local run
 over the real services, so a judge cannot tell where it runs. Each reply's usage, and the
 pages it sent clipped, are charged to the current evaluation's meter; errors come back under
 the gateway's own error type and kind (a budget stop is still kind `budget`), as an
-`InfraError` noted in that meter too: the node never holds a key.
+`InfraError` noted in that meter too: the node never holds a key. A call Ray fails (the
+gateway actor died) is `GatewayLost`, noted the same way, so it stops the run.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from toolkit.pages.store import StoredPage
 from toolkit.runner.metering import current_meter, note_infra
 from toolkit.sandbox.broker import ToolProvider
 from toolkit.sandbox.protocol import Call, CallMethod
+from toolkit.scale.errors import GatewayLost, is_ray_failure
 from toolkit.scale.messages import GatewayInfo, GatewayReply
 
 
@@ -49,7 +51,9 @@ class GatewayLink:
         self._ids = itertools.count(1)
 
     async def call(self, method: CallMethod, payload: dict[str, Any]) -> Any:
-        """The gateway's result for one call; its error re-raised as an `InfraError`."""
+        """The gateway's result for one call; its error re-raised as an `InfraError`, and
+        Ray's failure to reach it as `GatewayLost` (each noted in the evaluation's meter: a
+        judge that catches it cannot make the evaluation look complete)."""
         call = Call(call_id=next(self._ids), method=method, payload=payload)
         pending = self.gateway.handle.remote(call)
         try:
@@ -58,6 +62,12 @@ class GatewayLink:
             if self.cancel is not None:
                 self.cancel(pending)
             raise
+        except Exception as exc:
+            if not is_ray_failure(exc):
+                raise
+            lost = GatewayLost.of(exc)
+            note_infra(lost)
+            raise lost from None
         meter = current_meter.get()
         if meter is not None:
             meter.usage = meter.usage + answer.usage
