@@ -19,6 +19,7 @@ from tests.fixtures.runner.helpers import (
     DictPages,
     copy_fixtures,
     options,
+    stored,
 )
 from tests.fixtures.runner.scripted import make_backend
 from tests.runner.test_runner_sees_infra import hostile_input, only_result
@@ -117,3 +118,14 @@ def test_a_dead_gateway_stops_the_run_keeping_the_results_so_far(work: Path) -> 
     assert report.exit_code == 3
     assert (report.evaluated, report.not_started) == (1, 3)  # 1 python_match answer is empty
     assert (work / "results" / "gamma" / SWALLOWS / "answer_1.json").is_file()
+
+
+def test_a_gateway_lost_before_a_node_starts_its_pool_loses_no_node(work: Path) -> None:
+    """The node asks the dead gateway what it serves: the gateway's loss, not the node's."""
+    report, nodes = asyncio.run(run_on_fake_cluster(work, python_match(work), DiesAfter(0), 2))
+    assert [runner.lost for runner in nodes.runners] == [None, None]
+    assert nodes.line("evaluations").startswith("Ray: 2 node(s), 0 lost, 0 evaluations retried")
+    (head,) = report.incomplete  # the first evaluation; then the run stopped
+    assert report.exit_code == 3 and report.not_started == 2
+    errors = stored(work, head).errors
+    assert [{"type": e["type"], "kind": e["kind"]} for e in errors] == [LOST]

@@ -3,7 +3,9 @@ capturing pages with the node's own Chromium.
 
 Evaluations run through the shared run builder (`judge_executor`) over the gateway's
 forwarded services, so every node applies the same sandbox and limits as a local run. The
-pool and the browser start on first use and stay warm for the rest of the run.
+pool and the browser start on first use and stay warm for the rest of the run. An evaluation
+fails on its own (the driver's retries are for a node's loss), with `GatewayLost` noted, when
+the gateway is lost before the pool could start: the node is fine, the run stops.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from toolkit.runner.executors import Executor
 from toolkit.runner.fingerprint import toolkit_identity
 from toolkit.runner.metering import Meter, current_meter
 from toolkit.runner.page_reads import recording_page_reads
-from toolkit.sandbox.protocol import EvalJob
+from toolkit.sandbox.protocol import EvalJob, EvalOutcome, error_dict
+from toolkit.scale.errors import GatewayLost, is_ray_failure
 from toolkit.scale.forwarding import GatewayBackend, GatewayLink, GatewayPages, gateway_tools
 from toolkit.scale.messages import GatewayInfo, NodeResult, RunnerSettings
 
@@ -54,7 +57,12 @@ class NodeRunner:
                     raise RuntimeError("this node runner has no gateway: it only captures pages")
                 import ray
 
-                info: GatewayInfo = await self.gateway.info.remote()
+                try:
+                    info: GatewayInfo = await self.gateway.info.remote()
+                except Exception as exc:
+                    if not is_ray_failure(exc):
+                        raise
+                    raise GatewayLost.of(exc) from None
                 link = GatewayLink(self.gateway, info, cancel=ray.cancel)
                 settings = self.settings
                 self._executor = await self._stack.enter_async_context(
@@ -72,7 +80,12 @@ class NodeRunner:
 
     async def evaluate(self, job: EvalJob) -> NodeResult:
         """Run one judge on one answer here; the outcome, its usage and the pages it read."""
-        executor = await self._pool()
+        try:
+            executor = await self._pool()
+        except GatewayLost as exc:  # raised on, it would read as this node's loss (a Ray error)
+            failure = EvalOutcome.failure(job, exc.kind, str(exc), error_type=type(exc).__name__)
+            noted = error_dict(type(exc).__name__, exc.kind, str(exc))
+            return NodeResult(outcome=failure, infra=[noted], node_id=self.node_id)
         meter = Meter()
         token = current_meter.set(meter)
         try:
