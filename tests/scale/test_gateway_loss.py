@@ -9,26 +9,31 @@ same way, so the run stops (exit 3) with the results so far kept.
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from generator.cli import main
 from tests.fixtures.runner.helpers import (
     BACKEND,
     DictPages,
     copy_fixtures,
     options,
+    run_args,
     stored,
 )
 from tests.fixtures.runner.scripted import make_backend
 from tests.runner.test_runner_sees_infra import hostile_input, only_result
-from tests.scale.fake_cluster import Actor, node_set
+from tests.scale.fake_cluster import Actor, FakeSession, fake_sessions, node_set
 from toolkit.backends import ExtractRequest, Verdict, VerifyRequest
 from toolkit.runner.inputs import AnswerInput, discover_answers
 from toolkit.runner.metering import MeteredBackend
 from toolkit.runner.report import RunReport
 from toolkit.runner.scheduler import run_evaluations
+from toolkit.scale import run as cluster_run
 from toolkit.scale.executor import ClusterExecutor
 from toolkit.scale.gateway import Gateway, GatewayServices
 from toolkit.scale.messages import RunnerSettings
@@ -129,3 +134,30 @@ def test_a_gateway_lost_before_a_node_starts_its_pool_loses_no_node(work: Path) 
     assert report.exit_code == 3 and report.not_started == 2
     errors = stored(work, head).errors
     assert [{"type": e["type"], "kind": e["kind"]} for e in errors] == [LOST]
+
+
+class GatewayDiesAtTheEnd(FakeSession):
+    """The gateway dies once every evaluation is done, as the node runners are stopped."""
+
+    async def stop_runners(self, nodes: NodeSet) -> None:
+        await super().stop_runners(nodes)
+        assert self.gateway is not None
+        self.gateway.dead = True
+
+
+def test_a_gateway_lost_at_the_end_of_the_run_exits_3_with_its_results_kept(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its LLM totals are gone and its ledger and cache may not be flushed: the run says
+    so and exits 3, not with a traceback."""
+    session = GatewayDiesAtTheEnd(str(work), nodes=2)
+    monkeypatch.setattr(cluster_run, "cluster_session", fake_sessions(session))
+    args = run_args(
+        work, "--task", "python_match", "--include-unreviewed", "--no-sandbox", pages=False
+    )
+    done = CliRunner().invoke(main, [*args, "--ray", "127.0.0.1:1"])
+    assert done.exit_code == 3, done.output
+    assert "stopped: GatewayLost: the gateway was lost (ActorDiedError" in done.stderr
+    assert "LLM: totals unknown, the gateway was lost" in done.stderr
+    results = [json.loads(p.read_text()) for p in (work / "results").glob("*/*/*.json")]
+    assert len(results) == 4 and all(r["status"] == "complete" for r in results)

@@ -2,7 +2,8 @@
 
 The driver keeps everything that decides or records (fingerprints, reuse, the results files,
 budget stops, summaries); the gateway serves the LLM, pages and tools; node runners run the
-judges. A budget or cache stop travels back as the evaluation's error kind, as locally.
+judges. A budget or cache stop travels back as the evaluation's error kind, as locally; a lost
+gateway stops the run too (exit 3), whether an evaluation or the end of the run finds it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from toolkit.runner.inputs import AnswerInput
 from toolkit.runner.report import Progress, RunReport
 from toolkit.runner.scheduler import RunOptions, run_evaluations
 from toolkit.scale.cluster import cluster_session
+from toolkit.scale.errors import GatewayLost, is_ray_failure
 from toolkit.scale.executor import ClusterExecutor
 from toolkit.scale.gateway import ServicesFactory
 from toolkit.scale.messages import GatewayInfo, RunnerSettings
@@ -95,11 +97,30 @@ async def run_on_cluster(
                 )
             finally:
                 await session.stop_runners(nodes)
-            llm_line = await gateway.summary_line.remote()
-            llm = await gateway.summary.remote()
+            llm_line, llm = await _gateway_totals(gateway, report)
         finally:
             with contextlib.suppress(session.ray.exceptions.RayError):
                 await gateway.aclose.remote()
             session.ray.kill(gateway, no_restart=True)
         lost = {r.node_id: r.lost for r in nodes.runners if r.lost}
         return ClusterRun(report, llm_line, nodes.line("evaluations"), lost, llm)
+
+
+async def _gateway_totals(
+    gateway: Any, report: RunReport
+) -> tuple[str | None, UsageSummary | None]:
+    """The gateway's `LLM:` line and totals. A gateway lost by now took them with it, and
+    perhaps ledger rows and cache entries not yet flushed: the run stops (exit 3) saying so,
+    its results kept, instead of ending in Ray's traceback."""
+    try:
+        return await gateway.summary_line.remote(), await gateway.summary.remote()
+    except Exception as exc:
+        if not is_ray_failure(exc):
+            raise
+        lost = GatewayLost.of(exc)
+    reason = f"{type(lost).__name__}: {lost}"
+    if not report.stopped:
+        report.stopped = reason
+    elif type(lost).__name__ not in report.stopped:  # stopped for another reason first
+        report.stopped = f"{report.stopped}; then {reason}"
+    return f"LLM: totals unknown, {lost}", None
