@@ -71,18 +71,24 @@ class VerificationNode(BaseModel):
             )
         self.children.append(node)
 
-    def compute_score(self, *, mutate: bool = True) -> float:
-        """Score this subtree; with `mutate`, write scores, statuses and skips back."""
+    def compute_score(self, *, mutate: bool = False) -> float:
+        """Score this subtree with Mind2Web 2's semantics, so ported judges get its numbers.
+
+        Without `mutate` (the default, as in Mind2Web 2) nothing is written and sequential
+        parents apply no cut: a judge may peek at a subtree's score mid-run without marking
+        later steps skipped. With `mutate`, the sequential cut zeroes and skips every sibling
+        after the first child below 1, and scores and statuses are written back; judgegen's own
+        scoring (`Evaluator.score`, `aggregated_score`) always mutates.
+        """
         if not self.children:
             return self.score
         children = self.children
         scores = [child.compute_score(mutate=mutate) for child in children]
-        if self.strategy is AggregationStrategy.SEQUENTIAL:
+        if mutate and self.strategy is AggregationStrategy.SEQUENTIAL:
             cut = next((i for i, s in enumerate(scores) if s < 1.0), len(scores))
             for i in range(cut + 1, len(scores)):
                 scores[i] = 0.0
-                if mutate:
-                    _write(children[i], 0.0, "skipped")
+                _write(children[i], 0.0, "skipped")
         score = _gate_then_average(children, scores)
         if mutate:
             _write(self, score, _parent_status(children, score))
