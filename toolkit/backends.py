@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from toolkit.awaitables import resolve
 from toolkit.errors import TemplateError
@@ -149,6 +149,21 @@ class VerifyRequest(BaseModel):
     answer: str = ""
     additional_instruction: str | None = None
     task_id: str | None = None
+    trials: int | None = Field(
+        default=None,
+        description="Trials to majority-vote (odd, 1 = one call); None: the backend's own count.",
+    )
+    screenshots: bool = Field(
+        default=True, description="Show the model `images`; False sends the page text alone."
+    )
+
+    @field_validator("trials")
+    @classmethod
+    def _odd_trials(cls, trials: int | None) -> int | None:
+        """A majority of an even count can tie, so only an odd count of at least 1 is valid."""
+        if trials is not None and (trials < 1 or trials % 2 == 0):
+            raise ValueError(f"trials must be an odd number of at least 1, got {trials}")
+        return trials
 
     @property
     def source_missing(self) -> bool:
@@ -279,7 +294,8 @@ class LLMBackend:
         return response.parsed if isinstance(response.parsed, dict) else {}
 
     async def verify(self, request: VerifyRequest) -> Verdict:
-        """Majority vote over up to `trials` distinct samples; no call for a missing page."""
+        """Majority vote over up to `trials` distinct samples (the request's own count when it
+        names one); screenshots only when the request allows; no call for a missing page."""
         if request.source_missing:
             return Verdict(passed=False, reasoning=UNAVAILABLE_REASON)
         from prompts import render
@@ -298,24 +314,25 @@ class LLMBackend:
             provider=self.provider,
             model=self.model,
             system=(SystemBlock(text=_rules("verify"), cache=True),),
-            messages=(self._user_turn(text, request.images),),
+            messages=(self._user_turn(text, request.images if request.screenshots else []),),
             output_schema=_schema_of(_VerdictSchema),
             schema_name="VerificationResult",
             metadata=RequestMeta(purpose="verify", task_id=request.task_id),
         )
-        return await self._vote(base)
+        trials = self.trials if request.trials is None else request.trials
+        return await self._vote(base, trials)
 
-    async def _vote(self, base: LLMRequest) -> Verdict:
+    async def _vote(self, base: LLMRequest, trials: int) -> Verdict:
         """Majority of `trials`: the first majority-sized round goes out at once, then only as
         many trials as could still decide; never more calls than voting one at a time."""
-        need = self.trials // 2 + 1
+        need = trials // 2 + 1
         votes: list[_VerdictSchema] = []
         while True:
             counts = [sum(v.result == side for v in votes) for side in (True, False)]
             missing = need - max(counts)
-            if missing <= 0 or len(votes) >= self.trials:
+            if missing <= 0 or len(votes) >= trials:
                 break
-            indices = range(len(votes), min(len(votes) + missing, self.trials))
+            indices = range(len(votes), min(len(votes) + missing, trials))
             votes += await _all([self._trial(base, index) for index in indices])
         return _majority(votes, need)
 

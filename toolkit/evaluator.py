@@ -337,6 +337,27 @@ class Evaluator:
         without any backend call when a prerequisite leaf (critical siblings at every level,
         sequential predecessors, `extra_prerequisites`) is failed or skipped.
         """
+        return await self._verify(
+            claim,
+            node,
+            sources,
+            extra_prerequisites=extra_prerequisites,
+            additional_instruction=additional_instruction,
+        )
+
+    async def _verify(
+        self,
+        claim: str,
+        node: VerificationNode | None,
+        sources: str | Sequence[str] | None,
+        *,
+        extra_prerequisites: Sequence[VerificationNode] | None,
+        additional_instruction: str | None,
+        trials: int | None = None,
+        screenshots: bool = True,
+    ) -> bool:
+        """`verify`, with the per-verification options only the Mind2Web 2 layer passes
+        (`trials`, `screenshots`: see `VerifyRequest`); a judge's run settings choose them."""
         if node is not None:
             blocked = next(
                 (
@@ -363,9 +384,8 @@ class Evaluator:
             if cites_nothing:
                 verdict, used = Verdict(passed=False, reasoning=UNAVAILABLE_REASON), None
             else:
-                verdict, used = await self._sources().decide(
-                    self._plain_request(claim, additional_instruction), urls
-                )
+                plain = self._plain_request(claim, additional_instruction, trials, screenshots)
+                verdict, used = await self._sources().decide(plain, urls)
         except Exception as exc:
             self.verifications[:] = [e for e in self.verifications if e is not entry]
             if node is not None:
@@ -382,7 +402,9 @@ class Evaluator:
     def _sources(self) -> SourceChecker:
         return SourceChecker(self.backend, self.pages, self.missing_sources)
 
-    def _plain_request(self, claim: str, instruction: str | None) -> VerifyRequest:
+    def _plain_request(
+        self, claim: str, instruction: str | None, trials: int | None, screenshots: bool
+    ) -> VerifyRequest:
         """The verification of `claim` before any page is attached."""
         return VerifyRequest(
             claim=claim,
@@ -390,6 +412,8 @@ class Evaluator:
             answer=self.answer,
             additional_instruction=instruction,
             task_id=self.task_id,
+            trials=trials,
+            screenshots=screenshots,
         )
 
     @strict_keywords

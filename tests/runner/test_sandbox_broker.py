@@ -125,6 +125,17 @@ async def test_page_text_and_screenshot_come_from_the_parents_page_source() -> N
     assert cited[0].images == ["aGVsbG8="]
 
 
+async def test_mind2web2_verification_options_reach_the_parents_backend() -> None:
+    backend = ScriptedBackend(extract=extract)
+    outcome = await sandboxed("m2w2_options", backend, Pages())
+    assert outcome.status == "complete", outcome.errors
+    verifications = [c for c in backend.calls if isinstance(c, VerifyRequest)]
+    assert [(c.sources, c.trials, c.screenshots) for c in verifications] == [
+        ([], 5, True),
+        (["https://a"], 1, False),
+    ]
+
+
 async def test_infra_error_in_the_parent_backend_marks_the_node_error_and_the_outcome_incomplete() -> (
     None
 ):

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.fixtures.runner.scripted import make_backend
-from toolkit.backends import Verdict, VerifyRequest
+from toolkit.backends import ScriptedBackend, Verdict, VerifyRequest
 from toolkit.errors import BudgetExceeded, InfraError
 from toolkit.pages import PageRecord, PageStore
 from toolkit.runner.fingerprint import PageReads
@@ -90,6 +90,13 @@ def test_a_forwarded_verification_is_charged_to_the_evaluation_that_made_it(
     )
     assert (meter.usage.backend_calls, meter.usage.verify_calls) == (1, 1)
     assert backend.model == "scripted-judge"
+
+
+def test_a_forwarded_verification_keeps_its_trials_and_screenshot_choice(tmp_path: Path) -> None:
+    backend = ScriptedBackend()
+    _, link = started(tmp_path, GatewayServices(backend=backend, identity="scripted"))
+    asyncio.run(GatewayBackend(link).verify(VerifyRequest(claim="c", trials=5, screenshots=False)))
+    assert [(call.trials, call.screenshots) for call in backend.calls] == [(5, False)]
 
 
 def test_a_budget_stop_at_the_gateway_reaches_the_node_as_the_same_error_kind(

@@ -220,6 +220,39 @@ def test_llm_backend_rejects_zero_trials():
         LLMBackend(voting_provider(True), trials=0)
 
 
+async def test_a_request_naming_one_trial_makes_one_call():
+    provider = voting_provider(True, False, False)
+    verdict = await LLMBackend(provider).verify(VerifyRequest(claim="c", trials=1))
+    assert len(provider.calls) == 1
+    assert verdict.passed is True
+
+
+async def test_a_request_naming_five_trials_votes_a_majority_of_five():
+    provider = voting_provider(True, False, False, True, True)
+    verdict = await LLMBackend(provider).verify(VerifyRequest(claim="c", trials=5))
+    assert [r.sample_index for r in provider.calls] == [0, 1, 2, 3, 4]
+    assert verdict.passed is True
+
+
+@pytest.mark.parametrize("trials", [0, 2, -1])
+def test_a_request_with_an_even_or_non_positive_trial_count_is_a_value_error(trials):
+    with pytest.raises(ValueError, match="trials must be an odd number"):
+        VerifyRequest(claim="c", trials=trials)
+
+
+async def test_a_request_without_screenshots_sends_the_page_text_alone():
+    provider = voting_provider(True)
+    request = VerifyRequest(
+        claim="c", sources=["https://p/"], page_texts=["page"], images=["aGVsbG8="]
+    )
+    backend = LLMBackend(provider, trials=1)
+    await backend.verify(request)
+    await backend.verify(request.model_copy(update={"screenshots": False}))
+    with_images, text_only = (call.messages[0].content for call in provider.calls)
+    assert [type(part).__name__ for part in with_images] == ["TextPart", "ImagePart"]
+    assert [type(part).__name__ for part in text_only] == ["TextPart"]
+
+
 # -- templates structured output cannot fill ------------------------------------------------
 
 

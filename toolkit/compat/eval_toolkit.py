@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, NoReturn
 
 from toolkit.errors import InfraError
+from toolkit.keywords import unknown_keyword_error
 
 __all__ = ["EvaluatorConfig", "Extractor", "Verifier", "create_evaluator"]
 
@@ -23,13 +24,31 @@ def _unsupported(name: str, instead: str) -> NoReturn:
 
 
 class EvaluatorConfig:
-    """Mind2Web 2's verification defaults (3 majority-vote trials, screenshots on)."""
+    """Mind2Web 2's evaluator settings, for `Evaluator.initialize(config=...)`.
+
+    The verification defaults apply to every `verify` that does not name its own:
+    `default_num_trials` and `default_majority_vote` (one call without voting, else a majority
+    of that odd count), `default_use_screenshot`, and `default_additional_instruction` (for a
+    verify given an empty one). The page and image limits are the runner's (its backend clips
+    pages, its page store takes screenshots) and are kept only so judges that set them run.
+    Set values as keywords, as attributes, or in a subclass, as Mind2Web 2 judges do.
+    """
 
     max_text_chars: int = 400_000
+    image_max_width: int = 1100
+    image_max_height: int = 10000
+    jpeg_quality: int = 85
     default_num_trials: int = 3
     default_majority_vote: bool = True
     default_use_screenshot: bool = True
     default_additional_instruction: str = "None"
+
+    def __init__(self, **settings: Any) -> None:
+        known = [name for name in vars(EvaluatorConfig) if not name.startswith("_")]
+        for name, value in settings.items():
+            if name not in known:
+                raise unknown_keyword_error("EvaluatorConfig", name, known)
+            setattr(self, name, value)
 
 
 class Extractor:

@@ -6,7 +6,10 @@ does not spell the same way (`id_=` for node ids, `close`, `add_existence_node`,
 how a tree is built or scored, so an imported judge scores exactly as its native rewrite does.
 The core Evaluator rejects unknown keywords; this layer keeps Mind2Web 2's leniency
 (`**kwargs` swallowed extra keywords such as `global_cache=`), so it drops the keywords the
-core does not know before calling it.
+core does not know before calling it. Mind2Web 2's verification options are not dropped:
+`verify(num_trials=, majority_vote=, use_screenshot=)` and the defaults of
+`initialize(config=EvaluatorConfig(...))` set the trials voted over and whether the model sees
+the page screenshots, as in Mind2Web 2.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from toolkit.backends import DEFAULT_JUDGE_MODEL
+from toolkit.compat.eval_toolkit import EvaluatorConfig
 from toolkit.evaluator import Evaluator as CoreEvaluator
 from toolkit.keywords import keyword_names
 from toolkit.tree import AggregationStrategy, VerificationNode
@@ -42,6 +46,34 @@ def _known(method: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str, Any]
     """The keywords of `kwargs` the core `method` accepts (Mind2Web 2 ignored the others)."""
     names = keyword_names(method)
     return {name: value for name, value in kwargs.items() if name in names}
+
+
+def _setting(config: Any, name: str) -> Any:
+    """`config`'s verification default `name`, or Mind2Web 2's when it sets none."""
+    return getattr(config, name, getattr(EvaluatorConfig, name))
+
+
+def _trials(kwargs: dict[str, Any], config: Any) -> int | None:
+    """The trials Mind2Web 2 votes over for one `verify` (`_process_verify_params`,
+    `_execute_verification`): 1 without majority voting or for one trial, else the count
+    asked for, which must be odd; None when neither the call nor a config names any (the
+    run's backend then votes as it always does, 3 trials by default as in Mind2Web 2)."""
+    if config is None and kwargs.get("num_trials") is None and "majority_vote" not in kwargs:
+        return None
+    trials, named = kwargs.get("num_trials"), "num_trials"
+    if trials is None:
+        trials = _setting(config, "default_num_trials")
+        named = "EvaluatorConfig.default_num_trials"
+    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
+        raise ValueError(f"{named} must be a whole number of at least 1, got {trials!r}")
+    if not kwargs.get("majority_vote", _setting(config, "default_majority_vote")) or trials == 1:
+        return 1
+    if trials % 2 == 0:
+        raise ValueError(
+            f"{named} must be odd for a majority vote (Mind2Web 2 asserts it), got {trials}; "
+            "pass an odd count, or majority_vote=False for one call"
+        )
+    return trials
 
 
 MAX_LOGGED_CHARS = 2000
@@ -79,6 +111,8 @@ class Evaluator(CoreEvaluator):
     """judgegen's Evaluator, accepting Mind2Web 2's historical keyword spellings."""
 
     logger: JudgeLog | None = None
+    config: Any = None
+    """The `EvaluatorConfig` given to `initialize`, if any: the verification defaults."""
 
     def initialize(
         self,
@@ -88,8 +122,10 @@ class Evaluator(CoreEvaluator):
         answer_name: str | None = None,
         **kwargs: Any,
     ) -> VerificationNode:
-        """Create the root; Mind2Web 2's cache and semaphore keywords are dropped, and the
-        `logger=` it is given backs `verifier.logger`."""
+        """Create the root; Mind2Web 2's cache and semaphore keywords are dropped, the
+        `logger=` it is given backs `verifier.logger` and its `config=` sets the verification
+        defaults."""
+        self.config = kwargs.get("config")
         known = _known(CoreEvaluator.initialize, kwargs)
         root = super().initialize(task_id, strategy, agent_name, answer_name, **known)
         given = kwargs.get("logger")
@@ -118,8 +154,23 @@ class Evaluator(CoreEvaluator):
         sources: str | Sequence[str] | None = None,
         **kwargs: Any,
     ) -> bool:
-        """Verify as the core does; unknown keywords are dropped."""
-        return await super().verify(claim, node, sources, **_known(CoreEvaluator.verify, kwargs))
+        """Verify as the core does, with Mind2Web 2's `num_trials`, `majority_vote` and
+        `use_screenshot` (defaults from the `EvaluatorConfig`); other unknown keywords are
+        dropped. An even or non-positive trial count is a `ValueError`, before any call."""
+        trials = _trials(kwargs, self.config)
+        screenshots = kwargs.get("use_screenshot", _setting(self.config, "default_use_screenshot"))
+        instruction = kwargs.get("additional_instruction")
+        if "additional_instruction" in kwargs and not instruction:
+            instruction = _setting(self.config, "default_additional_instruction")
+        return await self._verify(
+            claim,
+            node,
+            sources,
+            extra_prerequisites=kwargs.get("extra_prerequisites"),
+            additional_instruction=instruction,
+            trials=trials,
+            screenshots=bool(screenshots),
+        )
 
     async def batch_verify(
         self,
