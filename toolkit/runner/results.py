@@ -69,9 +69,17 @@ class EvaluationResult(BaseModel):
     )
     reason: str | None = Field(default=None, description="Why the answer was excluded.")
     errors: list[dict[str, Any]] = Field(default_factory=list)
-    notes: list[str] = Field(default_factory=list, description="How the input was read.")
-    judge_model: str | None = None
-    extract_model: str | None = None
+    notes: list[str] = Field(
+        default_factory=list,
+        description="How the input was read, and any model the judge asked for but the run's "
+        "backend did not use.",
+    )
+    judge_model: str | None = Field(
+        default=None, description="Model the run's backend verified with (else the judge's)."
+    )
+    extract_model: str | None = Field(
+        default=None, description="Model the run's backend extracted with (else the judge's)."
+    )
     eval_breakdown: list[dict[str, Any]] = Field(default_factory=list)
     tree_statistics: dict[str, int] = Field(default_factory=dict)
     verifications: list[dict[str, Any]] = Field(default_factory=list)

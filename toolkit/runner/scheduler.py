@@ -61,6 +61,33 @@ every later evaluation would fail the same way. `cluster`: a cluster run lost it
 (`GatewayLost`); a node lost is not noted so, its evaluations go to the other nodes."""
 
 
+def used_models(
+    backend: Any, summary: Mapping[str, Any]
+) -> tuple[str | None, str | None, list[str]]:
+    """(judge model, extraction model, notes) of one result: the models the run's backend
+    judged with, and a note for each model the judge asked for instead.
+
+    A judge only names models (Mind2Web 2's `initialize(verify_model=..., extract_model=...)`);
+    every request goes to the run's backend, so its models are what the result and the metrics
+    report. The summary's names stand in only for a backend that exposes none.
+    """
+    used_judge = getattr(backend, "model", None)
+    used_extract = getattr(backend, "extract_model", None) or used_judge
+    asked_judge, asked_extract = summary.get("judge_model"), summary.get("extract_model")
+    if used_judge is None and used_extract is None:
+        return asked_judge, asked_extract or asked_judge, []
+    notes = [
+        f"the judge asked for {role} model '{asked}' but the run's backend used '{used}' "
+        "(the run's --model or LLM settings choose the model, not the judge)"
+        for role, asked, used in (
+            ("verification", asked_judge, used_judge),
+            ("extraction", asked_extract, used_extract),
+        )
+        if asked and used and asked != used
+    ]
+    return used_judge or used_extract, used_extract, notes
+
+
 def _noop(event: str, result: ResultHead | None) -> None:
     return None
 
@@ -281,15 +308,17 @@ class Scheduler:
         errors = list(summary.get("errors") or []) + list(outcome.errors)
         complete = outcome.status == "complete" and not errors
         score = summary.get("final_score")
-        judge_model = summary.get("judge_model") or getattr(self.backend, "model", None)
+        judge_model, extract_model, model_notes = used_models(self.backend, summary)
+        base = self._base(item, judge, fp)
+        base["notes"] += model_notes
         return EvaluationResult(
-            **self._base(item, judge, fp),
+            **base,
             status="complete" if complete else "incomplete",
             final_score=float(score) if complete and score is not None else None,
             partial_score=None if complete or score is None else float(score),
             errors=errors,
             judge_model=judge_model,
-            extract_model=summary.get("extract_model") or judge_model,
+            extract_model=extract_model,
             eval_breakdown=list(summary.get("eval_breakdown") or []),
             tree_statistics=dict(summary.get("tree_statistics") or {}),
             verifications=list(summary.get("verifications") or []),
