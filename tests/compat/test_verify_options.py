@@ -84,10 +84,24 @@ async def test_an_even_num_trials_is_a_value_error_naming_it_before_any_call(num
     assert backend.calls == []
 
 
-@pytest.mark.parametrize("num_trials", [0, -3])
-async def test_a_num_trials_below_one_is_a_value_error_naming_it(num_trials):
+@pytest.mark.parametrize("num_trials", [-1, -3])
+async def test_a_negative_num_trials_is_a_value_error_naming_it(num_trials):
     with pytest.raises(ValueError, match="num_trials must be a whole number of at least 1"):
         await verify_with(evaluator(ScriptedBackend()), num_trials=num_trials)
+
+
+async def test_num_trials_zero_means_the_default_as_in_mind2web2():
+    backend = ScriptedBackend()
+    ev = evaluator(backend, config=EvaluatorConfig(default_num_trials=5))
+    await verify_with(ev, num_trials=0)
+    assert [r.trials for r in requests(backend)] == [5]
+
+
+async def test_config_default_additional_instruction_applies_when_verify_names_none():
+    backend = ScriptedBackend()
+    config = EvaluatorConfig(default_additional_instruction="Prices in any currency.")
+    await verify_with(evaluator(backend, config=config))
+    assert [r.additional_instruction for r in requests(backend)] == ["Prices in any currency."]
 
 
 async def test_an_even_num_trials_without_majority_vote_is_one_call_as_in_mind2web2():

@@ -58,9 +58,10 @@ def _trials(kwargs: dict[str, Any], config: Any) -> int | None:
     `_execute_verification`): 1 without majority voting or for one trial, else the count
     asked for, which must be odd; None when neither the call nor a config names any (the
     run's backend then votes as it always does, 3 trials by default as in Mind2Web 2)."""
-    if config is None and kwargs.get("num_trials") is None and "majority_vote" not in kwargs:
+    asked = kwargs.get("num_trials") or None  # Mind2Web 2 reads 0 as "the default" too
+    if config is None and asked is None and "majority_vote" not in kwargs:
         return None
-    trials, named = kwargs.get("num_trials"), "num_trials"
+    trials, named = asked, "num_trials"
     if trials is None:
         trials = _setting(config, "default_num_trials")
         named = "EvaluatorConfig.default_num_trials"
@@ -74,6 +75,13 @@ def _trials(kwargs: dict[str, Any], config: Any) -> int | None:
             "pass an odd count, or majority_vote=False for one call"
         )
     return trials
+
+
+def _default_instruction(config: Any) -> str | None:
+    """The instruction of a `verify` given none: the config's, as in Mind2Web 2; None for
+    Mind2Web 2's own default, the text "None", which the prompts already show for none."""
+    default = _setting(config, "default_additional_instruction")
+    return None if default == EvaluatorConfig.default_additional_instruction else default
 
 
 MAX_LOGGED_CHARS = 2000
@@ -159,9 +167,7 @@ class Evaluator(CoreEvaluator):
         dropped. An even or non-positive trial count is a `ValueError`, before any call."""
         trials = _trials(kwargs, self.config)
         screenshots = kwargs.get("use_screenshot", _setting(self.config, "default_use_screenshot"))
-        instruction = kwargs.get("additional_instruction")
-        if "additional_instruction" in kwargs and not instruction:
-            instruction = _setting(self.config, "default_additional_instruction")
+        instruction = kwargs.get("additional_instruction") or _default_instruction(self.config)
         return await self._verify(
             claim,
             node,
