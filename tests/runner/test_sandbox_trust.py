@@ -24,14 +24,16 @@ from tests.fixtures.runner.helpers import (
     result_files,
     stored,
 )
-from tests.fixtures.runner.scripted import extract, verify
+from tests.fixtures.runner.scripted import extract, make_backend, verify
 from toolkit import ScriptedBackend
 from toolkit.backends import Verdict, VerifyRequest
 from toolkit.runner.approval import Approval, approval_path, approval_problem_for
-from toolkit.runner.inputs import AnswerInput, discover_answers
+from toolkit.runner.executors import InProcessExecutor
+from toolkit.runner.inputs import AnswerInput, discover_answers, discover_trajectories
 from toolkit.runner.scheduler import run_evaluations
-from toolkit.runner.trust import score_problem
+from toolkit.runner.trust import score_problem, trusted_outcome
 from toolkit.sandbox import isolation as isolation_module
+from toolkit.sandbox.protocol import EvalJob, EvalOutcome
 from toolkit.util.hashing import sha256_file
 
 CANARY = "sk-ant-canary-71d0e4"
@@ -196,3 +198,72 @@ def test_require_sandbox_with_no_sandbox_is_a_usage_error(work: Path) -> None:
     args = ["run", "--answers", str(work / "answers"), "--judges", str(work / "judges")]
     result = CliRunner().invoke(main, [*args, "--require-sandbox", "--no-sandbox"])
     assert result.exit_code == 2 and "contradict" in result.output
+
+
+# -- a complete outcome must carry a score ---------------------------------------------------
+
+
+class Scoreless:
+    """Runs the judges in process, then drops the tree and the score from each summary, as a
+    judge that patches `Evaluator.get_summary` could."""
+
+    def __init__(self) -> None:
+        self.inner = InProcessExecutor(make_backend(), pages=DictPages())
+
+    async def evaluate(self, job: EvalJob) -> EvalOutcome:
+        outcome = await self.inner.evaluate(job)
+        summary = {**(outcome.summary or {}), "final_score": None, "eval_breakdown": []}
+        return outcome.model_copy(update={"summary": summary})
+
+
+def louvre_trajectory(work: Path) -> list[AnswerInput]:
+    return discover_trajectories(work / "webeval" / "fara-run", tasks={"louvre_hours"})
+
+
+def test_a_complete_outcome_without_a_final_score_is_a_protocol_violation() -> None:
+    outcome = EvalOutcome(status="complete", summary={"final_score": None, "eval_breakdown": []})
+    trusted = trusted_outcome(outcome, None)
+    assert trusted.status == "incomplete"
+    (violation,) = trusted.errors
+    assert violation["kind"] == "protocol_violation"
+    assert "no final score" in violation["message"]
+
+
+def test_a_final_score_that_is_not_a_number_is_a_protocol_violation() -> None:
+    leaf = {"id": "a", "desc": "a", "critical": True, "score": 1.0, "status": "passed"}
+    root = {"id": "root", "desc": "r", "score": 1.0, "status": "passed", "children": [leaf]}
+    summary = {"final_score": "1.0", "eval_breakdown": [{"verification_tree": root}]}
+    assert "not a number" in (score_problem(summary) or "")
+    assert "not a number" in (score_problem({**summary, "final_score": float("nan")}) or "")
+
+
+def test_a_scoreless_evaluation_is_incomplete_writes_no_score_file_and_is_redone(
+    work: Path,
+) -> None:
+    score_file = work / "webeval/fara-run/traj/louvre_hours/scores/judgegen_louvre_hours.json"
+    report = asyncio.run(
+        run_evaluations(
+            louvre_trajectory(work),
+            backend=make_backend(),
+            options=options(work),
+            executor=Scoreless(),
+        )
+    )
+    (head,) = report.results
+    result = stored(work, head)
+    assert (result.status, result.final_score) == ("incomplete", None)
+    assert [e["kind"] for e in result.errors] == ["protocol_violation"]
+    assert not score_file.exists()
+    assert report.summaries["fara-run"].incomplete and report.exit_code == 1
+
+    again = asyncio.run(
+        run_evaluations(
+            louvre_trajectory(work),
+            backend=make_backend(),
+            options=options(work),
+            isolation="in_process",
+            pages=DictPages(),
+        )
+    )
+    assert again.evaluated == 1 and stored(work, again.results[0]).final_score == 1.0
+    assert json.loads(score_file.read_text())["score"] == 1.0

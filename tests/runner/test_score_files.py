@@ -21,7 +21,7 @@ from toolkit.errors import ResultsError
 from toolkit.runner import scheduler
 from toolkit.runner.freshness import fresh_run
 from toolkit.runner.inputs import discover_trajectories
-from toolkit.runner.results import score_file_path
+from toolkit.runner.results import read_result, score_file_path, write_score_file
 
 TRAJ = Path("webeval/fara-run/traj")
 
@@ -134,3 +134,32 @@ def test_a_run_that_stops_before_redoing_a_trajectory_withdraws_its_outdated_sco
     assert stopped.stopped and stopped.not_started > 0
     outdated = {ref.task_id for ref in stopped.outdated}
     assert outdated and all(not score_file(work, task).exists() for task in outdated)
+
+
+def test_a_stored_complete_result_without_a_score_is_redone_not_scored_0(work: Path) -> None:
+    """Such a result (recorded by an earlier version from a judge that returned no score)
+    has no score to give webeval: it is redone, never written as a score of 0."""
+    run_trajectories(work, make_backend())
+    path = work / "results/fara-run/louvre_hours/final_answer.json"
+    record = json.loads(path.read_text())
+    path.write_text(json.dumps({**record, "final_score": None}))
+    score_file(work, "louvre_hours").unlink()
+
+    again = run_trajectories(work, make_backend())
+
+    assert (again.exit_code, again.evaluated) == (0, 1)
+    assert stored_score(work, "louvre_hours") == 1.0
+    assert json.loads(score_file(work, "louvre_hours").read_text())["score"] == 1.0
+
+
+def test_a_score_file_is_never_written_for_a_result_without_a_score(work: Path) -> None:
+    run_trajectories(work, make_backend())
+    result = read_result(work / "results/fara-run/louvre_hours/final_answer.json")
+    assert result is not None
+
+    with pytest.raises(ValueError, match="no final score"):
+        write_score_file(
+            work / TRAJ / "louvre_hours",
+            "louvre_hours",
+            result.model_copy(update={"final_score": None}),
+        )

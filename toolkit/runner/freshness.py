@@ -124,7 +124,11 @@ async def _standing(
     stored: EvaluationResult, item: AnswerInput, fp: Fingerprint, pages: Any
 ) -> EvaluationResult | None:
     """`stored` if it was computed from the inputs `item` has now, whatever its status: the
-    same fingerprint (`fp`), the same outcome, and every page it read as it is in `pages`."""
+    same fingerprint (`fp`), the same outcome, and every page it read as it is in `pages`.
+    A complete result without a score (an earlier version recorded a judge's scoreless
+    summary so) stands for nothing: it is redone."""
+    if stored.status == "complete" and stored.final_score is None:
+        return None
     if not stored.fingerprint.same_inputs(fp) or not same_outcome(stored, item):
         return None
     reads = stored.fingerprint.pages

@@ -254,8 +254,14 @@ def score_file_path(traj_dir: Path, judge_name: str) -> Path:
     return traj_dir / "scores" / f"judgegen_{judge_name}.json"
 
 
+def has_score(result: EvaluationResult) -> bool:
+    """Whether `result` gives webeval a score: complete, with a final score."""
+    return result.status == "complete" and result.final_score is not None
+
+
 def write_score_file(traj_dir: Path, judge_name: str, result: EvaluationResult) -> Path:
-    """Write the webeval score file for a complete result; `gpt_response_text` is its JSON."""
+    """Write the webeval score file for a complete result; `gpt_response_text` is its JSON.
+    A result without a score has no score file (a `ValueError`): it never reads as 0."""
     path = score_file_path(traj_dir, judge_name)
     write_output(path, _score_file_of(result).model_dump_json(indent=2) + "\n")
     return path
@@ -273,10 +279,10 @@ def remove_score_file(traj_dir: Path, judge_name: str) -> None:
 
 def score_file_agrees(traj_dir: Path, judge_name: str, result: EvaluationResult) -> bool:
     """Whether the score file of `judge_name` is the one `result` gives: present with its
-    score and, as JSON values, its result for a complete result, absent otherwise (an
-    unreadable file never agrees)."""
+    score and, as JSON values, its result for a complete result with a score, absent
+    otherwise (an unreadable file never agrees)."""
     path = score_file_path(traj_dir, judge_name)
-    if result.status != "complete":
+    if not has_score(result):
         return not path.exists()
     try:
         found = ScoreFile.model_validate_json(path.read_bytes())
@@ -288,9 +294,13 @@ def score_file_agrees(traj_dir: Path, judge_name: str, result: EvaluationResult)
 
 
 def _score_file_of(result: EvaluationResult) -> ScoreFile:
+    if result.final_score is None:
+        raise ValueError(
+            f"{result.agent_name}/{result.task_id}/{result.answer_name} has no final score"
+        )
     full = result.model_dump(mode="json")
     return ScoreFile(
-        score=result.final_score or 0.0,
+        score=result.final_score,
         gpt_response_text=json.dumps(full, ensure_ascii=False, sort_keys=True),
     )
 

@@ -46,6 +46,7 @@ from toolkit.runner.results import (
     ResultHead,
     ResultStore,
     UsageTotals,
+    has_score,
     remove_score_file,
     write_score_file,
 )
@@ -337,7 +338,7 @@ class Scheduler:
         if item.traj_dir is not None:
             remove_score_file(item.traj_dir, item.task_id)
         self.store.write(result)
-        if item.traj_dir is not None and result.status == "complete":
+        if item.traj_dir is not None and has_score(result):
             write_score_file(item.traj_dir, item.task_id, result)
 
     def _record(self, item: AnswerInput, result: EvaluationResult) -> None:

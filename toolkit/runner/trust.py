@@ -4,7 +4,8 @@
   protocol violation.
 - The parent scores: every node's score and the final score are recomputed from the returned
   tree with `toolkit.tree`'s scoring (deterministic); a reported score that disagrees is a
-  protocol violation.
+  protocol violation, and so is a complete outcome without a numeric final score (nothing
+  to record, no score for webeval).
 - An evaluation that violated the sandbox keeps none of the judge's data (info, tree, messages
   of its own exceptions): whatever it read must not reach the results.
 Each violation makes the outcome incomplete.
@@ -12,6 +13,7 @@ Each violation makes the outcome incomplete.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pydantic import ValidationError
@@ -35,9 +37,16 @@ def _node_scores(tree: dict[str, Any], path: str = "") -> dict[str, float]:
     return scores
 
 
+def _is_score(value: Any) -> bool:
+    """Whether `value` is a final score: a finite number (a bool is not one)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def score_problem(summary: dict[str, Any]) -> str | None:
     """Why the summary's scores disagree with its own tree, or None when they agree."""
     reported = summary.get("final_score")
+    if reported is not None and not _is_score(reported):
+        return f"the final score {str(reported)[:40]!r} is not a number"
     breakdown = summary.get("eval_breakdown") or [{}]
     tree = breakdown[0].get("verification_tree") if isinstance(breakdown[0], dict) else None
     if not tree:
@@ -82,6 +91,8 @@ def trusted_outcome(outcome: EvalOutcome, judge_sha256: str | None) -> EvalOutco
         problem = score_problem(outcome.summary)
         if problem:
             problems.append(f"the judge's scores do not follow from its tree: {problem}")
+    if outcome.status == "complete" and (outcome.summary or {}).get("final_score") is None:
+        problems.append("the evaluation reports complete with no final score")
     outcome = with_errors(
         outcome,
         [error_dict("ProtocolViolation", "protocol_violation", text) for text in problems],
