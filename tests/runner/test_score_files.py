@@ -8,12 +8,16 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from generator.cli import main
 from tests.fixtures.runner.helpers import (
     DictPages,
+    build_page_store,
     copy_fixtures,
     options,
     result_files,
+    run_args,
     run_trajectories,
 )
 from tests.fixtures.runner.scripted import broke_factory, make_backend
@@ -163,3 +167,35 @@ def test_a_score_file_is_never_written_for_a_result_without_a_score(work: Path) 
             "louvre_hours",
             result.model_copy(update={"final_score": None}),
         )
+
+
+def test_a_judge_held_back_for_approval_withdraws_its_score_files(work: Path) -> None:
+    """webeval would read an older judge's score files as current; the results stay, listed
+    as not counted."""
+    run_trajectories(work, make_backend())
+    assert {p.parent.parent.name for p in (work / TRAJ).glob("*/scores/*.json")}
+
+    held = run_trajectories(work, make_backend(), include_unreviewed=False)
+
+    assert held.skipped_answers == 4
+    assert list((work / TRAJ).glob("*/scores/*.json")) == []
+    assert stored_score(work, "louvre_hours") == 1.0
+    assert len(held.summaries["fara-run"].not_counted) == 4
+
+
+def test_a_deleted_judge_withdraws_its_score_file_when_the_rest_is_up_to_date(
+    work: Path,
+) -> None:
+    """The rerun has nothing to redo (answered from the results folder), yet the deleted
+    judge's score file must go."""
+    build_page_store(work / "pages")
+    args = run_args(work, "--include-unreviewed", "--no-sandbox")
+    args[1:3] = ["--trajectories", str(work / TRAJ.parent)]
+    assert CliRunner().invoke(main, args, catch_exceptions=False).exit_code == 0
+    (work / "judges" / "python_match.py").unlink()
+
+    again = CliRunner().invoke(main, args, catch_exceptions=False)
+
+    assert "0 evaluated" in again.stderr
+    assert not score_file(work, "python_match").exists()
+    assert json.loads(score_file(work, "louvre_hours").read_text())["score"] == 1.0

@@ -31,6 +31,7 @@ from toolkit.runner.results import (
     ResultHead,
     ResultStore,
     score_file_agrees,
+    score_file_path,
     write_output,
 )
 from toolkit.util.hashing import sha256_bytes
@@ -217,8 +218,9 @@ async def fresh_run(
     progress: Progress | None = None,
 ) -> RunReport | None:
     """The report of this run if it has nothing to redo — every answer that may be judged has a
-    fresh result needing no repair — with each agent's summary rewritten; else None (and
-    nothing reported to `progress` or written)."""
+    fresh result needing no repair, and no trajectory whose judge may not run has a score
+    file left — with each agent's summary rewritten; else None (and nothing reported to
+    `progress` or written)."""
     judges = resolve_judges((i.task_id for i in inputs), options)
     store = ResultStore(options.results_dir)
     digest = judge_templates_sha256()
@@ -226,6 +228,8 @@ async def fresh_run(
     for item in inputs:
         judge = judges.get(item.task_id)
         if skips_answer(item, judge):
+            if item.traj_dir is not None and score_file_path(item.traj_dir, item.task_id).exists():
+                return None  # the scheduler withdraws it
             report.skipped_answers += 1
             continue
         fp = fingerprint_for(item, judge, backend, options.backend_spec, digest, options.tools)

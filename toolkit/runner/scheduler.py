@@ -123,7 +123,9 @@ class Scheduler:
         )
 
     async def run(self, inputs: list[AnswerInput]) -> RunReport:
-        """Evaluate `inputs`, write their results and each agent's summary."""
+        """Evaluate `inputs`, write their results and each agent's summary. A trajectory
+        whose judge may not run loses its score file (an earlier judge's); its result stays,
+        listed as not counted."""
         judges = resolve_judges((i.task_id for i in inputs), self.options)
         self.report.skipped_judges = skipped_judges(judges)
         for agent in sorted({i.agent_name for i in inputs}):
@@ -133,12 +135,14 @@ class Scheduler:
         for item in inputs:
             judge = judges.get(item.task_id)
             needs_judge = item.excluded is None and not item.empty
-            if skips_answer(item, judge):
-                self.report.skipped_answers += 1
-                continue
-            fp = self.fingerprint(item, judge)
-            planned.append((item, fp))
             try:
+                if skips_answer(item, judge):
+                    self.report.skipped_answers += 1
+                    if item.traj_dir is not None:  # webeval would read it as current
+                        remove_score_file(item.traj_dir, item.task_id)
+                    continue
+                fp = self.fingerprint(item, judge)
+                planned.append((item, fp))
                 if await self._reuse(item, judge, fp):
                     continue
                 if needs_judge and judge is not None:
