@@ -30,23 +30,26 @@ def _previous(agent_dir: Path) -> Summary | None:
 def _summary(agent_dir: Path, heads: list[ResultHead]) -> Summary:
     """The metrics of an agent's results as the run that last wrote its summary.json scoped
     them: results it left out (answer gone, judge held back, outdated) stay out and listed,
-    and its skipped judges and unchecked tasks stay named."""
+    its skipped judges and unchecked tasks stay named, and its removed tasks (while their
+    result files remain) scored 0."""
     previous = _previous(agent_dir)
     if previous is None:
         return compute_summary(agent_dir.name, heads)
     left = {(r.task_id, r.answer_name): r for r in previous.not_counted}
     store = ResultStore(agent_dir.parent)
+    still = [
+        listed
+        for (task, answer), listed in left.items()
+        if store.path(agent_dir.name, task, answer).exists()
+    ]
     return compute_summary(
         agent_dir.name,
         [h for h in heads if (h.task_id, h.answer_name) not in left],
         skipped_judges=previous.skipped_judges,
         include_unreviewed=previous.include_unreviewed,
-        not_counted=[
-            listed
-            for (task, answer), listed in left.items()
-            if store.path(agent_dir.name, task, answer).exists()
-        ],
+        not_counted=still,
         unchecked_tasks=previous.unchecked_tasks,
+        removed_tasks={t for t in previous.removed_tasks if t in {r.task_id for r in still}},
     )
 
 

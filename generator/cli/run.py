@@ -404,7 +404,10 @@ def run(
     final_answer) scores 0 without the judge; invalid UTF-8 is decoded with replacement
     characters (noted in the result); binary or oversized answers, aborted trajectories and
     malformed trajectory folders are excluded with a reason. Incomplete and excluded
-    evaluations are left out of the metrics and listed.
+    evaluations are left out of the metrics and listed. Results whose answer (or whole task,
+    or trajectory) was removed are not counted; a removed task scores 0 in each run, as
+    Mind2Web 2 scores a missing answer. Only with --task are other tasks' results counted
+    as found.
 
     \b
     Example:
@@ -452,6 +455,7 @@ def run(
         backend_spec=judging.spec,
         require_sandbox=require_sandbox,
         tools=maps_identity(maps_spec),
+        tasks=frozenset(tasks) or None,
     )
     work: Callable[[], Coroutine[Any, Any, tuple[RunReport, Any]]]
     if ray_address is not None:

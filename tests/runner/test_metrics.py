@@ -247,3 +247,22 @@ def test_a_pair_of_a_task_this_run_did_not_check_is_left_out() -> None:
     (left_out,) = summary.not_evaluated
     assert (left_out.task_id, left_out.answer_name) == ("b", "answer_2")
     assert "not checked by this run" in left_out.reason
+
+
+def test_a_removed_task_scores_0_in_every_run_and_fails_pass_at_k() -> None:
+    """A task whose answers were all removed (its result files are not counted) is still a
+    task of the agent: as in Mind2Web 2, a task without an answer scores 0."""
+    results = [res("a", "answer_1", 1.0), res("a", "answer_2", 0.0)]
+    gone = [Listed(task_id="b", answer_name=r, reason="its answer is gone") for r in ("answer_1",)]
+    summary = compute_summary(
+        "agent",
+        results,
+        not_counted=gone,
+        removed_tasks=["b"],
+        answered={"a": {"answer_1", "answer_2"}},
+    )
+    assert summary.removed_tasks == ["b"] and summary.not_evaluated == []
+    assert summary.per_task["b"].missing == ["answer_1", "answer_2"]
+    assert summary.partial_completion.per_run == {"answer_1": 0.5, "answer_2": 0.0}
+    assert summary.pass_at_k.value == 0.5
+    assert "its result is not counted (its answer is gone): scored 0" in format_table(summary)

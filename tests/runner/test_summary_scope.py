@@ -3,15 +3,26 @@ run that wrote it; whatever else lies in its folder is listed, never counted uns
 
 from __future__ import annotations
 
+import asyncio
 import json
+import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
-from tests.fixtures.runner.helpers import run_answers, run_args
+from tests.fixtures.runner.helpers import (
+    DictPages,
+    options,
+    run_answers,
+    run_args,
+    run_trajectories,
+)
 from tests.fixtures.runner.scripted import broke_factory, make_backend
 from toolkit.runner.approval import approve
+from toolkit.runner.inputs import discover_trajectories
+from toolkit.runner.scheduler import run_evaluations
 
 
 def run(work: Path, *extra: str, unreviewed: bool = True):
@@ -169,3 +180,100 @@ def test_a_task_run_without_the_flag_warns_of_the_unreviewed_results_it_counts(
     assert one.exit_code == 0, one.stderr
     assert (summary(work)["include_unreviewed"], summary(work)["unreviewed_results"]) == (False, 4)
     assert "WARNING: 4 results come from unreviewed judges" in one.stdout
+
+
+def test_a_removed_task_folder_leaves_its_results_uncounted_and_its_pairs_scored_0(
+    work: Path,
+) -> None:
+    """Without --task the run covers every task: a task whose answers are all gone is a task
+    the agent has no answer for, scored 0 in each run as Mind2Web 2 does — not its old scores
+    counted unchecked."""
+    assert run(work).exit_code == 0
+    shutil.rmtree(work / "answers" / "alpha" / "louvre_hours")
+
+    again = run(work)
+
+    assert again.exit_code == 0, again.stderr
+    after = summary(work)
+    assert after["unchecked_tasks"] == [] and after["removed_tasks"] == ["louvre_hours"]
+    assert after["counts"]["complete"] == 4
+    gone = {"louvre_hours/answer_1", "louvre_hours/answer_2"}
+    assert set(left_out(work)) == gone
+    assert all("its answer is gone" in reason for reason in left_out(work).values())
+    missing = {f"{m['task_id']}/{m['answer_name']}": m["reason"] for m in after["missing"]}
+    assert set(missing) == gone and all(r.endswith("scored 0") for r in missing.values())
+    assert after["per_task"]["louvre_hours"]["missing"] == ["answer_1", "answer_2"]
+
+
+def test_report_scores_a_removed_task_as_the_run_did(work: Path) -> None:
+    assert run(work).exit_code == 0
+    shutil.rmtree(work / "answers" / "alpha" / "louvre_hours")
+    assert run(work).exit_code == 0
+
+    shown = CliRunner().invoke(main, ["report", str(work / "results" / "alpha"), "--json"])
+
+    assert shown.exit_code == 0, shown.output
+    recomputed = json.loads(shown.stdout)
+    for key in ("removed_tasks", "missing", "partial_completion", "not_counted"):
+        assert recomputed[key] == summary(work)[key], key
+
+
+def test_a_removed_trajectory_is_not_counted_and_scores_0_as_missing(work: Path) -> None:
+    run_trajectories(work, make_backend())
+    assert summary(work, "fara-run")["partial_completion"]["mean"] == 0.5  # 0, 0.5, 1
+    shutil.rmtree(work / "webeval" / "fara-run" / "traj" / "louvre_hours")
+
+    again = run_trajectories(work, make_backend())
+
+    after = summary(work, "fara-run")
+    assert again.exit_code == 0
+    assert after["partial_completion"]["mean"] == pytest.approx(0.5 / 3)  # 0, 0.5, missing
+    assert after["success_rate"]["mean"] == 0.0
+    assert left_out(work, "fara-run") == {
+        "louvre_hours/final_answer": (
+            "its answer is gone: restore the answer, or delete this result file"
+        )
+    }
+    assert [m["task_id"] for m in after["missing"]] == ["louvre_hours"]
+
+
+def test_a_trajectory_no_longer_among_the_inputs_loses_its_score_file(work: Path) -> None:
+    run_trajectories(work, make_backend())
+    traj = work / "webeval" / "fara-run" / "traj"
+    score = traj / "louvre_hours" / "scores" / "judgegen_louvre_hours.json"
+    assert score.exists()
+    inputs = [i for i in discover_trajectories(traj.parent) if i.task_id != "louvre_hours"]
+
+    asyncio.run(
+        run_evaluations(
+            inputs,
+            backend=make_backend(),
+            options=options(work),
+            isolation="in_process",
+            pages=DictPages(),
+        )
+    )
+
+    assert not score.exists()
+    assert "louvre_hours/final_answer" in left_out(work, "fara-run")
+
+
+def test_a_library_run_scoped_to_some_tasks_counts_the_others_unchecked(work: Path) -> None:
+    run_trajectories(work, make_backend())
+    traj = work / "webeval" / "fara-run" / "traj"
+    inputs = discover_trajectories(traj.parent, tasks={"python_match"})
+
+    asyncio.run(
+        run_evaluations(
+            inputs,
+            backend=make_backend(),
+            options=options(work, tasks=frozenset({"python_match"})),
+            isolation="in_process",
+            pages=DictPages(),
+        )
+    )
+
+    after = summary(work, "fara-run")
+    assert after["unchecked_tasks"] == ["eiffel_height", "le_guin_novels", "louvre_hours"]
+    assert after["not_counted"] == [] and after["partial_completion"]["mean"] == 0.5
+    assert (traj / "louvre_hours" / "scores" / "judgegen_louvre_hours.json").exists()

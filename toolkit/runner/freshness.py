@@ -30,6 +30,7 @@ from toolkit.runner.results import (
     EvaluationResult,
     ResultHead,
     ResultStore,
+    remove_score_file,
     score_file_agrees,
     score_file_path,
     write_output,
@@ -51,6 +52,7 @@ class FreshnessOptions(JudgePolicy, Protocol):
     results_dir: Path
     backend_spec: str | None
     tools: str | None
+    tasks: frozenset[str] | None
 
 
 @dataclass
@@ -246,24 +248,34 @@ async def fresh_run(
     for result in report.results:
         if progress is not None:
             progress("reused", result)
-    write_summaries(store, inputs, report, include_unreviewed=options.include_unreviewed)
+    write_summaries(
+        store, inputs, report, include_unreviewed=options.include_unreviewed, tasks=options.tasks
+    )
     return report
 
 
 def write_summaries(
-    store: ResultStore, inputs: list[AnswerInput], report: RunReport, *, include_unreviewed: bool
+    store: ResultStore,
+    inputs: list[AnswerInput],
+    report: RunReport,
+    *,
+    include_unreviewed: bool,
+    tasks: frozenset[str] | None,
 ) -> None:
     """Compute and write the summary of every agent among `inputs`, over its results (those
     in `report` as they are in memory, the others read from their files) that still stand
     for an answer and judge of this run and, for its answers, for their inputs now
-    (`_counted`)."""
+    (`_counted`). `tasks` is the limit the inputs were found with (None: every task). A
+    trajectory whose input is gone loses its score file, if its folder is still there."""
     answers_by_agent: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for item in inputs:
         answers_by_agent[item.agent_name][item.task_id].add(item.answer_name)
     for agent, answers in sorted(answers_by_agent.items()):
         skipped = [s for s in report.skipped_judges if s.task_id in answers]
         outdated = {(r.task_id, r.answer_name) for r in report.outdated if r.agent == agent}
-        counted, left_out = _counted(store, agent, answers, skipped, outdated, report.results)
+        scope = _Scope(answers, skipped, outdated, tasks)
+        counted, left_out, gone = _counted(store, agent, scope, report.results)
+        _withdraw_score_files(store, gone)
         summary = compute_summary(
             agent,
             counted,
@@ -272,39 +284,56 @@ def write_summaries(
             not_counted=left_out,
             unchecked_tasks={head.task_id for head in counted} - answers.keys(),
             answered=answers,
+            removed_tasks={head.task_id for head in gone} - answers.keys(),
         )
         write_output(store.root / agent / SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
         report.summaries[agent] = summary
 
 
-def _counted(
-    store: ResultStore,
-    agent: str,
-    answers: dict[str, set[str]],
-    skipped: list[SkippedJudge],
-    outdated: set[tuple[str, str]],
-    known: list[ResultHead],
-) -> tuple[list[ResultHead], list[Listed]]:
-    """(the results of `agent` the metrics count, the result files they leave out and why).
+@dataclass
+class _Scope:
+    """What one agent's summary is checked against: its answers now (names by task), the
+    judges the run held back, the results it left outdated (by task and answer), and the
+    `--task` limit the answers were found with (None: every task)."""
 
-    For a task of this run (`answers`: its answer names by task), a result stands only while
-    its answer is still there, its judge ran now and it was computed from the inputs its
-    answer has now: a result of a removed answer, one a judge the run held back computed
-    earlier, or one the run stopped before redoing (`outdated`, by task and answer) would
-    otherwise count unseen. Results of other tasks are counted as they are (runs may cover
+    answers: dict[str, set[str]]
+    skipped: list[SkippedJudge]
+    outdated: set[tuple[str, str]]
+    tasks: frozenset[str] | None
+
+    def checks(self, task: str) -> bool:
+        """Whether the run checked `task`: it has answers now, or it lies within the limit
+        (every task without one), so a result of it without an answer has lost it."""
+        return task in self.answers or self.tasks is None or task in self.tasks
+
+
+def _counted(
+    store: ResultStore, agent: str, scope: _Scope, known: list[ResultHead]
+) -> tuple[list[ResultHead], list[Listed], list[ResultHead]]:
+    """(the results of `agent` the metrics count, the result files they leave out and why,
+    the results among those whose answer is gone).
+
+    For a task the run checked (`_Scope.checks`), a result stands only while its answer is
+    still there, its judge ran now and it was computed from the inputs its answer has now: a
+    result of a removed answer (or of a task whose answers are all gone), one a judge the run
+    held back computed earlier, or one the run stopped before redoing would otherwise count
+    unseen. Results of tasks outside a `--task` run are counted as they are (runs may cover
     tasks in turns); the summary names those tasks. A file that cannot be read is listed,
     never silently dropped."""
-    held_back = {s.task_id: s.reason for s in skipped}
+    held_back = {s.task_id: s.reason for s in scope.skipped}
+    answers = scope.answers
     unreadable: list[Path] = []
     counted: list[ResultHead] = []
     left_out: list[Listed] = []
+    gone: list[ResultHead] = []
     for head in store.iter_heads(agent, known=known, unreadable=unreadable):
         task, name = head.task_id, head.answer_name
         if task in held_back:
             reason = f"its judge did not run now ({held_back[task]})"
-        elif task in answers and name not in answers[task]:
+        elif scope.checks(task) and name not in answers.get(task, ()):
             reason = "its answer is gone: restore the answer, or delete this result file"
-        elif (task, name) in outdated:
+            gone.append(head)
+        elif (task, name) in scope.outdated:
             reason = (
                 "outdated: its judge, answer, configuration or cited pages changed since it "
                 "was computed, and the run stopped before redoing it; run again"
@@ -316,4 +345,17 @@ def _counted(
     for path in unreadable:
         reason = "the result file cannot be read: run its task again, or delete the file"
         left_out.append(Listed(task_id=path.parent.name, answer_name=path.stem, reason=reason))
-    return counted, left_out
+    return counted, left_out, gone
+
+
+def _withdraw_score_files(store: ResultStore, gone: list[ResultHead]) -> None:
+    """Remove the webeval score file of each trajectory among `gone` (its input is no longer
+    among the run's) whose folder is still there: webeval would read it as current."""
+    for head in gone:
+        result = store.result(head) if head.input_kind == "trajectory" else None
+        if result is None or not result.input_path:
+            continue
+        recorded = Path(result.input_path)  # the final answer file, or the task folder
+        folder = recorded if recorded.name == head.task_id else recorded.parent
+        if folder.name == head.task_id and folder.is_dir():
+            remove_score_file(folder, head.task_id)

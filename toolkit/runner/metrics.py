@@ -3,16 +3,18 @@
 Answers are grouped into runs by answer name (answer_1, answer_2, …). The agent's tasks T are
 the tasks with at least one counted result (complete, incomplete or excluded), its runs R the
 answer names among those results; results listed under `not_counted` are not results of this
-summary and neither add a task or a run nor fill a pair. A pair (t, r) of T x R without a
-counted result is missing when the agent has no answer for it: as in Mind2Web 2 it scores 0
-and is listed. When its answer exists but has no counted result (the run stopped before
+summary and neither add a run nor fill a pair. They add no task either, except a removed
+task (`removed_tasks`: every answer of it is gone, its result files remain): the agent has no
+answer for it, so as in Mind2Web 2 each of its pairs is missing. A pair (t, r) of T x R
+without a counted result is missing when the agent has no answer for it: as in Mind2Web 2 it
+scores 0 and is listed. When its answer exists but has no counted result (the run stopped before
 judging it, its result is outdated or unreadable, or its task was not checked by this run),
 the pair is left out and listed as not evaluated: an infrastructure stop is not a wrong
 answer. Without knowledge of the answers on disk, every such pair is missing. For each run r over the
 pairs of T that are complete or missing in r: Partial Completion = mean root score, Success
 Rate = mean of (root score == 1); both are reported as the mean over runs and the population
 std. Pass@k (k = number of runs) = fraction of tasks with a complete result where some run
-scored 1 (a missing pair is not a success). Unlike Mind2Web 2, incomplete and excluded
+scored 1, a removed task being one where none did (a missing pair is not a success). Unlike Mind2Web 2, incomplete and excluded
 evaluations are left out of their run (not scored 0) and listed.
 """
 
@@ -29,11 +31,12 @@ from pydantic import BaseModel, Field
 from toolkit.runner.results import ResultHead, UsageTotals
 from toolkit.util.deferred import DEFERRED
 
-SUMMARY_VERSION = 3
+SUMMARY_VERSION = 4
 """2: `not_counted` and `unchecked_tasks` say which result files the metrics leave out or
 count unchecked. 3: a (task, run) pair the agent has no answer for scores 0 and is listed in
 `missing`, one whose answer was not evaluated is listed in `not_evaluated` (before, run r's
-metrics covered only the tasks with a result in r)."""
+metrics covered only the tasks with a result in r). 4: `removed_tasks`, tasks whose answers
+are all gone: scored 0 as missing (before, a run without --task counted their old results)."""
 SUCCESS_TOLERANCE = 1e-9
 
 
@@ -167,8 +170,14 @@ class Summary(BaseModel):
     unchecked_tasks: list[str] = Field(
         default_factory=list,
         description="Tasks whose results are counted as they are, not checked by the run that "
-        "wrote this summary (outside its --task or --answers): a judge changed or an answer "
-        "removed there since they were judged goes unseen until they are run again.",
+        "wrote this summary (outside its --task): a judge changed or an answer removed there "
+        "since they were judged goes unseen until they are run again.",
+    )
+    removed_tasks: list[str] = Field(
+        default_factory=list,
+        description="Tasks with result files but no answer any more (their answers or "
+        "trajectory removed), found by a run without --task: each pair is missing (scored 0, "
+        "as in Mind2Web 2) and no run of them passes; their result files are in not_counted.",
     )
 
 
@@ -188,10 +197,12 @@ def compute_summary(
     not_counted: Iterable[Listed] = (),
     unchecked_tasks: Iterable[str] = (),
     answered: Mapping[str, set[str]] | None = None,
+    removed_tasks: Iterable[str] = (),
 ) -> Summary:
     """The metrics of `results` (one agent); see the module docstring for definitions.
     `not_counted` and `unchecked_tasks` are only recorded (the caller decided them);
-    `answered` gives the answer names on disk of each task this run checked (None: unknown)."""
+    `answered` gives the answer names on disk of each task this run checked (None: unknown);
+    `removed_tasks`, the tasks without any answer now whose results are not counted."""
     results = sorted(results, key=lambda r: (r.task_id, run_order(r.answer_name)))
     summary = Summary(
         agent_name=agent_name,
@@ -199,6 +210,7 @@ def compute_summary(
         include_unreviewed=include_unreviewed,
         not_counted=list(not_counted),
         unchecked_tasks=sorted(unchecked_tasks),
+        removed_tasks=sorted(set(removed_tasks)),
     )
     complete: dict[str, dict[str, float]] = {}
     models: Counter[str] = Counter()
@@ -233,6 +245,10 @@ def compute_summary(
                 )
             )
     summary.runs = sorted({r.answer_name for r in results}, key=run_order)
+    for task_id in summary.removed_tasks:  # no answer: every pair missing
+        summary.per_task.setdefault(task_id, TaskMetrics())
+    if answered is not None:
+        answered = {**{t: set() for t in summary.removed_tasks}, **answered}
     scores = _scores_with_missing(summary, complete, answered)
     pc = {run: statistics.fmean(s) for run, s in scores.items() if s}
     sr = {run: statistics.fmean(float(is_success(v)) for v in s) for run, s in scores.items() if s}
@@ -244,9 +260,11 @@ def compute_summary(
             task.passed = any(is_success(s) for s in task.scores.values())
     scored = [t for t in summary.per_task.values() if t.scores]
     summary.num_tasks = len(scored)
+    removed = set(summary.removed_tasks)
+    tried = [t for name, t in summary.per_task.items() if t.scores or name in removed]
     summary.pass_at_k = PassAtK(
         k=len(summary.runs),
-        value=statistics.fmean(float(t.passed) for t in scored) if scored else None,
+        value=statistics.fmean(float(t.passed) for t in tried) if tried else None,
     )
     summary.judge_models = dict(sorted(models.items()))
     return summary
@@ -322,6 +340,10 @@ def format_table(summary: Summary, *, max_listed: int = 20) -> str:
     if summary.unchecked_tasks:
         lines.append(
             f"  Counted as found, not checked by this run: {', '.join(summary.unchecked_tasks)}"
+        )
+    if summary.removed_tasks:
+        lines.append(
+            f"  Removed (no answer now; scored 0 as missing): {', '.join(summary.removed_tasks)}"
         )
     sections: list[tuple[str, list[Any]]] = [
         ("Incomplete (excluded from metrics; rerun to retry)", summary.incomplete),

@@ -34,3 +34,7 @@ class RunOptions:
     tools: str | None = None
     """Identity of the tool provider judges are offered (`--maps`: a factory spec, `google`),
     None when none: a result whose judge called a tool is redone when it changes."""
+    tasks: frozenset[str] | None = None
+    """The tasks the inputs were limited to (`--task`); None: the inputs are every answer of
+    their agents, so a result of a task with no input now has lost its answer (not counted,
+    the task scored 0 as missing) where under a limit it is counted unchecked."""

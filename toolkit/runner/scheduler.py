@@ -157,7 +157,11 @@ class Scheduler:
         try:
             self._withdraw_outdated_scores(planned)
             write_summaries(
-                self.store, inputs, self.report, include_unreviewed=self.options.include_unreviewed
+                self.store,
+                inputs,
+                self.report,
+                include_unreviewed=self.options.include_unreviewed,
+                tasks=self.options.tasks,
             )
         except ResultsError as exc:  # reported with the run, after any earlier stop's reason
             reason = _reason(exc)
