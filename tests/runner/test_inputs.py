@@ -128,3 +128,40 @@ def test_trajectory_root_accepts_the_run_or_its_traj_folder(tmp_path: Path) -> N
     (tmp_path / "run7" / "traj").mkdir(parents=True)
     assert trajectory_root(tmp_path / "run7") == ("run7", (tmp_path / "run7" / "traj").resolve())
     assert trajectory_root(tmp_path / "run7" / "traj")[0] == "run7"
+
+
+def test_invalid_utf8_in_a_trajectory_is_decoded_with_replacement_and_noted(
+    tmp_path: Path,
+) -> None:
+    folder = write_traj(tmp_path, "t1", {"final_answer": "caf", "is_aborted": False})
+    path = folder / "x_final_answer.json"
+    path.write_bytes(path.read_bytes().replace(b'"caf"', b'"caf\xe9 au lait"'))
+    (found,) = discover_trajectories(tmp_path)
+    assert found.text == "caf\ufffd au lait" and found.excluded is None
+    assert found.notes == [
+        "invalid UTF-8 at byte 21 of x_final_answer.json: decoded with U+FFFD replacement "
+        "characters"
+    ]
+
+
+def test_an_escaped_nul_in_a_final_answer_is_judged_not_excluded_as_binary(
+    tmp_path: Path,
+) -> None:
+    """The NUL rule tells binary files from text; a JSON string is text whatever it holds."""
+    write_traj(tmp_path, "t1", {"final_answer": "Open 9:00-21:00.\u0000", "is_aborted": False})
+    (found,) = discover_trajectories(tmp_path)
+    assert found.excluded is None and found.text == "Open 9:00-21:00.\u0000"
+    assert found.notes == []
+
+
+def test_a_lone_surrogate_in_a_final_answer_is_replaced_and_noted(tmp_path: Path) -> None:
+    write_traj(tmp_path, "t1", '{"final_answer": "caf\\ud800 au lait", "is_aborted": false}')
+    (found,) = discover_trajectories(tmp_path)
+    assert found.text == "caf\ufffd au lait" and found.excluded is None
+    assert "not valid Unicode" in found.notes[0]
+
+
+def test_an_oversized_final_answer_is_excluded_with_reason(tmp_path: Path) -> None:
+    write_traj(tmp_path, "t1", {"final_answer": "word " * 10, "is_aborted": False})
+    (found,) = discover_trajectories(tmp_path, max_bytes=20)
+    assert "too large: 50 bytes > limit 20" in (found.excluded or "")

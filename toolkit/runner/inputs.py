@@ -4,14 +4,19 @@ Every answer becomes one `AnswerInput` with a decided outcome before any judge r
 - normal text → judged;
 - empty (nothing but whitespace; webeval's over-budget `final_answer == ""`) → scored 0
   without running the judge, as webeval does;
-- invalid UTF-8 → decoded with replacement characters, judged, and a note says so;
-- binary (contains NUL bytes), larger than `max_bytes`, an aborted trajectory, or a malformed
-  trajectory folder → excluded with a reason, never judged and never counted in metrics.
+- invalid UTF-8 (in an answer file or a trajectory's JSON file), or a JSON-escaped lone
+  surrogate in a final answer → decoded with replacement characters, judged, and a note says
+  so;
+- a binary answer file (contains NUL bytes), an answer larger than `max_bytes`, an aborted
+  trajectory, or a malformed trajectory folder → excluded with a reason, never judged and
+  never counted in metrics. A final answer is a decoded JSON string, text whatever it holds
+  (an escaped NUL included): the binary rule is for raw file bytes.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -21,6 +26,7 @@ from toolkit.util.hashing import sha256_bytes
 
 DEFAULT_MAX_ANSWER_BYTES = 2_000_000
 TRAJECTORY_ANSWER_NAME = "final_answer"
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 @dataclass
@@ -56,18 +62,51 @@ def decode_answer(input_: AnswerInput, data: bytes, max_bytes: int) -> AnswerInp
     if b"\x00" in data:
         input_.excluded = "binary file (contains NUL bytes), not a text answer"
         return input_
+    text, note = _decode_utf8(data)
+    if note:
+        input_.notes.append(note)
+    return _with_text(input_, text)
+
+
+def _decode_utf8(data: bytes, where: str = "") -> tuple[str, str | None]:
+    """`data` as text (a BOM dropped) and, when it is not valid UTF-8, the note saying where
+    it was decoded with replacement characters."""
     try:
-        text = data.decode("utf-8-sig")
+        return data.decode("utf-8-sig"), None
     except UnicodeDecodeError as exc:
-        text = data.decode("utf-8", errors="replace")
-        input_.notes.append(
-            f"invalid UTF-8 at byte {exc.start}: decoded with U+FFFD replacement characters"
+        note = (
+            f"invalid UTF-8 at byte {exc.start}{where}: decoded with U+FFFD replacement characters"
         )
+        return data.decode("utf-8", errors="replace"), note
+
+
+def _with_text(input_: AnswerInput, text: str) -> AnswerInput:
+    """`input_` judged on `text`, or marked empty when it is blank."""
     input_.text = text
     if not text.strip():
         input_.empty = True
         input_.notes.append("empty answer: scored 0 without running the judge")
     return input_
+
+
+def decode_final_answer(input_: AnswerInput, answer: str, max_bytes: int) -> AnswerInput:
+    """Decide the outcome of a trajectory's final answer, a string decoded from JSON: too
+    large, or judged (lone surrogates, which JSON escapes allow, replaced and noted)."""
+    data = answer.encode("utf-8", errors="surrogatepass")
+    if len(data) > max_bytes:
+        input_.excluded = (
+            f"answer too large: {len(data):,} bytes > limit {max_bytes:,} (--max-answer-bytes)"
+        )
+        return input_
+    try:
+        answer.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        answer = _SURROGATE.sub("\ufffd", answer)
+        input_.notes.append(
+            f"final_answer is not valid Unicode at character {exc.start} (a lone surrogate): "
+            "decoded with U+FFFD replacement characters"
+        )
+    return _with_text(input_, answer)
 
 
 def discover_answers(
@@ -129,8 +168,11 @@ def _trajectory_input(run: str, task_dir: Path, max_bytes: int) -> AnswerInput:
         item.input_error = True
         return item
     problem: str | None
+    text, note = _decode_utf8(candidates[0].read_bytes(), f" of {candidates[0].name}")
+    if note:
+        item.notes.append(note)
     try:
-        record = json.loads(candidates[0].read_bytes().decode("utf-8", errors="replace"))
+        record = json.loads(text)
     except ValueError as exc:
         record, problem = None, f"not valid JSON ({exc})"
     else:
@@ -142,8 +184,7 @@ def _trajectory_input(run: str, task_dir: Path, max_bytes: int) -> AnswerInput:
     if record["is_aborted"]:
         item.excluded = "aborted trajectory (is_aborted: true): excluded, no score file"
         return item
-    answer = record["final_answer"].encode("utf-8", errors="replace")
-    return decode_answer(item, answer, max_bytes)
+    return decode_final_answer(item, record["final_answer"], max_bytes)
 
 
 def _final_answer_problem(record: object) -> str | None:
