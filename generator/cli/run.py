@@ -20,7 +20,7 @@ from generator.cli.ray_options import ray_options
 from generator.cli.run_backend import RunBackend
 from toolkit.errors import AnswersLayoutError, InfraError, JudgegenError, ResultsBusy, SpecError
 from toolkit.keywords import did_you_mean
-from toolkit.runner.answers_layout import StrayFile, read_layout
+from toolkit.runner.answers_layout import StrayFile, read_layout, samples_task
 from toolkit.runner.inputs import (
     DEFAULT_MAX_ANSWER_BYTES,
     AnswerInput,
@@ -92,6 +92,27 @@ def _discover(
     inputs = discover_answers(answers, tasks=tasks, max_bytes=max_bytes, layout=layout)
     strays = [s for s in layout.strays if tasks is None or _task_of(s, answers) in tasks]
     return inputs, strays
+
+
+def check_input_roots(results: Path, inputs: list[AnswerInput]) -> None:
+    """A usage error when an agent's results folder already holds results computed from
+    another input root: two webeval runs (or answers folders) whose folders share a name
+    would share RESULTS/<agent> — one overwriting the other's results, each summary counting
+    the other's."""
+    from toolkit.runner.results import input_root, recorded_roots
+
+    by_agent: dict[str, set[Path]] = {}
+    for item in inputs:
+        by_agent.setdefault(item.agent_name, set()).add(input_root(item.path, item.task_id))
+    for agent, mine in sorted(by_agent.items()):
+        for root, task in sorted(recorded_roots(results, agent).items()):
+            if root not in mine:
+                ours = ", ".join(str(r) for r in sorted(mine))
+                raise click.UsageError(
+                    f"{results / agent} holds results of another input with the agent name "
+                    f"'{agent}': {root} (e.g. {task}); this run's input is {ours}. Give this "
+                    "run its own results folder (--results DIR), or remove the other results"
+                )
 
 
 def _task_of(stray: StrayFile, root: Path) -> str | None:
@@ -390,7 +411,9 @@ def run(
     when the judge, answer, backend, judge templates, judgegen's toolkit code, the cited
     pages it read (or found missing), the --maps provider it called or whether
     --max-answer-bytes excludes the answer differ now. One run at a time writes a results folder;
-    another one waits.
+    another one waits. RESULTS/<agent> holds one input's results: a run whose agent's
+    folder holds results of another input folder (webeval runs with the same run id) is
+    refused; give it its own --results.
     When nothing at all changed since a run that left nothing to redo (flags, environment,
     code, any input or result file), the rerun prints its answer from
     RESULTS/.judgegen-fresh.stamp without loading the runner.
@@ -439,6 +462,9 @@ def run(
         raise click.UsageError(f"cannot read inputs: {exc}") from exc
     if not inputs:
         raise click.UsageError("no answers found (check --answers/--trajectories and --task)")
+    samples = samples_task(answers) if answers is not None else None
+    if samples is None:  # each task's samples come from its own folder, by design
+        check_input_roots(results, inputs)
     try:
         page_store = open_pages(pages)
         judging = RunBackend(backend_spec, llm_settings)
@@ -455,7 +481,7 @@ def run(
         backend_spec=judging.spec,
         require_sandbox=require_sandbox,
         tools=maps_identity(maps_spec),
-        tasks=frozenset(tasks) or None,
+        tasks=frozenset(tasks) or (frozenset({samples}) if samples else None),
     )
     work: Callable[[], Coroutine[Any, Any, tuple[RunReport, Any]]]
     if ray_address is not None:

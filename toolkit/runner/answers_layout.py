@@ -76,6 +76,17 @@ def _task_dir(root: Path) -> Path | None:
     return root.parent if root.name == "answers" and is_task(root.parent) else None
 
 
+def samples_task(root: str | Path) -> str | None:
+    """The task whose sample answers `root` holds — a task folder, its `answers/`, or its
+    `samples/` folder (`samples/<id>` links to `../answers`) — else None. Every task's samples
+    are one agent, `samples`, each task from its own folder."""
+    root = Path(root)
+    task_dir = _task_dir(root)
+    if task_dir is None and root.name == SAMPLES_AGENT:
+        task_dir = _task_dir(root.parent)
+    return None if task_dir is None else task_dir.resolve().name
+
+
 def _files_below(folder: Path) -> list[Path]:
     found: list[Path] = []
     for current, dirs, files in os.walk(folder):

@@ -229,6 +229,31 @@ class ResultStore:
                 unreadable.append(path)
 
 
+def input_root(input_path: str | Path, task_id: str) -> Path:
+    """The folder holding the task folders of an input (a webeval run's `traj/`, an answers
+    folder's agent folder), from its path (the answer file, or a malformed trajectory's task
+    folder), resolved: another root means other answers under the same agent name."""
+    path = Path(input_path)
+    folder = path if path.name == task_id else path.parent
+    return folder.parent.resolve()
+
+
+def recorded_roots(root: str | Path, agent: str) -> dict[Path, str]:
+    """The input roots the results of `agent` under `root` were computed from, each with one
+    task that has a result from it (unreadable results and ones recording no input are
+    skipped)."""
+    roots: dict[Path, str] = {}
+    for path in _result_paths(Path(root) / agent):
+        try:
+            record = json.loads(path.read_bytes())
+            recorded, task = record["input_path"], record["task_id"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if isinstance(recorded, str) and recorded and isinstance(task, str):
+            roots.setdefault(input_root(recorded, task), task)
+    return roots
+
+
 def read_result(path: Path) -> EvaluationResult | None:
     """Parse one result file; None when it is missing or not a valid result."""
     try:

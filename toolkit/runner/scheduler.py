@@ -204,7 +204,7 @@ class Scheduler:
             "answer_name": item.answer_name,
             "notes": list(item.notes),
             "input_kind": item.kind,
-            "input_path": str(item.path),
+            "input_path": str(item.path.absolute()),  # which input root it came from
             "unreviewed_judge": bool(judge and judge.unreviewed),
             "fingerprint": fp,
         }

@@ -1,0 +1,105 @@
+"""One results folder per agent name: a run refuses to write RESULTS/<agent> when it holds
+results of another input (two webeval runs or answers folders whose folders share a name),
+rather than overwrite them and count them in its summary."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from generator.cli import main
+from tests.fixtures.runner.helpers import run_args
+
+WEBEVAL = Path("webeval/fara-run")
+
+
+def run(work: Path, *args: str, inputs: tuple[str, Path]) -> Result:
+    """`judgegen run` over `inputs` (flag, folder) with the fixtures' judges and results."""
+    flags = run_args(work, "--include-unreviewed", "--no-sandbox", *args)
+    flags[1:3] = [inputs[0], str(inputs[1])]
+    return CliRunner().invoke(main, flags, catch_exceptions=False)
+
+
+def model_runs(work: Path) -> tuple[Path, Path]:
+    """Two webeval runs laid out as <model>/<run_id>, both run ids `1_endpoint`: model A has
+    every fixture trajectory, model B only louvre_hours."""
+    a = work / "runs" / "modelA" / "1_endpoint"
+    b = work / "runs" / "modelB" / "1_endpoint"
+    shutil.copytree(work / WEBEVAL, a)
+    (b / "traj").mkdir(parents=True)
+    shutil.copytree(work / WEBEVAL / "traj" / "louvre_hours", b / "traj" / "louvre_hours")
+    return a, b
+
+
+def results(work: Path) -> dict[str, dict]:
+    return {
+        p.relative_to(work / "results").as_posix(): json.loads(p.read_text())
+        for p in sorted((work / "results").glob("*/*/*.json"))
+    }
+
+
+def test_a_webeval_run_whose_folder_shares_another_runs_name_is_refused(work: Path) -> None:
+    a, b = model_runs(work)
+    assert run(work, inputs=("--trajectories", a)).exit_code == 0
+    before = results(work)
+
+    refused = run(work, inputs=("--trajectories", b))
+
+    assert refused.exit_code == 2
+    message = " ".join(refused.stderr.split())
+    assert str((a / "traj").resolve()) in message and str((b / "traj").resolve()) in message
+    assert "--results" in message
+    assert results(work) == before
+    assert not (b / "traj" / "louvre_hours" / "scores").exists()
+
+
+def test_an_answers_folder_whose_agent_shares_another_folders_agent_is_refused(
+    work: Path,
+) -> None:
+    other = work / "other-answers"
+    shutil.copytree(work / "answers" / "alpha", other / "alpha")
+    assert run(work, inputs=("--answers", work / "answers")).exit_code == 0
+
+    refused = run(work, inputs=("--answers", other))
+
+    assert refused.exit_code == 2
+    assert str((work / "answers" / "alpha").resolve()) in " ".join(refused.stderr.split())
+
+
+def test_the_same_run_reached_by_another_path_is_the_same_input(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(work)
+    assert run(work, inputs=("--trajectories", WEBEVAL)).exit_code == 0
+    (work / "link").symlink_to(work / "webeval")
+
+    again = run(work, "--json", inputs=("--trajectories", work / "link" / "fara-run"))
+
+    assert again.exit_code == 0, again.stderr
+    assert json.loads(again.stdout)["evaluated"] == 0
+
+
+@pytest.mark.parametrize("folder", ["", "samples"])
+def test_the_samples_of_each_task_are_one_agent_fed_task_by_task(work: Path, folder: str) -> None:
+    """`--answers tasks/<id>` (or its samples/ folder) judges that task's samples as agent
+    `samples`: another task's samples, judged earlier from their own folder, are neither a
+    conflict nor gone — they stay counted, unchecked."""
+    for task in ("louvre_hours", "python_match"):
+        (work / "tasks" / task).mkdir(parents=True)
+        (work / "tasks" / task / "task.yaml").write_text(f"task_id: {task}\n")
+        shutil.copytree(work / "answers" / "alpha" / task, work / "tasks" / task / "answers")
+        (work / "tasks" / task / "samples").mkdir()
+        (work / "tasks" / task / "samples" / task).symlink_to(Path("..") / "answers")
+    assert run(work, inputs=("--answers", work / "tasks" / "louvre_hours" / folder)).exit_code == 0
+
+    second = run(work, inputs=("--answers", work / "tasks" / "python_match" / folder))
+
+    assert second.exit_code == 0, second.stderr
+    summary = json.loads((work / "results" / "samples" / "summary.json").read_text())
+    assert summary["unchecked_tasks"] == ["louvre_hours"]
+    assert summary["not_counted"] == [] and summary["removed_tasks"] == []
+    assert summary["counts"]["complete"] == 4
