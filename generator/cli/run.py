@@ -99,14 +99,15 @@ def check_input_roots(results: Path, inputs: list[AnswerInput]) -> None:
     another input root: two webeval runs (or answers folders) whose folders share a name
     would share RESULTS/<agent> — one overwriting the other's results, each summary counting
     the other's."""
-    from toolkit.runner.results import input_root, recorded_roots
+    from toolkit.runner.results import input_root, recorded_roots, same_root
 
     by_agent: dict[str, set[Path]] = {}
     for item in inputs:
-        by_agent.setdefault(item.agent_name, set()).add(input_root(item.path, item.task_id))
+        root = input_root(Path(item.path).absolute(), item.task_id)
+        by_agent.setdefault(item.agent_name, set()).add(root)
     for agent, mine in sorted(by_agent.items()):
         for root, task in sorted(recorded_roots(results, agent).items()):
-            if root not in mine:
+            if not any(same_root(root, ours) for ours in mine):
                 ours = ", ".join(str(r) for r in sorted(mine))
                 raise click.UsageError(
                     f"{results / agent} holds results of another input with the agent name "

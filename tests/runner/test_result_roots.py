@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,36 @@ def test_the_samples_of_each_task_are_one_agent_fed_task_by_task(work: Path, fol
     assert summary["unchecked_tasks"] == ["louvre_hours"]
     assert summary["not_counted"] == [] and summary["removed_tasks"] == []
     assert summary["counts"]["complete"] == 4
+
+
+def relative_input_paths(work: Path, rewrite: Callable[[Path], str]) -> None:
+    """Rewrite every stored result's `input_path` as `rewrite` gives it, relative, as results
+    written before input paths were recorded absolute hold them."""
+    for path in (work / "results").glob("*/*/*.json"):
+        record = json.loads(path.read_text())
+        record["input_path"] = rewrite(Path(record["input_path"]))
+        path.write_text(json.dumps(record))
+
+
+def test_results_recording_a_relative_input_path_of_this_input_are_not_refused(
+    work: Path,
+) -> None:
+    a, _ = model_runs(work)
+    assert run(work, inputs=("--trajectories", a)).exit_code == 0
+    relative_input_paths(work, lambda p: str(Path("..", *p.parts[-6:])))
+
+    rerun = run(work, inputs=("--trajectories", a))
+
+    assert rerun.exit_code == 0, rerun.stderr
+
+
+def test_results_recording_a_relative_input_path_of_another_input_are_refused(
+    work: Path,
+) -> None:
+    a, b = model_runs(work)
+    assert run(work, inputs=("--trajectories", a)).exit_code == 0
+    relative_input_paths(work, lambda p: str(Path("modelA", *p.parts[-4:])))
+
+    refused = run(work, inputs=("--trajectories", b))
+
+    assert refused.exit_code == 2

@@ -9,6 +9,7 @@ that the next run deletes — never a half-written result.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -232,10 +233,21 @@ class ResultStore:
 def input_root(input_path: str | Path, task_id: str) -> Path:
     """The folder holding the task folders of an input (a webeval run's `traj/`, an answers
     folder's agent folder), from its path (the answer file, or a malformed trajectory's task
-    folder), resolved: another root means other answers under the same agent name."""
+    folder): resolved when the path is absolute; a relative one (recorded by a judgegen before
+    results recorded absolute paths) is kept relative, normalized, as its run's working
+    directory is unknown. Another root means other answers under the same agent name."""
     path = Path(input_path)
-    folder = path if path.name == task_id else path.parent
-    return folder.parent.resolve()
+    folder = (path if path.name == task_id else path.parent).parent
+    return folder.resolve() if folder.is_absolute() else Path(os.path.normpath(folder))
+
+
+def same_root(recorded: Path, root: Path) -> bool:
+    """Whether `recorded` (from a stored result) is the input root `root` (absolute): equal, or,
+    for a relative record, `root`'s trailing folders (without the `..` it may start with)."""
+    if recorded.is_absolute():
+        return recorded == root
+    parts = [part for part in recorded.parts if part not in ("..", ".")]
+    return not parts or list(root.parts[-len(parts) :]) == parts
 
 
 def recorded_roots(root: str | Path, agent: str) -> dict[Path, str]:
