@@ -52,6 +52,7 @@ PICKLED = {
     "ResultsError": lambda: ResultsError("results/a/t/answer_1.json", "No space left on device"),
     "BudgetExceeded": lambda: BudgetExceeded("the budget is spent"),
     "ClusterError": lambda: toolkit.scale.errors.ClusterError("the gateway is gone"),
+    "GatewayLost": lambda: toolkit.scale.errors.GatewayLost("the gateway was lost (died)"),
 }
 
 
