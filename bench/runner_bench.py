@@ -28,7 +28,9 @@ and what Mind2Web 2's toolkit spends on the same judges and verdicts (target: ne
 ms per evaluation at zero latency (target <= 10 sandboxed); the CPU all processes used per
 evaluation ("cpu ms", from /proc/stat: the parent, the fork server and every job) and, at
 zero latency, that CPU spread over the usable cores (the "CPU floor": no schedule can beat
-it, so the ms/eval target needs CPU per evaluation <= target x cores); when the
+it, so the ms/eval target needs CPU per evaluation <= target x cores), and the CPU of the
+`judgegen` process itself (one core: a floor of its own; the timed command is the
+`judgegen` script's with one exit hook that writes its getrusage); when the
 first LLM call reached the provider, from process start ("1st call"), and the sandboxed
 one against the in-process one (what the fork server and first job add), and how long the
 process ran after the last answer came back ("tail": results, summaries, the fresh stamp,
@@ -84,6 +86,17 @@ from latency_model import FIRST_CALL_ENV, LAST_CALL_ENV, LATENCY_ENV  # noqa: E4
 from runner_workload import Schedule, Workload, build  # noqa: E402
 
 LAUNCH = "from generator.cli import entry; entry()"  # what the `judgegen` script runs
+PARENT_CPU_ENV = "JUDGEGEN_BENCH_PARENT_CPU"
+# A timed run is LAUNCH with one exit hook: the CPU the `judgegen` process used itself (its
+# own getrusage, without the fork server and the job processes), written to PARENT_CPU_ENV.
+TIMED_LAUNCH = (
+    "import atexit, os, resource\n"
+    "def _cpu():\n"
+    "    usage = resource.getrusage(resource.RUSAGE_SELF)\n"
+    f"    with open(os.environ['{PARENT_CPU_ENV}'], 'w') as out:\n"
+    "        out.write(repr(usage.ru_utime + usage.ru_stime))\n"
+    "atexit.register(_cpu)\n"
+) + LAUNCH
 PROVIDER = "scripted:latency_model:respond"
 REPO_ENV = "RUNNER_BENCH_REPO"
 MODES = ("sandboxed", "in-process")
@@ -112,6 +125,8 @@ class Run:
     `judge_cpu_s`); None in process."""
     spans: list[tuple[str | None, float, float]] | None = None
     """Every call's (task id, when it reached the model, when it was answered), wall clock."""
+    parent_cpu: float | None = None
+    """CPU seconds of the `judgegen` process itself (not the fork server or job processes)."""
 
     @property
     def usage(self) -> dict[str, Any]:
@@ -137,14 +152,15 @@ def cli_env(latency: float) -> dict[str, str]:
 
 def judgegen_run(root: Path, sandboxed: bool, latency: float, extra: list[str]) -> Run:
     """Run `judgegen run` in `root` and time it from process start to exit."""
-    args = [sys.executable, "-c", LAUNCH, "run", "--answers", "answers", "--judges", "judges"]
+    args = [sys.executable, "-c", TIMED_LAUNCH, "run", "--answers", "answers"]
+    args += ["--judges", "judges"]
     args += ["--pages", "pages", "--include-unreviewed", "--provider", PROVIDER, "--json"]
     args += ([] if sandboxed else ["--no-sandbox"]) + extra
     env = cli_env(latency)
-    marker, last = root / "first-call", root / "last-call"
-    marker.unlink(missing_ok=True)
-    last.unlink(missing_ok=True)
-    env[FIRST_CALL_ENV], env[LAST_CALL_ENV] = str(marker), str(last)
+    marker, last, own = root / "first-call", root / "last-call", root / "parent-cpu"
+    for path in (marker, last, own):
+        path.unlink(missing_ok=True)
+    env[FIRST_CALL_ENV], env[LAST_CALL_ENV], env[PARENT_CPU_ENV] = map(str, (marker, last, own))
     began = time.time()
     cpu_before = machine_cpu()
     started = time.perf_counter()
@@ -179,6 +195,7 @@ def judgegen_run(root: Path, sandboxed: bool, latency: float, extra: list[str]) 
         timer,
         judge_cpu,
         spans,
+        float(own.read_text()) if own.exists() else None,
     )
 
 
@@ -398,6 +415,9 @@ def row(label: str, run: Run, n: int, latency: float, sched: Schedule, concurren
         "cpu_ms_per_eval": round(run.cpu / n * 1000, 1) if run.cpu is not None else None,
         "judge_cpu_ms_per_eval": (
             round(run.judge_cpu / n * 1000, 1) if run.judge_cpu is not None else None
+        ),
+        "parent_cpu_ms_per_eval": (
+            round(run.parent_cpu / n * 1000, 1) if run.parent_cpu is not None else None
         ),
         "calls_per_eval": round(calls / n, 1),
         "m2w2_calls_per_eval": round(sum(sched.m2w2_calls) / n, 1),
@@ -656,12 +676,19 @@ def _say_cpu_floor(rows: list[dict]) -> None:
                 f"over {cores} cores = {floor:.1f} ms/eval at best (measured {r['ms_per_eval']:.1f})"
             )
             jobs = r.get("judge_cpu_ms_per_eval")
+            own = r.get("parent_cpu_ms_per_eval")
             if jobs is not None:
                 print(
                     f"  of which {jobs:.1f} ms in the job processes that ran the judges (each "
                     f"one's start, judge and exit: their `judge_cpu_s`), "
                     f"{r['cpu_ms_per_eval'] - jobs:.1f} ms elsewhere (the parent, the fork "
                     "server's forks, the machine)"
+                )
+            if own is not None:
+                print(
+                    f"  the `judgegen` process itself: {own:.1f} ms of CPU per evaluation, "
+                    f"all on one core, so no schedule gets below {own:.1f} ms/eval (its own "
+                    "getrusage at exit)"
                 )
 
 
