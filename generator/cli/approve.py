@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from generator.review.approval_checks import approval_warnings
 from toolkit.errors import SpecError
 from toolkit.runner.approval import approval_path
 from toolkit.runner.approval import approve as record_approval
@@ -23,11 +24,24 @@ from toolkit.runner.approval import approve as record_approval
     type=click.Path(file_okay=False, path_type=Path),
 )
 @click.option("--reviews", default="reviews", show_default=True, type=click.Path(path_type=Path))
+@click.option(
+    "--tasks",
+    "tasks_dir",
+    default="tasks",
+    show_default=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where the task specs are (to warn when the judge's spec changed since generation).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the approval record as JSON.")
-def approve(task_id: str, reviewer: str, judges: Path, reviews: Path, as_json: bool) -> None:
+def approve(
+    task_id: str, reviewer: str, judges: Path, reviews: Path, tasks_dir: Path, as_json: bool
+) -> None:
     """Approve JUDGES/TASK_ID.py: `judgegen run` then executes it until its bytes change.
 
-    Writes REVIEWS/TASK_ID.approval.json (reviewer, date, judge sha256).
+    Writes REVIEWS/TASK_ID.approval.json (reviewer, date, judge sha256). Warns on stderr,
+    naming the file and field, when REVIEWS/TASK_ID.json does not vouch for these bytes: no
+    review record, a record of other bytes, failed or skipped acceptance, an unmeasured
+    kill rate, or a spec in TASKS changed since the judge was generated.
 
     \b
     Example:
@@ -49,8 +63,12 @@ def approve(task_id: str, reviewer: str, judges: Path, reviews: Path, as_json: b
             err=True,
         )
         sys.exit(3)
+    warnings = approval_warnings(task_id, judges / f"{task_id}.py", reviews, tasks_dir)
+    for warning in warnings:
+        click.echo(f"warning: {warning}", err=True)
     if as_json:
-        click.echo(json.dumps(record.model_dump(mode="json"), indent=2, sort_keys=True))
+        payload = {**record.model_dump(mode="json"), "warnings": warnings}
+        click.echo(json.dumps(payload, indent=2, sort_keys=True))
         return
     click.echo(
         f"approved {task_id} ({record.judge_sha256}) by {record.reviewer} "

@@ -1,0 +1,97 @@
+"""What a reviewer must hear before approving a judge: gaps between the judge's bytes, its
+review record and its task spec.
+
+An approval binds exact bytes, so it is only as good as what the reviewer read. These checks
+name each way the review record (`reviews/<task_id>.json`) fails to vouch for the file being
+approved: no record, a record of other bytes, a failed or skipped gate, an unmeasured kill
+rate, or a spec edited since the judge was generated.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from generator.review.record import ReviewRecord
+from generator.stages.provenance import Provenance
+from generator.stages.spec import load_spec
+from toolkit.errors import SpecError
+from toolkit.util.hashing import sha256_bytes
+
+
+def approval_warnings(
+    task_id: str, judge: Path, reviews_dir: Path, tasks_dir: Path | None = None
+) -> list[str]:
+    """Why the review record of `judge` does not vouch for its current bytes, one line each
+    (file, field, fix); empty when the record describes exactly these bytes and every gate ran
+    and passed."""
+    data = judge.read_bytes()
+    warnings = _record_warnings(task_id, sha256_bytes(data), reviews_dir)
+    if tasks_dir is not None:
+        warnings += _spec_warnings(task_id, judge, data, tasks_dir)
+    return warnings
+
+
+def _record_warnings(task_id: str, judge_sha256: str, reviews_dir: Path) -> list[str]:
+    sidecar = reviews_dir / f"{task_id}.json"
+    if not sidecar.is_file():
+        return [
+            f"{sidecar}: no review record, so nothing shows the judge passed generate's gates; "
+            f"generate it (`judgegen generate {task_id}`) or check it by hand "
+            f"(`judgegen validate`, `judgegen mutate --write-review`)"
+        ]
+    try:
+        record = ReviewRecord.model_validate_json(sidecar.read_bytes())
+    except (ValidationError, ValueError) as exc:
+        first = str(exc).splitlines()[0]
+        return [f"{sidecar}: unreadable review record ({first}); regenerate it"]
+    warnings = []
+    if record.judge_sha256 != judge_sha256:
+        warnings.append(
+            f"{sidecar}: judge_sha256 is {str(record.judge_sha256)[:19]}…, but the judge is "
+            f"now {judge_sha256[:19]}…: the review record describes other bytes (edited since "
+            f"generation); review the edit (`judgegen diff {task_id}`) or regenerate the record"
+        )
+    if record.status != "published":
+        warnings.append(f"{sidecar}: status is '{record.status}'; regenerate the judge")
+    acceptance = record.acceptance
+    if acceptance is None or not acceptance.ran:
+        note = acceptance.note if acceptance is not None else "not recorded"
+        warnings.append(
+            f"{sidecar}: acceptance did not run ({note}): the intended scores were never "
+            f"checked; regenerate with --pages PAGES"
+        )
+    elif not acceptance.ok:
+        warnings.append(f"{sidecar}: acceptance failed ({acceptance.summary_line(cost=False)})")
+    mutation = record.mutation
+    if mutation is None or not mutation.ran or mutation.kill_rate is None:
+        why = mutation.summary_line() if mutation is not None else "not recorded"
+        warnings.append(
+            f"{sidecar}: mutation kill rate not measured ({why}); run "
+            f"`judgegen mutate {task_id} --write-review` or regenerate with --pages PAGES"
+        )
+    return warnings
+
+
+def _spec_warnings(task_id: str, judge: Path, data: bytes, tasks_dir: Path) -> list[str]:
+    """The judge's provenance header against the task's spec as it is now."""
+    if not (tasks_dir / task_id).is_dir():
+        return []
+    try:
+        provenance = Provenance.from_header(data.decode("utf-8"))
+        current = load_spec(task_id, tasks_dir).sha256()
+    except (SpecError, ValidationError, UnicodeDecodeError) as exc:
+        return [f"{judge}: cannot compare with the spec in {tasks_dir / task_id} ({exc})"]
+    if provenance is None:
+        return [
+            f"{judge}: no provenance header (spec_sha256), so nothing shows which spec it "
+            f"judges; regenerate it (`judgegen regenerate {task_id} --force`)"
+        ]
+    if provenance.spec_sha256 != current:
+        return [
+            f"{judge}: header spec_sha256 is {provenance.spec_sha256[:19]}…, but "
+            f"{tasks_dir / task_id} is now {current[:19]}…: the spec changed since the judge "
+            f"was generated; regenerate it (`judgegen regenerate {task_id}`) before approving"
+        ]
+    return []
