@@ -202,6 +202,7 @@ def stamp_key(
         ("reviews", params.get("reviews"), _always),
         ("results", params.get("results"), _always),
         ("pages", params.get("pages"), _always),
+        ("tasks", params.get("tasks_dir"), _always),
     ]
     for label, root, by_content in trees:
         if root is not None:
@@ -331,7 +332,18 @@ def _shared_memory(relative: str) -> bool:
     return relative.endswith("-shm")
 
 
-_SKIPPED: dict[str, Callable[[str], bool]] = {"results": _stamp_or_lock, "pages": _shared_memory}
+def _not_a_spec(relative: str) -> bool:
+    """In a tasks folder only the task folders and their specs matter to `run` (it warns of a
+    judge generated from another spec): samples, labels and pages inside are left out."""
+    parts = relative.split("/")
+    return len(parts) > 2 or (len(parts) == 2 and parts[1] not in ("task.yaml", "task.md"))
+
+
+_SKIPPED: dict[str, Callable[[str], bool]] = {
+    "results": _stamp_or_lock,
+    "pages": _shared_memory,
+    "tasks": _not_a_spec,
+}
 """What a tree's manifest leaves out (by path relative to the tree)."""
 
 

@@ -18,8 +18,9 @@ from generator.cli.generation import (
     pipeline_options,
 )
 from generator.cli.llm_options import llm_options
-from generator.review.regenerate import RegenerationResult, find_stale, judge_file
+from generator.review.regenerate import RegenerationResult
 from generator.review.regenerate import regenerate as run_regeneration
+from generator.review.staleness import find_stale, judge_file
 from generator.stages.run import PipelineOptions
 from generator.stages.spec import LoadedSpec, load_spec
 from toolkit.errors import SpecError

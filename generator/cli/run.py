@@ -116,6 +116,36 @@ def check_input_roots(results: Path, inputs: list[AnswerInput]) -> None:
                 )
 
 
+def stale_judges(tasks_dir: Path, judges: Path, task_ids: set[str]) -> list[str]:
+    """A warning for each judge among `task_ids` generated from another version of its spec
+    in `tasks_dir` (or whose spec cannot be read): its scores follow the rubric it was made
+    from, not the one the author sees now. Nothing when `tasks_dir` holds no such task."""
+    if not tasks_dir.is_dir():
+        return []
+    from generator.review.staleness import judge_file, staleness, task_folders
+    from generator.stages.spec import load_spec
+
+    warnings = []
+    for folder in task_folders(tasks_dir):
+        if folder.name not in task_ids or not judge_file(judges, folder.name).is_file():
+            continue
+        try:
+            state = staleness(load_spec(folder, tasks_dir), judges)
+        except SpecError as exc:
+            warnings.append(
+                f"cannot tell whether {judges / folder.name}.py follows its spec: {exc}"
+            )
+            continue
+        if state.stale:
+            warnings.append(
+                f"{state.judge_path} was generated from another version of {folder} (header "
+                f"spec_sha256 {str(state.judge_spec_sha256)[:19]}…, the spec now "
+                f"{state.spec_sha256[:19]}…): its scores follow the rubric it was generated "
+                f"from; update it with `judgegen regenerate {folder.name}`"
+            )
+    return warnings
+
+
 def _task_of(stray: StrayFile, root: Path) -> str | None:
     parts = stray.path.relative_to(root).parts
     return next((p for p in parts[:-1] if p), None) if len(parts) > 1 else None
@@ -340,6 +370,15 @@ def _maps_loader(spec: str | None) -> Callable[[], MapsProvider | None]:
     type=click.Path(file_okay=False, path_type=Path),
     help="Where `judgegen approve` records approvals.",
 )
+@click.option(
+    "--tasks-dir",
+    "tasks_dir",
+    default="tasks",
+    show_default=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Task specs: a judge generated from another version of its task's spec is named in a "
+    "warning (its scores follow the old rubric; `judgegen regenerate` it).",
+)
 @backend_options
 @click.option("--include-unreviewed", is_flag=True, help="Also run judges without approval.")
 @click.option("--overwrite", is_flag=True, help="Redo every result, fresh or not.")
@@ -388,6 +427,7 @@ def run(
     judges: Path,
     results: Path,
     reviews: Path,
+    tasks_dir: Path,
     backend_spec: str | None,
     pages: Path | None,
     include_unreviewed: bool,
@@ -466,6 +506,9 @@ def run(
     samples = samples_task(answers) if answers is not None else None
     if samples is None:  # each task's samples come from its own folder, by design
         check_input_roots(results, inputs)
+    stale = stale_judges(tasks_dir, judges, {item.task_id for item in inputs})
+    for warning in stale:
+        click.echo(f"warning: {warning}", err=True)
     try:
         page_store = open_pages(pages)
         judging = RunBackend(backend_spec, llm_settings)
@@ -526,7 +569,7 @@ def run(
         with results_lock(results, wait=not no_wait, notify=say) as locked:
             remove_stamp(results)  # results may change now: no stamp may vouch for them
             report, usage_reporter = asyncio.run(work())
-            if locked is not None and ray_address is None and report.exit_code == 0:
+            if locked is not None and ray_address is None and report.exit_code == 0 and not stale:
                 record(
                     click.get_current_context().params,
                     lambda: _rerun_output(

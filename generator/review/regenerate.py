@@ -23,15 +23,16 @@ from generator.gitops import GitError, format_message, versions
 from generator.review.codediff import diff_functions, splice
 from generator.review.record import ReviewRecord, StageRecord
 from generator.review.runs import JudgeRunError, RubricAndCodeDiff, rubric_and_code_diff
+from generator.review.staleness import Staleness, staleness
 from generator.stages.checking import close_judge_runs
 from generator.stages.context import GenerationContext, api_reference, mistakes_catalog
 from generator.stages.draft import judge_request
 from generator.stages.lint import lint_source
 from generator.stages.pipeline import ask_for_code, prove, repair_loop, start_run
-from generator.stages.provenance import Provenance, strip_header
+from generator.stages.provenance import strip_header
 from generator.stages.publish import Move, PublishResult, Trailers, check_publishable, publish
 from generator.stages.run import GenerationRun, PipelineOptions, Progress
-from generator.stages.spec import MARKDOWN_SPEC_FILE, SPEC_FILE, LoadedSpec, load_spec, parse_spec
+from generator.stages.spec import MARKDOWN_SPEC_FILE, SPEC_FILE, LoadedSpec, parse_spec
 from generator.stages.spec import spec_sha256 as hash_spec
 from prompts import render
 from toolkit.backends import LLMClientLike
@@ -44,69 +45,9 @@ MAX_SPEC_COMMITS = 500
 STALE_APPROVAL_SUFFIX = ".approval.stale.json"
 
 
-class Staleness(BaseModel):
-    """Whether a task's judge was generated from the task's current spec."""
-
-    version: int = REGENERATE_VERSION
-    task_id: str
-    judge_path: str
-    has_judge: bool
-    judge_spec_sha256: str | None = Field(description="From the judge's provenance header.")
-    spec_sha256: str = Field(description="Of the spec as it is now.")
-
-    @property
-    def stale(self) -> bool:
-        """True when a judge exists and its header names another spec (or no spec at all)."""
-        return self.has_judge and self.judge_spec_sha256 != self.spec_sha256
-
-
-def judge_file(judges_dir: str | Path, task_id: str) -> Path:
-    """Where the judge of `task_id` lives."""
-    return Path(judges_dir) / f"{task_id}.py"
-
-
-def staleness(loaded: LoadedSpec, judges_dir: str | Path) -> Staleness:
-    """Compare the spec's sha256 with the one in the judge's provenance header."""
-    path = judge_file(judges_dir, loaded.task_id)
-    provenance = Provenance.from_header(path.read_text("utf-8")) if path.is_file() else None
-    return Staleness(
-        task_id=loaded.task_id,
-        judge_path=str(path),
-        has_judge=path.is_file(),
-        judge_spec_sha256=provenance.spec_sha256 if provenance else None,
-        spec_sha256=loaded.sha256(),
-    )
-
-
 def reviewed_body(state: Staleness) -> str:
     """The current judge's source without its provenance header."""
     return strip_header(Path(state.judge_path).read_text("utf-8"))
-
-
-def task_folders(tasks_dir: str | Path) -> list[Path]:
-    """Every folder under `tasks_dir` holding a spec, sorted by name."""
-    root = Path(tasks_dir)
-    if not root.is_dir():
-        return []
-    return sorted(
-        p
-        for p in root.iterdir()
-        if p.is_dir() and ((p / SPEC_FILE).is_file() or (p / MARKDOWN_SPEC_FILE).is_file())
-    )
-
-
-def find_stale(tasks_dir: str | Path, judges_dir: str | Path) -> list[Staleness]:
-    """The stale tasks under `tasks_dir`: a judge exists and was made from another spec.
-
-    A task without a judge (a scaffold still being written, say) is never stale, so its spec
-    is not even read.
-    """
-    found = [
-        staleness(load_spec(folder, tasks_dir), judges_dir)
-        for folder in task_folders(tasks_dir)
-        if judge_file(judges_dir, folder.name).is_file()
-    ]
-    return [item for item in found if item.stale]
 
 
 class SpecChange(BaseModel):

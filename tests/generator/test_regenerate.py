@@ -13,13 +13,8 @@ import pytest
 
 from generator.review.codediff import diff_functions
 from generator.review.record import ReviewRecord
-from generator.review.regenerate import (
-    RegenerationResult,
-    find_stale,
-    recover_old_spec,
-    regenerate,
-    staleness,
-)
+from generator.review.regenerate import RegenerationResult, recover_old_spec, regenerate
+from generator.review.staleness import find_stale, staleness
 from generator.stages.provenance import Provenance, strip_header, with_header
 from generator.stages.run import GenerationFailed, PipelineOptions
 from generator.stages.spec import load_spec
