@@ -31,7 +31,8 @@ _SCALE_LETTERS = MappingProxyType(
     }
 )
 _NUMBER = re.compile(
-    r"(?<![\w.,])(?P<sign>[-+])?(?:(?:[$€£¥₹₩]|[A-Z]{1,3}\$|[A-Z]{3})\s?)?(?P<sign2>[-+])?"
+    # A three-letter code glued to a hyphen is a name ("GPT-4", "ISO-9001"), not "USD -5".
+    r"(?<![\w.,])(?P<sign>[-+])?(?:(?:[$€£¥₹₩]|[A-Z]{1,3}\$|[A-Z]{3}(?![-+]))\s?)?(?P<sign2>[-+])?"
     r"(?P<num>"
     r"\d{1,3}(?:\.\d{3})+,\d+(?![\d,])"  # 1.234,56 (decimal comma)
     r"|\d+,\d{1,2}(?![\d,])"  # 3,5 (decimal comma)
