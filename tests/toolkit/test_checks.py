@@ -243,6 +243,29 @@ def test_parse_number_reads_documented_forms(text: str, expected: float) -> None
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("1.234.567", 1234567.0, id="dot-groups"),
+        pytest.param("1 234 567", 1234567.0, id="space-groups"),
+        pytest.param("10\u00a0000 km", 10000.0, id="no-break-space-group"),
+        pytest.param("8\u202f100\u202f000", 8100000.0, id="narrow-no-break-space-groups"),
+        pytest.param("12 345,67 €", 12345.67, id="space-groups-decimal-comma"),
+        pytest.param("12 345.67", 12345.67, id="space-groups-decimal-point"),
+        pytest.param("CHF 1'234.50", 1234.5, id="swiss-apostrophe-groups"),
+        pytest.param("1’234’567", 1234567.0, id="swiss-curly-apostrophe-groups"),
+        pytest.param("₹12,34,567", 1234567.0, id="indian-lakh-groups"),
+        pytest.param("1,23,45,678", 12345678.0, id="indian-crore-groups"),
+    ],
+)
+def test_parse_number_reads_every_digit_grouping(text: str, expected: float) -> None:
+    assert checks.parse_number(text) == pytest.approx(expected, rel=1e-12)
+
+
+def test_number_in_range_reads_a_grouped_number_whole() -> None:
+    assert checks.number_in_range("1\u00a0234\u00a0567", 0, 100) is False
+
+
+@pytest.mark.parametrize(
     "text",
     [
         pytest.param("five", id="number-word"),

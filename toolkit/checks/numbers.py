@@ -35,6 +35,10 @@ _NUMBER = re.compile(
     r"(?<![\w.,])(?P<sign>[-+])?(?:(?:[$€£¥₹₩]|[A-Z]{1,3}\$|[A-Z]{3}(?![-+]))\s?)?(?P<sign2>[-+])?"
     r"(?P<num>"
     r"\d{1,3}(?:\.\d{3})+,\d+(?![\d,])"  # 1.234,56 (decimal comma)
+    r"|\d{1,3}(?:\.\d{3}){2,}(?!\d|[.,]\d)"  # 1.234.567 (only a grouping has two dots)
+    r"|\d{1,3}(?:[ \u00a0\u2009\u202f]\d{3})+(?:[.,]\d+)?(?!\d|[.,]\d)"  # 1 234 567,8
+    r"|\d{1,3}(?:'\d{3})+(?:\.\d+)?(?!\d|[.,]\d)"  # 1'234'567.50 (Swiss)
+    r"|\d{1,2}(?:,\d{2})+,\d{3}(?:\.\d+)?(?!\d|,\d)"  # 12,34,567 (Indian lakh grouping)
     r"|\d+,\d{1,2}(?![\d,])"  # 3,5 (decimal comma)
     r"|\d{1,3}(?:,\d{3})+(?:\.\d+)?"  # 1,234,567.89
     r"|\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"  # 1234.5, 1.5e6
@@ -46,7 +50,12 @@ _NUMBER = re.compile(
 
 
 def _decimal_of(token: str) -> Decimal | None:
-    if re.fullmatch(r"\d{1,3}(?:\.\d{3})+,\d+", token) or re.fullmatch(r"\d+,\d{1,2}", token):
+    if re.search(r"[ '\u00a0\u2009\u202f]", token):
+        # Space or apostrophe groups: a comma or dot after them is the decimal mark.
+        token = re.sub(r"[ '\u00a0\u2009\u202f]", "", token).replace(",", ".")
+    elif re.fullmatch(r"\d{1,3}(?:\.\d{3}){2,}", token):
+        token = token.replace(".", "")
+    elif re.fullmatch(r"\d{1,3}(?:\.\d{3})+,\d+", token) or re.fullmatch(r"\d+,\d{1,2}", token):
         token = token.replace(".", "").replace(",", ".")
     else:
         token = token.replace(",", "")
