@@ -261,6 +261,28 @@ def test_parse_number_reads_every_digit_grouping(text: str, expected: float) -> 
     assert checks.parse_number(text) == pytest.approx(expected, rel=1e-12)
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("£3.2m", 3_200_000.0, id="m-after-currency-is-million"),
+        pytest.param("$4b", 4_000_000_000.0, id="b-after-currency-is-billion"),
+        pytest.param("$1.2MM", 1_200_000.0, id="finance-MM"),
+        pytest.param("$1.5mm", 1_500_000.0, id="finance-mm-after-currency"),
+        pytest.param("1.5 mn barrels", 1_500_000.0, id="mn"),
+        pytest.param("1,2 Mio.", 1_200_000.0, id="german-mio"),
+        pytest.param("€1,5 Mrd", 1_500_000_000.0, id="german-mrd"),
+        pytest.param("2 milliard", 2_000_000_000.0, id="milliard"),
+        pytest.param("₹3 lakh", 300_000.0, id="lakh"),
+        pytest.param("₹2.5 crore", 25_000_000.0, id="crore"),
+        pytest.param("3 millions", 3_000_000.0, id="plural-scale-word"),
+    ],
+)
+def test_parse_number_reads_scale_words_and_currency_abbreviations(
+    text: str, expected: float
+) -> None:
+    assert checks.parse_number(text) == pytest.approx(expected, rel=1e-12)
+
+
 def test_number_in_range_reads_a_grouped_number_whole() -> None:
     assert checks.number_in_range("1\u00a0234\u00a0567", 0, 100) is False
 

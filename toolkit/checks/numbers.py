@@ -13,10 +13,16 @@ from toolkit.checks.folding import PUNCT_TABLE
 _SCALE_WORDS = MappingProxyType(
     {
         "thousand": Decimal(10) ** 3,
+        "lakh": Decimal(10) ** 5,
         "million": Decimal(10) ** 6,
         "mln": Decimal(10) ** 6,
+        "mn": Decimal(10) ** 6,
+        "mio": Decimal(10) ** 6,
+        "crore": Decimal(10) ** 7,
         "billion": Decimal(10) ** 9,
         "bn": Decimal(10) ** 9,
+        "milliard": Decimal(10) ** 9,
+        "mrd": Decimal(10) ** 9,
         "trillion": Decimal(10) ** 12,
         "tn": Decimal(10) ** 12,
     }
@@ -26,13 +32,18 @@ _SCALE_LETTERS = MappingProxyType(
         "k": Decimal(10) ** 3,
         "K": Decimal(10) ** 3,
         "M": Decimal(10) ** 6,
+        "MM": Decimal(10) ** 6,
+        "m": Decimal(10) ** 6,
+        "mm": Decimal(10) ** 6,
+        "b": Decimal(10) ** 9,
         "B": Decimal(10) ** 9,
         "T": Decimal(10) ** 12,
     }
 )
 _NUMBER = re.compile(
     # A three-letter code glued to a hyphen is a name ("GPT-4", "ISO-9001"), not "USD -5".
-    r"(?<![\w.,])(?P<sign>[-+])?(?:(?:[$€£¥₹₩]|[A-Z]{1,3}\$|[A-Z]{3}(?![-+]))\s?)?(?P<sign2>[-+])?"
+    r"(?<![\w.,])(?P<sign>[-+])?(?:(?P<currency>[$€£¥₹₩]|[A-Z]{1,3}\$|[A-Z]{3}(?![-+]))\s?)?"
+    r"(?P<sign2>[-+])?"
     r"(?P<num>"
     r"\d{1,3}(?:\.\d{3})+,\d+(?![\d,])"  # 1.234,56 (decimal comma)
     r"|\d{1,3}(?:\.\d{3}){2,}(?!\d|[.,]\d)"  # 1.234.567 (only a grouping has two dots)
@@ -44,8 +55,9 @@ _NUMBER = re.compile(
     r"|\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"  # 1234.5, 1.5e6
     r"|\.\d+"  # .5
     r")"
-    r"(?:(?P<letter>[kKMBT])(?![A-Za-z])"
-    r"|\s?(?P<word>(?i:thousand|million|mln|billion|bn|trillion|tn))\b)?",
+    # After a currency "m" and "b" are million and billion ("£3.2m"); elsewhere "m" is metres.
+    r"(?:(?P<letter>MM|[kKMBT]|(?(currency)(?:mm|[mb])|(?!)))(?![A-Za-z])"
+    r"|\s?(?P<word>(?i:" + "|".join(_SCALE_WORDS) + r")s?)\b)?",
 )
 
 
@@ -97,7 +109,8 @@ def parse_number(text: str | float | None) -> float | None:
     if match["letter"]:
         value_dec *= _SCALE_LETTERS[match["letter"]]
     elif match["word"]:
-        value_dec *= _SCALE_WORDS[match["word"].lower()]
+        word = match["word"].lower()
+        value_dec *= _SCALE_WORDS.get(word) or _SCALE_WORDS[word.removesuffix("s")]
     signs = (match["sign"] or "") + (match["sign2"] or "")
     if signs.count("-") % 2 == 1:
         value_dec = -value_dec
