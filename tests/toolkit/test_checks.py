@@ -636,6 +636,10 @@ def test_page_contains_strict_whitespace_requires_exact_spacing() -> None:
         pytest.param("a cat sat", "cat", True, id="standalone-word"),
         pytest.param("(cat)", "cat", True, id="punctuation-boundary"),
         pytest.param("cost $5.", "$5", True, id="value-starting-with-symbol"),
+        pytest.param("12,000 staff", "12", False, id="digits-before-thousands-group"),
+        pytest.param("grew 12.5%", "12", False, id="digits-before-decimals"),
+        pytest.param("cost $12.50", "$12", False, id="price-before-cents"),
+        pytest.param("in 1.5 hours", "5", False, id="digits-after-decimal-point"),
     ],
 )
 def test_page_contains_whole_word(page: str, value: str, expected: bool) -> None:

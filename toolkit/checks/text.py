@@ -48,7 +48,10 @@ def _found(haystack: str, value: Any, fuzzy_whitespace: bool, whole_word: bool) 
         return False
     if not whole_word:
         return target in haystack
-    pattern = r"(?<![^\W_])" + re.escape(target) + r"(?![^\W_])"
+    # A number's decimal or group separator glues too: "12" is not a word of "12,000" or "12.5".
+    before = r"(?<![^\W_])" + (r"(?<!\d[.,])" if target[0].isdigit() else "")
+    after = r"(?![^\W_])" + (r"(?![.,]\d)" if target[-1].isdigit() else "")
+    pattern = before + re.escape(target) + after
     return re.search(pattern, haystack) is not None
 
 
