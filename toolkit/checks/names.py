@@ -6,8 +6,14 @@ import re
 
 from toolkit.checks.folding import as_text, fold
 
+# Forms of address, including office and rank abbreviations agents copy from news copy
+# ("Sen.", "Rev.", "Gen."); words that are also given names ("King", "Prince") are left out.
 _TITLES = frozenset(
-    {"dr", "mr", "mrs", "ms", "miss", "mx", "prof", "professor", "sir", "dame", "lord", "lady"}
+    {
+        *("dr", "mr", "mrs", "ms", "miss", "mx", "prof", "professor", "sir", "dame", "lord"),
+        *("lady", "rev", "reverend", "hon", "sen", "senator", "rep", "gov", "governor"),
+        *("pres", "president", "gen", "col", "capt", "lt", "sgt", "maj", "adm", "fr", "rabbi"),
+    }
 )
 _GENERATIONS = frozenset({"jr", "sr", "ii", "iii", "iv"})
 _HONORIFIC_SUFFIXES = frozenset({"phd", "md", "esq", "obe", "mbe", "cbe", "kbe", "dds", "jd"})
