@@ -80,12 +80,14 @@ def _decimal_of(token: str) -> Decimal | None:
 def parse_number(text: str | float | None) -> float | None:
     """The first number written in `text` as a float, or None when there is none.
 
-    Understands thousands commas ("1,234,567.89" → 1234567.89), currency symbols and codes
+    Understands thousands commas ("1,234,567.89" → 1234567.89) and other digit groups
+    ("1 234 567", "1.234.567", "1'234'567", "12,34,567"), currency symbols and codes
     ("$1,200" → 1200, "€ 3.50" → 3.5, "US$5" → 5), signs ("-42", "−42", "-$5" → -5),
     percentages ("45%" → 45.0: the sign is dropped, not divided by 100), units after the
     number ("12.5 km", "300 MB" → 12.5, 300: the unit is ignored), multipliers ("1.2k" →
-    1200, "3.4 million" → 3400000, "$2B" / "2 bn" → 2e9, "5M" → 5e6; lower-case "m" is a
-    unit, metres, not a million), scientific notation ("1.5e6") and decimal commas
+    1200, "3.4 million" → 3400000, "$2B" / "2 bn" → 2e9, "5M" / "$5MM" / "5 mn" → 5e6,
+    "2.5 crore" → 2.5e7; lower-case "m" is a unit, metres, not a million, except right after
+    a currency: "£3.2m" → 3.2e6), scientific notation ("1.5e6") and decimal commas
     ("1.234,56" → 1234.56, "3,5" → 3.5; a comma before exactly three digits groups
     thousands). A hyphen right after a letter or digit is not a minus sign ("COVID-19" → 19,
     "2020-2021" → 2020). Numbers written in words ("five") are not read.

@@ -28,8 +28,8 @@ def page_contains(
     curly quotes and dashes ("it’s" = "it's", "2020–2021" = "2020-2021"). With
     `fuzzy_whitespace` (the default) any run of spaces, tabs or newlines counts as one
     space, so "New\\n  York" contains "new york". With `whole_word=True` the match must
-    not be glued to letters or digits: "12" is then not found in "2012", nor "cat" in
-    "concatenate". A number `value` is searched as written (1200 does not find "1,200";
+    not be glued to letters or digits: "12" is then not found in "2012", "12,000" or "12.5",
+    nor "cat" in "concatenate". A number `value` is searched as written (1200 does not find "1,200";
     use `parse_number` for that). False for None, empty or whitespace-only `value`.
     """
     page = as_text(page_text)
