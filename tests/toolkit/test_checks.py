@@ -575,6 +575,8 @@ def test_url_domain_returns_none_for_non_urls(url: object) -> None:
         pytest.param("https://github.com/x", "https://github.com/", True, id="domain-as-url"),
         pytest.param("https://evilgithub.com", "github.com", False, id="suffix-not-subdomain"),
         pytest.param("https://github.com.evil.net", "github.com", False, id="prefix-attack"),
+        pytest.param("https://xn--bcher-kva.de/a", "bücher.de", True, id="punycode-url"),
+        pytest.param("https://shop.bücher.de/a", "xn--bcher-kva.de", True, id="unicode-url"),
         pytest.param("https://github.com", "docs.github.com", False, id="parent-not-in-child"),
         pytest.param("https://gitlab.com", "github.com", False, id="other-site"),
         pytest.param(None, "github.com", False, id="none-url"),

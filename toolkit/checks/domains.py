@@ -65,6 +65,17 @@ def url_in_domain(url: str | None, domain: str | None) -> bool:
     a URL ("https://github.com/"). False for None or anything that is not an http(s) URL.
     """
     host, wanted = web_host(url), web_host(domain)
+    if wanted is None and isinstance(domain, str):
+        wanted = web_host(_ascii_host(domain.strip()))
     if host is None or not wanted:
         return False
+    host, wanted = _ascii_host(host), _ascii_host(wanted)
     return host == wanted or host.endswith("." + wanted)
+
+
+def _ascii_host(host: str) -> str:
+    """`host` in its ASCII (punycode) form, so "bücher.example" = "xn--bcher-kva.example"."""
+    try:
+        return host.encode("idna").decode("ascii").lower()
+    except UnicodeError:
+        return host
