@@ -111,6 +111,28 @@ def test_price_table_matches_the_longest_prefix() -> None:
     assert table.price_for("unknown") is None
 
 
+@pytest.mark.parametrize(
+    ("model", "input_usd", "output_usd", "read_usd", "write_usd"),
+    [
+        ("claude-opus-4-6", 5.0, 25.0, 0.50, 6.25),
+        ("claude-opus-4-8", 5.0, 25.0, 0.50, 6.25),
+        ("claude-opus-5-5", 4.0, 20.0, 0.20, 5.0),
+        ("claude-sonnet-5", 2.0, 10.0, 0.20, 2.50),
+        ("claude-sonnet-5-5", 2.0, 10.0, 0.20, 2.50),
+        ("gpt-5-nano-2025-08-07", 0.05, 0.40, 0.005, None),
+    ],
+)
+def test_a_model_is_priced_at_its_own_list_price_not_an_older_relatives(
+    model: str, input_usd: float, output_usd: float, read_usd: float, write_usd: float | None
+) -> None:
+    """Longest-prefix matching priced Opus 4.6-4.8 as Opus 4 (3x), Sonnet 5.x as Sonnet 4
+    (1.5x) and gpt-5-nano as gpt-5 (25x): each needs its own row."""
+    price = PriceTable().price_for(model)
+    assert price is not None
+    assert (price.input, price.output, price.cache_read) == (input_usd, output_usd, read_usd)
+    assert price.cache_write == write_usd
+
+
 async def test_a_reask_that_fails_in_transport_still_charges_the_invalid_answer_before_it() -> None:
     """The first answer was not JSON (paid), the re-ask timed out: the ledger row, the budget
     and the error all carry the first answer's tokens."""

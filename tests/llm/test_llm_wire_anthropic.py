@@ -176,7 +176,7 @@ async def test_truncated_call_is_recorded_in_ledger_and_not_cached(stub: StubAPI
         await client.complete(verify_request(model="claude-sonnet-5-5"))
     row = client.ledger.rows[0]
     assert (row.error, row.input_tokens, row.output_tokens) == ("truncated", 100, 20)
-    assert row.cost_usd == pytest.approx((100 * 3.0 + 20 * 15.0) / 1_000_000)
+    assert row.cost_usd == pytest.approx((100 * 2.0 + 20 * 10.0) / 1_000_000)
     assert cache.stats().entries == 0
 
 

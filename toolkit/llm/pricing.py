@@ -52,7 +52,13 @@ DEFAULT_PRICES: dict[str, ModelPrice] = {
     "claude-haiku": _p(1.0, 5.0, 0.10, 1.25),
     "claude-opus-4": _p(15.0, 75.0, 1.50, 18.75),
     "claude-opus-4-5": _p(5.0, 25.0, 0.50, 6.25),
+    "claude-opus-4-6": _p(5.0, 25.0, 0.50, 6.25),
+    "claude-opus-4-7": _p(5.0, 25.0, 0.50, 6.25),
+    "claude-opus-4-8": _p(5.0, 25.0, 0.50, 6.25),
+    "claude-opus-5": _p(5.0, 25.0, 0.50, 6.25),
+    "claude-opus-5-5": _p(4.0, 20.0, 0.20, 5.0),
     "claude-sonnet-4": _p(3.0, 15.0, 0.30, 3.75),
+    "claude-sonnet-5": _p(2.0, 10.0, 0.20, 2.50),
     "claude-haiku-4-5": _p(1.0, 5.0, 0.10, 1.25),
     "claude-3-5-haiku": _p(0.80, 4.0, 0.08, 1.0),
     "o4-mini": _p(1.10, 4.40, 0.275),
@@ -65,6 +71,7 @@ DEFAULT_PRICES: dict[str, ModelPrice] = {
     "gpt-4o-mini": _p(0.15, 0.60, 0.075),
     "gpt-5": _p(1.25, 10.0, 0.125),
     "gpt-5-mini": _p(0.25, 2.0, 0.025),
+    "gpt-5-nano": _p(0.05, 0.40, 0.005),
 }
 """List prices (per million tokens) as last published for each family; bare family keys
 ("claude-sonnet") cover newer models of the family at the family's last known price. Check
