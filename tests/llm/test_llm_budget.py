@@ -8,9 +8,11 @@ import json
 import pytest
 
 from tests.llm.conftest import verify_request
-from toolkit.errors import BudgetExceeded
+from tests.llm.stub_api import OPENAI_PATH, Reply, StubAPI, openai_completion
+from toolkit.errors import BudgetExceeded, LLMError
 from toolkit.llm.client import LLMClient
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
+from toolkit.llm.openai_provider import OpenAIProvider
 from toolkit.llm.pricing import ModelPrice, PriceTable
 from toolkit.llm.scripted import ScriptedProvider
 
@@ -68,3 +70,26 @@ async def test_cache_hits_are_served_after_the_budget_is_spent(tmp_path) -> None
     )
     await client.complete(verify_request("a", model="m"))
     assert (await client.complete(verify_request("a", model="m"))).cache_hit
+
+
+async def test_a_capped_call_to_a_model_without_a_price_is_refused_before_it_is_sent(
+    stub: StubAPI,
+) -> None:
+    """An unpriced model costs $0 in the table, so a cap could never stop it: with a cap
+    set, a real provider refuses the call (config error) instead of spending unmetered."""
+    stub.queue(OPENAI_PATH, Reply(body=openai_completion(VERDICT)))
+    provider = OpenAIProvider(base_url=stub.url("/v1"), max_retries=0)
+    client = LLMClient(provider, budget_usd=1.0)
+    with pytest.raises(LLMError) as caught:
+        await client.complete(verify_request(model="gpt-5.5"))
+    assert caught.value.kind == "config"
+    assert 'llm.prices."gpt-5.5"' in str(caught.value)
+    assert stub.received == []
+
+
+async def test_an_uncapped_call_to_a_model_without_a_price_goes_through(stub: StubAPI) -> None:
+    stub.queue(OPENAI_PATH, Reply(body=openai_completion(VERDICT)))
+    client = LLMClient(OpenAIProvider(base_url=stub.url("/v1"), max_retries=0))
+    response = await client.complete(verify_request(model="gpt-5.5"))
+    assert response.parsed == {"reasoning": "r", "result": True}
+    assert "no price for gpt-5.5" in client.summary_line()

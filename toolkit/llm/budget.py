@@ -3,7 +3,8 @@
 Once the money spent (priced from the table, including failed calls that were billed)
 reaches the cap, no new call starts: each raises `BudgetExceeded` and is listed in
 `not_done`; calls already in flight finish and are counted. Cache hits never reach this
-wrapper, so a capped rerun still serves everything it has recorded.
+wrapper, so a capped rerun still serves everything it has recorded. With a cap, a call to
+a real API for a model the price table does not know is refused: it would be charged $0.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ from toolkit.errors import BudgetExceeded, LLMError
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
 from toolkit.llm.pricing import FREE_PROVIDERS, PriceTable
 from toolkit.llm.provider import Provider
+
+PAID_PROVIDERS = ("openai", "anthropic")
+"""Names (`endpoint.identity`) of the providers that call a model someone may bill for."""
 
 
 class SkippedRequest(BaseModel):
@@ -57,6 +61,7 @@ class BudgetProvider:
         self.prices = prices
         self.name = inner.name
         self._free = inner.name in FREE_PROVIDERS  # replays cost nothing
+        self._paid_api = inner.name.startswith(PAID_PROVIDERS)
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """Forward `request` unless the cap is reached; add its cost to the spend."""
@@ -67,6 +72,7 @@ class BudgetProvider:
                 f"(spent ${self.budget.spent_usd:.4f}); {request.metadata.purpose} request "
                 f"for {request.model} not made"
             )
+        self._check_priced(request)
         try:
             response = await self.inner.complete(request)
         except LLMError as exc:
@@ -79,6 +85,20 @@ class BudgetProvider:
     def classify(self, error: BaseException) -> LLMError:
         """Delegate to the wrapped provider."""
         return self.inner.classify(error)
+
+    def _check_priced(self, request: LLMRequest) -> None:
+        """Refuse a capped call to a real API whose model has no price: the table would
+        charge it $0, so the cap could never stop the spending it is there to stop."""
+        if self.budget.cap_usd is None or not self._paid_api:
+            return
+        if self.prices.price_for(request.model) is None:
+            raise LLMError(
+                f"no price for model {request.model}, so the budget cap of "
+                f"${self.budget.cap_usd:.2f} cannot be enforced: add "
+                f'[llm.prices."{request.model}"] (input and output dollars per million '
+                "tokens; 0 for a free local server) to judgegen.toml, or run without a cap",
+                kind="config",
+            )
 
     def _charge(self, request: LLMRequest, usage: Usage) -> float:
         if self._free:
