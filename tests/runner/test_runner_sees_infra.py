@@ -154,3 +154,26 @@ def test_a_judge_killed_by_a_real_time_signal_is_its_crash_named_by_number(work:
     assert result.status == "incomplete"
     (error,) = result.errors
     assert error["kind"] == "crash" and "signal 40" in error["message"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [
+        ("auth", "LLM call failed (auth, HTTP 401): invalid x-api-key"),
+        ("config", "no Anthropic credentials: set ANTHROPIC_API_KEY"),
+    ],
+)
+def test_an_llm_auth_or_config_failure_stops_the_run(work: Path, kind: str, message: str) -> None:
+    """A rejected key or a missing credential fails every later call the same way: the run
+    stops (exit 3) instead of marking each remaining evaluation incomplete."""
+    from toolkit.errors import LLMError
+
+    def rejected(request: VerifyRequest) -> Verdict:
+        raise LLMError(message, kind=kind)
+
+    item = hostile_input(work, "swallows_infra_error")
+    others = [i for i in discover_answers(work / "answers") if i.task_id == "python_match"]
+    backend = ScriptedBackend(extract=extract, verify=rejected)
+    report = run(work, [item, *others], backend, "in_process")
+    assert report.stopped and message in report.stopped
+    assert report.not_started == len([i for i in others if not i.empty])

@@ -56,10 +56,14 @@ from toolkit.sandbox.launch import Launch
 from toolkit.sandbox.pool import REQUIRED_KIND
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits, error_dict
 
-STOP_KINDS = frozenset({"budget", "cache", "page_store", "ledger", "cluster", REQUIRED_KIND})
+STOP_KINDS = frozenset(
+    {"budget", "cache", "page_store", "ledger", "cluster", "auth", "config", REQUIRED_KIND}
+)
 """Kinds of the infrastructure errors the runner saw (`Meter.infra`) that stop a run (exit 3):
 every later evaluation would fail the same way. `cluster`: a cluster run lost its gateway
-(`GatewayLost`); a node lost is not noted so, its evaluations go to the other nodes."""
+(`GatewayLost`); a node lost is not noted so, its evaluations go to the other nodes. `auth`
+(the API answered 401/403) and `config` (no credentials, an unpriced model under a cap):
+`LLMError`s no retry or later call can fix."""
 
 
 def used_models(
