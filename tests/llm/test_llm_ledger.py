@@ -112,6 +112,26 @@ def test_price_table_matches_the_longest_prefix() -> None:
 
 
 @pytest.mark.parametrize(
+    ("model", "family"),
+    [
+        ("claude-opus-4-1-20250805", "claude-opus-4"),
+        ("claude-3-5-haiku-latest", "claude-3-5-haiku"),
+        ("o4-mini-2025-04-16", "o4-mini"),
+        ("claude-sonnet-9", "claude-sonnet"),
+    ],
+)
+def test_versions_and_snapshots_of_a_family_take_its_price(model: str, family: str) -> None:
+    table = PriceTable()
+    assert table.price_for(model) == table.prices[family]
+
+
+@pytest.mark.parametrize("model", ["gpt-5-pro", "o3-pro-2025-06-10", "gpt-4o-audio-preview"])
+def test_a_named_tier_of_a_model_is_not_priced_as_its_base_model(model: str) -> None:
+    """o3-pro lists at ten times o3's price: charged as o3, a budget cap overspends tenfold."""
+    assert PriceTable().price_for(model) is None
+
+
+@pytest.mark.parametrize(
     ("model", "input_usd", "output_usd", "read_usd", "write_usd"),
     [
         ("claude-opus-4-6", 5.0, 25.0, 0.50, 6.25),

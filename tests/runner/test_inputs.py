@@ -88,6 +88,14 @@ def test_trajectory_with_answer_is_judged_text(tmp_path: Path) -> None:
     assert found.text == "It is 330 m." and found.traj_dir == tmp_path / "traj" / "t1"
 
 
+def test_a_hidden_folder_in_traj_is_no_task(tmp_path: Path) -> None:
+    """A notebook's `.ipynb_checkpoints` beside the task folders is no trajectory: read as
+    one, it became an excluded input of a task that does not exist."""
+    write_traj(tmp_path, "t1", {"final_answer": "It is 330 m.", "is_aborted": False})
+    (tmp_path / "traj" / ".ipynb_checkpoints").mkdir()
+    assert [found.task_id for found in discover_trajectories(tmp_path)] == ["t1"]
+
+
 def test_aborted_trajectory_is_excluded(tmp_path: Path) -> None:
     write_traj(tmp_path, "t1", {"final_answer": "", "is_aborted": True})
     (found,) = discover_trajectories(tmp_path)

@@ -92,6 +92,18 @@ def test_parse_date_numeric_is_month_first_by_default() -> None:
     assert checks.parse_date("07/12/2023") == date(2023, 7, 12)
 
 
+@pytest.mark.parametrize("text", ["07.12.2023", "7.12.2023"])
+def test_parse_date_reads_a_dotted_numeric_date_day_first_as_it_is_written(text: str) -> None:
+    """Dotted numeric dates are European (DD.MM.YYYY): "07.12.2023" read month first would
+    be July 12, and `same_date` would fail a right answer (or pass a wrong one) unseen."""
+    assert checks.parse_date(text) == DEC_7
+    assert checks.same_date(text, "December 7, 2023")
+
+
+def test_parse_date_reads_a_dotted_date_month_first_when_told() -> None:
+    assert checks.parse_date("12.07.2023", dayfirst=False) == DEC_7
+
+
 def test_parse_date_numeric_is_day_first_with_dayfirst() -> None:
     assert checks.parse_date("07/12/2023", dayfirst=True) == DEC_7
 

@@ -68,7 +68,9 @@ def _month_number(token: str) -> int:
     return int(token) if token.isdigit() else _MONTHS[token.rstrip(".")]
 
 
-def _numeric_date(match: re.Match[str], dayfirst: bool) -> date | None:
+def _numeric_date(match: re.Match[str], dayfirst: bool | None) -> date | None:
+    if dayfirst is None:  # dots are written day first (European style); slashes, dashes: US
+        dayfirst = match["sep"] == "."
     first, second = int(match["a"]), int(match["b"])
     year = int(match["year"])
     if len(match["year"]) == 2:
@@ -78,18 +80,20 @@ def _numeric_date(match: re.Match[str], dayfirst: bool) -> date | None:
     return _make_date(*preferred) or _make_date(*fallback)
 
 
-def parse_date(text: str | date | None, *, dayfirst: bool = False) -> date | None:
+def parse_date(text: str | date | None, *, dayfirst: bool | None = None) -> date | None:
     """The first full calendar date (year, month and day) written in `text`, or None.
 
     Reads month-name forms ("Dec 7, 2023", "December 7th, 2023", "Dec. 7 2023", "7 Dec 2023",
     "7th of December, 2023", "07-Dec-2023", "Thursday, December 7, 2023"), ISO forms
     ("2023-12-07", "2023/12/07", "2023-12-07T10:30:00Z") and numeric forms ("12/07/2023",
-    "12-07-2023", "12.07.2023", "12/07/23"). Case is ignored and the date may sit inside a
+    "12-07-2023", "07.12.2023", "12/07/23"). Case is ignored and the date may sit inside a
     longer sentence ("It was released on Dec 7, 2023 at noon."); the earliest date wins.
 
-    Month-name and ISO forms are unambiguous. Numeric day/month forms are read US-style
-    (month first: "12/07/2023" is December 7) unless `dayfirst=True` (then July 12); when
-    only one reading is a valid date ("25/12/2023") that reading is used. Two-digit years
+    Month-name and ISO forms are unambiguous. Numeric day/month forms with slashes or dashes
+    are read US-style (month first: "12/07/2023" is December 7) and with dots day first, as
+    they are written ("07.12.2023" is December 7); `dayfirst=True` or `False` reads every
+    numeric form one way. When only one reading is a valid date ("25/12/2023") that reading
+    is used. Two-digit years
     are only read with slashes: 00-68 → 2000s, 69-99 → 1900s.
 
     Returns None for partial dates ("December 2023", "Dec 7"), impossible dates
@@ -116,12 +120,12 @@ def parse_date(text: str | date | None, *, dayfirst: bool = False) -> date | Non
     return min(found)[2] if found else None
 
 
-def same_date(a: str | date | None, b: str | date | None, *, dayfirst: bool = False) -> bool:
+def same_date(a: str | date | None, b: str | date | None, *, dayfirst: bool | None = None) -> bool:
     """True when `a` and `b` name the same calendar day, whatever their formats.
 
     Each side is read with `parse_date` (strings, `date` or `datetime`), so
-    "Dec 7, 2023", "December 7th, 2023", "2023-12-07", "7 Dec 2023" and "12/07/2023" all
-    match each other; with `dayfirst=True`, "07/12/2023" matches them instead. False when
+    "Dec 7, 2023", "December 7th, 2023", "2023-12-07", "7 Dec 2023", "12/07/2023" and
+    "07.12.2023" all match each other; with `dayfirst=True`, "07/12/2023" matches them too. False when
     either side has no full date ("December 2023", "", None) or the days differ.
     """
     left, right = parse_date(a, dayfirst=dayfirst), parse_date(b, dayfirst=dayfirst)

@@ -1,7 +1,11 @@
 """Dollar prices per model, used for the ledger, the budget cap and the "saved" figure.
 
-Prices are US dollars per million tokens. A model matches the longest table key that is
-its name or a prefix of it followed by "-", so dated snapshots ("claude-sonnet-4-5-20250929") use their family's price. The table is
+Prices are US dollars per million tokens. A model matches the longest table key that is its
+name, or its name's start followed only by version numbers, a date or "latest"
+("claude-sonnet-4-5-20250929", "o4-mini-2025-04-16", "claude-3-5-haiku-latest"), so dated
+snapshots and newer versions use their family's price. A named variant ("gpt-5-pro",
+"o3-pro", "gpt-4o-audio-preview") is not its base model: such tiers cost up to ten times
+more, and pricing one as its base would let a budget cap overspend tenfold unseen. The table is
 configurable (`[llm.prices]` in judgegen.toml); a model with no price costs 0 and is listed
 as unpriced in the summary, so a missing price is visible rather than silently cheap.
 """
@@ -121,5 +125,10 @@ class PriceTable(BaseModel):
 
 
 def _is_family(name: str, key: str) -> bool:
-    """`key` names `name` or its family: "gpt-5" covers "gpt-5-2025-08-07", not "gpt-5.4-mini"."""
-    return name == key or (name.startswith(key) and name[len(key)] == "-")
+    """`key` names `name` or its family: "gpt-5" covers "gpt-5-2025-08-07", not "gpt-5.4-mini"
+    nor "gpt-5-pro" (a tier of its own, priced apart: unpriced until the table has it)."""
+    if name == key:
+        return True
+    if not name.startswith(key) or name[len(key) : len(key) + 1] != "-":
+        return False
+    return all(part.isdigit() or part == "latest" for part in name[len(key) + 1 :].split("-"))

@@ -55,13 +55,14 @@ class AnswersLayout:
     note: str | None = None
 
 
-def _visible(path: Path) -> bool:
+def is_visible(path: Path) -> bool:
+    """Whether `path` is not hidden (a dot name): hidden folders and files are no answers."""
     return not path.name.startswith(".")
 
 
 def _entries(folder: Path) -> tuple[list[Path], list[Path]]:
     """(visible sub-folders, visible files) of `folder`, sorted."""
-    children = sorted(p for p in folder.iterdir() if _visible(p))
+    children = sorted(p for p in folder.iterdir() if is_visible(p))
     return [p for p in children if p.is_dir()], [p for p in children if not p.is_dir()]
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from toolkit.runner.answers_layout import ANSWER_SUFFIX, AnswersLayout, read_layout
+from toolkit.runner.answers_layout import ANSWER_SUFFIX, AnswersLayout, is_visible, read_layout
 from toolkit.util.hashing import sha256_bytes
 
 DEFAULT_MAX_ANSWER_BYTES = 2_000_000
@@ -203,10 +203,11 @@ def discover_trajectories(
     tasks: set[str] | None = None,
     max_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
 ) -> list[AnswerInput]:
-    """One input per `<run>/traj/<task_id>/` folder; malformed folders become excluded inputs."""
+    """One input per `<run>/traj/<task_id>/` folder; malformed folders become excluded inputs.
+    Hidden folders (`.ipynb_checkpoints`, `.git`) are no task's, as in an answers folder."""
     run, traj = trajectory_root(root)
     return [
         _trajectory_input(run, task_dir, max_bytes)
-        for task_dir in sorted(p for p in traj.iterdir() if p.is_dir())
+        for task_dir in sorted(p for p in traj.iterdir() if p.is_dir() and is_visible(p))
         if tasks is None or task_dir.name in tasks
     ]
