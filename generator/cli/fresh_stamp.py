@@ -333,10 +333,13 @@ def _shared_memory(relative: str) -> bool:
 
 
 def _not_a_spec(relative: str) -> bool:
-    """In a tasks folder only the task folders and their specs matter to `run` (it warns of a
-    judge generated from another spec): samples, labels and pages inside are left out."""
+    """In a tasks folder only the task folders, their specs and their labels matter to `run`
+    (it warns of a judge generated from another spec, or checked against other intended
+    scores): sample answers and pages inside are left out."""
     parts = relative.split("/")
-    return len(parts) > 2 or (len(parts) == 2 and parts[1] not in ("task.yaml", "task.md"))
+    if len(parts) == 2:
+        return parts[1] not in ("task.yaml", "task.md", "labels")
+    return len(parts) > 2 and (len(parts) > 3 or parts[1] != "labels")
 
 
 _SKIPPED: dict[str, Callable[[str], bool]] = {

@@ -116,13 +116,15 @@ def check_input_roots(results: Path, inputs: list[AnswerInput]) -> None:
                 )
 
 
-def stale_judges(tasks_dir: Path, judges: Path, task_ids: set[str]) -> list[str]:
+def stale_judges(tasks_dir: Path, judges: Path, reviews: Path, task_ids: set[str]) -> list[str]:
     """A warning for each judge among `task_ids` generated from another version of its spec
-    in `tasks_dir` (or whose spec cannot be read): its scores follow the rubric it was made
-    from, not the one the author sees now. Nothing when `tasks_dir` holds no such task."""
+    in `tasks_dir` (or whose spec or labels cannot be read): its scores follow the rubric it
+    was made from, not the one the author sees now; or whose acceptance (its review record)
+    compared it with other intended scores than the task's labels give now. Nothing when
+    `tasks_dir` holds no such task."""
     if not tasks_dir.is_dir():
         return []
-    from generator.review.staleness import judge_file, staleness, task_folders
+    from generator.review.staleness import intent_changes, judge_file, staleness, task_folders
     from generator.stages.spec import load_spec
 
     warnings = []
@@ -130,7 +132,9 @@ def stale_judges(tasks_dir: Path, judges: Path, task_ids: set[str]) -> list[str]
         if folder.name not in task_ids or not judge_file(judges, folder.name).is_file():
             continue
         try:
-            state = staleness(load_spec(folder, tasks_dir), judges)
+            loaded = load_spec(folder, tasks_dir)
+            state = staleness(loaded, judges)
+            changes = [] if state.stale else intent_changes(loaded, reviews)
         except SpecError as exc:
             warnings.append(
                 f"cannot tell whether {judges / folder.name}.py follows its spec: {exc}"
@@ -142,6 +146,13 @@ def stale_judges(tasks_dir: Path, judges: Path, task_ids: set[str]) -> list[str]
                 f"spec_sha256 {str(state.judge_spec_sha256)[:19]}…, the spec now "
                 f"{state.spec_sha256[:19]}…): its scores follow the rubric it was generated "
                 f"from; update it with `judgegen regenerate {folder.name}`"
+            )
+        elif changes:
+            warnings.append(
+                f"the intended scores of {folder}'s sample answers changed since "
+                f"{state.judge_path} passed acceptance ({reviews / folder.name}.json): "
+                f"{'; '.join(changes)}; check it against them with "
+                f"`judgegen regenerate {folder.name} --force`"
             )
     return warnings
 
@@ -376,8 +387,9 @@ def _maps_loader(spec: str | None) -> Callable[[], MapsProvider | None]:
     default="tasks",
     show_default=True,
     type=click.Path(file_okay=False, path_type=Path),
-    help="Task specs: a judge generated from another version of its task's spec is named in a "
-    "warning (its scores follow the old rubric; `judgegen regenerate` it).",
+    help="Task specs: a judge generated from another version of its task's spec, or accepted "
+    "against other intended scores than the task's labels give now, is named in a warning "
+    "(`judgegen regenerate` it).",
 )
 @backend_options
 @click.option("--include-unreviewed", is_flag=True, help="Also run judges without approval.")
@@ -506,7 +518,7 @@ def run(
     samples = samples_task(answers) if answers is not None else None
     if samples is None:  # each task's samples come from its own folder, by design
         check_input_roots(results, inputs)
-    stale = stale_judges(tasks_dir, judges, {item.task_id for item in inputs})
+    stale = stale_judges(tasks_dir, judges, reviews, {item.task_id for item in inputs})
     for warning in stale:
         click.echo(f"warning: {warning}", err=True)
     try:

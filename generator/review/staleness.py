@@ -1,12 +1,16 @@
-"""Whether a task's judge was generated from the task's spec as it is now.
+"""Whether a task's judge was generated from the task's spec as it is now, and checked
+against the scores its author intends now.
 
 The judge's provenance header names the spec it was generated from (its sha256); an author
 who edits the rubric and forgets to regenerate would otherwise get scores by the old rubric
-unseen. Lean on purpose (specs and headers only): `judgegen run` checks its tasks with it.
+unseen. Its review record keeps the intended scores acceptance compared it with; labels
+edited since (`labels/`, `intended_scores`) were never checked against the judge. Lean on
+purpose (specs, labels, headers and records only): `judgegen run` checks its tasks with it.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -75,3 +79,33 @@ def find_stale(tasks_dir: str | Path, judges_dir: str | Path) -> list[Staleness]
         if judge_file(judges_dir, folder.name).is_file()
     ]
     return [item for item in found if item.stale]
+
+
+def intent_changes(loaded: LoadedSpec, reviews_dir: str | Path) -> list[str]:
+    """How the intended scores of the task's sample answers differ from those its judge's
+    acceptance compared it with (`reviews/<id>.json`), one "answer: old → new" each; nothing
+    when they agree, or when no record shows an acceptance that ran."""
+    from generator.review.labels import intended_labels
+
+    record_path = Path(reviews_dir) / f"{loaded.task_id}.json"
+    try:
+        acceptance = json.loads(record_path.read_text("utf-8")).get("acceptance") or {}
+    except (OSError, ValueError, AttributeError):
+        return []
+    if not isinstance(acceptance, dict) or not acceptance.get("ran"):
+        return []
+    checked = {
+        str(item.get("answer")): item.get("intended")
+        for item in acceptance.get("answers") or []
+        if isinstance(item, dict)
+    }
+    now = {name: label.root_score for name, label in intended_labels(loaded).items()}
+    return [
+        f"{name}: {_shown(checked.get(name))} → {_shown(now.get(name))}"
+        for name in sorted(checked.keys() | now.keys())
+        if checked.get(name) != now.get(name)
+    ]
+
+
+def _shown(score: object) -> str:
+    return "none" if score is None else f"{score:g}" if isinstance(score, float | int) else "?"

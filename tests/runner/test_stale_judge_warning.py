@@ -11,10 +11,11 @@ from click.testing import CliRunner, Result
 
 from generator.cli import main
 from generator.cli.fresh_stamp import STAMP_FILE
-from tests.generator.test_examples import checkout
+from tests.generator.test_examples import ROOT, checkout
 
 TASK = "rust_2024_edition"
 STALE = "was generated from another version of tasks/rust_2024_edition"
+INTENT = "the intended scores of tasks/rust_2024_edition's sample answers changed"
 
 
 @pytest.fixture
@@ -24,6 +25,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     checkout(tmp_path, TASK)
     monkeypatch.chdir(tmp_path)
     shutil.copytree(tmp_path / "tasks" / TASK / "answers", tmp_path / "answers" / "agent" / TASK)
+    shutil.copy(ROOT / "reviews" / f"{TASK}.json", tmp_path / "reviews")
     pages = ["cache-pages", "--import-m2w2", "examples/pages", "--store", "pages"]
     assert CliRunner().invoke(main, pages).exit_code == 0
     return tmp_path
@@ -39,6 +41,16 @@ def edit_spec(project: Path) -> None:
     spec = project / "tasks" / TASK / "task.yaml"
     text = spec.read_text()
     spec.write_text(text.replace("Link the official announcement", "Cite the announcement"))
+
+
+def label(project: Path, answer: str, root_score: float) -> None:
+    """Label sample answer `answer` (written as a new sample answer if there is none)."""
+    task = project / "tasks" / TASK
+    sample = task / "answers" / f"{answer}.md"
+    if not sample.exists():
+        sample.write_text("Rust 1.85.0, released on February 20, 2025.\n")
+    (task / "labels").mkdir(exist_ok=True)
+    (task / "labels" / f"{answer}.yaml").write_text(f"root_score: {root_score}\n")
 
 
 def test_run_warns_of_a_judge_generated_from_another_version_of_its_spec(project: Path) -> None:
@@ -81,3 +93,39 @@ def test_a_spec_edited_after_a_stamped_run_is_not_answered_from_the_stamp(
     rerun = run_answers()
 
     assert STALE in " ".join(rerun.stderr.split())
+
+
+def test_run_warns_of_intended_scores_changed_since_the_judges_acceptance(
+    project: Path,
+) -> None:
+    """Label files are outside the spec's hash: a sample answer labelled after acceptance was
+    never compared with the judge's score of it."""
+    label(project, "extra", 0.5)
+
+    result = run_answers()
+
+    message = " ".join(result.stderr.split())
+    assert INTENT in message
+    assert "extra: none → 0.5" in message
+    assert f"judgegen regenerate {TASK} --force" in message
+
+
+def test_labels_that_agree_with_the_acceptance_bring_no_warning(project: Path) -> None:
+    label(project, "good", 1.0)
+
+    result = run_answers()
+
+    assert result.exit_code == 0, result.stderr[-2000:]
+    assert INTENT not in " ".join(result.stderr.split())
+
+
+def test_a_label_edited_after_a_stamped_run_is_not_answered_from_the_stamp(
+    project: Path,
+) -> None:
+    assert run_answers().exit_code == 0
+    assert (project / "results" / STAMP_FILE).exists()
+    label(project, "extra", 0.25)
+
+    rerun = run_answers()
+
+    assert "extra: none → 0.25" in " ".join(rerun.stderr.split())
