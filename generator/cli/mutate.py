@@ -38,6 +38,8 @@ from generator.review.mutate import (
 from generator.review.runs import ReviewRuns
 from generator.stages.spec import LoadedSpec, SampleAnswer
 from toolkit.llm.settings import LLMSettings
+from toolkit.util.files import write_atomic
+from toolkit.util.hashing import sha256_file
 
 MUTATION_REPORT_VERSION = MUTATION_VERSION
 SECTION_START = "<!-- judgegen:mutation:start -->"
@@ -146,8 +148,31 @@ def review_section(report: MutationReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def record_in_review(reviews: Path, report: MutationReport) -> list[Path]:
-    """Replace (or append) the mutation section of the review record; update the sidecar."""
+def review_mismatch(reviews: Path, task_id: str, judge: Path) -> str | None:
+    """Why `--write-review` must not write into REVIEWS/<task_id>.json: it describes other
+    judge bytes than `judge` (a kill rate measured on these would then be recorded for those),
+    or cannot be read. None when it describes `judge`, or there is none."""
+    sidecar = reviews / f"{task_id}.json"
+    if not sidecar.is_file():
+        return None
+    try:
+        recorded = json.loads(sidecar.read_text("utf-8")).get("judge_sha256")
+    except (OSError, ValueError, AttributeError) as exc:
+        return f"{sidecar} cannot be read as a review record ({exc}); fix or remove it"
+    measured = sha256_file(judge)
+    if recorded and recorded != measured:
+        return (
+            f"{sidecar} describes judge bytes {recorded[:19]}…, but {judge} is now "
+            f"{measured[:19]}…: the kill rate would be recorded for a judge it was not "
+            "measured on. Regenerate the judge (its record then describes it), or run without "
+            "--write-review"
+        )
+    return None
+
+
+def record_in_review(reviews: Path, report: MutationReport, judge_sha256: str) -> list[Path]:
+    """Replace (or append) the mutation section of the review record; update the sidecar,
+    naming the judge bytes the mutations were run on."""
     markdown = reviews / f"{report.task_id}.md"
     text = markdown.read_text("utf-8") if markdown.is_file() else ""
     section = review_section(report)
@@ -157,7 +182,7 @@ def record_in_review(reviews: Path, report: MutationReport) -> list[Path]:
     else:
         text = (text.rstrip("\n") + "\n\n" if text.strip() else "") + section
     reviews.mkdir(parents=True, exist_ok=True)
-    markdown.write_text(text, "utf-8")
+    write_atomic(markdown, text)
     written = [markdown]
     sidecar = reviews / f"{report.task_id}.json"
     if sidecar.is_file():
@@ -169,8 +194,9 @@ def record_in_review(reviews: Path, report: MutationReport) -> list[Path]:
             "killed": report.killed,
             "errors": report.errors,
             "kill_rate": report.kill_rate,
+            "judge_sha256": judge_sha256,
         }
-        sidecar.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        write_atomic(sidecar, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         written.append(sidecar)
     return written
 
@@ -182,7 +208,8 @@ def record_in_review(reviews: Path, report: MutationReport) -> list[Path]:
 @click.option(
     "--write-review",
     is_flag=True,
-    help="Record the result in REVIEWS/<task>.md (delimited section) and its .json sidecar.",
+    help="Record the result in REVIEWS/<task>.md (delimited section) and its .json sidecar, "
+    "with the judge's sha256; refused when the sidecar describes other judge bytes.",
 )
 @click.option("--reviews", default="reviews", show_default=True, type=click.Path(path_type=Path))
 @location_options
@@ -223,6 +250,10 @@ def mutate(
     """
     loaded = load_task(task, tasks_dir)
     judge = judge_file(judges, loaded.task_id)
+    mismatch = review_mismatch(reviews, loaded.task_id, judge) if write_review else None
+    if mismatch is not None:
+        raise click.UsageError(f"--write-review: {mismatch}")
+    measured = sha256_file(judge) if judge.is_file() else ""
     chosen = pick_answer(loaded, answer_name) if answer_name else None
     backend, client = open_backend(backend_spec, llm_settings)
     setup = (backend, client, open_pages(pages))
@@ -233,7 +264,7 @@ def mutate(
             raise click.UsageError(f"--answer {chosen.name}: {exc.message}") from exc
         raise
     if write_review:
-        for path in record_in_review(reviews, report):
+        for path in record_in_review(reviews, report, measured):
             click.echo(f"updated {path}", err=True)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))

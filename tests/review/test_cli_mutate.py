@@ -10,6 +10,7 @@ import pytest
 
 from generator.cli.mutate import SECTION_END, SECTION_START
 from tests.fixtures.review.helpers import BACKEND, TASK, invoke, workspace
+from toolkit.util.hashing import sha256_file
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ["--backend", BACKEND, "--pages", "pages", "--no-sandbox"]
@@ -77,6 +78,32 @@ def test_write_review_replaces_only_its_own_section(work: Path) -> None:
     assert sidecar["task_id"] == TASK
     assert sidecar["mutation_testing"]["killed"] == 5
     assert sidecar["mutation_testing"]["kill_rate"] == pytest.approx(5 / 6)
+
+
+def test_write_review_names_the_judge_bytes_the_mutations_ran_on(work: Path) -> None:
+    judge = work / "generated_judges" / f"{TASK}.py"
+    (work / "reviews").mkdir()
+    record = {"version": 1, "task_id": TASK, "judge_sha256": sha256_file(judge)}
+    (work / "reviews" / f"{TASK}.json").write_text(json.dumps(record))
+    result = invoke(["mutate", TASK, "--write-review", *RUN])
+    assert result.exit_code == 0, result.stderr
+    sidecar = json.loads((work / "reviews" / f"{TASK}.json").read_text())
+    assert sidecar["mutation_testing"]["judge_sha256"] == sha256_file(judge)
+
+
+def test_write_review_refuses_a_record_of_other_judge_bytes(work: Path) -> None:
+    """A record describing another version of the judge would vouch for a kill rate that
+    version never had (the judge was edited after it was reviewed)."""
+    (work / "reviews").mkdir()
+    record = {"version": 1, "task_id": TASK, "judge_sha256": "sha256:" + "0" * 64}
+    sidecar = work / "reviews" / f"{TASK}.json"
+    sidecar.write_text(json.dumps(record))
+    result = invoke(["mutate", TASK, "--write-review", *RUN])
+    assert result.exit_code == 2
+    message = " ".join(result.stderr.split())
+    assert "describes judge bytes sha256:0000000000" in message and "Regenerate" in message
+    assert json.loads(sidecar.read_text()) == record
+    assert not (work / "reviews" / f"{TASK}.md").exists()
 
 
 def test_write_review_appends_the_section_to_a_record_without_one(work: Path) -> None:

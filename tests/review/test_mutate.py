@@ -137,7 +137,7 @@ def test_the_kill_rate_line_shows_the_errors_left_out():
 
 def test_write_review_records_the_errors_and_the_same_kill_rate(tmp_path: Path):
     (tmp_path / "t.json").write_text(json.dumps({"version": 1, "task_id": "t"}))
-    record_in_review(tmp_path, CRASHED)
+    record_in_review(tmp_path, CRASHED, "sha256:" + "a" * 64)
     sidecar = json.loads((tmp_path / "t.json").read_text())["mutation_testing"]
     assert (sidecar["mutations"], sidecar["errors"], sidecar["kill_rate"]) == (6, 2, 0.75)
     assert "2 errors left out" in (tmp_path / "t.md").read_text()
