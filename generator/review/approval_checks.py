@@ -14,10 +14,10 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from generator.review.record import ReviewRecord
-from generator.stages.provenance import Provenance
+from generator.review.staleness import staleness
 from generator.stages.spec import load_spec
 from toolkit.errors import SpecError
-from toolkit.util.hashing import sha256_bytes
+from toolkit.util.hashing import sha256_file
 
 
 def approval_warnings(
@@ -26,10 +26,9 @@ def approval_warnings(
     """Why the review record of `judge` does not vouch for its current bytes, one line each
     (file, field, fix); empty when the record describes exactly these bytes and every gate ran
     and passed."""
-    data = judge.read_bytes()
-    warnings = _record_warnings(task_id, sha256_bytes(data), reviews_dir)
+    warnings = _record_warnings(task_id, sha256_file(judge), reviews_dir)
     if tasks_dir is not None:
-        warnings += _spec_warnings(task_id, judge, data, tasks_dir)
+        warnings += _spec_warnings(task_id, judge, tasks_dir)
     return warnings
 
 
@@ -74,24 +73,25 @@ def _record_warnings(task_id: str, judge_sha256: str, reviews_dir: Path) -> list
     return warnings
 
 
-def _spec_warnings(task_id: str, judge: Path, data: bytes, tasks_dir: Path) -> list[str]:
-    """The judge's provenance header against the task's spec as it is now."""
+def _spec_warnings(task_id: str, judge: Path, tasks_dir: Path) -> list[str]:
+    """The judge's provenance header against the task's spec as it is now (`staleness`, the
+    check `judgegen run` and `regenerate` make)."""
     if not (tasks_dir / task_id).is_dir():
         return []
     try:
-        provenance = Provenance.from_header(data.decode("utf-8"))
-        current = load_spec(task_id, tasks_dir).sha256()
+        state = staleness(load_spec(task_id, tasks_dir), judge.parent)
     except (SpecError, ValidationError, UnicodeDecodeError) as exc:
         return [f"{judge}: cannot compare with the spec in {tasks_dir / task_id} ({exc})"]
-    if provenance is None:
+    if state.judge_spec_sha256 is None:
         return [
             f"{judge}: no provenance header (spec_sha256), so nothing shows which spec it "
             f"judges; regenerate it (`judgegen regenerate {task_id} --force`)"
         ]
-    if provenance.spec_sha256 != current:
+    if state.stale:
         return [
-            f"{judge}: header spec_sha256 is {provenance.spec_sha256[:19]}…, but "
-            f"{tasks_dir / task_id} is now {current[:19]}…: the spec changed since the judge "
-            f"was generated; regenerate it (`judgegen regenerate {task_id}`) before approving"
+            f"{judge}: header spec_sha256 is {state.judge_spec_sha256[:19]}…, but "
+            f"{tasks_dir / task_id} is now {state.spec_sha256[:19]}…: the spec changed since "
+            f"the judge was generated; regenerate it (`judgegen regenerate {task_id}`) before "
+            "approving"
         ]
     return []
