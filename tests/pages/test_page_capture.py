@@ -99,6 +99,11 @@ setTimeout(function () {
   document.getElementById("app").textContent = "The bridge opened in 1932.";
 }, 1200);
 </script></body></html>""".encode()  # late content beside a clock that never stops
+LOGIN_HTML = b"""<html><body><h1>Sign in</h1><form><input name="user"><input name="pass" type="password">
+<button>Sign in</button></form><p>New here? Join now to see the profile.</p></body></html>"""
+SCRIPT_TO_LOGIN_HTML = b"""<html><body>Loading the profile...<script>
+location.replace("/uas/login?session_redirect=%2Fprofile");
+</script></body></html>"""  # a members-only page sending the browser on by script
 HASH_ROUTED_HTML = b"""<html><body><div id="view"></div><script>
 var views = {"#/pricing": "Pro plan: 10 dollars a month", "#!/about": "Founded in 2019"};
 document.getElementById("view").innerText = views[location.hash] || "Welcome to the app";
@@ -147,6 +152,9 @@ def make_handler(pdf: bytes, release: threading.Event) -> type[BaseHTTPRequestHa
         "/appending": (200, "text/html; charset=utf-8", APPENDING_HTML),
         "/late-with-clock": (200, "text/html; charset=utf-8", LATE_WITH_CLOCK_HTML),
         "/app": (200, "text/html; charset=utf-8", HASH_ROUTED_HTML),
+        "/accounts/login": (200, "text/html; charset=utf-8", LOGIN_HTML),
+        "/uas/login": (200, "text/html; charset=utf-8", LOGIN_HTML),
+        "/profile": (200, "text/html; charset=utf-8", SCRIPT_TO_LOGIN_HTML),
         "/missing": (404, "text/html", b"<html><body>Not Found page text</body></html>"),
     }
 
@@ -155,7 +163,13 @@ def make_handler(pdf: bytes, release: threading.Event) -> type[BaseHTTPRequestHa
             if self.path == "/hang":
                 release.wait(30)
                 return
-            path = "/loop" if self.path.startswith("/loop") else self.path
+            if self.path == "/members":  # a members-only page: sent on to sign in
+                self.send_response(302)
+                self.send_header("Location", "/accounts/login?next=%2Fmembers")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            path = "/loop" if self.path.startswith("/loop") else self.path.split("?")[0]
             status, content_type, body = routes.get(path, (404, "text/plain", b"no"))
             self.send_response(status)
             self.send_header("Content-Type", content_type)
@@ -724,3 +738,29 @@ def test_each_hash_route_is_captured_as_its_own_page_under_its_own_url(
             ("/app", "Welcome to the app"),
         ]
     }
+
+
+@pytest.fixture(scope="module")
+def walled(server: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, PageRecord]:
+    """The records of pages that send the browser to a sign-in page, and of one cited sign-in
+    page, by path."""
+    paths = ["/members", "/profile", "/accounts/login"]
+    return capture_paths(server, paths, tmp_path_factory.mktemp("walled"))
+
+
+@pytest.mark.parametrize("path", ["/members", "/profile"])
+def test_a_page_that_sends_the_browser_to_sign_in_is_a_blocked_failure(
+    walled: dict[str, PageRecord], path: str
+) -> None:
+    record = walled[path]
+    assert (record.status, record.error_kind) == ("failed", "blocked")
+    assert "login" in (record.final_url or "")
+    assert "sign-in or consent page (127.0.0.1/" in (record.error or "")
+
+
+def test_a_sign_in_page_cited_as_itself_is_stored_as_a_page(
+    walled: dict[str, PageRecord],
+) -> None:
+    record = walled["/accounts/login"]
+    assert record.status == "ok", record.error
+    assert "Join now to see the profile." in (record.text or "")

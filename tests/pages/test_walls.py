@@ -1,11 +1,12 @@
-"""A bot check served in place of a page is recognized by its own wording, only when it is the
-whole (short) text: a real page that quotes such a phrase is not taken for one."""
+"""A wall served in place of a page is recognized: a bot check by its own wording, only when it
+is the whole (short) text (a real page that quotes such a phrase is not taken for one); a
+sign-in or consent page by where the browser was sent, only when the cited URL is not one."""
 
 from __future__ import annotations
 
 import pytest
 
-from toolkit.pages.walls import MAX_CHALLENGE_CHARS, bot_check
+from toolkit.pages.walls import MAX_CHALLENGE_CHARS, bot_check, redirect_wall
 
 CHALLENGES = {
     "cloudflare": "Just a moment...\n\nEnable JavaScript and cookies to continue",
@@ -39,3 +40,71 @@ def test_a_real_page_quoting_a_challenge_phrase_is_not_one() -> None:
 @pytest.mark.parametrize("text", [None, "", "The Louvre is open 9:00-18:00; Friday to 21:45."])
 def test_an_ordinary_or_empty_page_is_not_a_bot_check(text: str | None) -> None:
     assert bot_check(text) is None
+
+
+WALLS = {
+    "linkedin authwall": (
+        "https://www.linkedin.com/in/someone",
+        "https://www.linkedin.com/authwall?trk=bf&sessionRedirect=x",
+        "www.linkedin.com/authwall",
+    ),
+    "instagram login": (
+        "https://www.instagram.com/p/abc/",
+        "https://www.instagram.com/accounts/login/?next=/p/abc/",
+        "www.instagram.com/accounts/login/",
+    ),
+    "private google doc": (
+        "https://docs.google.com/document/d/1x/edit",
+        "https://accounts.google.com/v3/signin/identifier?continue=x",
+        "accounts.google.com/v3/signin/identifier",
+    ),
+    "google consent": (
+        "https://www.google.com/maps/place/Louvre",
+        "https://consent.google.com/ml?continue=x",
+        "consent.google.com/ml",
+    ),
+    "yahoo consent": (
+        "https://finance.yahoo.com/quote/AAPL",
+        "https://guce.yahoo.com/consent?brandType=nonEu",
+        "guce.yahoo.com/consent",
+    ),
+    "a php sign-in step": (
+        "https://forum.example.org/thread/42",
+        "https://forum.example.org/Login.php?return=42",
+        "forum.example.org/Login.php",
+    ),
+}
+
+
+@pytest.mark.parametrize(("cited", "final", "where"), WALLS.values(), ids=WALLS.keys())
+def test_a_redirect_to_a_sign_in_or_consent_page_is_a_wall(
+    cited: str, final: str, where: str
+) -> None:
+    assert redirect_wall(cited, final) == where
+
+
+NOT_WALLS = {
+    "no redirect": ("https://example.com/a", "https://example.com/a"),
+    "no final url": ("https://example.com/a", None),
+    "an ordinary redirect": ("http://example.com/a", "https://www.example.com/a/"),
+    "a word that only contains login": (
+        "https://example.com/a",
+        "https://example.com/loginless-faq",
+    ),
+    "a cited sign-in page": (
+        "https://accounts.google.com/signin",
+        "https://accounts.google.com/v3/signin/identifier",
+    ),
+    "a host label that only starts with auth": (
+        "https://example.com/a",
+        "https://authors.example.com/a",
+    ),
+    "a bare host named login": ("https://example.com/a", "http://login/"),
+}
+
+
+@pytest.mark.parametrize(("cited", "final"), NOT_WALLS.values(), ids=NOT_WALLS.keys())
+def test_other_redirects_and_cited_sign_in_pages_are_not_walls(
+    cited: str, final: str | None
+) -> None:
+    assert redirect_wall(cited, final) is None

@@ -27,7 +27,7 @@ from pydantic import BaseModel
 from toolkit.errors import InfraError
 from toolkit.pages.pdf import PdfTextError, looks_like_pdf, pdf_text
 from toolkit.pages.store import INFRA_FAILURES, FailureKind, PageKind, PageRecord, PageStore
-from toolkit.pages.walls import blocked_reason, bot_check
+from toolkit.pages.walls import blocked_reason, bot_check, redirect_wall, wall_reason
 from toolkit.urls import canonical_url, is_web_url
 
 if TYPE_CHECKING:
@@ -418,6 +418,9 @@ async def _web_record(
     challenge = bot_check(text)
     if challenge is not None:  # likewise: a bot check stored as the page
         return PageRecord.failure(url, "blocked", blocked_reason(challenge), **extra)
+    wall = redirect_wall(url, final_url)
+    if wall is not None:  # or the sign-in or consent page the site sent the browser to
+        return PageRecord.failure(url, "blocked", wall_reason(wall), **extra)
     return PageRecord.web(url, text, shot, **extra)
 
 
