@@ -168,15 +168,16 @@ def canonical_url(url: str) -> str:
     return urlunsplit((scheme, netloc, parts.path or "/", parts.query, _route(parts)))
 
 
-def web_host(url: object) -> str | None:
-    """The lower-case host of an http(s) URL without "www."/"m." and dots at either end."""
+def web_host(url: object, *, as_written: bool = False) -> str | None:
+    """The lower-case host of an http(s) URL without dots at either end, and without a
+    leading "www."/"m." unless `as_written`."""
     parts = _web_parts(url)
-    return None if parts is None else _clean_host(unquote(parts.hostname or ""))
+    return None if parts is None else _clean_host(unquote(parts.hostname or ""), as_written)
 
 
-def _clean_host(host: str) -> str:
+def _clean_host(host: str, as_written: bool = False) -> str:
     host = host.lower().lstrip("*").strip(".")
-    for prefix in ("www.", "m."):
+    for prefix in () if as_written else ("www.", "m."):
         if host.startswith(prefix) and host.count(".") >= 2:
             host = host[len(prefix) :]
     return host

@@ -594,10 +594,45 @@ def test_url_domain_returns_none_for_non_urls(url: object) -> None:
         pytest.param(None, "github.com", False, id="none-url"),
         pytest.param("https://github.com", None, False, id="none-domain"),
         pytest.param("https://github.com", "", False, id="empty-domain"),
+        pytest.param("https://m.youtube.com/w", "www.youtube.com", True, id="m-before-site"),
+        pytest.param("https://mobile.twitter.com/a", "twitter.com", True, id="mobile-subdomain"),
+        pytest.param("https://attacker-wikipedia.org", "wikipedia.org", False, id="lookalike"),
+        pytest.param("https://fr.m.wikipedia.org", "en.wikipedia.org", False, id="other-language"),
+        pytest.param(
+            "https://en.m.wikipedia.org.evil.net",
+            "en.wikipedia.org",
+            False,
+            id="mobile-prefix-attack",
+        ),
+        pytest.param(
+            "https://alice.m.github.io", "alice.github.io", False, id="m-site-on-shared-host"
+        ),
     ],
 )
 def test_url_in_domain(url: object, domain: object, expected: bool) -> None:
     assert checks.url_in_domain(url, domain) is expected  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("url", "domain"),
+    [
+        pytest.param("https://en.m.wikipedia.org/wiki/X", "en.wikipedia.org", id="wikipedia"),
+        pytest.param("https://commons.m.wikimedia.org/a", "commons.wikimedia.org", id="commons"),
+        pytest.param("https://en.wikipedia.org/wiki/X", "en.m.wikipedia.org", id="domain-mobile"),
+        pytest.param("https://twitter.com/a", "mobile.twitter.com", id="domain-mobile-word"),
+    ],
+)
+def test_url_in_domain_reads_a_mobile_label_before_the_site_as_the_site(
+    url: str, domain: str
+) -> None:
+    assert checks.url_in_domain(url, domain) is True
+
+
+@pytest.mark.parametrize("label", ["m", "www"])
+def test_url_in_domain_keeps_a_www_or_m_label_that_is_the_site_itself(label: str) -> None:
+    # On a shared host (github.io) "m" and "www" are users' sites, not editions of the host.
+    assert checks.url_in_domain("https://alice.github.io/x", f"{label}.github.io") is False
+    assert checks.url_in_domain(f"https://{label}.github.io/x", "alice.github.io") is False
 
 
 # -- page text --------------------------------------------------------------------------

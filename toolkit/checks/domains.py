@@ -59,18 +59,45 @@ def url_domain(url: str | None) -> str | None:
 def url_in_domain(url: str | None, domain: str | None) -> bool:
     """True when `url` is on `domain` or on one of its subdomains.
 
-    "https://docs.github.com/x" is in "github.com"; "https://github.com" is in
-    "www.github.com" ("www." is ignored on both sides); "https://evilgithub.com" and
+    "https://docs.github.com/x" is in "github.com"; "https://evilgithub.com" and
     "https://github.com.evil.net" are not in "github.com". `domain` may also be given as
     a URL ("https://github.com/"). False for None or anything that is not an http(s) URL.
+
+    Editions of a site are the site: on both sides the labels "www", "m" and "mobile" in
+    front of the registrable domain (the site `url_domain` names) are ignored, so
+    "https://github.com" is in "www.github.com", "https://en.m.wikipedia.org/wiki/X" is in
+    "en.wikipedia.org" and "https://mobile.twitter.com" and "https://m.youtube.com" are in
+    "twitter.com" and "www.youtube.com". Those labels are never dropped from the
+    registrable domain itself, so no other site can match: "https://alice.github.io" is
+    not in "m.github.io" (user m's site), "https://fr.m.wikipedia.org" is not in
+    "en.wikipedia.org" and "https://attacker-wikipedia.org" is not in "wikipedia.org".
     """
-    host, wanted = web_host(url), web_host(domain)
+    host, wanted = web_host(url, as_written=True), web_host(domain, as_written=True)
     if wanted is None and isinstance(domain, str):
-        wanted = web_host(_ascii_host(domain.strip()))
+        wanted = web_host(_ascii_host(domain.strip()), as_written=True)
     if host is None or not wanted:
         return False
-    host, wanted = _ascii_host(host), _ascii_host(wanted)
+    host, wanted = _site_host(_ascii_host(host)), _site_host(_ascii_host(wanted))
     return host == wanted or host.endswith("." + wanted)
+
+
+# Labels that name an edition of a site (desktop "www", mobile "m"), not another site.
+_EDITION_LABELS = frozenset({"www", "m", "mobile"})
+
+
+def _site_host(host: str) -> str:
+    """`host` without its edition labels in front of its registrable domain:
+    "en.m.wikipedia.org" → "en.wikipedia.org"; "m.github.io" (a site itself) is kept."""
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        site = suffix_list().privatesuffix(host)
+    else:
+        return host
+    if not site or site == host:
+        return host
+    labels = host.removesuffix("." + site).split(".")
+    return ".".join([*(label for label in labels if label not in _EDITION_LABELS), site])
 
 
 def _ascii_host(host: str) -> str:
