@@ -563,6 +563,12 @@ def test_url_domain(url: str, expected: str) -> None:
     assert checks.url_domain(url) == expected
 
 
+@pytest.mark.parametrize("label", ["m", "www"])
+def test_url_domain_keeps_a_www_or_m_label_that_is_the_site_itself(label: str) -> None:
+    # m.github.io is user m's site on a shared host, not a mobile edition of github.io.
+    assert checks.url_domain(f"https://{label}.github.io/x") == f"{label}.github.io"
+
+
 @pytest.mark.parametrize(
     "url",
     [

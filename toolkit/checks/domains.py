@@ -52,7 +52,8 @@ def url_domain(url: str | None) -> str | None:
     try:
         ipaddress.ip_address(host.strip("[]"))
     except ValueError:
-        return suffix_list().privatesuffix(host) or host
+        # The registrable domain of the host as written: "m.github.io" is a site of its own.
+        return suffix_list().privatesuffix(web_host(url, as_written=True) or host) or host
     return host
 
 
