@@ -427,6 +427,10 @@ def test_number_in_range(value: object, low: object, high: object, expected: boo
         pytest.param("  John   Kennedy ", "John Kennedy", id="extra-spaces"),
         pytest.param("John Kennedy (politician)", "John F. Kennedy", id="parenthesised-aside"),
         pytest.param('William "Bill" Clinton', "William J. Clinton", id="quoted-nickname"),
+        pytest.param("Mrs. Smith", "Ms. Smith", id="two-honorifics-for-a-woman"),
+        pytest.param("Mr. Smith", "Smith", id="honorific-one-side"),
+        pytest.param("Dr. Jane Smith", "Mrs. Jane Smith", id="ungendered-title-vs-honorific"),
+        pytest.param("Sir Elton John", "Mr. Elton John", id="two-honorifics-for-a-man"),
     ],
 )
 def test_same_name_matches(a: str, b: str) -> None:
@@ -456,6 +460,22 @@ def test_same_name_matches(a: str, b: str) -> None:
 def test_same_name_rejects(a: object, b: object) -> None:
     assert checks.same_name(a, b) is False  # type: ignore[arg-type]
     assert checks.same_name(b, a) is False  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        pytest.param("Mr. Smith", "Mrs. Smith", id="mr-mrs"),
+        pytest.param("Mr Smith", "Ms Smith", id="mr-ms"),
+        pytest.param("Mr. John Smith", "Miss J. Smith", id="mr-miss-full-names"),
+        pytest.param("Smith, Mr. John", "Mrs. John Smith", id="last-comma-first"),
+        pytest.param("Lord Byron", "Lady Byron", id="lord-lady"),
+        pytest.param("Sir Ian Smith", "Dame Ian Smith", id="sir-dame"),
+    ],
+)
+def test_same_name_rejects_a_man_and_a_woman_by_their_honorifics(a: str, b: str) -> None:
+    assert checks.same_name(a, b) is False
+    assert checks.same_name(b, a) is False
 
 
 # -- URLs -------------------------------------------------------------------------------

@@ -15,12 +15,16 @@ _TITLES = frozenset(
         *("pres", "president", "gen", "col", "capt", "lt", "sgt", "maj", "adm", "fr", "rabbi"),
     }
 )
+# Forms of address that say a man or a woman: "Mr. Smith" and "Mrs. Smith" are two people.
+_MALE_TITLES = frozenset({"mr", "sir", "lord"})
+_FEMALE_TITLES = frozenset({"mrs", "ms", "miss", "dame", "lady"})
 _GENERATIONS = frozenset({"jr", "sr", "ii", "iii", "iv"})
 _HONORIFIC_SUFFIXES = frozenset({"phd", "md", "esq", "obe", "mbe", "cbe", "kbe", "dds", "jd"})
 
 
-def _name_tokens(text: str) -> tuple[list[str], str | None]:
-    """Given names plus surname as tokens (surname last), and a generation suffix if any."""
+def _name_tokens(text: str) -> tuple[list[str], str | None, frozenset[str]]:
+    """Given names plus surname as tokens (surname last), a generation suffix if any, and the
+    leading titles."""
     folded = re.sub(r"\([^)]*\)|\"[^\"]*\"", " ", fold(text)).replace("'", "").replace("`", "")
     parts = [p for p in folded.split(",") if p.strip()]
     generation: str | None = None
@@ -38,9 +42,20 @@ def _name_tokens(text: str) -> tuple[list[str], str | None]:
     if len(kept) == 2:
         kept = [kept[1], kept[0]]
     tokens = [token for part in kept for token in part]
+    titles: set[str] = set()
     while len(tokens) > 1 and tokens[0] in _TITLES:
+        titles.add(tokens[0])
         tokens = tokens[1:]
-    return tokens, generation
+    return tokens, generation, frozenset(titles)
+
+
+def _titles_conflict(left: frozenset[str], right: frozenset[str]) -> bool:
+    """One side is addressed only as a man and the other only as a woman."""
+    left_male, right_male = bool(left & _MALE_TITLES), bool(right & _MALE_TITLES)
+    left_female, right_female = bool(left & _FEMALE_TITLES), bool(right & _FEMALE_TITLES)
+    return (left_male and right_female and not (left_female or right_male)) or (
+        left_female and right_male and not (left_male or right_female)
+    )
 
 
 def _compatible(x: str, y: str) -> bool:
@@ -86,17 +101,22 @@ def same_name(a: str | None, b: str | None) -> bool:
     Does not match: "Jane Kennedy" vs "John Kennedy" (different first name), "John A.
     Kennedy" vs "John F. Kennedy" (conflicting middle initial), "Kennedy" vs "John Kennedy"
     (a surname alone never matches a full name), "John Kennedy Jr." vs "John Kennedy Sr."
-    (a generation suffix must agree when both sides give one). Nicknames ("Bill" for
-    "William") and reordered Eastern names ("Xi Jinping" vs "Jinping Xi") do not match.
+    (a generation suffix must agree when both sides give one), "Mr. Smith" vs "Mrs. Smith"
+    (when both sides give a form of address, Mr, Sir or Lord names a man and Mrs, Ms, Miss,
+    Dame or Lady a woman; "Mrs." = "Ms.", and other titles such as "Dr." or "Sen." say
+    nothing). Nicknames ("Bill" for "William") and reordered Eastern names ("Xi Jinping" vs
+    "Jinping Xi") do not match.
     """
     left_text, right_text = as_text(a), as_text(b)
     if not left_text or not right_text:
         return False
-    left, left_gen = _name_tokens(left_text)
-    right, right_gen = _name_tokens(right_text)
+    left, left_gen, left_titles = _name_tokens(left_text)
+    right, right_gen, right_titles = _name_tokens(right_text)
     if not left or not right:
         return False
     if left_gen and right_gen and left_gen != right_gen:
+        return False
+    if _titles_conflict(left_titles, right_titles):
         return False
     if len(left) == 1 or len(right) == 1:
         return left == right
