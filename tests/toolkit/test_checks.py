@@ -428,6 +428,8 @@ def test_number_in_range(value: object, low: object, high: object, expected: boo
         pytest.param("John Kennedy (politician)", "John F. Kennedy", id="parenthesised-aside"),
         pytest.param('William "Bill" Clinton', "William J. Clinton", id="quoted-nickname"),
         pytest.param("Mrs. Smith", "Ms. Smith", id="two-honorifics-for-a-woman"),
+        pytest.param("Müller", "Muller", id="umlaut-without-e"),
+        pytest.param("Gauß", "Gauss", id="sharp-s"),
         pytest.param("Mr. Smith", "Smith", id="honorific-one-side"),
         pytest.param("Dr. Jane Smith", "Mrs. Jane Smith", id="ungendered-title-vs-honorific"),
         pytest.param("Sir Elton John", "Mr. Elton John", id="two-honorifics-for-a-man"),
@@ -436,6 +438,22 @@ def test_number_in_range(value: object, low: object, high: object, expected: boo
 def test_same_name_matches(a: str, b: str) -> None:
     assert checks.same_name(a, b)
     assert checks.same_name(b, a)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        pytest.param("Müller", "Mueller", id="surname-alone"),
+        pytest.param("Jürgen Müller", "Juergen Mueller", id="given-name-and-surname"),
+        pytest.param("Jürgen Müller", "Juergen Muller", id="each-word-either-way"),
+        pytest.param("Schrödinger, Erwin", "Erwin Schroedinger", id="last-comma-first"),
+        pytest.param("Änne Öhler", "Aenne Oehler", id="capital-umlauts"),
+        pytest.param("Mu\u0308ller", "Mueller", id="decomposed-umlaut"),
+    ],
+)
+def test_same_name_matches_a_german_umlaut_written_out_with_e(a: str, b: str) -> None:
+    assert checks.same_name(a, b) is True
+    assert checks.same_name(b, a) is True
 
 
 @pytest.mark.parametrize(
@@ -451,6 +469,8 @@ def test_same_name_matches(a: str, b: str) -> None:
         pytest.param("John Kennedy Jr.", "John Kennedy Sr.", id="generation-conflict"),
         pytest.param("Bill Clinton", "William Clinton", id="nickname"),
         pytest.param("Mary Smith-Jones", "Mary Smith", id="first-part-of-double-surname"),
+        pytest.param("Mueller", "Muller", id="e-spelling-vs-plain"),
+        pytest.param("Jürgen Müller", "Jurgen Mieller", id="umlaut-other-surname"),
         pytest.param("John Kennedy", "", id="empty"),
         pytest.param("John Kennedy", None, id="none"),
         pytest.param("...", "...", id="punctuation-only"),

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import unicodedata
+from typing import NamedTuple
 
 from toolkit.checks.folding import as_text, fold
 
@@ -20,12 +22,34 @@ _MALE_TITLES = frozenset({"mr", "sir", "lord"})
 _FEMALE_TITLES = frozenset({"mrs", "ms", "miss", "dame", "lady"})
 _GENERATIONS = frozenset({"jr", "sr", "ii", "iii", "iv"})
 _HONORIFIC_SUFFIXES = frozenset({"phd", "md", "esq", "obe", "mbe", "cbe", "kbe", "dds", "jd"})
+# German umlauts written out ("Müller" = "Mueller"); ß is already "ss" once case-folded.
+_UMLAUTS_WRITTEN_OUT = str.maketrans(
+    {"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "Ae", "Ö": "Oe", "Ü": "Ue"}
+)
 
 
-def _name_tokens(text: str) -> tuple[list[str], str | None, frozenset[str]]:
-    """Given names plus surname as tokens (surname last), a generation suffix if any, and the
+class _Word(NamedTuple):
+    """One word of a name, folded two ways: accents dropped ("müller" → "muller") and German
+    umlauts written out ("müller" → "mueller"). Two words are equal when either form is."""
+
+    plain: str
+    german: str
+
+
+def _name_tokens(text: str) -> tuple[list[_Word], str | None, frozenset[str]]:
+    """Given names plus surname as words (surname last), a generation suffix if any, and the
     leading titles."""
-    folded = re.sub(r"\([^)]*\)|\"[^\"]*\"", " ", fold(text)).replace("'", "").replace("`", "")
+    tokens, generation, titles = _folded_tokens(fold(text))
+    german = unicodedata.normalize("NFC", text).translate(_UMLAUTS_WRITTEN_OUT)
+    german_tokens = _folded_tokens(fold(german))[0]
+    if len(german_tokens) != len(tokens):  # never expected: writing out keeps every word
+        german_tokens = tokens
+    return [_Word(*pair) for pair in zip(tokens, german_tokens, strict=True)], generation, titles
+
+
+def _folded_tokens(folded: str) -> tuple[list[str], str | None, frozenset[str]]:
+    """`_name_tokens` of an already folded name, each word a plain string."""
+    folded = re.sub(r"\([^)]*\)|\"[^\"]*\"", " ", folded).replace("'", "").replace("`", "")
     parts = [p for p in folded.split(",") if p.strip()]
     generation: str | None = None
     kept: list[list[str]] = []
@@ -58,13 +82,20 @@ def _titles_conflict(left: frozenset[str], right: frozenset[str]) -> bool:
     )
 
 
-def _compatible(x: str, y: str) -> bool:
-    if x == y:
+def _same(x: _Word, y: _Word) -> bool:
+    return x.plain == y.plain or x.german == y.german
+
+
+def _compatible(x: _Word, y: _Word) -> bool:
+    if _same(x, y):
         return True
-    return (len(x) == 1 and y.startswith(x)) or (len(y) == 1 and x.startswith(y))
+    x_plain, y_plain = x.plain, y.plain
+    return (len(x_plain) == 1 and y_plain.startswith(x_plain)) or (
+        len(y_plain) == 1 and x_plain.startswith(y_plain)
+    )
 
 
-def _aligns(short: list[str], long: list[str]) -> bool:
+def _aligns(short: list[_Word], long: list[_Word]) -> bool:
     """Every token of `short` matches, in order, a distinct token of `long`."""
     position = 0
     for token in short:
@@ -76,21 +107,24 @@ def _aligns(short: list[str], long: list[str]) -> bool:
     return True
 
 
-def _given_names_match(a: list[str], b: list[str]) -> bool:
+def _given_names_match(a: list[_Word], b: list[_Word]) -> bool:
     short, long = (a, b) if len(a) <= len(b) else (b, a)
     if not short:
         return False
     if _compatible(short[0], long[0]) and _aligns(short[1:], long[1:]):
         return True
-    return len(long[0]) == 1 and _aligns(short, long[1:]) and _compatible(short[0], long[1])
+    initial = len(long[0].plain) == 1
+    return initial and _aligns(short, long[1:]) and _compatible(short[0], long[1])
 
 
 def same_name(a: str | None, b: str | None) -> bool:
     """True when `a` and `b` can name the same person.
 
-    Ignores case, accents ("José" = "Jose"), punctuation, titles ("Dr."), honorifics
-    ("PhD"), parenthesised or quoted asides ("John Kennedy (politician)", 'William "Bill"
-    Clinton') and the "Last, First" order. The surnames (last word) must be equal; the first
+    Ignores case, accents ("José" = "Jose", "Müller" = "Muller"), punctuation, titles
+    ("Dr."), honorifics ("PhD"), parenthesised or quoted asides ("John Kennedy
+    (politician)", 'William "Bill" Clinton') and the "Last, First" order. A German umlaut
+    may also be written out with an e ("Müller" = "Mueller", "Schrödinger" =
+    "Schroedinger"; ß = ss), word by word; "Mueller" and "Muller" stay two names. The surnames (last word) must be equal; the first
     given names must agree, either in full or by initial; middle names may be present on
     one side and absent on the other, or given as initials. Hyphens split words, so
     "Jean-Paul Sartre" = "Jean Paul Sartre" = "J.-P. Sartre".
@@ -119,7 +153,7 @@ def same_name(a: str | None, b: str | None) -> bool:
     if _titles_conflict(left_titles, right_titles):
         return False
     if len(left) == 1 or len(right) == 1:
-        return left == right
-    if left[-1] != right[-1]:
+        return len(left) == len(right) and _same(left[0], right[0])
+    if not _same(left[-1], right[-1]):
         return False
     return _given_names_match(left[:-1], right[:-1])
