@@ -101,7 +101,7 @@ TRAITS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     "dates": (re.compile(r"\bdates?\b|\bwhen\b", re.I), re.compile(r"same_date|parse_date")),
     "numbers": (
         re.compile(r"\b(how many|number|count|length|days?|km|percent)\b", re.I),
-        re.compile(r"same_number|number_in_range|parse_number"),
+        re.compile(r"same_number|number_in_range|number_bounds|parse_number"),
     ),
     "sequential": (
         re.compile(r"\b(sequential|first|before|order|then)\b", re.I),

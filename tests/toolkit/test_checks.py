@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import math
 import random
 import subprocess
 import sys
@@ -346,6 +347,8 @@ def test_parse_number_passes_numbers_through() -> None:
         pytest.param("100", 100.5, {"abs_tol": 0.5}, id="abs-tol-inclusive"),
         pytest.param("0", 0.0, {}, id="zeros"),
         pytest.param("-5", "−5", {}, id="minus-forms"),
+        pytest.param("about 1,200", 1200, {"abs_tol": 0.5}, id="approximate-within-abs-tol"),
+        pytest.param("~1,200", 1230, {"rel_tol": 0.05}, id="approximate-within-rel-tol"),
     ],
 )
 def test_same_number_matches(a: object, b: object, tolerances: dict[str, float]) -> None:
@@ -364,6 +367,7 @@ def test_same_number_matches(a: object, b: object, tolerances: dict[str, float])
         pytest.param(None, 0, {}, id="none-vs-zero"),
         pytest.param(None, None, {}, id="both-none"),
         pytest.param("1", "1", {"rel_tol": "x"}, id="garbage-tolerance"),
+        pytest.param("about 1,200", 1300, {"rel_tol": 0.05}, id="approximate-outside-rel-tol"),
     ],
 )
 def test_same_number_rejects(a: object, b: object, tolerances: dict[str, object]) -> None:
@@ -385,10 +389,220 @@ def test_same_number_rejects(a: object, b: object, tolerances: dict[str, object]
         pytest.param(None, 0, 100, False, id="none-value"),
         pytest.param("abc", 0, 100, False, id="garbage-value"),
         pytest.param("5", "abc", 10, False, id="garbage-bound"),
+        pytest.param("over 1,000", 1000, None, True, id="lower-bound-in-open-range"),
+        pytest.param("under 50", None, 50, True, id="upper-bound-in-open-range"),
+        pytest.param("about 1,200", 1000, 1500, True, id="approximate-inside"),
+        pytest.param("1.2-1.5 million", "1.2M", "1.5M", True, id="range-on-the-bounds"),
+        pytest.param("10-5", 0, 10, True, id="descending-pair-is-not-a-range"),
     ],
 )
 def test_number_in_range(value: object, low: object, high: object, expected: bool) -> None:
     assert checks.number_in_range(value, low, high) is expected  # type: ignore[arg-type]
+
+
+def test_parse_number_reads_a_ranges_first_number_at_the_scale_written_after_it() -> None:
+    assert checks.parse_number("1.2–1.5 million") == pytest.approx(1_200_000.0)
+
+
+def test_number_bounds_reads_one_number_as_a_single_point() -> None:
+    assert checks.number_bounds("$1,200") == (1200.0, 1200.0)
+    assert checks.number_bounds(7) == (7.0, 7.0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("1.2–1.5 million", id="en-dash"),
+        pytest.param("1.2-1.5 million", id="hyphen"),
+        pytest.param("1.2 - 1.5 million", id="spaced-hyphen"),
+        pytest.param("between 1.2 and 1.5 million", id="between-and"),
+        pytest.param("from 1.2 to 1.5 million", id="from-to"),
+        pytest.param("$1.2-1.5 million", id="currency-once"),
+        pytest.param("1.2 million to 1.5 million", id="scale-on-both"),
+        pytest.param("1.2M–1.5M", id="scale-letters"),
+    ],
+)
+def test_number_bounds_reads_a_range_with_its_scale_on_both_ends(text: str) -> None:
+    assert checks.number_bounds(text) == pytest.approx((1_200_000.0, 1_500_000.0))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("10-15%", (10.0, 15.0), id="percent"),
+        pytest.param("5 or 6 people", (5.0, 6.0), id="or"),
+        pytest.param("5 km to 10 km", (5.0, 10.0), id="unit-on-both"),
+        pytest.param("$10-$15", (10.0, 15.0), id="currency-on-both"),
+        pytest.param("2020-2021", (2020.0, 2021.0), id="years"),
+        pytest.param("between 500 and 1.5 million", (500.0, 1_500_000.0), id="scale-not-shared"),
+        pytest.param("-5 to -3", (-5.0, -3.0), id="negative-ends"),
+        pytest.param("5~10", (5.0, 10.0), id="tilde-between-numbers"),
+    ],
+)
+def test_number_bounds_reads_other_ranges(text: str, expected: tuple[float, float]) -> None:
+    assert checks.number_bounds(text) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("over 1,000", id="over"),
+        pytest.param("well over 1,000 people", id="well-over"),
+        pytest.param("more than 1,000", id="more-than"),
+        pytest.param("at least 1,000", id="at-least"),
+        pytest.param("no fewer than 1,000", id="no-fewer-than"),
+        pytest.param("upwards of $1,000", id="upwards-of-currency"),
+        pytest.param("1,000+", id="plus-sign"),
+        pytest.param("1,000 people or more", id="or-more"),
+        pytest.param("> 1000", id="greater-sign"),
+        pytest.param("≥1000", id="greater-or-equal-sign"),
+    ],
+)
+def test_number_bounds_reads_a_lower_bound_as_open_above(text: str) -> None:
+    assert checks.number_bounds(text) == (1000.0, math.inf)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("under 50", id="under"),
+        pytest.param("fewer than 50", id="fewer-than"),
+        pytest.param("less than 50", id="less-than"),
+        pytest.param("at most 50", id="at-most"),
+        pytest.param("up to 50", id="up-to"),
+        pytest.param("no more than 50", id="no-more-than"),
+        pytest.param("not over 50", id="not-over"),
+        pytest.param("50 or less", id="or-less"),
+        pytest.param("<50", id="less-sign"),
+    ],
+)
+def test_number_bounds_reads_an_upper_bound_as_open_below(text: str) -> None:
+    assert checks.number_bounds(text) == (-math.inf, 50.0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("about 1,200", id="about"),
+        pytest.param("approximately 1,200", id="approximately"),
+        pytest.param("~1,200", id="tilde"),
+        pytest.param("roughly 1.2k", id="roughly"),
+        pytest.param("nearly 1,200", id="nearly"),
+        pytest.param("1,200 or so", id="or-so"),
+        pytest.param("1,200 ± 50", id="plus-minus"),
+    ],
+)
+def test_number_bounds_reads_an_approximate_number_as_the_number_it_names(text: str) -> None:
+    assert checks.number_bounds(text) == (1200.0, 1200.0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("2023-12-07", id="iso-date"),
+        pytest.param("2023-10", id="score"),
+    ],
+)
+def test_number_bounds_reads_a_descending_pair_as_its_first_number(text: str) -> None:
+    assert checks.number_bounds(text) == (2023.0, 2023.0)
+
+
+@pytest.mark.parametrize("value", [None, "", "five", True, float("nan"), object()])
+def test_number_bounds_returns_none_without_a_number(value: object) -> None:
+    assert checks.number_bounds(value) is None  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "tolerances"),
+    [
+        pytest.param("over 1,000", 1000, {}, id="over"),
+        pytest.param("1,000+", "1,000", {}, id="plus-sign"),
+        pytest.param("at least 5", 5, {"abs_tol": 1}, id="at-least-with-tolerance"),
+        pytest.param("under 50", 50, {"rel_tol": 0.1}, id="under-with-tolerance"),
+        pytest.param("over 1,000", "over 1,000", {}, id="two-bounds"),
+    ],
+)
+def test_same_number_rejects_a_bound_as_a_number(
+    a: object, b: object, tolerances: dict[str, float]
+) -> None:
+    assert checks.same_number(a, b, **tolerances) is False  # type: ignore[arg-type]
+    assert checks.same_number(b, a, **tolerances) is False  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "tolerances"),
+    [
+        pytest.param("1.2-1.5 million", 1.2, {}, id="first-number-as-written"),
+        pytest.param("1.2 million to 1.5 million", "1.2 million", {}, id="first-number"),
+        pytest.param("2020-2021", 2020, {}, id="years"),
+        pytest.param("1.2-1.5 million", "1.35 million", {"rel_tol": 0.2}, id="with-tolerance"),
+    ],
+)
+def test_same_number_rejects_a_range_as_a_number(
+    a: object, b: object, tolerances: dict[str, float]
+) -> None:
+    assert checks.same_number(a, b, **tolerances) is False  # type: ignore[arg-type]
+    assert checks.same_number(b, a, **tolerances) is False  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        pytest.param("about 1,200", 1200, id="about"),
+        pytest.param("~1,200", "1,200", id="tilde"),
+        pytest.param("nearly 1,000", 1000, id="nearly"),
+    ],
+)
+def test_same_number_rejects_an_approximate_number_without_a_tolerance(
+    a: object, b: object
+) -> None:
+    assert checks.same_number(a, b) is False  # type: ignore[arg-type]
+    assert checks.same_number(b, a) is False  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("value", "low", "high"),
+    [
+        pytest.param("1.2-1.5 million", 1e6, 1.3e6, id="hyphen-range"),
+        pytest.param("1.2 million to 1.5 million", 1e6, 1.3e6, id="scale-on-both"),
+        pytest.param("1.2 million to 1.5 million", 1.3e6, 2e6, id="lower-end-outside"),
+    ],
+)
+def test_number_in_range_rejects_a_range_partly_outside(
+    value: str, low: float, high: float
+) -> None:
+    assert checks.number_in_range(value, low, high) is False
+
+
+def test_number_in_range_accepts_a_range_wholly_inside_at_its_written_scale() -> None:
+    assert checks.number_in_range("1.2-1.5 million", 1e6, 2e6) is True
+
+
+@pytest.mark.parametrize(
+    ("value", "low", "high"),
+    [
+        pytest.param("over 1,000", 1000, 5000, id="lower-bound"),
+        pytest.param("1,000+", 0, 2000, id="plus-sign"),
+        pytest.param("under 50", 0, 100, id="upper-bound"),
+    ],
+)
+def test_number_in_range_rejects_a_bound_open_beyond_the_range(
+    value: str, low: float, high: float
+) -> None:
+    assert checks.number_in_range(value, low, high) is False
+
+
+@pytest.mark.parametrize(
+    ("low", "high"),
+    [
+        pytest.param("1-2", 10, id="range-as-low"),
+        pytest.param(0, "up to 10", id="bound-as-high"),
+    ],
+)
+def test_number_in_range_rejects_a_bound_argument_that_is_not_one_number(
+    low: object, high: object
+) -> None:
+    assert checks.number_in_range(5, low, high) is False  # type: ignore[arg-type]
 
 
 # -- names ------------------------------------------------------------------------------
@@ -813,6 +1027,7 @@ ARITIES = {
     "parse_date": 1,
     "same_date": 2,
     "parse_number": 1,
+    "number_bounds": 1,
     "same_number": 2,
     "number_in_range": 3,
     "same_name": 2,

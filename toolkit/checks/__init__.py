@@ -1,8 +1,9 @@
 """Deterministic checks a judge can use instead of an LLM call where the check is mechanical.
 
 Every function returns a plain value and never raises: None, empty or unparseable input gives
-False (or None for the `parse_*` and `url_domain` functions, "" for `normalize_url`). Use a
-check's result directly: `ev.add_custom_node(result=checks.same_date(a, b), id=..., desc=...)`.
+False (or None for the `parse_*`, `number_bounds` and `url_domain` functions, "" for
+`normalize_url`). Use a check's result directly:
+`ev.add_custom_node(result=checks.same_date(a, b), id=..., desc=...)`.
 """
 
 from toolkit import urls as _urls
@@ -17,6 +18,7 @@ __all__ = [
     "contains_all",
     "contains_any",
     "normalize_url",
+    "number_bounds",
     "number_in_range",
     "page_contains",
     "parse_date",
@@ -32,6 +34,7 @@ __all__ = [
 parse_date = strict_keywords(_dates.parse_date)
 same_date = strict_keywords(_dates.same_date)
 parse_number = strict_keywords(_numbers.parse_number)
+number_bounds = strict_keywords(_numbers.number_bounds)
 same_number = strict_keywords(_numbers.same_number)
 number_in_range = strict_keywords(_numbers.number_in_range)
 same_name = strict_keywords(_names.same_name)
