@@ -163,7 +163,8 @@ def _range_end(
     join = _RANGE_JOIN.match(text, first.end())
     if join is None:
         return None
-    if join["join"].lower() == "and" and not _BETWEEN.search(text, 0, first.start()):
+    between = _BETWEEN.search(text, max(first.start() - 32, 0), first.start())
+    if join["join"].lower() == "and" and between is None:
         return None
     second = _NUMBER.match(text, join.end())
     end = None if second is None else _unscaled(second)
@@ -204,7 +205,8 @@ def _read(text: object) -> _Reading | None:
     first, low_f, high_f = _finite(low), _finite(low), _finite(high)
     if first is None or low_f is None or high_f is None:
         return None
-    before = _QUALIFIER_BEFORE.search(text, 0, match.start())
+    # The longest qualifier is a few words: search only the text right before the number.
+    before = _QUALIFIER_BEFORE.search(text, max(match.start() - 64, 0), match.start())
     after = _QUALIFIER_AFTER.match(text, last.end())
     said = {
         kind
