@@ -349,6 +349,7 @@ def test_parse_number_passes_numbers_through() -> None:
         pytest.param("-5", "−5", {}, id="minus-forms"),
         pytest.param("about 1,200", 1200, {"abs_tol": 0.5}, id="approximate-within-abs-tol"),
         pytest.param("~1,200", 1230, {"rel_tol": 0.05}, id="approximate-within-rel-tol"),
+        pytest.param("Est. 1850", 1850, {}, id="established-is-not-estimated"),
     ],
 )
 def test_same_number_matches(a: object, b: object, tolerances: dict[str, float]) -> None:

@@ -97,7 +97,7 @@ _UPPER_WORDS = (
 )
 _APPROX_WORDS = (
     r"about|around|approximately|approx\.?|roughly|circa|ca\.|c\.|some|an estimated|"
-    r"estimated|est\.|nearly|almost|close to|more or less"
+    r"estimated|nearly|almost|close to|more or less"
 )
 _QUALIFIER_BEFORE = re.compile(
     rf"(?:(?<!\w)(?:(?P<lower>{_LOWER_WORDS})|(?P<upper>{_UPPER_WORDS})|(?P<approx>{_APPROX_WORDS}))"
