@@ -80,21 +80,30 @@ async def _diff(
 
 
 def render_text(result: RubricAndCodeDiff, rev_a: str, rev_b: str, note: str = "") -> str:
-    """A header naming both revisions, then the rubric and code listings."""
+    """A header naming both revisions, then the provenance header, rubric, module-level and
+    function listings (each with its counts, even when nothing changed)."""
     rubric, code = result.rubric, result.code
     return (
         f"judge {result.task_id}: {rev_a} -> {rev_b} "
         f"(all-pass skeletons on answer '{result.answer}')\n"
         + (f"{note}\n" if note else "")
+        + _section("provenance header", code.counts("header"), code.header_lines())
         + f"rubric nodes: {len(rubric.added)} added, {len(rubric.removed)} removed, "
         f"{len(rubric.changed)} changed\n"
         + ("" if rubric.empty else rubric.to_text())
-        + f"functions: {len(code.added)} added, {len(code.removed)} removed, "
-        f"{len(code.changed)} changed"
-        + (", module-level statements changed" if code.module_level_changed else "")
-        + "\n"
-        + ("" if code.empty else code.to_text())
+        + _section("module level", code.counts("module_level"), code.module_lines())
+        + _section(
+            "functions",
+            (len(code.added), len(code.removed), len(code.changed)),
+            code.definition_lines(),
+        )
     )
+
+
+def _section(title: str, counts: tuple[int, int, int], lines: list[str]) -> str:
+    added, removed, changed = counts
+    head = f"{title}: {added} added, {removed} removed, {changed} changed\n"
+    return head + "".join(line + "\n" for line in lines)
 
 
 @click.command()
@@ -118,14 +127,19 @@ def diff(
     timeout_s: float,
     llm_settings: LLMSettings,
 ) -> None:
-    """Rubric nodes and functions that changed in generated_judges/TASK.py between revisions.
+    """What changed in generated_judges/TASK.py between revisions: provenance header, rubric
+    nodes, module-level statements and functions.
 
     REV_A defaults to the judge's last commit, REV_B to the working tree (or give the
     literal WORKTREE). Rubric changes come from all-pass runs of both versions (stubbed
-    verdicts, real extraction through the configured LLM client, as in `judgegen tree`);
-    function changes ignore formatting and comments. A judge that does not exist in REV_A
-    (a pull request adding it) shows every node and function as added; one deleted by
-    REV_B, everything as removed.
+    verdicts, real extraction through the configured LLM client, as in `judgegen tree`).
+    The provenance header (the spec, prompts, model it claims) is compared field by field
+    with old and new values; module-level statements (imports, constants such as TASK_ID,
+    TASK_DESCRIPTION, GROUND_TRUTH) are named with old and new values; function changes
+    ignore formatting and comments. Top-level statements in another order are reported too,
+    so nothing is listed only when both versions parse to the same module under the same
+    header. A judge that does not exist in REV_A (a pull request adding it) shows everything
+    as added; one deleted by REV_B, everything as removed.
 
     \b
     Example:

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 PROVENANCE_VERSION = 1
 HEADER_PREFIX = "# judgegen-provenance: "
+HEADER_LINES = 20
 _HEADER_LINE = re.compile(r"^# judgegen-provenance: (?P<key>[a-z0-9_]+)=(?P<value>.*)$")
 
 
@@ -57,14 +58,21 @@ class Provenance(BaseModel):
     @classmethod
     def from_header(cls, source: str) -> Provenance | None:
         """Read the provenance header back from a judge's source, or None when absent."""
-        values: dict[str, str] = {}
-        for line in source.splitlines()[:20]:
-            match = _HEADER_LINE.match(line)
-            if match:
-                values[match["key"]] = match["value"]
+        values = header_fields(source)
         if not values:
             return None
         return cls.model_validate(values)
+
+
+def header_fields(source: str) -> dict[str, str]:
+    """The provenance header's `key=value` lines as `Provenance.from_header` reads them: among
+    the first `HEADER_LINES` lines, the last value of a repeated key; {} without a header."""
+    values: dict[str, str] = {}
+    for line in source.splitlines()[:HEADER_LINES]:
+        match = _HEADER_LINE.match(line)
+        if match:
+            values[match["key"]] = match["value"]
+    return values
 
 
 def strip_header(source: str) -> str:

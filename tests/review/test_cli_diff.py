@@ -13,6 +13,7 @@ import pytest
 
 from generator.cli.diff import rubric_and_code_diff
 from generator.review.runs import extraction_backend
+from generator.stages.provenance import Provenance
 from generator.stages.spec import load_spec
 from tests.fixtures.review.helpers import EXTRACT, TASK, invoke, workspace
 from tests.fixtures.review.scripted import HERE
@@ -59,7 +60,8 @@ def test_diff_between_two_commits_lists_rubric_and_function_changes(repo: Path) 
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "judge first_ascents: HEAD~1 -> HEAD (all-pass skeletons on answer 'good')"
-    assert lines[1] == "rubric nodes: 1 added, 3 removed, 3 changed"
+    assert lines[1] == "provenance header: 0 added, 0 removed, 0 changed"
+    assert lines[2] == "rubric nodes: 1 added, 3 removed, 3 changed"
     assert "+ no_duplicates: No mountain is listed twice  [critical]" in lines
     assert "- k2_cited: The answer cites a page for K2  [critical]" in lines
     changed = next(line for line in lines if line.startswith("~ k2_climbers"))
@@ -117,7 +119,7 @@ def test_a_judge_new_in_rev_b_shows_every_node_and_function_as_added(
     assert lines[1] == (
         f"new judge: generated_judges/{TASK}.py does not exist at HEAD~1, so everything is added"
     )
-    assert re.fullmatch(r"rubric nodes: [1-9]\d* added, 0 removed, 0 changed", lines[2])
+    assert re.fullmatch(r"rubric nodes: [1-9]\d* added, 0 removed, 0 changed", lines[3])
     assert "+ root: " in result.stdout
     assert re.search(r"functions: [1-9]\d* added, 0 removed, 0 changed", result.stdout)
     assert "+ def evaluate" in lines
@@ -167,3 +169,107 @@ def test_rubric_and_code_diff_is_usable_by_the_regeneration_step(
     assert result.code.changed == ["_find", "evaluate"]
     assert result.to_text().startswith("+ no_duplicates")
     assert not result.empty
+
+
+# A committed judge with the provenance header `generate` writes (see staleness.py), then
+# edits a reviewer must see: the header, module-level statements, their order.
+HEADER = Provenance(
+    task_id=TASK,
+    spec_sha256="sha256:" + "a" * 64,
+    prompts_sha256="sha256:" + "b" * 64,
+    model="claude-sonnet-5-5",
+    toolkit_version="0.1.0",
+)
+
+
+@pytest.fixture
+def headed_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A repository whose one commit holds the judge under a provenance header."""
+    root = git_workspace(tmp_path, monkeypatch)
+    judge = root / "generated_judges" / f"{TASK}.py"
+    judge.write_text(HEADER.header() + judge.read_text())
+    git(root, "add", "tasks", "generated_judges")
+    git(root, "commit", "-q", "-m", "judge with its header")
+    return root
+
+
+def edit_judge(repo: Path, old: str, new: str) -> None:
+    judge = repo / "generated_judges" / f"{TASK}.py"
+    text = judge.read_text()
+    assert old in text
+    judge.write_text(text.replace(old, new, 1))
+
+
+def test_a_header_claiming_another_spec_is_a_change_in_the_text(headed_repo: Path) -> None:
+    edit_judge(headed_repo, "spec_sha256=sha256:" + "a" * 64, "spec_sha256=sha256:" + "c" * 64)
+    result = invoke(["diff", TASK, "HEAD", "WORKTREE", *OFFLINE])
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "provenance header: 0 added, 0 removed, 1 changed" in lines
+    assert f"~ header spec_sha256: sha256:{'a' * 64} -> sha256:{'c' * 64}" in lines
+    assert "functions: 0 added, 0 removed, 0 changed" in lines
+
+
+def test_a_header_change_is_in_the_json_with_the_field_and_both_values(headed_repo: Path) -> None:
+    edit_judge(headed_repo, "model=claude-sonnet-5-5", "model=gpt-5")
+    edit_judge(headed_repo, "\n# judgegen-provenance: toolkit_version=0.1.0", "")
+    result = invoke(["diff", TASK, "HEAD", "WORKTREE", "--json", *OFFLINE])
+    assert result.exit_code == 0, result.stderr
+    header = json.loads(result.stdout)["code"]["header"]
+    assert header == [
+        {"field": "model", "old": "claude-sonnet-5-5", "new": "gpt-5"},
+        {"field": "toolkit_version", "old": "0.1.0", "new": None},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "new"),
+    [
+        ("GROUND_TRUTH", '"date": "May 29, 1953"', '"date": "May 29, 1952"'),
+        ("TASK_DESCRIPTION", "the three highest mountains", "the two highest mountains"),
+    ],
+)
+def test_a_changed_module_constant_is_named_with_its_old_and_new_value(
+    headed_repo: Path, name: str, old: str, new: str
+) -> None:
+    edit_judge(headed_repo, old, new)
+    text = invoke(["diff", TASK, "HEAD", "WORKTREE", *OFFLINE])
+    assert text.exit_code == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert "module level: 0 added, 0 removed, 1 changed" in lines
+    listed = [line for line in lines if line.startswith(f"~ {name}: ")]
+    shown = listed[0].replace("'", '"') if len(listed) == 1 else ""
+    assert old[-8:] in shown.partition(" -> ")[0] and new[-8:] in shown.partition(" -> ")[2]
+    data = json.loads(invoke(["diff", TASK, "HEAD", "WORKTREE", "--json", *OFFLINE]).stdout)
+    (change,) = data["code"]["module_level"]
+    assert (change["name"], change["kind"]) == (name, "changed")
+    assert old in change["old"].replace("'", '"') and new in change["new"].replace("'", '"')
+
+
+def test_an_added_import_is_named(headed_repo: Path) -> None:
+    edit_judge(
+        headed_repo, "from toolkit import Evaluator\n", "from toolkit import Evaluator\nimport os\n"
+    )
+    result = invoke(["diff", TASK, "HEAD", "WORKTREE", *OFFLINE])
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "module level: 1 added, 0 removed, 0 changed" in lines
+    assert "+ import os" in lines
+
+
+def test_a_reordering_that_changes_what_the_module_binds_is_not_reported_as_no_change(
+    headed_repo: Path,
+) -> None:
+    """The same statements in another order: `_limit()`'s default is 2 instead of 1."""
+    judge = headed_repo / "generated_judges" / f"{TASK}.py"
+    before = "\n\nLIMIT = 1\n\n\ndef _limit(n: int = LIMIT) -> int:\n    return n\n\n\nLIMIT = 2\n"
+    after = "\n\nLIMIT = 1\nLIMIT = 2\n\n\ndef _limit(n: int = LIMIT) -> int:\n    return n\n"
+    judge.write_text(judge.read_text() + before)
+    git(headed_repo, "commit", "-q", "-am", "a helper")
+    judge.write_text(judge.read_text().replace(before, after))
+    result = invoke(["diff", TASK, "HEAD", "WORKTREE", "--json", *OFFLINE])
+    assert result.exit_code == 0, result.stderr
+    code = json.loads(result.stdout)["code"]
+    assert code["order_changed"] is True
+    text = invoke(["diff", TASK, "HEAD", "WORKTREE", *OFFLINE]).stdout
+    assert "~ top-level order" in text

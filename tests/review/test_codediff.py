@@ -61,3 +61,20 @@ def test_splice_with_changed_module_constants_keeps_reviewed_functions():
     new = OLD.replace('TASK_ID = "t"', 'TASK_ID = "t2"').replace("    # reviewed by a human\n", "")
     merged = splice(OLD, new)
     assert 'TASK_ID = "t2"' in merged and "# reviewed by a human" in merged
+
+
+def test_splice_keeps_the_order_of_a_new_function_placed_before_the_reviewed_ones():
+    helper = 'async def check_0(ev):\n    ev.add_custom_node(result=True, id="z", desc="z")\n'
+    new = OLD.replace("async def check_a(ev):", helper + "\n\nasync def check_a(ev):")
+    new = new.replace("    # reviewed by a human\n", "")
+    merged = splice(OLD, new)
+    assert diff_functions(new, merged).empty
+    assert "    # reviewed by a human\n" in merged
+    assert merged.index("def check_0") < merged.index("def check_a")
+
+
+def test_a_module_docstring_change_is_named():
+    new = OLD.replace('"""Judge."""', '"""Judge, edited."""')
+    (change,) = diff_functions(OLD, new).module_level
+    assert (change.name, change.kind) == ("module docstring", "changed")
+    assert change.to_text() == "~ module docstring: 'Judge.' -> 'Judge, edited.'"
