@@ -97,6 +97,8 @@ def regenerate_cmd(
     a review record with the rubric and function diff, moves reviews/<id>.approval.json to
     reviews/<id>.approval.stale.json (the approval no longer matches the judge) and commits
     on judge/<id> without touching your index, HEAD or other files (--no-commit: files only).
+    A regenerated judge whose bytes are identical to the approved ones (same sha256, e.g.
+    --force on an unchanged spec) keeps its approval, and says so.
 
     \b
     Example:

@@ -6,8 +6,10 @@ and reflect stages, then every top-level definition that did not really change i
 back byte-identical.
 Publishing writes the new provenance (spec sha256), a review record carrying the rubric and
 function diff, and moves the old approval aside: the judge's bytes changed, so it needs a new
-review. A regeneration that still fails after the repairs publishes nothing and leaves the
-old judge and its approval as they were.
+review. When the regenerated judge's bytes are identical to the approved ones (same sha256:
+a forced regeneration that changed nothing), the approval still holds and stays where it is.
+A regeneration that still fails after the repairs publishes nothing and leaves the old judge
+and its approval as they were.
 """
 
 from __future__ import annotations
@@ -30,7 +32,14 @@ from generator.stages.draft import judge_request
 from generator.stages.lint import lint_source
 from generator.stages.pipeline import ask_for_code, prove, repair_loop, start_run
 from generator.stages.provenance import strip_header
-from generator.stages.publish import Move, PublishResult, Trailers, check_publishable, publish
+from generator.stages.publish import (
+    Move,
+    PublishResult,
+    Trailers,
+    check_publishable,
+    publish,
+    published_judge_sha256,
+)
 from generator.stages.run import GenerationRun, PipelineOptions, Progress
 from generator.stages.spec import MARKDOWN_SPEC_FILE, SPEC_FILE, LoadedSpec, parse_spec
 from generator.stages.spec import spec_sha256 as hash_spec
@@ -40,7 +49,7 @@ from toolkit.errors import SpecError
 from toolkit.llm.models import LLMRequest
 from toolkit.runner.approval import approval_path, load_approval
 
-REGENERATE_VERSION = 1
+REGENERATE_VERSION = 2
 MAX_SPEC_COMMITS = 500
 STALE_APPROVAL_SUFFIX = ".approval.stale.json"
 
@@ -151,12 +160,23 @@ class ApprovalChange(BaseModel):
     had_approval: bool
     reviewer: str = ""
     approved_sha256: str = ""
-    moved_to: str = ""
+    moved_to: str = Field(default="", description="Where it was moved; '' when it was not.")
+    still_valid: bool = Field(
+        default=False,
+        description="The regenerated judge's bytes are the approved ones (same sha256), so "
+        "the approval was kept in place.",
+    )
 
     def message(self, task_id: str) -> str:
         """What the user is told."""
         if not self.had_approval:
             return "no approval to invalidate"
+        if self.still_valid:
+            return (
+                f"approval by {self.reviewer} ({self.approved_sha256[:19]}…) still holds: the "
+                "regenerated judge's bytes are identical to the approved ones (same sha256); "
+                "kept"
+            )
         return (
             f"approval by {self.reviewer} ({self.approved_sha256[:19]}…) no longer matches the "
             f"judge; moved to {self.moved_to}. Review the changes, then `judgegen approve "
@@ -206,11 +226,19 @@ async def _diff(
     return diff, diff.to_text()
 
 
-def _approval_change(options: PipelineOptions, task_id: str) -> ApprovalChange:
-    """What will happen to the approval: it names the judge being replaced, so it moves aside."""
+def _approval_change(options: PipelineOptions, task_id: str, judge_sha256: str) -> ApprovalChange:
+    """What will happen to the approval: one of other bytes than the judge about to be
+    published (`judge_sha256`) moves aside; one of exactly these bytes still holds."""
     record = load_approval(options.repo / options.reviews_dir, task_id)
     if record is None:
         return ApprovalChange(had_approval=False)
+    if record.task_id == task_id and record.judge_sha256 == judge_sha256:
+        return ApprovalChange(
+            had_approval=True,
+            reviewer=record.reviewer,
+            approved_sha256=record.judge_sha256,
+            still_valid=True,
+        )
     return ApprovalChange(
         had_approval=True,
         reviewer=record.reviewer,
@@ -220,13 +248,22 @@ def _approval_change(options: PipelineOptions, task_id: str) -> ApprovalChange:
 
 
 def _commit_message(
-    change: SpecChange, diff_text: str, record: ReviewRecord, trailers: Trailers
+    change: SpecChange,
+    diff_text: str,
+    approval: ApprovalChange,
+    record: ReviewRecord,
+    trailers: Trailers,
 ) -> str:
     repairs = sum(1 for s in record.stages if s.stage == "repair" and s.status == "ok")
+    kept = (
+        "the approval still holds (identical judge bytes)"
+        if approval.still_valid
+        else "the old approval was moved aside"
+    )
     body = (
         f"`judgegen regenerate {record.task_id}` updated the reviewed judge for an edited spec "
         f"({change.summary()}): {repairs} repair round(s); unchanged functions are kept "
-        f"byte-identical and the old approval was moved aside. Review record: "
+        f"byte-identical and {kept}. Review record: "
         f"reviews/{record.task_id}.md\n\n{diff_text.rstrip()}\n\n{record.usage_line}"
     )
     return format_message(
@@ -306,7 +343,7 @@ async def regenerate(
     progress(f"[{task_id}] splice: {how}")
     sandboxed = options.isolation == "sandbox" if sandbox is None else sandbox
     diff, diff_text = await _diff(run, old_body, final, sandboxed)
-    approval = _approval_change(options, task_id)
+    approval = _approval_change(options, task_id, published_judge_sha256(final, loaded, options))
     stages = [
         *run.stages,
         StageRecord(
@@ -317,7 +354,7 @@ async def regenerate(
         ),
     ]
     moves = []
-    if approval.had_approval:
+    if approval.had_approval and not approval.still_valid:
         current = approval_path(options.reviews_dir, task_id)
         moves.append(Move(source=current, target=Path(approval.moved_to)))
     published = publish(
@@ -332,7 +369,7 @@ async def regenerate(
         progress=progress,
         summary="judge and review written; " + approval.message(task_id),
         moves=moves,
-        message=partial(_commit_message, change, diff_text),
+        message=partial(_commit_message, change, diff_text, approval),
         acceptance=run.acceptance,
         mutation=run.mutation,
     )

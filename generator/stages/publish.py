@@ -93,6 +93,23 @@ def in_repo(root: Path, path: Path) -> str:
         raise GitError(f"{path} is outside the repository {root}") from None
 
 
+def judge_provenance(loaded: LoadedSpec, options: PublishOptions) -> Provenance:
+    """The provenance header `publish` gives the judge of `loaded`."""
+    return Provenance(
+        task_id=loaded.task_id,
+        spec_sha256=loaded.sha256(),
+        prompts_sha256=prompts_sha256(),
+        model=options.model,
+        toolkit_version=toolkit_version(),
+        responses=options.responses or None,
+    )
+
+
+def published_judge_sha256(run_source: str, loaded: LoadedSpec, options: PublishOptions) -> str:
+    """The sha256 of the judge file `publish` would write for `run_source` (header included)."""
+    return sha256_text(with_header(run_source, judge_provenance(loaded, options)))
+
+
 def check_publishable(options: PublishOptions, task_id: str) -> None:
     """Fail before any LLM call when the outputs could not be committed (GitError)."""
     if options.commit:
@@ -144,14 +161,7 @@ def publish(
 ) -> PublishResult:
     """Write the judge and review record, apply `moves`, then commit on `judge/<task_id>`."""
     task_id = loaded.task_id
-    provenance = Provenance(
-        task_id=task_id,
-        spec_sha256=loaded.sha256(),
-        prompts_sha256=prompts_sha256(),
-        model=options.model,
-        toolkit_version=toolkit_version(),
-        responses=options.responses or None,
-    )
+    provenance = judge_provenance(loaded, options)
     judge_text = with_header(run_source, provenance)
     judge_sha = sha256_text(judge_text)
     record = ReviewRecord(

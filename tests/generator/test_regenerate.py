@@ -66,13 +66,26 @@ def edit_spec(repo: Path, version: str = "task_v2.yaml") -> None:
     shutil.copy(FIXTURE / version, repo / "tasks" / TASK / "task.yaml")
 
 
-def run_regenerate(repo: Path, replies: str, **kwargs) -> tuple[RegenerationResult, list]:
+def run_regenerate(
+    repo: Path, replies: str | Path, *, force: bool = False, **kwargs
+) -> tuple[RegenerationResult, list]:
     provider = ScriptedProvider(FixturePolicy(FIXTURE, FIXTURE / replies))
     client = LLMClient(provider, model=MODEL)
     options = PipelineOptions(model=MODEL, extract_model="o4-mini", repo=repo, **kwargs)
     loaded = load_spec(repo / "tasks" / TASK)
-    result = asyncio.run(regenerate(loaded, client, None, options))
+    result = asyncio.run(regenerate(loaded, client, None, options, force=force))
     return result, provider.calls
+
+
+def unchanged_replies(folder: Path) -> Path:
+    """Replies whose regeneration returns the reviewed judge as it is (a forced regeneration
+    of an unchanged spec by a model that has nothing to change)."""
+    folder.mkdir()
+    shutil.copy(FIXTURE / "replies" / "extract.json", folder / "extract.json")
+    shutil.copy(FIXTURE / "replies" / "reflect_1.md", folder / "reflect_1.md")
+    reviewed = (FIXTURE / "reviewed_judge.py.txt").read_text()
+    (folder / "regenerate.md").write_text(f"Nothing to change.\n\n```python\n{reviewed}```\n")
+    return folder
 
 
 def git_state(repo: Path) -> tuple[str, str, str]:
@@ -300,3 +313,34 @@ def test_stale_ignores_a_task_without_a_judge_even_with_an_unfinished_spec(
     edit_spec(repo)
     stale = find_stale(repo / "tasks", repo / "generated_judges")
     assert [s.task_id for s in stale] == [TASK]
+
+
+def test_force_regenerating_identical_bytes_keeps_the_approval_valid(git_repo: Path) -> None:
+    repo = make_repo(git_repo.parent / "forced")
+    judge = repo / "generated_judges" / f"{TASK}.py"
+    approved = judge.read_bytes()
+    replies = unchanged_replies(git_repo.parent / "unchanged_replies")
+    result, _ = run_regenerate(repo, replies, force=True)
+    assert result.status == "published"
+    assert judge.read_bytes() == approved
+    reviews = repo / "reviews"
+    assert approval_problem(judge, reviews, TASK) is None
+    assert not (reviews / f"{TASK}.approval.stale.json").exists()
+    commit = result.publish.commit
+    files = git(repo, "ls-tree", "-r", "--name-only", commit.commit).splitlines()
+    assert f"reviews/{TASK}.approval.stale.json" not in files
+
+
+def test_force_regenerating_identical_bytes_says_the_approval_still_holds(
+    git_repo: Path,
+) -> None:
+    repo = make_repo(git_repo.parent / "forced_message")
+    replies = unchanged_replies(git_repo.parent / "unchanged_replies")
+    result, _ = run_regenerate(repo, replies, force=True, commit=False)
+    assert result.approval is not None and result.approval.still_valid
+    assert result.approval.moved_to == ""
+    message = result.approval.message(TASK)
+    assert "approval by Ada" in message and "still holds" in message
+    assert "identical" in message and "judgegen approve" not in message
+    record = ReviewRecord.model_validate_json((repo / "reviews" / f"{TASK}.json").read_text())
+    assert any("still holds" in stage.summary for stage in record.stages)
