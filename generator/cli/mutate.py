@@ -28,8 +28,8 @@ from generator.cli.common import (
     sandbox_options,
 )
 from generator.cli.llm_options import llm_options
+from generator.review.cost import CheckingCost, LLMSpend
 from generator.review.mutate import (
-    MUTATION_VERSION,
     MutationReport,
     errors_count,
     errors_note,
@@ -37,11 +37,12 @@ from generator.review.mutate import (
 )
 from generator.review.runs import ReviewRuns
 from generator.stages.spec import LoadedSpec, SampleAnswer
+from toolkit.llm.pricing import FREE_PROVIDERS
 from toolkit.llm.settings import LLMSettings
 from toolkit.util.files import write_atomic
 from toolkit.util.hashing import sha256_file
 
-MUTATION_REPORT_VERSION = MUTATION_VERSION
+MUTATION_REPORT_VERSION = 2  # the sidecar's mutation_testing; 2: `llm`, the run's calls and cost
 SECTION_START = "<!-- judgegen:mutation:start -->"
 SECTION_END = "<!-- judgegen:mutation:end -->"
 SIDECAR_KEY = "mutation_testing"
@@ -81,7 +82,9 @@ async def _mutate(
     setup: tuple[Any, Any, Any],
     sandbox: bool,
     timeout_s: float,
-) -> MutationReport:
+) -> tuple[MutationReport, LLMSpend]:
+    """The report, and what the command's LLM calls cost (finding the accepted answer
+    included: all of it is mutation testing)."""
     backend, client, pages = setup
     try:
         async with ReviewRuns(backend, pages=pages, sandbox=sandbox, timeout_s=timeout_s) as runs:
@@ -95,11 +98,27 @@ async def _mutate(
                 original,
                 progress=lambda message: click.echo(message, err=True),
             )
-            return report
+            return report, command_spend(client)
     finally:
         if client is not None:
             click.echo(client.summary_line(), err=True)
             await client.aclose()
+
+
+def command_spend(client: Any) -> LLMSpend:
+    """What `client` (the command's LLM client; None for a --backend) answered and cost: a
+    replay costs $0, with the live price as an estimate."""
+    if client is None:
+        return LLMSpend(
+            note="judged by a --backend: its own LLM calls and cost, if any, are not known"
+        )
+    summary = client.summary()
+    replayed = getattr(client.provider, "name", "") in FREE_PROVIDERS
+    return LLMSpend(
+        calls=summary.calls,
+        cost_usd=round(summary.cost_usd, 6),
+        estimated_live_usd=round(summary.estimated_usd, 6) if replayed else None,
+    )
 
 
 def render_text(report: MutationReport) -> str:
@@ -127,7 +146,9 @@ def _rate_line(report: MutationReport) -> str:
     )
 
 
-def review_section(report: MutationReport) -> str:
+def review_section(
+    report: MutationReport, spend: LLMSpend | None = None, total: CheckingCost | None = None
+) -> str:
     """The delimited Markdown section `--write-review` puts in reviews/<task_id>.md."""
     lines = [
         SECTION_START,
@@ -137,6 +158,19 @@ def review_section(report: MutationReport) -> str:
         + _rate_line(report)
         + ".",
         "",
+    ]
+    if spend is not None:
+        lines += [f"LLM cost of this mutation testing: {spend.line()}.", ""]
+    if total is not None:
+        parts = "; ".join(f"{label} ${s.cost_usd:.4f}" for label, s in total.parts())
+        estimate = total.total_estimated_live_usd
+        live = f"; estimate if live ${estimate:.4f}" if estimate is not None else ""
+        lines += [
+            f"Checking cost recorded in the JSON sidecar (checking_cost): "
+            f"{total.total_calls} LLM calls, ${total.total_usd:.4f} ({parts}{live}).",
+            "",
+        ]
+    lines += [
         "| mutation | change | score | outcome |",
         "|---|---|---|---|",
     ]
@@ -170,12 +204,25 @@ def review_mismatch(reviews: Path, task_id: str, judge: Path) -> str | None:
     return None
 
 
-def record_in_review(reviews: Path, report: MutationReport, judge_sha256: str) -> list[Path]:
+def record_in_review(
+    reviews: Path, report: MutationReport, judge_sha256: str, spend: LLMSpend | None = None
+) -> list[Path]:
     """Replace (or append) the mutation section of the review record; update the sidecar,
-    naming the judge bytes the mutations were run on."""
+    naming the judge bytes the mutations were run on and what the run's LLM calls cost.
+
+    A sidecar with a `checking_cost` (review records from version 2) gets this run as its
+    `mutate_command` part, replacing an earlier run's, so its total covers the kill rate
+    recorded here; a version 1 record has no such total to complete.
+    """
     markdown = reviews / f"{report.task_id}.md"
+    sidecar = reviews / f"{report.task_id}.json"
+    data = json.loads(sidecar.read_text("utf-8")) if sidecar.is_file() else None
+    total = None
+    if data is not None and spend is not None and isinstance(data.get("checking_cost"), dict):
+        total = CheckingCost.model_validate(data["checking_cost"])
+        total.mutate_command = spend
     text = markdown.read_text("utf-8") if markdown.is_file() else ""
-    section = review_section(report)
+    section = review_section(report, spend, total)
     block = re.compile(re.escape(SECTION_START) + r".*?" + re.escape(SECTION_END) + r"\n?", re.S)
     if block.search(text):
         text = block.sub(lambda _: section, text, count=1)
@@ -184,9 +231,7 @@ def record_in_review(reviews: Path, report: MutationReport, judge_sha256: str) -
     reviews.mkdir(parents=True, exist_ok=True)
     write_atomic(markdown, text)
     written = [markdown]
-    sidecar = reviews / f"{report.task_id}.json"
-    if sidecar.is_file():
-        data = json.loads(sidecar.read_text("utf-8"))
+    if data is not None:
         data[SIDECAR_KEY] = {
             "version": MUTATION_REPORT_VERSION,
             "answer": report.answer,
@@ -195,7 +240,10 @@ def record_in_review(reviews: Path, report: MutationReport, judge_sha256: str) -
             "errors": report.errors,
             "kill_rate": report.kill_rate,
             "judge_sha256": judge_sha256,
+            **({"llm": spend.model_dump(mode="json")} if spend is not None else {}),
         }
+        if total is not None:
+            data["checking_cost"] = total.model_dump(mode="json")
         write_atomic(sidecar, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         written.append(sidecar)
     return written
@@ -209,7 +257,8 @@ def record_in_review(reviews: Path, report: MutationReport, judge_sha256: str) -
     "--write-review",
     is_flag=True,
     help="Record the result in REVIEWS/<task>.md (delimited section) and its .json sidecar, "
-    "with the judge's sha256; refused when the sidecar describes other judge bytes.",
+    "with the judge's sha256 and the run's LLM cost (added to the record's checking_cost); "
+    "refused when the sidecar describes other judge bytes.",
 )
 @click.option("--reviews", default="reviews", show_default=True, type=click.Path(path_type=Path))
 @location_options
@@ -258,13 +307,13 @@ def mutate(
     backend, client = open_backend(backend_spec, llm_settings)
     setup = (backend, client, open_pages(pages))
     try:
-        report = run_review(_mutate(loaded, judge, chosen, setup, not no_sandbox, timeout_s))
+        report, spend = run_review(_mutate(loaded, judge, chosen, setup, not no_sandbox, timeout_s))
     except NotAccepted as exc:
         if chosen is not None:
             raise click.UsageError(f"--answer {chosen.name}: {exc.message}") from exc
         raise
     if write_review:
-        for path in record_in_review(reviews, report, measured):
+        for path in record_in_review(reviews, report, measured, spend):
             click.echo(f"updated {path}", err=True)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))

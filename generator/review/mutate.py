@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from generator.review.runs import ReviewRuns
 
 MUTATION_VERSION = 1
+MUTATION_STAGE_VERSION = 2  # 2: the stage's LLM calls and cost
 
 _MARKDOWN_LINK = re.compile(r"\[([^\]]*)\]\((https?://[^)\s]+)\)")
 _URL = re.compile(r"https?://[^\s)\]>\"']+")
@@ -295,10 +296,21 @@ async def mutate_answer(
 class MutationStage(BaseModel):
     """Mutation testing inside `generate`: every accepted sample answer, one fact at a time."""
 
-    version: int = MUTATION_VERSION
+    version: int = MUTATION_STAGE_VERSION
     ran: bool = True
     note: str = ""
     reports: list[MutationReport] = Field(default_factory=list)
+    calls: int | None = Field(
+        default=None,
+        description="LLM calls of mutation testing in this generation (every pass); None in "
+        "records older than version 2, which did not count them.",
+    )
+    cost_usd: float | None = Field(
+        default=None, description="What those calls cost (replays $0); None: not recorded."
+    )
+    estimated_live_usd: float | None = Field(
+        default=None, description="Replays only: what those calls would cost live."
+    )
 
     @property
     def total(self) -> int:

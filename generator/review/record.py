@@ -11,13 +11,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from generator.review.cost import CheckingCost, LLMSpend
 from generator.review.mutate import MutationStage
 from generator.review.rubric import outline
 from generator.stages.acceptance import AcceptanceReport
 from generator.stages.provenance import Provenance
 from generator.stages.reflect import ChecklistFinding
 
-REVIEW_VERSION = 1
+REVIEW_VERSION = 2  # 2: checking_cost (acceptance and mutation testing, each and in total)
 
 
 StageStatus = Literal["ok", "failed", "kept", "reverted", "unchanged", "stopped", "skipped"]
@@ -100,9 +101,45 @@ class ReviewRecord(BaseModel):
     mutation: MutationStage | None = Field(
         default=None, description="Mutation testing of the accepted sample answers."
     )
+    checking_cost: CheckingCost | None = Field(
+        default=None,
+        description="What checking the judge cost in LLM calls: acceptance, mutation testing "
+        "and `judgegen mutate --write-review`, each and in total (see its `covers`). None in "
+        "version 1 records, whose acceptance cost left mutation testing out.",
+    )
 
 
-USAGE_FIELDS = frozenset({"usage", "usage_line"})
+def checking_cost(
+    acceptance: AcceptanceReport | None, mutation: MutationStage | None
+) -> CheckingCost:
+    """The checking cost of a generation from its acceptance report and mutation stage."""
+    return CheckingCost(
+        acceptance=_spend(
+            acceptance.calls if acceptance else 0,
+            acceptance.cost_usd if acceptance else 0.0,
+            acceptance.estimated_live_usd if acceptance else None,
+            _not_run(acceptance.ran, acceptance.note) if acceptance else "not run",
+        ),
+        mutation=_spend(
+            mutation.calls if mutation else 0,
+            mutation.cost_usd if mutation else 0.0,
+            mutation.estimated_live_usd if mutation else None,
+            _not_run(mutation.ran, mutation.note) if mutation else "not run",
+        ),
+    )
+
+
+def _spend(calls: int | None, cost: float | None, estimate: float | None, note: str) -> LLMSpend:
+    return LLMSpend(calls=calls or 0, cost_usd=cost or 0.0, estimated_live_usd=estimate, note=note)
+
+
+def _not_run(ran: bool, note: str) -> str:
+    return "" if ran else f"not run ({note})" if note else "not run"
+
+
+# What a rerun served from the cache (or a later `judgegen mutate --write-review`) changes
+# without changing the judge: its LLM usage and what the checks cost.
+USAGE_FIELDS = frozenset({"usage", "usage_line", "checking_cost"})
 
 
 def same_but_usage(old: ReviewRecord, new: ReviewRecord) -> bool:
@@ -176,6 +213,41 @@ def _usage_lines(record: ReviewRecord) -> list[str]:
     return lines
 
 
+def _checking_cost_lines(record: ReviewRecord) -> list[str]:
+    lines = ["## Cost of checking the judge", ""]
+    cost = record.checking_cost
+    if cost is None:
+        return [
+            *lines,
+            f"Not recorded (review record version {record.version}: its acceptance cost, "
+            "under Acceptance, left mutation testing's calls out).",
+            "",
+        ]
+    estimate = cost.total_estimated_live_usd is not None
+    lines += [
+        "LLM calls the checks made: acceptance (every round) and mutation testing (every "
+        "pass); drafting, repairs, reflection and debug extraction are under LLM usage."
+        + (
+            " Replayed fixtures cost $0; the estimate is what the same calls would cost live."
+            if estimate
+            else ""
+        ),
+        "",
+        "| check | LLM calls | cost (USD) |" + (" estimate if live (USD) |" if estimate else ""),
+        "|---|---|---|" + ("---|" if estimate else ""),
+    ]
+    for label, spend in cost.parts():
+        check = (f"{label}: {spend.note}" if spend.note else label).replace("|", "\\|")
+        row = f"| {check} | {spend.calls} | {spend.cost_usd:.4f} |"
+        if estimate:
+            row += f" {spend.estimated_live_usd or 0.0:.4f} |"
+        lines.append(row)
+    total = f"| total | {cost.total_calls} | {cost.total_usd:.4f} |"
+    if estimate:
+        total += f" {cost.total_estimated_live_usd or 0.0:.4f} |"
+    return [*lines, total, ""]
+
+
 def _one_line_descs(tree: dict[str, Any]) -> dict[str, Any]:
     children = [_one_line_descs(child) for child in tree.get("children", [])]
     return {**tree, "desc": " ".join(str(tree.get("desc", "")).split()), "children": children}
@@ -243,6 +315,7 @@ def render_markdown(record: ReviewRecord) -> str:
         *_reflection_lines(record.reflections),
         *_acceptance_lines(record.acceptance),
         *_mutation_lines(record.mutation),
+        *_checking_cost_lines(record),
         "## Sample answers (root score per verdict pattern)",
         "",
         "Extraction is real; verdicts are stubbed (all pass, all fail, two seeded mixes), so",

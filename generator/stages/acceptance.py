@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from generator.review.cost import LLMSpend
 from generator.review.labels import AnswerLabels, agreement
 from generator.review.rubric import outline, tree_of
 from generator.review.runs import JudgeRunError, ReviewRuns
@@ -33,17 +34,27 @@ from toolkit.backends import ExtractRequest, Verdict, VerifyRequest
 from toolkit.errors import BudgetExceeded
 from toolkit.llm.models import LLMRequest, LLMResponse
 
-ACCEPTANCE_VERSION = 1
+ACCEPTANCE_VERSION = 2
 DEFAULT_BUDGET_USD = 1.0
 AnswerStatus = Literal["match", "mismatch", "unlabelled", "error"]
 
 
 class BudgetedClient:
-    """Forwards LLM calls until `budget_usd` is spent, then refuses (`BudgetExceeded`)."""
+    """Forwards LLM calls until `budget_usd` is spent, then refuses (`BudgetExceeded`).
+
+    Acceptance and mutation testing share the budget; each call is also counted for the check
+    named by `part` (set by whoever runs it), so the review record can say what each cost.
+    """
 
     def __init__(self, client: Any, budget_usd: float, *, replayed: bool = False) -> None:
         self.client, self.budget_usd, self.spent_usd = client, budget_usd, 0.0
         self.calls, self.replayed = 0, replayed
+        self.part = "acceptance"
+        self.parts: dict[str, LLMSpend] = {}
+
+    def spend(self, part: str) -> LLMSpend:
+        """What the calls made for `part` (`acceptance`, `mutation`) cost so far."""
+        return self.parts.setdefault(part, LLMSpend())
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         if self.spent_usd >= self.budget_usd:
@@ -55,6 +66,7 @@ class BudgetedClient:
         self.calls += 1
         if not response.cache_hit and not self.replayed:  # a replay calls no model
             self.spent_usd += response.cost_usd
+        self.spend(self.part).add(response, replayed=self.replayed)
         return response
 
 
@@ -105,9 +117,18 @@ class AcceptanceReport(BaseModel):
     ran: bool = True
     note: str = Field(default="", description="Why acceptance did not run, when it did not.")
     answers: list[AnswerAcceptance] = Field(default_factory=list)
-    calls: int = 0
-    cost_usd: float = 0.0
-    budget_usd: float = DEFAULT_BUDGET_USD
+    calls: int = Field(default=0, description="LLM calls of acceptance (every round) alone.")
+    cost_usd: float = Field(
+        default=0.0,
+        description="What acceptance's calls cost (every round; replays $0). Mutation "
+        "testing's are the mutation stage's; the record's checking_cost adds them up.",
+    )
+    estimated_live_usd: float | None = Field(
+        default=None, description="Replays only: what acceptance's calls would cost live."
+    )
+    budget_usd: float = Field(
+        default=DEFAULT_BUDGET_USD, description="Shared by acceptance and mutation testing."
+    )
     skeleton: str = Field(default="", description="Outline of the first scored tree.")
 
     @classmethod

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from generator.review.cost import LLMSpend
 from generator.review.labels import intended_labels
 from generator.review.mutate import MutationStage, mutate_answer
 from generator.review.record import StageRecord, StageStatus
@@ -279,12 +280,14 @@ async def run_acceptance(
         run.acceptance, run.summaries = report, {}
         run.record(StageRecord(stage="acceptance", status="skipped", summary=note))
         return report, {}
-    assert backend is not None
+    assert backend is not None and run.budgeted is not None
     labels = intended_labels(run.loaded)
+    run.budgeted.part = "acceptance"
     async with judge_runs(run, source, backend) as (runs, path):
         report, summaries = await acceptance_stage(path, run.loaded, runs, labels)
-    assert run.budgeted is not None
-    report.calls, report.cost_usd = run.budgeted.calls, round(run.budgeted.spent_usd, 6)
+    spent = run.budgeted.spend("acceptance")  # every round so far; mutation's apart
+    report.calls, report.cost_usd = spent.calls, spent.cost_usd
+    report.estimated_live_usd = spent.estimated_live_usd
     report.budget_usd = run.options.acceptance_budget_usd
     run.acceptance, run.summaries = report, summaries
     details = [
@@ -314,15 +317,24 @@ async def mutation_stage(run: GenerationRun, source: str) -> MutationStage:
         stage = MutationStage()
         accepted = [a for a in run.acceptance.answers if a.actual is not None and a.actual >= 1]
         texts = {a.name: a.text for a in run.loaded.answers}
-        async with judge_runs(run, source, backend) as (runs, path):
-            for item in accepted:
-                stage.reports.append(
-                    await mutate_answer(
-                        runs, path, run.loaded.task_id, item.answer, texts[item.answer], 1.0
+        assert run.budgeted is not None
+        run.budgeted.part = "mutation"
+        try:
+            async with judge_runs(run, source, backend) as (runs, path):
+                for item in accepted:
+                    stage.reports.append(
+                        await mutate_answer(
+                            runs, path, run.loaded.task_id, item.answer, texts[item.answer], 1.0
+                        )
                     )
-                )
+        finally:
+            run.budgeted.part = "acceptance"
         if not accepted:
             stage = MutationStage(ran=False, note="no sample answer scores 1")
+    # every pass so far, whether or not this one ran (no budgeted client: nothing was asked)
+    spent = run.budgeted.spend("mutation") if run.budgeted is not None else LLMSpend()
+    stage.calls, stage.cost_usd = spent.calls, spent.cost_usd
+    stage.estimated_live_usd = spent.estimated_live_usd
     run.mutation = stage
     status: StageStatus = "skipped" if not stage.ran else "ok"
     gate = run.options.min_kill_rate

@@ -21,6 +21,7 @@ from generator.review.record import (
     ReflectionPass,
     ReviewRecord,
     StageRecord,
+    checking_cost,
     render_json,
     render_markdown,
     same_but_usage,
@@ -180,6 +181,7 @@ def publish(
         responses=options.responses,
         acceptance=acceptance,
         mutation=mutation,
+        checking_cost=checking_cost(acceptance, mutation),
     )
     base = options.repo
     review, sidecar = options.reviews_dir / f"{task_id}.md", options.reviews_dir / f"{task_id}.json"

@@ -155,3 +155,65 @@ def test_the_documented_mutate_output_is_the_real_one(work: Path) -> None:
     assert result.exit_code == 0, result.stderr
     docs = (ROOT / "docs" / "review-commands.md").read_text()
     assert result.stdout in docs
+
+
+# --write-review on an example judge with its committed review record (version 2), judged by
+# the example's authored replies: priced as o4-mini through `scripted:`, or replayed.
+SCRIPTED = "scripted:tests.generator.scripted_generation:example_run_policy"
+EXAMPLE = "rust_2024_edition"
+
+
+@pytest.fixture
+def example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The example task, its judge, review record and recordings; its pages in `pages`."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("JUDGEGEN_LEDGER_PATH", str(tmp_path / "ledger.jsonl"))
+    for folder in ("tasks", "recordings"):
+        shutil.copytree(ROOT / folder / EXAMPLE, tmp_path / folder / EXAMPLE)
+    (tmp_path / "generated_judges").mkdir()
+    shutil.copy(ROOT / "generated_judges" / f"{EXAMPLE}.py", tmp_path / "generated_judges")
+    (tmp_path / "reviews").mkdir()
+    for suffix in (".json", ".md"):
+        shutil.copy(ROOT / "reviews" / f"{EXAMPLE}{suffix}", tmp_path / "reviews")
+    pages = ["cache-pages", "--import-m2w2", str(ROOT / "examples" / "pages"), "--store", "pages"]
+    assert invoke(pages).exit_code == 0
+    return tmp_path
+
+
+def mutate_example(provider: str) -> dict:
+    args = ["mutate", EXAMPLE, "--write-review", "--pages", "pages", "--no-sandbox"]
+    result = invoke([*args, "--provider", provider, "--cache-mode", "off"])
+    assert result.exit_code == 0, result.stderr
+    return json.loads(Path("reviews", f"{EXAMPLE}.json").read_text())
+
+
+def test_write_review_records_what_the_mutation_run_cost(example: Path) -> None:
+    sidecar = mutate_example(SCRIPTED)
+    ledger = [json.loads(line) for line in (example / "ledger.jsonl").read_text().splitlines()]
+    llm = sidecar["mutation_testing"]["llm"]
+    assert llm["calls"] == len(ledger) > 0
+    assert llm["cost_usd"] == pytest.approx(sum(row["cost_usd"] for row in ledger), abs=1e-6)
+    assert llm["cost_usd"] > 0 and llm["estimated_live_usd"] is None
+    section = (example / "reviews" / f"{EXAMPLE}.md").read_text().split(SECTION_START)[1]
+    assert f"{llm['calls']} LLM calls, ${llm['cost_usd']:.4f}" in section
+
+
+def test_write_review_adds_the_mutation_run_to_the_records_checking_cost(example: Path) -> None:
+    before = json.loads((example / "reviews" / f"{EXAMPLE}.json").read_text())["checking_cost"]
+    sidecar = mutate_example(SCRIPTED)
+    cost = sidecar["checking_cost"]
+    assert cost["mutate_command"] == sidecar["mutation_testing"]["llm"]
+    assert (cost["acceptance"], cost["mutation"]) == (before["acceptance"], before["mutation"])
+    assert cost["total_usd"] == pytest.approx(
+        before["total_usd"] + sidecar["mutation_testing"]["llm"]["cost_usd"]
+    )
+    assert cost["total_usd"] > before["total_usd"]
+
+
+def test_write_review_records_a_replayed_run_as_costing_nothing(example: Path) -> None:
+    sidecar = mutate_example(f"replay:recordings/{EXAMPLE}")
+    llm = sidecar["mutation_testing"]["llm"]
+    assert llm["calls"] > 0 and llm["cost_usd"] == 0 and llm["estimated_live_usd"] > 0
+    assert sidecar["checking_cost"]["total_usd"] == 0
+    section = (example / "reviews" / f"{EXAMPLE}.md").read_text().split(SECTION_START)[1]
+    assert f"{llm['calls']} LLM calls, $0.0000 (replayed fixtures, no model called" in section
