@@ -28,6 +28,7 @@ from toolkit.runner.inputs import (
     discover_trajectories,
     trajectory_root,
 )
+from toolkit.runner.options import DEFAULT_SCORE_NAME, score_name_problem
 
 if TYPE_CHECKING:  # the runner loads when a run starts, not for `run --help`
     from toolkit.llm.settings import LLMSettings
@@ -114,6 +115,54 @@ def check_input_roots(results: Path, inputs: list[AnswerInput]) -> None:
                     f"'{agent}': {root} (e.g. {task}); this run's input is {ours}. Give this "
                     "run its own results folder (--results DIR), or remove the other results"
                 )
+
+
+def check_score_writers(
+    results: Path, trajectories: Path, inputs: list[AnswerInput], score_name: str
+) -> None:
+    """A usage error when a trajectory's score file this run would write (or withdraw) was
+    written by another results folder that is still there (say another judge model's): the
+    runs would overwrite each other's scores, the last one silently winning. A score file
+    whose results folder is gone, or that names none (written before judgegen recorded it),
+    is taken over, and a note says so."""
+    from toolkit.runner.results import ScoreFiles, score_writers
+
+    scores = ScoreFiles.of(results, score_name)
+    found = score_writers(
+        ((item.traj_dir, item.task_id) for item in inputs if item.traj_dir is not None), scores
+    )
+    where = trajectories.absolute()
+    files = f"scores/{score_name}_<task_id>.json"
+    if found.others:
+        others = sorted(found.others.items())
+        named = ", ".join(f"{folder} (e.g. for {task})" for folder, task in others)
+        them = "it" if len(others) == 1 else "them"
+        raise click.UsageError(
+            f"the score files {files} in {where} were written by another results folder: "
+            f"{named}; this run's results folder is {scores.writer}. Both would write the "
+            "same score files, each run overwriting the other's scores. Give this run its "
+            "own score files with --score-name NAME (it writes scores/NAME_<task_id>.json), "
+            f"or delete {them} to let this run take the score files over"
+        )
+    taken = []
+    if found.unnamed:
+        taken.append(f"{len(found.unnamed)} naming no results folder (an earlier judgegen's)")
+    if found.gone:
+        folders = ", ".join(str(folder) for folder in sorted(found.gone))
+        taken.append(f"those of {folders}, no longer there")
+    if taken:
+        click.echo(
+            f"note: this run takes over the score files {files} in {where} "
+            f"({'; '.join(taken)}): it writes them from {scores.writer}",
+            err=True,
+        )
+
+
+def _score_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    problem = score_name_problem(value)
+    if problem is not None:
+        raise click.BadParameter(problem, ctx=ctx, param=param)
+    return value
 
 
 def stale_judges(tasks_dir: Path, judges: Path, reviews: Path, task_ids: set[str]) -> list[str]:
@@ -375,6 +424,16 @@ def _maps_loader(spec: str | None) -> Callable[[], MapsProvider | None]:
 )
 @click.option("--results", default="results", show_default=True, type=click.Path(path_type=Path))
 @click.option(
+    "--score-name",
+    metavar="NAME",
+    default=DEFAULT_SCORE_NAME,
+    show_default=True,
+    callback=_score_name,
+    help="With --trajectories: write webeval score files as <traj dir>/scores/NAME_<task_id>.json, "
+    "so runs into other results folders (e.g. other judge models) keep theirs side by side. "
+    "A run whose score files another results folder wrote is refused.",
+)
+@click.option(
     "--reviews",
     default="reviews",
     show_default=True,
@@ -438,6 +497,7 @@ def run(
     jobs: int | None,
     judges: Path,
     results: Path,
+    score_name: str,
     reviews: Path,
     tasks_dir: Path,
     backend_spec: str | None,
@@ -459,14 +519,17 @@ def run(
     """Score every answer with its task's reviewed judge; write results and metrics.
 
     Results go to RESULTS/<agent>/<task_id>/<answer>.json (for trajectories also
-    <traj dir>/scores/judgegen_<task_id>.json) and RESULTS/<agent>/summary.json. A rerun
+    <traj dir>/scores/judgegen_<task_id>.json, named with --score-name) and
+    RESULTS/<agent>/summary.json. A rerun
     redoes only missing, incomplete or stale results (--overwrite: all); a result is stale
     when the judge, answer, backend, judge templates, judgegen's toolkit code, the cited
     pages it read (or found missing), the --maps provider it called or whether
     --max-answer-bytes excludes the answer differ now. One run at a time writes a results folder;
     another one waits. RESULTS/<agent> holds one input's results: a run whose agent's
     folder holds results of another input folder (webeval runs with the same run id) is
-    refused; give it its own --results.
+    refused; give it its own --results. Each score file names the results folder that wrote
+    it: a run whose score files another results folder (still there) wrote is refused; give
+    it its own --score-name. One whose writer is gone, or names none, is taken over.
     When nothing at all changed since a run that left nothing to redo (flags, environment,
     code, any input or result file), the rerun prints its answer from
     RESULTS/.judgegen-fresh.stamp without loading the runner.
@@ -518,6 +581,8 @@ def run(
     samples = samples_task(answers) if answers is not None else None
     if samples is None:  # each task's samples come from its own folder, by design
         check_input_roots(results, inputs)
+    if trajectories is not None:
+        check_score_writers(results, trajectories, inputs, score_name)
     stale = stale_judges(tasks_dir, judges, reviews, {item.task_id for item in inputs})
     for warning in stale:
         click.echo(f"warning: {warning}", err=True)
@@ -537,6 +602,7 @@ def run(
         backend_spec=judging.spec,
         require_sandbox=require_sandbox,
         tools=maps_identity(maps_spec),
+        score_name=score_name,
         tasks=frozenset(tasks) or (frozenset({samples}) if samples else None),
     )
     work: Callable[[], Coroutine[Any, Any, tuple[RunReport, Any]]]
@@ -588,7 +654,12 @@ def run(
                         (answers, trajectories, set(tasks) or None, max_answer_bytes),
                         options=options,
                         judging=judging,
-                        outcome={"as_json": as_json, "pages": pages, "results": results},
+                        outcome={
+                            "as_json": as_json,
+                            "pages": pages,
+                            "results": results,
+                            "score_name": score_name,
+                        },
                     ),
                 )
     except ResultsBusy as exc:
@@ -609,5 +680,6 @@ def run(
         inputs=source,
         pages=pages,
         results=results,
+        score_name=score_name,
     )
     sys.exit(code)

@@ -11,6 +11,7 @@ import click
 
 from toolkit.runner.answers_layout import StrayFile
 from toolkit.runner.metrics import Summary, format_table
+from toolkit.runner.options import DEFAULT_SCORE_NAME
 from toolkit.runner.page_reads import clipped_pages, missing_pages
 from toolkit.runner.report import RunReport
 
@@ -26,6 +27,7 @@ def print_outcome(
     inputs: Path,
     pages: Path | None,
     results: Path,
+    score_name: str = DEFAULT_SCORE_NAME,
 ) -> int:
     """Print the run's outcome and return its exit code."""
     for skipped in report.skipped_judges:
@@ -60,7 +62,7 @@ def print_outcome(
         code = 1
     if report.failure:
         click.echo(f"error: {report.failure}", err=True)
-    _say_where(report, results)
+    _say_where(report, results, score_name)
     if as_json:
         record = report.to_record().model_copy(
             update={
@@ -163,7 +165,7 @@ def _warn_uncounted(summaries: dict[str, Summary], results: Path) -> None:
             )
 
 
-def _say_where(report: RunReport, results: Path) -> None:
+def _say_where(report: RunReport, results: Path, score_name: str) -> None:
     for agent in report.summaries:
         click.echo(
             f"results: {results / agent}/<task_id>/<answer>.json, "
@@ -171,4 +173,4 @@ def _say_where(report: RunReport, results: Path) -> None:
             err=True,
         )
     if any(r.input_kind == "trajectory" for r in report.results):
-        click.echo("score files: <traj dir>/scores/judgegen_<task_id>.json", err=True)
+        click.echo(f"score files: <traj dir>/scores/{score_name}_<task_id>.json", err=True)

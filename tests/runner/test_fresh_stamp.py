@@ -326,6 +326,22 @@ def test_a_trajectory_rerun_is_stamped_and_a_missing_score_file_is_written_again
     assert score.is_file()
 
 
+def test_a_rerun_under_another_score_name_is_not_answered_by_the_stamp(
+    runs: Runs, work: Path
+) -> None:
+    runs.inputs = "--trajectories webeval/fara-run"
+    runs.record()
+    assert runs.record()["evaluated"] == 0 and runs.answered[-1] is True
+
+    assert runs.slow("--score-name", "o3")["evaluated"] == 0
+
+    folder = work / "webeval/fara-run/traj/louvre_hours/scores"
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "judgegen_louvre_hours.json",
+        "o3_louvre_hours.json",
+    ]
+
+
 # --- no stamp, or no use of one, whenever in doubt -------------------------------------------
 
 

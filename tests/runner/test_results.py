@@ -71,7 +71,7 @@ def test_stray_temp_files_of_a_killed_run_are_removed(tmp_path: Path) -> None:
 
 
 def test_score_file_holds_score_and_full_result_as_json_text(tmp_path: Path) -> None:
-    path = write_score_file(tmp_path, "t", result())
+    path = write_score_file(tmp_path, "t", result(), writer=tmp_path / "results")
     assert path == tmp_path / "scores" / "judgegen_t.json"
     data = json.loads(path.read_text())
     assert set(data) == {"score", "gpt_response_text"}

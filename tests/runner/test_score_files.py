@@ -22,7 +22,7 @@ from tests.fixtures.runner.helpers import (
 )
 from tests.fixtures.runner.scripted import broke_factory, make_backend
 from toolkit.errors import ResultsError
-from toolkit.runner import scheduler
+from toolkit.runner import results
 from toolkit.runner.freshness import fresh_run
 from toolkit.runner.inputs import discover_trajectories
 from toolkit.runner.results import read_result, score_file_path, write_score_file
@@ -58,11 +58,11 @@ def test_a_score_file_that_could_not_be_written_is_written_by_the_next_run(
     assert json.loads(score_file(work, "louvre_hours").read_text())["score"] == 1.0
     change_louvre_answer_to_a_wrong_one(work)
 
-    def full_disk(traj_dir: Path, judge_name: str, result: object) -> Path:
+    def full_disk(traj_dir: Path, judge_name: str, result: object, **where: object) -> Path:
         raise ResultsError(score_file_path(traj_dir, judge_name), "No space left on device")
 
     with monkeypatch.context() as patch:
-        patch.setattr(scheduler, "write_score_file", full_disk)
+        patch.setattr(results, "write_score_file", full_disk)
         failed = run_trajectories(work, make_backend())
     assert failed.exit_code == 3 and stored_score(work, "louvre_hours") == 0.0
     assert not score_file(work, "louvre_hours").exists()  # never the old result's 1.0
@@ -166,6 +166,7 @@ def test_a_score_file_is_never_written_for_a_result_without_a_score(work: Path) 
             work / TRAJ / "louvre_hours",
             "louvre_hours",
             result.model_copy(update={"final_score": None}),
+            writer=work / "results",
         )
 
 

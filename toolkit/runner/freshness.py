@@ -30,9 +30,7 @@ from toolkit.runner.results import (
     EvaluationResult,
     ResultHead,
     ResultStore,
-    remove_score_file,
-    score_file_agrees,
-    score_file_path,
+    ScoreFiles,
     write_output,
 )
 from toolkit.util.hashing import sha256_bytes
@@ -53,6 +51,7 @@ class FreshnessOptions(JudgePolicy, Protocol):
     backend_spec: str | None
     tools: str | None
     tasks: frozenset[str] | None
+    score_name: str
 
 
 @dataclass
@@ -179,14 +178,17 @@ def unreviewed_mark(judge: JudgeInfo | None) -> bool:
     return judge is not None and judge.unreviewed
 
 
-def needs_repair(stored: EvaluationResult, item: AnswerInput, judge: JudgeInfo | None) -> bool:
+def needs_repair(
+    stored: EvaluationResult, item: AnswerInput, judge: JudgeInfo | None, scores: ScoreFiles
+) -> bool:
     """Whether a fresh result still needs a file written: its unreviewed mark no longer says
     whether its judge is approved (approved since it ran, or the approval withdrawn: the same
-    bytes either way), or a trajectory's score file does not agree with it (missing, or left
-    by an earlier result when a run failed between writing the two files)."""
+    bytes either way), or a trajectory's score file (of `scores`) does not agree with it
+    (missing, left by an earlier result when a run failed between writing the two files, or
+    written by another results folder, gone, or by a judgegen that recorded none)."""
     traj = item.traj_dir
     return stored.unreviewed_judge != unreviewed_mark(judge) or (
-        traj is not None and not score_file_agrees(traj, item.task_id, stored)
+        traj is not None and not scores.agrees(traj, item.task_id, stored)
     )
 
 
@@ -225,18 +227,19 @@ async def fresh_run(
     `progress` or written)."""
     judges = resolve_judges((i.task_id for i in inputs), options)
     store = ResultStore(options.results_dir)
+    scores = ScoreFiles.of(options.results_dir, options.score_name)
     digest = judge_templates_sha256()
     report = RunReport(skipped_judges=skipped_judges(judges))
     for item in inputs:
         judge = judges.get(item.task_id)
         if skips_answer(item, judge):
-            if item.traj_dir is not None and score_file_path(item.traj_dir, item.task_id).exists():
+            if item.traj_dir is not None and scores.path(item.traj_dir, item.task_id).exists():
                 return None  # the scheduler withdraws it
             report.skipped_answers += 1
             continue
         fp = fingerprint_for(item, judge, backend, options.backend_spec, digest, options.tools)
         stored = await fresh_result(store, item, fp, pages)
-        if stored is None or needs_repair(stored, item, judge):
+        if stored is None or needs_repair(stored, item, judge, scores):
             return None
         head = ResultHead.of(stored)
         report.reused += 1
@@ -249,7 +252,12 @@ async def fresh_run(
         if progress is not None:
             progress("reused", result)
     write_summaries(
-        store, inputs, report, include_unreviewed=options.include_unreviewed, tasks=options.tasks
+        store,
+        inputs,
+        report,
+        include_unreviewed=options.include_unreviewed,
+        tasks=options.tasks,
+        scores=scores,
     )
     return report
 
@@ -261,12 +269,14 @@ def write_summaries(
     *,
     include_unreviewed: bool,
     tasks: frozenset[str] | None,
+    scores: ScoreFiles,
 ) -> None:
     """Compute and write the summary of every agent among `inputs`, over its results (those
     in `report` as they are in memory, the others read from their files) that still stand
     for an answer and judge of this run and, for its answers, for their inputs now
     (`_counted`). `tasks` is the limit the inputs were found with (None: every task). A
-    trajectory whose input is gone loses its score file, if its folder is still there."""
+    trajectory whose input is gone loses its score file (of `scores`), if its folder is
+    still there."""
     answers_by_agent: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for item in inputs:
         answers_by_agent[item.agent_name][item.task_id].add(item.answer_name)
@@ -275,7 +285,7 @@ def write_summaries(
         outdated = {(r.task_id, r.answer_name) for r in report.outdated if r.agent == agent}
         scope = _Scope(answers, skipped, outdated, tasks)
         counted, left_out, gone = _counted(store, agent, scope, report.results)
-        _withdraw_score_files(store, gone)
+        _withdraw_score_files(store, gone, scores)
         summary = compute_summary(
             agent,
             counted,
@@ -348,7 +358,7 @@ def _counted(
     return counted, left_out, gone
 
 
-def _withdraw_score_files(store: ResultStore, gone: list[ResultHead]) -> None:
+def _withdraw_score_files(store: ResultStore, gone: list[ResultHead], scores: ScoreFiles) -> None:
     """Remove the webeval score file of each trajectory among `gone` (its input is no longer
     among the run's) whose folder is still there: webeval would read it as current."""
     for head in gone:
@@ -358,4 +368,4 @@ def _withdraw_score_files(store: ResultStore, gone: list[ResultHead]) -> None:
         recorded = Path(result.input_path)  # the final answer file, or the task folder
         folder = recorded if recorded.name == head.task_id else recorded.parent
         if folder.name == head.task_id and folder.is_dir():
-            remove_score_file(folder, head.task_id)
+            scores.remove(folder, head.task_id)

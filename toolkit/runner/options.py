@@ -6,11 +6,29 @@ one) without importing the scheduler, the sandbox or the judge runtime.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 JOBS_PER_LLM_SLOT = 4
 MAX_DEFAULT_JOBS = 256
+DEFAULT_SCORE_NAME = "judgegen"
+"""The webeval score files' name by default: `<traj dir>/scores/judgegen_<task_id>.json`."""
+_SCORE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def score_name_problem(name: str) -> str | None:
+    """Why `name` cannot name score files (`scores/<name>_<task_id>.json`), or None: it must
+    be a plain file-name fragment, a letter or digit then letters, digits, `.`, `_` or `-`,
+    64 characters at most. (Here, not beside the score files in `toolkit.runner.results`:
+    `run` checks the flag as it parses it, before a rerun answered from its stamp, which
+    must not load pydantic.)"""
+    if _SCORE_NAME.fullmatch(name):
+        return None
+    return (
+        f"{name!r} is not a plain file-name fragment: use a letter or digit, then letters, "
+        "digits, '.', '_' or '-' (64 characters at most), e.g. judgegen_o3"
+    )
 
 
 def default_jobs(llm_concurrency: int) -> int:
@@ -34,6 +52,8 @@ class RunOptions:
     tools: str | None = None
     """Identity of the tool provider judges are offered (`--maps`: a factory spec, `google`),
     None when none: a result whose judge called a tool is redone when it changes."""
+    score_name: str = DEFAULT_SCORE_NAME
+    """The webeval score files' name (`--score-name`): `<traj dir>/scores/<name>_<task_id>.json`."""
     tasks: frozenset[str] | None = None
     """The tasks the inputs were limited to (`--task`); None: the inputs are every answer of
     their agents, so a result of a task with no input now has lost its answer (not counted,

@@ -4,12 +4,22 @@
 (status, errors, usage, duration, fingerprint). Files are written through a temp file and
 `os.replace`, so a killed run leaves either the old file, the new file, or a stray temp file
 that the next run deletes — never a half-written result.
+
+A webeval trajectory's complete result also gets a score file,
+`<traj dir>/scores/<name>_<task_id>.json` (`name`: `--score-name`, by default `judgegen`), in
+webeval's shape `{"score", "gpt_response_text"}`. `gpt_response_text` is JSON: the result's
+fields and, first, `judgegen_results_folder`, the results folder that wrote it (absolute,
+symlinks resolved). Two results folders (say two judge models) judging the same trajectories
+would otherwise write the same files, the last run silently winning: `score_writers` tells a
+run which results folders wrote the score files it is about to replace, reading one file per
+trajectory and, for a file of the usual shape, only its first KiB.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +29,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from toolkit.errors import ResultsError
 from toolkit.runner.fingerprint import Fingerprint
+from toolkit.runner.options import DEFAULT_SCORE_NAME
 from toolkit.util.deferred import DEFERRED
 from toolkit.util.files import write_atomic
 
@@ -290,9 +301,43 @@ def _result_paths(agent_dir: Path) -> list[Path]:
     return sorted(agent_dir.glob("*/*.json"))
 
 
-def score_file_path(traj_dir: Path, judge_name: str) -> Path:
-    """`<traj dir>/scores/judgegen_<judge>.json`."""
-    return traj_dir / "scores" / f"judgegen_{judge_name}.json"
+WRITER_KEY = "judgegen_results_folder"
+"""The key of `gpt_response_text`'s JSON naming the results folder that wrote the score file."""
+_SCORE_HEAD = re.compile(rb'\{\s*"score"\s*:\s*[-+0-9.eE]+\s*,\s*"gpt_response_text"\s*:\s*"')
+_HEAD_BYTES = 1024
+_WRITER_START = "{" + json.dumps(WRITER_KEY) + ": "
+_DECODER = json.JSONDecoder()
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreFiles:
+    """The webeval score files one run writes: `<traj dir>/scores/<name>_<task_id>.json`, each
+    naming `writer`, the run's results folder (absolute, symlinks resolved: `of`)."""
+
+    writer: Path
+    name: str = DEFAULT_SCORE_NAME
+
+    @classmethod
+    def of(cls, results_dir: str | Path, name: str = DEFAULT_SCORE_NAME) -> ScoreFiles:
+        """The score files of a run writing its results to `results_dir`."""
+        return cls(Path(results_dir).resolve(), name)
+
+    def path(self, traj_dir: Path, task_id: str) -> Path:
+        return score_file_path(traj_dir, task_id, self.name)
+
+    def write(self, traj_dir: Path, task_id: str, result: EvaluationResult) -> Path:
+        return write_score_file(traj_dir, task_id, result, writer=self.writer, name=self.name)
+
+    def remove(self, traj_dir: Path, task_id: str) -> None:
+        remove_score_file(traj_dir, task_id, self.name)
+
+    def agrees(self, traj_dir: Path, task_id: str, result: EvaluationResult) -> bool:
+        return score_file_agrees(traj_dir, task_id, result, writer=self.writer, name=self.name)
+
+
+def score_file_path(traj_dir: Path, judge_name: str, name: str = DEFAULT_SCORE_NAME) -> Path:
+    """`<traj dir>/scores/<name>_<judge>.json`."""
+    return traj_dir / "scores" / f"{name}_{judge_name}.json"
 
 
 def has_score(result: EvaluationResult) -> bool:
@@ -300,29 +345,45 @@ def has_score(result: EvaluationResult) -> bool:
     return result.status == "complete" and result.final_score is not None
 
 
-def write_score_file(traj_dir: Path, judge_name: str, result: EvaluationResult) -> Path:
-    """Write the webeval score file for a complete result; `gpt_response_text` is its JSON.
-    A result without a score has no score file (a `ValueError`): it never reads as 0."""
-    path = score_file_path(traj_dir, judge_name)
-    write_output(path, _score_file_of(result).model_dump_json(indent=2) + "\n")
+def write_score_file(
+    traj_dir: Path,
+    judge_name: str,
+    result: EvaluationResult,
+    *,
+    writer: Path,
+    name: str = DEFAULT_SCORE_NAME,
+) -> Path:
+    """Write the webeval score file for a complete result; `gpt_response_text` is its JSON,
+    led by `judgegen_results_folder`: `writer`, the results folder writing it. A result
+    without a score has no score file (a `ValueError`): it never reads as 0."""
+    path = score_file_path(traj_dir, judge_name, name)
+    write_output(path, _score_file_of(result, writer).model_dump_json(indent=2) + "\n")
     return path
 
 
-def remove_score_file(traj_dir: Path, judge_name: str) -> None:
-    """Delete the score file of `judge_name` if there is one; a failure is a `ResultsError`
-    (as a write's is), which stops the run."""
-    path = score_file_path(traj_dir, judge_name)
+def remove_score_file(traj_dir: Path, judge_name: str, name: str = DEFAULT_SCORE_NAME) -> None:
+    """Delete the score file `name` of `judge_name` if there is one; a failure is a
+    `ResultsError` (as a write's is), which stops the run."""
+    path = score_file_path(traj_dir, judge_name, name)
     try:
         path.unlink(missing_ok=True)
     except OSError as exc:
         raise ResultsError(path, exc.strerror or str(exc)) from exc
 
 
-def score_file_agrees(traj_dir: Path, judge_name: str, result: EvaluationResult) -> bool:
-    """Whether the score file of `judge_name` is the one `result` gives: present with its
-    score and, as JSON values, its result for a complete result with a score, absent
-    otherwise (an unreadable file never agrees)."""
-    path = score_file_path(traj_dir, judge_name)
+def score_file_agrees(
+    traj_dir: Path,
+    judge_name: str,
+    result: EvaluationResult,
+    *,
+    writer: Path,
+    name: str = DEFAULT_SCORE_NAME,
+) -> bool:
+    """Whether the score file `name` of `judge_name` is the one `result` gives when `writer`
+    writes it: present with its score and, as JSON values, its result and `writer` for a
+    complete result with a score, absent otherwise (an unreadable file, or one another
+    results folder or an earlier judgegen wrote, never agrees)."""
+    path = score_file_path(traj_dir, judge_name, name)
     if not has_score(result):
         return not path.exists()
     try:
@@ -330,20 +391,99 @@ def score_file_agrees(traj_dir: Path, judge_name: str, result: EvaluationResult)
         full = json.loads(found.gpt_response_text)
     except (OSError, ValidationError, ValueError):
         return False
-    expected = _score_file_of(result)
+    expected = _score_file_of(result, writer)
     return found.score == expected.score and full == json.loads(expected.gpt_response_text)
 
 
-def _score_file_of(result: EvaluationResult) -> ScoreFile:
+def _score_file_of(result: EvaluationResult, writer: Path) -> ScoreFile:
     if result.final_score is None:
         raise ValueError(
             f"{result.agent_name}/{result.task_id}/{result.answer_name} has no final score"
         )
-    full = result.model_dump(mode="json")
-    return ScoreFile(
-        score=result.final_score,
-        gpt_response_text=json.dumps(full, ensure_ascii=False, sort_keys=True),
-    )
+    full = json.dumps(result.model_dump(mode="json"), ensure_ascii=False, sort_keys=True)
+    # the writer first, where `score_file_writer` finds it without parsing the whole result
+    payload = f"{_WRITER_START}{json.dumps(str(writer), ensure_ascii=False)}, {full[1:]}"
+    return ScoreFile(score=result.final_score, gpt_response_text=payload)
+
+
+def score_file_writer(path: str | Path) -> str | None:
+    """The results folder the score file at `path` records as its writer; None when it
+    records none (written before judgegen recorded it, or unreadable). A file as
+    `write_score_file` lays it out, naming a results folder of a few hundred characters at
+    most, is read no further than its first KiB; any other is parsed whole. Raises
+    FileNotFoundError when there is no file."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(_HEAD_BYTES)
+            found = _writer_in_head(head)
+            data = head if found is not None else head + handle.read()
+    except FileNotFoundError:
+        raise
+    except OSError:
+        return None
+    if found is None:
+        try:
+            payload = json.loads(ScoreFile.model_validate_json(data).gpt_response_text)
+        except (ValidationError, ValueError):
+            return None
+        found = payload.get(WRITER_KEY) if isinstance(payload, dict) else None
+    return found if isinstance(found, str) and found else None
+
+
+def _writer_in_head(head: bytes) -> str | None:
+    """The writer a score file's first bytes name, when it leads `gpt_response_text` there
+    (`_score_file_of` puts it first, before anything an answer could make up); None when
+    they do not say (another layout, a path longer than the head holds)."""
+    start = _SCORE_HEAD.match(head)
+    if start is None:
+        return None
+    text = head[start.end() :].decode("utf-8", errors="ignore")
+    decoder = _DECODER
+    for cut in range(len(text), max(len(text) - 6, 0), -1):  # not inside an escape
+        try:  # the string's beginning: raw_decode stops at its first unescaped quote
+            payload = decoder.raw_decode(f'"{text[:cut]}"')[0]
+            break
+        except ValueError:
+            continue
+    else:
+        return None
+    if not payload.startswith(_WRITER_START):
+        return None
+    try:
+        writer = decoder.raw_decode(payload, len(_WRITER_START))[0]
+    except ValueError:
+        return None
+    return writer if isinstance(writer, str) else None
+
+
+@dataclass
+class ScoreWriters:
+    """Who wrote the score files a run is about to write, other than the run's results
+    folder: other results folders still there and those gone (each with a task whose
+    score file names it), and the tasks whose score file names no writer."""
+
+    others: dict[Path, str]
+    gone: dict[Path, str]
+    unnamed: list[str]
+
+
+def score_writers(trajectories: Iterable[tuple[Path, str]], scores: ScoreFiles) -> ScoreWriters:
+    """The writers of the score files `scores` would write for `trajectories` ((traj dir,
+    task id) pairs), reading one file per trajectory."""
+    found = ScoreWriters({}, {}, [])
+    ours = str(scores.writer)
+    for traj_dir, task_id in trajectories:  # paths as strings: pathlib costs µs per file
+        path = os.path.join(traj_dir, "scores", f"{scores.name}_{task_id}.json")
+        try:
+            writer = score_file_writer(path)
+        except FileNotFoundError:
+            continue
+        if writer is None:
+            found.unnamed.append(task_id)
+        elif writer != ours:
+            folder = Path(writer)
+            (found.others if folder.is_dir() else found.gone).setdefault(folder, task_id)
+    return found
 
 
 def write_output(path: Path, text: str) -> None:

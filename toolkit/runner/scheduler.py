@@ -45,10 +45,9 @@ from toolkit.runner.results import (
     EvaluationResult,
     ResultHead,
     ResultStore,
+    ScoreFiles,
     UsageTotals,
     has_score,
-    remove_score_file,
-    write_score_file,
 )
 from toolkit.runner.trust import trusted_outcome
 from toolkit.sandbox.broker import ToolProvider
@@ -115,6 +114,7 @@ class Scheduler:
         self.progress = progress
         self.pages = pages  # what the executor's judges read, to tell if stored reads still hold
         self.store = ResultStore(options.results_dir)
+        self.scores = ScoreFiles.of(options.results_dir, options.score_name)
         self.report = RunReport()
         self._stop = asyncio.Event()
         self._templates_digest = judge_templates_sha256()
@@ -143,7 +143,7 @@ class Scheduler:
                 if skips_answer(item, judge):
                     self.report.skipped_answers += 1
                     if item.traj_dir is not None:  # webeval would read it as current
-                        remove_score_file(item.traj_dir, item.task_id)
+                        self.scores.remove(item.traj_dir, item.task_id)
                     continue
                 fp = self.fingerprint(item, judge)
                 planned.append((item, fp))
@@ -166,6 +166,7 @@ class Scheduler:
                 self.report,
                 include_unreviewed=self.options.include_unreviewed,
                 tasks=self.options.tasks,
+                scores=self.scores,
             )
         except ResultsError as exc:  # reported with the run, after any earlier stop's reason
             reason = _reason(exc)
@@ -181,7 +182,7 @@ class Scheduler:
         for item, _ in planned:
             key = (item.agent_name, item.task_id, item.answer_name)
             if item.traj_dir is not None and key in outdated:
-                remove_score_file(item.traj_dir, item.task_id)
+                self.scores.remove(item.traj_dir, item.task_id)
 
     async def _reuse(self, item: AnswerInput, judge: JudgeInfo | None, fp: Fingerprint) -> bool:
         """Keep a fresh stored result (same inputs and pages, not incomplete); False to redo."""
@@ -190,7 +191,7 @@ class Scheduler:
         stored = await fresh_result(self.store, item, fp, self.pages)
         if stored is None:
             return False
-        if needs_repair(stored, item, judge):  # the mark, or a trajectory's score file
+        if needs_repair(stored, item, judge, self.scores):  # the mark, or a score file
             stored = stored.model_copy(update={"unreviewed_judge": unreviewed_mark(judge)})
             self._write_files(item, stored)
         head = ResultHead.of(stored)
@@ -348,10 +349,10 @@ class Scheduler:
         failure at any point leaves none that disagrees with the stored result (the next run
         writes a missing one)."""
         if item.traj_dir is not None:
-            remove_score_file(item.traj_dir, item.task_id)
+            self.scores.remove(item.traj_dir, item.task_id)
         self.store.write(result)
         if item.traj_dir is not None and has_score(result):
-            write_score_file(item.traj_dir, item.task_id, result)
+            self.scores.write(item.traj_dir, item.task_id, result)
 
     def _record(self, item: AnswerInput, result: EvaluationResult) -> None:
         self._write_files(item, result)

@@ -1,0 +1,199 @@
+"""One results folder per set of score files: each webeval score file names the results folder
+that wrote it, and a run whose score files another results folder (still there) wrote is
+refused before judging, rather than silently overwrite that folder's scores (two judge models
+over the same trajectories). `--score-name` puts two configurations' files side by side; files
+whose writer is gone, or that name none, are taken over with a note."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from generator.cli import main
+from tests.fixtures.runner.helpers import run_args
+from tests.runner.test_results import result
+from toolkit.runner.results import (
+    WRITER_KEY,
+    ScoreFile,
+    score_file_agrees,
+    score_file_writer,
+    write_score_file,
+)
+
+WEBEVAL = Path("webeval/fara-run")
+SCORED = ("le_guin_novels", "louvre_hours", "python_match")
+"""The fixture trajectories that get a score file (eiffel_height is aborted)."""
+
+
+def run(work: Path, results: str, *args: str) -> Result:
+    """`judgegen run` over the fixture trajectories into `work/results`."""
+    flags = run_args(work, "--include-unreviewed", "--no-sandbox", "--json", *args)
+    flags[1:3] = ["--trajectories", str(work / WEBEVAL)]
+    flags[flags.index("--results") + 1] = str(work / results)
+    return CliRunner().invoke(main, flags, catch_exceptions=False)
+
+
+def score_files(work: Path) -> dict[str, bytes]:
+    """Every score file under the trajectories, by path relative to traj/."""
+    traj = work / WEBEVAL / "traj"
+    return {p.relative_to(traj).as_posix(): p.read_bytes() for p in traj.glob("*/scores/*")}
+
+
+def writers(work: Path, name: str = "judgegen") -> dict[str, str | None]:
+    """The results folder each scored trajectory's score file `name` names, by task."""
+    traj = work / WEBEVAL / "traj"
+    return {
+        task: json.loads(
+            json.loads((traj / task / "scores" / f"{name}_{task}.json").read_text())[
+                "gpt_response_text"
+            ]
+        ).get(WRITER_KEY)
+        for task in SCORED
+    }
+
+
+def unnamed(work: Path) -> None:
+    """Rewrite every score file as judgegen wrote them before naming their writer."""
+    for path in (work / WEBEVAL / "traj").glob("*/scores/*.json"):
+        found = ScoreFile.model_validate_json(path.read_bytes())
+        payload = json.loads(found.gpt_response_text)
+        del payload[WRITER_KEY]
+        text = json.dumps(payload, ensure_ascii=False, sort_keys=True)
+        path.write_text(ScoreFile(score=found.score, gpt_response_text=text).model_dump_json())
+
+
+def test_a_run_into_another_results_folder_is_refused_before_judging(work: Path) -> None:
+    assert run(work, "results_o4").exit_code == 0
+    before = score_files(work)
+    assert len(before) == len(SCORED)
+
+    refused = run(work, "results_o3")
+
+    assert refused.exit_code == 2
+    message = " ".join(refused.stderr.split())
+    assert str(work / WEBEVAL) in message
+    assert str((work / "results_o4").resolve()) in message
+    assert str((work / "results_o3").resolve()) in message
+    assert "--score-name NAME" in message
+    assert score_files(work) == before
+    assert not (work / "results_o3").exists()
+
+
+def test_score_name_keeps_two_results_folders_score_files_side_by_side(work: Path) -> None:
+    assert run(work, "results_o4").exit_code == 0
+    first = score_files(work)
+
+    other = run(work, "results_o3", "--score-name", "judgegen_o3")
+    again = run(work, "results_o4")
+
+    assert other.exit_code == 0, other.stderr
+    assert again.exit_code == 0, again.stderr
+    assert json.loads(again.stdout)["evaluated"] == 0
+    both = score_files(work)
+    assert {k: v for k, v in both.items() if k in first} == first  # never overwritten
+    assert sorted(set(both) - set(first)) == [
+        f"{task}/scores/judgegen_o3_{task}.json" for task in SCORED
+    ]
+    resolved = str((work / "results_o3").resolve())
+    assert writers(work, "judgegen_o3") == dict.fromkeys(SCORED, resolved)
+    assert "score files: <traj dir>/scores/judgegen_o3_<task_id>.json" in other.stderr
+
+
+@pytest.mark.parametrize("name", ["../up", "a/b", "", "-flag", "x" * 65, "sp ace"])
+def test_a_score_name_that_is_no_plain_file_name_fragment_is_a_usage_error(
+    work: Path, name: str
+) -> None:
+    refused = run(work, "results", "--score-name", name)
+
+    assert refused.exit_code == 2
+    assert "--score-name" in refused.stderr and "file-name fragment" in refused.stderr
+    assert score_files(work) == {}
+
+
+def test_score_files_naming_no_results_folder_are_taken_over_with_one_note(work: Path) -> None:
+    assert run(work, "results_o4").exit_code == 0
+    unnamed(work)
+
+    taken = run(work, "results_o3")
+
+    assert taken.exit_code == 0, taken.stderr
+    assert taken.stderr.count("takes over") == 1
+    note = " ".join(taken.stderr.split())
+    assert str(work / WEBEVAL) in note and "3 naming no results folder" in note
+    assert writers(work) == dict.fromkeys(SCORED, str((work / "results_o3").resolve()))
+
+
+def test_score_files_of_a_results_folder_no_longer_there_are_taken_over(work: Path) -> None:
+    assert run(work, "results_o4").exit_code == 0
+    shutil.rmtree(work / "results_o4")
+
+    taken = run(work, "results_o3")
+
+    assert taken.exit_code == 0, taken.stderr
+    note = " ".join(taken.stderr.split())
+    assert taken.stderr.count("takes over") == 1
+    assert f"those of {(work / 'results_o4').resolve()}, no longer there" in note
+    assert writers(work) == dict.fromkeys(SCORED, str((work / "results_o3").resolve()))
+    rerun = run(work, "results_o3")
+    assert "takes over" not in rerun.stderr
+
+
+def test_a_held_back_judge_withdraws_only_the_score_files_of_its_own_name(work: Path) -> None:
+    assert run(work, "results_o4").exit_code == 0
+    first = score_files(work)
+    assert run(work, "results_o3", "--score-name", "o3").exit_code == 0
+    flags = run_args(work, "--no-sandbox", "--score-name", "o3")  # no --include-unreviewed
+    flags[1:3] = ["--trajectories", str(work / WEBEVAL)]
+    flags[flags.index("--results") + 1] = str(work / "results_o3")
+
+    held = CliRunner().invoke(main, flags, catch_exceptions=False)
+
+    assert held.exit_code == 1
+    assert score_files(work) == first
+
+
+@pytest.mark.parametrize(
+    "writer",
+    ["/srv/results", '/srv/ré"sults\\o3', "/srv/" + "deep/" * 300 + "results"],
+    ids=["plain", "escaped", "longer-than-the-head"],
+)
+def test_the_payload_names_its_results_folder_first_and_the_result_after(
+    tmp_path: Path, writer: str
+) -> None:
+    path = write_score_file(tmp_path, "t", result(), writer=Path(writer))
+
+    payload = json.loads(json.loads(path.read_text())["gpt_response_text"])
+
+    assert next(iter(payload)) == WRITER_KEY and payload.pop(WRITER_KEY) == writer
+    assert payload == result().model_dump(mode="json")
+    assert score_file_writer(path) == writer
+
+
+def test_an_answer_cannot_make_a_score_file_name_another_writer(tmp_path: Path) -> None:
+    forged = f'{{"{WRITER_KEY}": "/srv/other", '
+    made_up = result(notes=[forged * 50], reason=f'"{WRITER_KEY}": "/srv/other"')
+
+    path = write_score_file(tmp_path, "t", made_up, writer=Path("/srv/mine"))
+
+    assert score_file_writer(path) == "/srv/mine"
+
+
+def test_a_score_file_agrees_only_when_written_by_the_same_results_folder(
+    tmp_path: Path,
+) -> None:
+    mine, theirs = tmp_path / "mine", tmp_path / "theirs"
+    write_score_file(tmp_path, "t", result(), writer=mine)
+    assert score_file_agrees(tmp_path, "t", result(), writer=mine)
+    assert not score_file_agrees(tmp_path, "t", result(), writer=theirs)
+
+    path = write_score_file(tmp_path, "t", result(), writer=theirs)
+    assert not score_file_agrees(tmp_path, "t", result(), writer=mine)
+
+    full = json.dumps(result().model_dump(mode="json"), sort_keys=True)
+    path.write_text(ScoreFile(score=0.75, gpt_response_text=full).model_dump_json())
+    assert score_file_writer(path) is None
+    assert not score_file_agrees(tmp_path, "t", result(), writer=mine)
