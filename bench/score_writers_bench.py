@@ -4,7 +4,7 @@ which results folders wrote the score files it is about to replace (`score_write
 It lays out a webeval run of N trajectories (450 by default) in a temp folder, each with a
 score file written by `write_score_file` from a result whose tree has --nodes nodes and as
 many verifications (a Mind2Web 2 judge's tree has up to 603), and times, in this process
-(the median of --repeat rounds, after one warm-up):
+(wall and CPU time, each the median of --repeat rounds after one warm-up):
   ours      every score file written by this run's results folder: the usual rerun;
   legacy    every score file written before the writer was recorded (parsed whole, once:
             the run then rewrites them);
@@ -78,14 +78,17 @@ def big_result(task_id: str, traj_dir: Path, nodes: int) -> EvaluationResult:
     )
 
 
-def median_ms(work: Callable[[], object], repeat: int) -> float:
+def median_ms(work: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """(wall, CPU) milliseconds of `work`, each the median of `repeat` runs after a warm-up:
+    on a busy machine the CPU time is the steadier figure."""
     work()
-    times = []
+    walls, cpus = [], []
     for _ in range(repeat):
-        start = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.process_time()
         work()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+        walls.append((time.perf_counter() - wall) * 1000)
+        cpus.append((time.process_time() - cpu) * 1000)
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def main() -> None:
@@ -123,9 +126,13 @@ def main() -> None:
         assert len(score_writers(pairs, scores).unnamed) == args.trajectories
         legacy = median_ms(lambda: score_writers(pairs, scores), args.repeat)
 
-        print(f"score_writers, ours:   {ours:7.1f} ms")
-        print(f"score_writers, legacy: {legacy:7.1f} ms (once: the run rewrites them)")
-        print(f"recorded_roots:        {roots:7.1f} ms (the existing check, for scale)")
+        print("                        wall ms   CPU ms")
+        for label, (wall, cpu), note in (
+            ("score_writers, ours:  ", ours, ""),
+            ("score_writers, legacy:", legacy, "  (once: the run rewrites them)"),
+            ("recorded_roots:       ", roots, "  (the existing check, for scale)"),
+        ):
+            print(f"{label} {wall:7.1f}  {cpu:7.1f}{note}")
 
 
 if __name__ == "__main__":

@@ -127,6 +127,21 @@ def test_score_files_naming_no_results_folder_are_taken_over_with_one_note(work:
     assert writers(work) == dict.fromkeys(SCORED, str((work / "results_o3").resolve()))
 
 
+def test_a_rerun_rewrites_its_own_score_files_written_before_the_writer_was_named(
+    work: Path,
+) -> None:
+    """Upgrading judgegen: nothing to judge again, but the score files must name their writer."""
+    assert run(work, "results").exit_code == 0
+    unnamed(work)
+
+    rerun = run(work, "results")
+
+    assert rerun.exit_code == 0, rerun.stderr
+    assert json.loads(rerun.stdout)["evaluated"] == 0
+    assert rerun.stderr.count("takes over") == 1
+    assert writers(work) == dict.fromkeys(SCORED, str((work / "results").resolve()))
+
+
 def test_score_files_of_a_results_folder_no_longer_there_are_taken_over(work: Path) -> None:
     assert run(work, "results_o4").exit_code == 0
     shutil.rmtree(work / "results_o4")
@@ -174,8 +189,11 @@ def test_the_payload_names_its_results_folder_first_and_the_result_after(
 
 
 def test_an_answer_cannot_make_a_score_file_name_another_writer(tmp_path: Path) -> None:
+    """What a judge extracts from an answer lands in the payload too (`eval_breakdown`,
+    sorted before the writer's key would be): it never passes for the writer."""
     forged = f'{{"{WRITER_KEY}": "/srv/other", '
-    made_up = result(notes=[forged * 50], reason=f'"{WRITER_KEY}": "/srv/other"')
+    info = [{"extracted": {WRITER_KEY: "/srv/other", "text": forged}}]
+    made_up = result(eval_breakdown=[{"info": info}], notes=[forged * 50])
 
     path = write_score_file(tmp_path, "t", made_up, writer=Path("/srv/mine"))
 
@@ -197,3 +215,16 @@ def test_a_score_file_agrees_only_when_written_by_the_same_results_folder(
     path.write_text(ScoreFile(score=0.75, gpt_response_text=full).model_dump_json())
     assert score_file_writer(path) is None
     assert not score_file_agrees(tmp_path, "t", result(), writer=mine)
+
+
+@pytest.mark.parametrize(
+    ("writer", "expected"),
+    [("/srv/results", "/srv/result"), ('/srv/a"b', "/srv/a"), ("/srv/a\\b", "/srv/a")],
+)
+def test_a_writer_is_not_taken_for_the_expected_one_its_name_begins_with(
+    tmp_path: Path, writer: str, expected: str
+) -> None:
+    path = write_score_file(tmp_path, "t", result(), writer=Path(writer))
+
+    assert score_file_writer(path, expected) == writer
+    assert score_file_writer(path, writer) == writer

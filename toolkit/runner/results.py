@@ -17,6 +17,7 @@ trajectory and, for a file of the usual shape, only its first KiB.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -406,21 +407,27 @@ def _score_file_of(result: EvaluationResult, writer: Path) -> ScoreFile:
     return ScoreFile(score=result.final_score, gpt_response_text=payload)
 
 
-def score_file_writer(path: str | Path) -> str | None:
+def score_file_writer(path: str | Path, expected: str | None = None) -> str | None:
     """The results folder the score file at `path` records as its writer; None when it
     records none (written before judgegen recorded it, or unreadable). A file as
     `write_score_file` lays it out, naming a results folder of a few hundred characters at
-    most, is read no further than its first KiB; any other is parsed whole. Raises
-    FileNotFoundError when there is no file."""
+    most, is read no further than its first KiB (and its writer is not even decoded when it
+    is `expected`, as it usually is); any other is parsed whole. Raises FileNotFoundError
+    when there is no file."""
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(_HEAD_BYTES)
-            found = _writer_in_head(head)
-            data = head if found is not None else head + handle.read()
+        fd = os.open(path, os.O_RDONLY)  # not open(): its buffered reader costs µs per file
     except FileNotFoundError:
         raise
     except OSError:
         return None
+    try:
+        head = os.read(fd, _HEAD_BYTES)
+        found = _writer_in_head(head, expected)
+        data = head if found is not None else head + _read_rest(fd)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     if found is None:
         try:
             payload = json.loads(ScoreFile.model_validate_json(data).gpt_response_text)
@@ -430,13 +437,23 @@ def score_file_writer(path: str | Path) -> str | None:
     return found if isinstance(found, str) and found else None
 
 
-def _writer_in_head(head: bytes) -> str | None:
+def _read_rest(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _writer_in_head(head: bytes, expected: str | None = None) -> str | None:
     """The writer a score file's first bytes name, when it leads `gpt_response_text` there
     (`_score_file_of` puts it first, before anything an answer could make up); None when
-    they do not say (another layout, a path longer than the head holds)."""
+    they do not say (another layout, a path longer than the head holds). `expected` is
+    recognized by its bytes as they are usually encoded, without decoding anything."""
     start = _SCORE_HEAD.match(head)
     if start is None:
         return None
+    if expected is not None and head.startswith(_encoded_lead(expected), start.end()):
+        return expected
     text = head[start.end() :].decode("utf-8", errors="ignore")
     decoder = _DECODER
     for cut in range(len(text), max(len(text) - 6, 0), -1):  # not inside an escape
@@ -454,6 +471,15 @@ def _writer_in_head(head: bytes) -> str | None:
     except ValueError:
         return None
     return writer if isinstance(writer, str) else None
+
+
+@functools.lru_cache(maxsize=8)
+def _encoded_lead(writer: str) -> bytes:
+    """How `gpt_response_text` begins in a score file `writer` wrote, JSON-encoded twice as
+    `write_score_file` encodes it, up to the writer's closing quote (so `/a/b` is not taken
+    for `/a/bc`). A file encoded otherwise (another JSON library's escapes) is decoded."""
+    lead = f"{_WRITER_START}{json.dumps(writer, ensure_ascii=False)}"
+    return json.dumps(lead, ensure_ascii=False)[1:-1].encode("utf-8")
 
 
 @dataclass
@@ -475,7 +501,7 @@ def score_writers(trajectories: Iterable[tuple[Path, str]], scores: ScoreFiles) 
     for traj_dir, task_id in trajectories:  # paths as strings: pathlib costs µs per file
         path = os.path.join(traj_dir, "scores", f"{scores.name}_{task_id}.json")
         try:
-            writer = score_file_writer(path)
+            writer = score_file_writer(path, ours)
         except FileNotFoundError:
             continue
         if writer is None:
