@@ -14,6 +14,7 @@ from click.testing import CliRunner, Result
 
 from generator.cli import main
 from tests.fixtures.runner.helpers import run_args
+from toolkit.runner.results import input_root, recorded_roots
 
 WEBEVAL = Path("webeval/fara-run")
 
@@ -137,3 +138,21 @@ def test_results_recording_a_relative_input_path_of_another_input_are_refused(
     refused = run(work, inputs=("--trajectories", b))
 
     assert refused.exit_code == 2
+
+
+@pytest.mark.parametrize("padding", [0, 20_000, 200_000], ids=["small", "medium", "large"])
+def test_the_input_of_a_result_is_its_top_level_one_whatever_its_size(
+    work: Path, padding: int
+) -> None:
+    a, _ = model_runs(work)
+    assert run(work, inputs=("--trajectories", a)).exit_code == 0
+    path = next((work / "results").glob("*/louvre_hours/*.json"))
+    record = json.loads(path.read_text())
+    decoy = {"input_path": "/elsewhere/traj/louvre_hours", "task_id": "decoy"}
+    record["notes"] = ["x" * padding]
+    record["eval_breakdown"] = [{"info": decoy}, *record["eval_breakdown"]]
+    path.write_text(json.dumps(record, indent=2) + "\n")
+
+    roots = recorded_roots(work / "results", path.parent.parent.name)
+
+    assert set(roots) == {input_root(record["input_path"], "louvre_hours")}

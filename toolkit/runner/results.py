@@ -36,6 +36,9 @@ from toolkit.util.files import write_atomic
 
 RESULT_VERSION = 1
 SUMMARY_FILE = "summary.json"
+_DECODER = json.JSONDecoder()
+_EDGE_BYTES = 16 * 1024
+"""How much of a result's start and end `recorded_roots` reads for its task and input."""
 
 Status = Literal["complete", "incomplete", "excluded"]
 
@@ -272,14 +275,49 @@ def recorded_roots(root: str | Path, agent: str) -> dict[Path, str]:
     for task_dir in sorted(p for p in agent_dir.glob("*") if p.is_dir()):
         for path in sorted(task_dir.glob("*.json")):
             try:
-                record = json.loads(path.read_bytes())
-                recorded, task = record["input_path"], record["task_id"]
+                recorded, task = _recorded_input(path)
             except (OSError, ValueError, KeyError, TypeError):
                 continue
             if isinstance(recorded, str) and recorded and isinstance(task, str):
                 roots.setdefault(input_root(recorded, task), task)
                 break
     return roots
+
+
+def _recorded_input(path: Path) -> tuple[Any, Any]:
+    """(`input_path`, `task_id`) of the result file at `path`. A result as `ResultStore`
+    writes it (indented by 2) has them as top-level lines, `task_id` near its start and
+    `input_path` near its end, found there without reading its tree (a trajectory's result,
+    one per task folder, can be 100+ KiB: parsing 450 of them took 0.25 s); anything else
+    is parsed whole."""
+    with open(path, "rb") as handle:
+        head = handle.read(_EDGE_BYTES)
+        size = os.fstat(handle.fileno()).st_size
+        if size > 2 * _EDGE_BYTES:
+            handle.seek(size - _EDGE_BYTES)
+        tail = handle.read() if size > _EDGE_BYTES else head
+        task, recorded = _top_level_string(head, "task_id"), _top_level_string(tail, "input_path")
+        if task is not None and recorded is not None:
+            return recorded, task
+        handle.seek(0)
+        record = json.loads(handle.read())
+    return record["input_path"], record["task_id"]
+
+
+def _top_level_string(data: bytes, key: str) -> str | None:
+    """The string value of top-level `key` in part of a result file indented by 2 (a line
+    `  "key": "value",`; deeper keys are indented more, and a JSON string holds no line
+    break), or None when that part has no such line."""
+    marker = b'\n  "' + key.encode() + b'": "'
+    at = data.rfind(marker)
+    end = data.find(b"\n", at + 1)
+    if at < 0 or end < 0:
+        return None
+    try:
+        value = _DECODER.raw_decode(data[at + len(marker) - 1 : end].decode())[0]
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return value if isinstance(value, str) else None
 
 
 def read_result(path: Path) -> EvaluationResult | None:
@@ -307,7 +345,6 @@ WRITER_KEY = "judgegen_results_folder"
 _SCORE_HEAD = re.compile(rb'\{\s*"score"\s*:\s*[-+0-9.eE]+\s*,\s*"gpt_response_text"\s*:\s*"')
 _HEAD_BYTES = 1024
 _WRITER_START = "{" + json.dumps(WRITER_KEY) + ": "
-_DECODER = json.JSONDecoder()
 
 
 @dataclass(frozen=True, slots=True)
@@ -409,11 +446,10 @@ def _score_file_of(result: EvaluationResult, writer: Path) -> ScoreFile:
 
 def score_file_writer(path: str | Path, expected: str | None = None) -> str | None:
     """The results folder the score file at `path` records as its writer; None when it
-    records none (written before judgegen recorded it, or unreadable). A file as
-    `write_score_file` lays it out, naming a results folder of a few hundred characters at
-    most, is read no further than its first KiB (and its writer is not even decoded when it
-    is `expected`, as it usually is); any other is parsed whole. Raises FileNotFoundError
-    when there is no file."""
+    records none (written before judgegen recorded it, or unreadable). When the writer is
+    `expected`, as it usually is, a file as `write_score_file` lays it out is read no
+    further than its first KiB and nothing is decoded; any other file is parsed whole.
+    Raises FileNotFoundError when there is no file."""
     try:
         fd = os.open(path, os.O_RDONLY)  # not open(): its buffered reader costs µs per file
     except FileNotFoundError:
@@ -422,18 +458,18 @@ def score_file_writer(path: str | Path, expected: str | None = None) -> str | No
         return None
     try:
         head = os.read(fd, _HEAD_BYTES)
-        found = _writer_in_head(head, expected)
-        data = head if found is not None else head + _read_rest(fd)
+        if expected is not None and _names_writer(head, expected):
+            return expected
+        data = head + _read_rest(fd)
     except OSError:
         return None
     finally:
         os.close(fd)
-    if found is None:
-        try:
-            payload = json.loads(ScoreFile.model_validate_json(data).gpt_response_text)
-        except (ValidationError, ValueError):
-            return None
-        found = payload.get(WRITER_KEY) if isinstance(payload, dict) else None
+    try:
+        payload = json.loads(ScoreFile.model_validate_json(data).gpt_response_text)
+    except (ValidationError, ValueError):
+        return None
+    found = payload.get(WRITER_KEY) if isinstance(payload, dict) else None
     return found if isinstance(found, str) and found else None
 
 
@@ -444,33 +480,11 @@ def _read_rest(fd: int) -> bytes:
     return b"".join(chunks)
 
 
-def _writer_in_head(head: bytes, expected: str | None = None) -> str | None:
-    """The writer a score file's first bytes name, when it leads `gpt_response_text` there
-    (`_score_file_of` puts it first, before anything an answer could make up); None when
-    they do not say (another layout, a path longer than the head holds). `expected` is
-    recognized by its bytes as they are usually encoded, without decoding anything."""
+def _names_writer(head: bytes, writer: str) -> bool:
+    """Whether a score file's first bytes show `gpt_response_text` led by `writer`, as
+    `_score_file_of` writes it (the writer first, before anything an answer could make up)."""
     start = _SCORE_HEAD.match(head)
-    if start is None:
-        return None
-    if expected is not None and head.startswith(_encoded_lead(expected), start.end()):
-        return expected
-    text = head[start.end() :].decode("utf-8", errors="ignore")
-    decoder = _DECODER
-    for cut in range(len(text), max(len(text) - 6, 0), -1):  # not inside an escape
-        try:  # the string's beginning: raw_decode stops at its first unescaped quote
-            payload = decoder.raw_decode(f'"{text[:cut]}"')[0]
-            break
-        except ValueError:
-            continue
-    else:
-        return None
-    if not payload.startswith(_WRITER_START):
-        return None
-    try:
-        writer = decoder.raw_decode(payload, len(_WRITER_START))[0]
-    except ValueError:
-        return None
-    return writer if isinstance(writer, str) else None
+    return start is not None and head.startswith(_encoded_lead(writer), start.end())
 
 
 @functools.lru_cache(maxsize=8)
