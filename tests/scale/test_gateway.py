@@ -42,9 +42,9 @@ class Handle:
         self.info = Remote(gateway.info)
         self._gateway = gateway
 
-    def _handle(self, call: Call) -> Any:
+    def _handle(self, call: Call, attempt: str | None = None) -> Any:
         self.calls.append(call.method)
-        return self._gateway.handle(call)
+        return self._gateway.handle(call, attempt)
 
 
 class OutOfBudget:

@@ -1,5 +1,6 @@
 """Killing a worker node in the middle of a cluster run: nothing finished is lost, its
-evaluations are retried on the other nodes (bounded), what still fails is incomplete."""
+evaluations are retried on the other nodes (bounded), what still fails is incomplete, and what
+the lost attempts spent is charged to their evaluations."""
 
 from __future__ import annotations
 
@@ -14,6 +15,24 @@ from tests.scale.workspace import CLI, POLICY, add_slow_answers, cli_env, result
 
 pytestmark = pytest.mark.timeout(300)
 ANSWERS = 12
+SPENDING_JUDGE = '''"""A judge that pays for a verification, then takes a while (so its node can be
+killed after it spent), then pays for another."""
+
+import asyncio
+
+from toolkit import Evaluator
+
+TASK_ID = "slow_task"
+TASK_DESCRIPTION = "Which Python version introduced the match statement?"
+
+
+async def evaluate(ev: Evaluator) -> None:
+    first = ev.add_leaf(id="first", desc="The version is 3.10")
+    await ev.verify(claim="Python 3.10 introduced the match statement.", node=first)
+    await asyncio.sleep(1.5)
+    second = ev.add_leaf(id="second", desc="It is still 3.10")
+    await ev.verify(claim="Python 3.10 introduced the match statement, still.", node=second)
+'''
 
 
 def slow_workspace(work: Path) -> Path:
@@ -95,3 +114,22 @@ def test_with_one_attempt_evaluations_lost_with_their_node_are_incomplete_with_t
     )  # fmt: skip
     report = json.loads(rerun.stdout)
     assert (report["evaluated"], report["reused"]) == (len(lost), ANSWERS - len(lost))
+
+
+def test_the_results_of_a_run_that_lost_a_node_count_every_llm_call_of_its_ledger(
+    tmp_path: Path, cluster: LocalCluster
+) -> None:
+    """Attempts lost with the node had verified a claim: their calls are in their results."""
+    work = slow_workspace(tmp_path)
+    (work / "judges" / "slow_task.py").write_text(SPENDING_JUDGE)
+    code, stderr, _ = run_and_kill(work, cluster)
+    assert code == 0, stderr
+    results = [json.loads(p.read_text()) for p in result_files(work / "results").values()]
+    assert len(results) == ANSWERS and all(r["status"] == "complete" for r in results)
+    ledger = work / ".judgegen" / "llm-ledger.jsonl"
+    rows = [json.loads(line) for line in ledger.read_text().splitlines()]
+    notes = [n for r in results for n in r["notes"] if "lost with its Ray node" in n]
+    assert notes and all("counted in this result's usage" in n for n in notes), stderr
+    assert sum(r["usage"]["llm_calls"] for r in results) == len(rows)
+    cost = sum(r["usage"]["cost_usd"] for r in results)
+    assert cost == pytest.approx(sum(row["cost_usd"] for row in rows))

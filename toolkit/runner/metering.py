@@ -37,6 +37,9 @@ class Meter:
     tool_calls: int = 0
     """Tool calls (e.g. maps) the judge made: a result that made any depends on the tool
     provider (`Fingerprint.tools`)."""
+    notes: list[str] = field(default_factory=list)
+    """What the runner has to tell about how this evaluation ran, for its result's notes
+    (e.g. what an attempt lost with its Ray node spent, counted in `usage`)."""
     _noted: list[BaseException] = field(default_factory=list, repr=False)
 
     def note(self, error: InfraError) -> None:

@@ -87,8 +87,9 @@ class EvaluationResult(BaseModel):
     errors: list[dict[str, Any]] = Field(default_factory=list)
     notes: list[str] = Field(
         default_factory=list,
-        description="How the input was read, and any model the judge asked for but the run's "
-        "backend did not use.",
+        description="How the input was read, any model the judge asked for but the run's "
+        "backend did not use, and what the runner saw of how it ran that the rest does not say "
+        "(e.g. what an attempt lost with its Ray node spent, counted in `usage`).",
     )
     judge_model: str | None = Field(
         default=None, description="Model the run's backend verified with (else the judge's)."

@@ -46,7 +46,6 @@ from toolkit.runner.results import (
     ResultHead,
     ResultStore,
     ScoreFiles,
-    UsageTotals,
     has_score,
 )
 from toolkit.runner.trust import trusted_outcome
@@ -291,7 +290,7 @@ class Scheduler:
             tools = fp.tools if meter.tool_calls else None  # what the result depends on
             fp = fp.model_copy(update={"pages": page_log.reads(missing), "tools": tools})
             clipped = sorted(meter.clipped)
-            result = self._outcome_result(item, judge, fp, outcome, meter.usage, clipped)
+            result = self._outcome_result(item, judge, fp, outcome, meter, clipped)
             self.report.evaluated += 1
             try:
                 await self._record_async(item, result)
@@ -315,7 +314,7 @@ class Scheduler:
         judge: JudgeInfo,
         fp: Fingerprint,
         outcome: EvalOutcome,
-        usage: UsageTotals,
+        meter: Meter,
         clipped: list[str],
     ) -> EvaluationResult:
         summary = outcome.summary or {}
@@ -324,7 +323,7 @@ class Scheduler:
         score = summary.get("final_score")
         judge_model, extract_model, model_notes = used_models(self.backend, summary)
         base = self._base(item, judge, fp)
-        base["notes"] += model_notes
+        base["notes"] += model_notes + meter.notes
         return EvaluationResult(
             **base,
             status="complete" if complete else "incomplete",
@@ -338,7 +337,7 @@ class Scheduler:
             verifications=list(summary.get("verifications") or []),
             missing_sources=list(summary.get("missing_sources") or []),
             clipped_pages=clipped,
-            usage=usage,
+            usage=meter.usage,
             duration_s=round(outcome.duration_s, 3),
             judge_cpu_s=None if outcome.cpu_s is None else round(outcome.cpu_s, 4),
             sandbox_guards=list(outcome.guards),

@@ -4,23 +4,44 @@ It has the interface of every executor (`evaluate(job) -> EvalOutcome`, never ra
 the scheduler — fingerprints, reuse, the one results writer, budget stops, summaries — is
 the same code as in a local run. What a node reports is charged to the evaluation's meter and
 page-read log here, so results record the same usage and pages as locally.
+
+An attempt lost with its node reports nothing, but the LLM calls the gateway answered for it
+were paid for (and those still running there go on): the gateway tallies each attempt's
+calls, and what a lost attempt spent is charged to its evaluation too, with a note saying so.
+So a result's usage is what judging its answer cost, and the results add up to the gateway's
+ledger, whichever nodes were lost.
 """
 
 from __future__ import annotations
 
+import asyncio
+import uuid
+from typing import Any
+
 from toolkit.runner.metering import current_meter
 from toolkit.runner.page_reads import current_page_reads
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome
-from toolkit.scale.errors import ClusterError
-from toolkit.scale.messages import NodeResult
-from toolkit.scale.nodes import NodeSet
+from toolkit.scale.errors import ClusterError, is_ray_failure
+from toolkit.scale.messages import AttemptSpend, NodeResult
+from toolkit.scale.nodes import NodeSet, Runner
+
+DEFAULT_WAIT_S = 600.0
+"""How long the gateway waits for a lost attempt's calls still running before cancelling them:
+by default a judge's time limit (`SandboxLimits.timeout_s`), by when its judge would have been
+stopped anyway."""
 
 
 class ClusterExecutor:
-    """Sends each evaluation to a node runner; a node lost for good makes it incomplete."""
+    """Sends each evaluation to a node runner; a node lost for good makes it incomplete.
 
-    def __init__(self, nodes: NodeSet) -> None:
+    `gateway` is the gateway actor, asked what each attempt lost with its node spent (waiting
+    up to `wait_s` for its calls still running); without one, that spend is noted as unknown.
+    """
+
+    def __init__(self, nodes: NodeSet, gateway: Any = None, wait_s: float = DEFAULT_WAIT_S):
         self.nodes = nodes
+        self.gateway = gateway
+        self.wait_s = wait_s
 
     async def evaluate(self, job: EvalJob) -> EvalOutcome:
         """Run `job` on the least-loaded live node (retried elsewhere if that node dies)."""
@@ -29,17 +50,79 @@ class ClusterExecutor:
         except (OSError, UnicodeDecodeError) as exc:
             return EvalOutcome.failure(job, "judge_load", f"cannot read the judge: {exc}")
         what = f"the evaluation of {job.agent_name}/{job.task_id}/{job.answer_name}"
+        lost: list[tuple[Runner, asyncio.Future[AttemptSpend | None]]] = []
+
+        def on_lost(attempt: str, runner: Runner) -> None:  # asked now: the retry goes on
+            lost.append((runner, asyncio.ensure_future(self._spent(attempt))))
+
+        result: NodeResult | None = None
         try:
-            result: NodeResult = await self.nodes.call("evaluate", job, what=what)
+            result = await self.nodes.call(
+                "evaluate", job, what=what, tag=uuid.uuid4().hex, on_lost=on_lost
+            )
         except ClusterError as exc:
-            return EvalOutcome.failure(job, exc.kind, str(exc), error_type="ClusterError")
+            outcome = EvalOutcome.failure(job, exc.kind, str(exc), error_type="ClusterError")
+        else:
+            outcome = result.outcome
+            await self._forget(result.attempt)
+        spends = [(runner, await spend) for runner, spend in lost]
         meter = current_meter.get()
         if meter is not None:
-            meter.usage = meter.usage + result.usage
-            meter.clipped.update(result.clipped)
-            meter.infra.extend(result.infra)
-            meter.tool_calls += result.tool_calls
+            if result is not None:
+                meter.usage = meter.usage + result.usage
+                meter.clipped.update(result.clipped)
+                meter.infra.extend(result.infra)
+                meter.tool_calls += result.tool_calls
+            for runner, spent in spends:
+                if spent is not None:
+                    meter.usage = meter.usage + spent.usage
+                meter.notes.append(lost_attempt_note(runner.node_id, spent))
         log = current_page_reads.get()
-        if log is not None:
+        if log is not None and result is not None:
             log.merge(result.reads)
-        return result.outcome
+        return outcome
+
+    async def _spent(self, attempt: str) -> AttemptSpend | None:
+        """What the lost `attempt` spent at the gateway (None: not known, no gateway)."""
+        if self.gateway is None:
+            return None
+        try:
+            spent: AttemptSpend = await self.gateway.spent.remote(attempt, self.wait_s)
+        except Exception as exc:
+            if not is_ray_failure(exc):
+                raise
+            return None
+        return spent
+
+    async def _forget(self, attempt: str) -> None:
+        """Have the gateway drop its tally of an attempt whose node reported its usage."""
+        if self.gateway is None or not attempt:
+            return
+        try:
+            await self.gateway.forget.remote(attempt)
+        except Exception as exc:  # a gateway lost: the run stops, as its calls say
+            if not is_ray_failure(exc):
+                raise
+
+
+def lost_attempt_note(node_id: str, spent: AttemptSpend | None) -> str:
+    """A result's note on an attempt lost with its node `node_id`, and what it spent."""
+    where = f"an attempt lost with its Ray node {node_id[:12]}"
+    if spent is None:
+        return (
+            f"{where} spent an unknown amount: the gateway that made its calls could not say "
+            "(see the LLM ledger); this result's usage leaves it out"
+        )
+    usage = spent.usage
+    tokens = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+    text = (
+        f"{where} spent {usage.llm_calls} LLM call(s) ({usage.backend_calls} backend "
+        f"request(s)), {tokens} input / {usage.output_tokens} output tokens, "
+        f"${usage.cost_usd:.4f}: counted in this result's usage"
+    )
+    if spent.cancelled:
+        text += (
+            f"; {spent.cancelled} of its call(s) still running were cancelled, their cost "
+            "not known (see the LLM ledger)"
+        )
+    return text

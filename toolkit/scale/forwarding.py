@@ -5,7 +5,9 @@ over the real services, so a judge cannot tell where it runs. Each reply's usage
 pages it sent clipped, are charged to the current evaluation's meter; errors come back under
 the gateway's own error type and kind (a budget stop is still kind `budget`), as an
 `InfraError` noted in that meter too: the node never holds a key. A call Ray fails (the
-gateway actor died) is `GatewayLost`, noted the same way, so it stops the run.
+gateway actor died) is `GatewayLost`, noted the same way, so it stops the run. Each call names
+the attempt it is made for (`current_attempt`), so the gateway can tell the driver what an
+attempt lost with its node spent, which that node can no longer report.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import asyncio
 import functools
 import itertools
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -26,6 +29,10 @@ from toolkit.sandbox.broker import ToolProvider
 from toolkit.sandbox.protocol import Call, CallMethod
 from toolkit.scale.errors import GatewayLost, is_ray_failure
 from toolkit.scale.messages import GatewayInfo, GatewayReply
+
+current_attempt: ContextVar[str | None] = ContextVar("judgegen_attempt", default=None)
+"""The attempt of an evaluation this node is running (`NodeRunner.evaluate` sets it); its
+gateway calls are tallied under it at the gateway."""
 
 
 @functools.cache
@@ -55,7 +62,7 @@ class GatewayLink:
         Ray's failure to reach it as `GatewayLost` (each noted in the evaluation's meter: a
         judge that catches it cannot make the evaluation look complete)."""
         call = Call(call_id=next(self._ids), method=method, payload=payload)
-        pending = self.gateway.handle.remote(call)
+        pending = self.gateway.handle.remote(call, current_attempt.get())
         try:
             answer: GatewayReply = await pending
         except asyncio.CancelledError:

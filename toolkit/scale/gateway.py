@@ -5,6 +5,10 @@ client with its provider, concurrency limit, rate limits, budget, ledger and res
 the page store; the tool providers) from a factory the CLI gives, and answers the judges'
 broker calls from every node. Node runners only ever see results and redacted errors, so no
 node but the driver's holds a key or writes the ledger, cache or page store.
+
+It also tallies what each attempt's calls cost (`spent`): a node reports its evaluation's
+usage with its result, so an attempt lost with its node reports nothing, while the calls it
+had answered here were paid for, and those still running here go on.
 """
 
 from __future__ import annotations
@@ -19,9 +23,10 @@ from toolkit.evaluator import PageSource
 from toolkit.llm.usage import UsageSummary
 from toolkit.runner.fingerprint import toolkit_identity
 from toolkit.runner.metering import Meter, current_meter
+from toolkit.runner.results import UsageTotals
 from toolkit.sandbox.broker import Broker, ToolProvider
-from toolkit.sandbox.protocol import Call
-from toolkit.scale.messages import GatewayInfo, GatewayReply
+from toolkit.sandbox.protocol import Call, Reply
+from toolkit.scale.messages import AttemptSpend, GatewayInfo, GatewayReply
 
 
 @dataclass
@@ -43,6 +48,14 @@ class GatewayServices:
 ServicesFactory = Callable[[], GatewayServices]
 
 
+@dataclass
+class _Attempt:
+    """The usage of one attempt's calls so far, and its calls still running."""
+
+    usage: UsageTotals = field(default_factory=UsageTotals)
+    running: set[asyncio.Future[GatewayReply]] = field(default_factory=set)
+
+
 class Gateway:
     """Answers broker calls from every node with the run's one set of services.
 
@@ -58,6 +71,9 @@ class Gateway:
         self._broker: Broker | None = None
         self._info: GatewayInfo | None = None
         self._started = asyncio.Event()
+        self._attempts: dict[str, _Attempt] = {}
+        self._lost: set[str] = set()
+        """Attempts the driver found lost with their node (`spent`): their calls are refused."""
 
     async def start(self) -> GatewayInfo:
         """Build the services; what they offer, or the error that stopped them."""
@@ -92,17 +108,53 @@ class Gateway:
             tools=sorted(services.tools),
         )
 
-    async def handle(self, call: Call) -> GatewayReply:
-        """Answer one judge's call; never raises (errors come back in the reply)."""
-        return await asyncio.ensure_future(self._metered(call))  # own task: own meter
+    async def handle(self, call: Call, attempt: str | None = None) -> GatewayReply:
+        """Answer one judge's call, made for `attempt` (its usage tallied under it); never
+        raises (errors come back in the reply). A call of an attempt found lost is refused."""
+        if attempt in self._lost:
+            message = "its attempt was found lost with its Ray node: the call was not made"
+            error = {"type": "ClusterError", "kind": "cluster", "message": message}
+            return GatewayReply(reply=Reply(call_id=call.call_id, error=error))
+        tally = self._attempts.setdefault(attempt, _Attempt()) if attempt else None
+        task = asyncio.ensure_future(self._metered(call, tally))  # own task: own meter
+        if tally is not None:
+            tally.running.add(task)
+            task.add_done_callback(tally.running.discard)
+        return await task
 
-    async def _metered(self, call: Call) -> GatewayReply:
+    async def _metered(self, call: Call, tally: _Attempt | None = None) -> GatewayReply:
         if self._broker is None:
             raise RuntimeError("the gateway was not started")
         meter = Meter()
         current_meter.set(meter)
-        reply = await self._broker.handle(call)
+        try:
+            reply = await self._broker.handle(call)
+        finally:  # a call cancelled here still counts what it had cost
+            if tally is not None:
+                tally.usage = tally.usage + meter.usage
         return GatewayReply(reply=reply, usage=meter.usage, clipped=sorted(meter.clipped))
+
+    async def spent(self, attempt: str, wait_s: float) -> AttemptSpend:
+        """What `attempt`, lost with its node, spent here: its calls answered, and those still
+        running once they end (waited for up to `wait_s`, then cancelled: no judge is left to
+        read them). Its later calls are refused."""
+        self._lost.add(attempt)
+        tally = self._attempts.pop(attempt, None)
+        if tally is None:
+            return AttemptSpend()
+        running = set(tally.running)
+        cancelled = 0
+        if running:
+            _, late = await asyncio.wait(running, timeout=max(0.0, wait_s))
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*late, return_exceptions=True)
+            cancelled = len(late)
+        return AttemptSpend(usage=tally.usage, cancelled=cancelled)
+
+    async def forget(self, attempt: str) -> None:
+        """Drop the tally of `attempt`, whose node reported its usage with its result."""
+        self._attempts.pop(attempt, None)
 
     async def summary_line(self) -> str | None:
         """The LLM client's end-of-command line (calls, cost, budget), if there is a client."""

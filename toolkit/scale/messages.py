@@ -14,11 +14,13 @@ from toolkit.runner.fingerprint import PageReads
 from toolkit.runner.results import UsageTotals
 from toolkit.sandbox.protocol import EvalOutcome, Reply, SandboxLimits
 
-SCALE_VERSION = 4
+SCALE_VERSION = 5
 """2: the gateway says which judgegen code it runs (`GatewayInfo.code`); 3: a node's result
 carries the infrastructure errors its services raised (`NodeResult.infra`) and its tool
 calls (`NodeResult.tool_calls`); 4: the gateway says whether its page source reads a page
-whole (`GatewayInfo.stored_pages`)."""
+whole (`GatewayInfo.stored_pages`); 5: each evaluation sent to a node is one attempt, named
+(`NodeResult.attempt`), whose gateway calls carry its name, so the gateway can say what an
+attempt lost with its node spent (`AttemptSpend`)."""
 
 
 class _Versioned(BaseModel):
@@ -84,3 +86,16 @@ class NodeResult(_Versioned):
         "(`toolkit.runner.metering.Meter.infra`): seen by the node, whatever the judge did.",
     )
     node_id: str = ""
+    attempt: str = Field(default="", description="The attempt this was (`NodeSet.call`).")
+
+
+class AttemptSpend(_Versioned):
+    """What the gateway's calls for one attempt cost (`Gateway.spent`): an attempt lost with
+    its node never reported its usage, but the gateway answered (and paid for) its calls."""
+
+    usage: UsageTotals = Field(default_factory=UsageTotals)
+    cancelled: int = Field(
+        default=0,
+        description="Its calls still running when the gateway stopped waiting for them, "
+        "cancelled there: sent, perhaps billed, cost not known (the ledger has their rows).",
+    )

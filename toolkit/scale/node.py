@@ -24,7 +24,13 @@ from toolkit.runner.metering import Meter, current_meter
 from toolkit.runner.page_reads import recording_page_reads
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome, error_dict
 from toolkit.scale.errors import GatewayLost, is_ray_failure
-from toolkit.scale.forwarding import GatewayBackend, GatewayLink, GatewayPages, gateway_tools
+from toolkit.scale.forwarding import (
+    GatewayBackend,
+    GatewayLink,
+    GatewayPages,
+    current_attempt,
+    gateway_tools,
+)
 from toolkit.scale.messages import GatewayInfo, NodeResult, RunnerSettings
 
 
@@ -78,20 +84,23 @@ class NodeRunner:
                 )
             return self._executor
 
-    async def evaluate(self, job: EvalJob) -> NodeResult:
-        """Run one judge on one answer here; the outcome, its usage and the pages it read."""
+    async def evaluate(self, job: EvalJob, attempt: str = "") -> NodeResult:
+        """Run one judge on one answer here, as `attempt` (its gateway calls say so); the
+        outcome, its usage and the pages it read."""
         try:
             executor = await self._pool()
         except GatewayLost as exc:  # raised on, it would read as this node's loss (a Ray error)
             failure = EvalOutcome.failure(job, exc.kind, str(exc), error_type=type(exc).__name__)
             noted = error_dict(type(exc).__name__, exc.kind, str(exc))
-            return NodeResult(outcome=failure, infra=[noted], node_id=self.node_id)
+            return NodeResult(outcome=failure, infra=[noted], node_id=self.node_id, attempt=attempt)
         meter = Meter()
         token = current_meter.set(meter)
+        named = current_attempt.set(attempt or None)
         try:
             with recording_page_reads() as log:
                 outcome = await executor.evaluate(job)
         finally:
+            current_attempt.reset(named)
             current_meter.reset(token)
         return NodeResult(
             outcome=outcome,
@@ -101,6 +110,7 @@ class NodeRunner:
             infra=meter.infra,
             tool_calls=meter.tool_calls,
             node_id=self.node_id,
+            attempt=attempt,
         )
 
     async def capture(self, url: str, options: CaptureOptions) -> PageRecord:

@@ -4,12 +4,14 @@ Work goes out one evaluation (or one page) at a time, to the live runner with th
 calls in flight, and its result comes back on its own, so the driver writes it at once and a
 node that dies later loses nothing finished. A call whose runner died (its node or process
 lost) is sent to another live runner, at most `attempts` times in all; then `ClusterError`
-says which nodes were lost and why.
+says which nodes were lost and why. A caller that must account for what a lost attempt did
+(an evaluation's LLM calls) has each attempt named and is told the name of each one lost.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,8 +51,18 @@ class NodeSet:
         live = self.live()
         return min(live, key=lambda r: r.in_flight) if live else None
 
-    async def call(self, method: str, *args: Any, what: str) -> Any:
-        """`runner.method(*args)` on the least-loaded live runner, retried on node loss."""
+    async def call(
+        self,
+        method: str,
+        *args: Any,
+        what: str,
+        tag: str | None = None,
+        on_lost: Callable[[str, Runner], None] | None = None,
+    ) -> Any:
+        """`runner.method(*args)` on the least-loaded live runner, retried on node loss.
+
+        With a `tag`, each attempt is also sent its own name (`tag#1`, `tag#2`, … after
+        `args`), and `on_lost(name, runner)` is told of each attempt lost with its runner."""
         failures: list[str] = []
         for attempt in range(max(1, self.attempts)):
             runner = self._pick()
@@ -58,9 +70,11 @@ class NodeSet:
                 break
             if attempt:
                 self.retried += 1
+            name = f"{tag}#{attempt + 1}" if tag is not None else ""
+            sent = (*args, name) if tag is not None else args
             runner.in_flight += 1
             try:
-                result = await getattr(runner.handle, method).remote(*args)
+                result = await getattr(runner.handle, method).remote(*sent)
             except LOST as exc:
                 reason = _short(exc)
                 failures.append(f"node {runner.node_id[:12]}: {reason}")
@@ -71,6 +85,8 @@ class NodeSet:
                         f"{len(self.live())} node(s) left",
                         file=sys.stderr,
                     )
+                if on_lost is not None and tag is not None:
+                    on_lost(name, runner)
             else:
                 runner.done += 1
                 return result

@@ -91,7 +91,7 @@ async def run_on_cluster(
                     inputs,
                     backend=GatewayModels(info),
                     options=replace(options, backend_spec=options.backend_spec or info.identity),
-                    executor=ClusterExecutor(nodes),
+                    executor=ClusterExecutor(nodes, gateway, wait_s=runner.limits.timeout_s),
                     pages=pages,
                     progress=progress,
                 )
