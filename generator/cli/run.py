@@ -604,6 +604,7 @@ def run(
         tools=maps_identity(maps_spec),
         score_name=score_name,
         tasks=frozenset(tasks) or (frozenset({samples}) if samples else None),
+        abandoned_wait_s=min(timeout_s, llm_settings.timeout_s),
     )
     work: Callable[[], Coroutine[Any, Any, tuple[RunReport, Any]]]
     if ray_address is not None:

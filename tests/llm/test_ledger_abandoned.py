@@ -11,6 +11,7 @@ import pytest
 
 from tests.llm.conftest import verify_request
 from toolkit.errors import LedgerError
+from toolkit.llm.abandoned import tracking_abandoned
 from toolkit.llm.cache import ResponseCache
 from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.client import LLMClient
@@ -190,4 +191,35 @@ async def test_a_call_cancelled_in_flight_with_the_cache_off_gets_an_abandoned_r
     ]
     assert client.budget.spent_usd == 0.0
     assert client.summary_line().endswith("; 1 failed")
+    await client.aclose()
+
+
+async def test_the_work_that_abandoned_a_call_is_handed_its_row_once_it_is_paid(
+    tmp_path: Path,
+) -> None:
+    gate = asyncio.Event()
+    client = gated_client(tmp_path, gate)
+    with tracking_abandoned() as abandoned:
+        waiting = asyncio.ensure_future(client.complete(verify_request("a")))
+        await asyncio.sleep(0.05)
+        waiting.cancel()  # e.g. the judge timed out
+        await asyncio.gather(waiting, return_exceptions=True)
+    asyncio.get_running_loop().call_later(0.05, gate.set)  # the model answers after that
+    spend = await abandoned.settle(5.0)
+    assert (spend.running, spend.rows) == (0, tuple(client.ledger.rows))
+    assert spend.rows[0].error is None and spend.rows[0].cost_usd > 0
+    await client.aclose()
+
+
+async def test_a_call_still_running_when_the_wait_ends_is_told_as_running(
+    tmp_path: Path,
+) -> None:
+    client = gated_client(tmp_path, asyncio.Event())  # the model never answers
+    with tracking_abandoned() as abandoned:
+        waiting = asyncio.ensure_future(client.complete(verify_request("a")))
+        await asyncio.sleep(0.05)
+        waiting.cancel()
+        await asyncio.gather(waiting, return_exceptions=True)
+    spend = await abandoned.settle(0.05)
+    assert (spend.running, spend.rows, client.ledger.rows) == (1, (), [])
     await client.aclose()

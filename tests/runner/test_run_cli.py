@@ -225,21 +225,27 @@ def test_llm_backend_run_records_tokens_and_cost_per_result(work: Path) -> None:
     assert louvre["fingerprint"]["judge_model"] == "o4-mini"
 
 
-def test_the_json_record_counts_the_llm_calls_no_evaluation_kept(work: Path) -> None:
+def test_the_json_record_and_the_results_count_the_calls_a_timed_out_judge_left_running(
+    work: Path,
+) -> None:
     """A judge that times out with a call out abandons it, but the call was sent (and may be
-    billed): the record's `llm` totals count it, as the ledger and the `LLM:` line do, while
-    `usage` sums only what the evaluations kept."""
+    billed): the record's `llm` totals count it, as the ledger and the `LLM:` line do, and so
+    does `usage`, the sum of the results. The model never answers: each result waits for its
+    call up to the judge's --timeout, then says its cost is not known."""
     args = llm_args(work, "--task", "louvre_hours", "--timeout", "0.5", "--json")
     at = args.index("scripted:tests.fixtures.runner.llm_policy:policy")
     args[at] = "scripted:tests.fixtures.runner.llm_policy:never_answers"
     result = CliRunner(env=llm_env(work)).invoke(main, args, catch_exceptions=False)
     assert result.exit_code == 1, result.output
     record = json.loads(result.stdout)
-    assert record["version"] == 2 and record["incomplete"]
+    assert record["version"] == 3 and record["incomplete"]
     rows = [json.loads(line) for line in (work / "ledger.jsonl").read_text().splitlines()]
     assert rows and all(row["error"] == "abandoned" for row in rows)
     assert (record["llm"]["calls"], record["llm"]["errors"]) == (len(rows), len(rows))
-    assert record["usage"]["llm_calls"] < len(rows)
+    assert record["usage"]["llm_calls"] == len(rows)
+    assert record["usage"]["cost_usd"] == record["llm"]["cost_usd"] == 0
+    notes = [n for r in result_files(work / "results").values() for n in r["notes"]]
+    assert notes and all("after it ended" in n and "cost is not known" in n for n in notes)
     assert f"{len(rows)} failed" in result.stderr
 
 

@@ -20,6 +20,7 @@ from typing import TextIO
 from pydantic import BaseModel, Field
 
 from toolkit.errors import CacheError, LedgerError, LLMError
+from toolkit.llm.abandoned import current_abandoned
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
 from toolkit.llm.pricing import FREE_PROVIDERS, PriceTable
 from toolkit.llm.provider import Provider
@@ -229,27 +230,35 @@ class LedgerProvider:
         write its row when the call ends, as `complete` would have — a paid answer nobody
         waited for still costs. A call cancelled in turn (the command ended first, or, with the
         cache off, its maker was cancelled) gets a row of error `abandoned` and no usage: it
-        was sent, and what it cost is not known."""
+        was sent, and what it cost is not known. The maker's tracker of abandoned calls, if
+        it has one open (`toolkit.llm.abandoned`), is handed the row too."""
         started = _call_started.get()  # told in the abandoning caller's task, inside `complete`
         if started is None:
             started = self._clock()
-        call.add_done_callback(lambda done: self._late_row(request, started, done))
+        tracker = current_abandoned.get()  # the abandoning caller's, as `started`
+        told = tracker.add() if tracker is not None else None
+        call.add_done_callback(lambda done: self._late_row(request, started, done, told))
 
     def _late_row(
-        self, request: LLMRequest, started: float, done: asyncio.Future[LLMResponse]
+        self,
+        request: LLMRequest,
+        started: float,
+        done: asyncio.Future[LLMResponse],
+        told: asyncio.Future[LedgerRow | None] | None = None,
     ) -> None:
+        row = None
         if done.cancelled():
-            self.ledger.record_late(self._row(request, Usage(), False, started, ABANDONED))
-            return
-        error = done.exception()
-        if error is None:
+            row = self._row(request, Usage(), False, started, ABANDONED)
+        elif (error := done.exception()) is None:
             response = done.result()
-            self.ledger.record_late(
-                self._row(request, response.usage, response.cache_hit, started, None)
-            )
+            row = self._row(request, response.usage, response.cache_hit, started, None)
         elif isinstance(error, (LLMError, CacheError)):
             usage = error.usage if isinstance(error.usage, Usage) else Usage()
-            self.ledger.record_late(self._row(request, usage, False, started, error.kind))
+            row = self._row(request, usage, False, started, error.kind)
+        if row is not None:
+            self.ledger.record_late(row)
+        if told is not None and not told.done():
+            told.set_result(row)
 
     def _row(
         self, request: LLMRequest, usage: Usage, hit: bool, started: float, error: str | None

@@ -14,6 +14,8 @@ from typing import Any
 
 from toolkit.backends import ExtractRequest, JudgingBackend, Verdict, VerifyRequest
 from toolkit.errors import CacheError, InfraError, LLMError
+from toolkit.llm.abandoned import AbandonedSpend
+from toolkit.llm.ledger import ABANDONED
 from toolkit.llm.models import Usage
 from toolkit.runner.results import UsageTotals
 from toolkit.sandbox.protocol import error_dict
@@ -65,6 +67,55 @@ def note_infra(error: BaseException | dict[str, Any]) -> None:
 
 
 current_meter: ContextVar[Meter | None] = ContextVar("judgegen_meter", default=None)
+
+
+def charge_abandoned(meter: Meter, spend: AbandonedSpend, waited_s: float) -> None:
+    """Charge the LLM calls an evaluation left running when it ended (`spend`, waited for up
+    to `waited_s`) to its meter, as the ledger counts them, with a note saying how many there
+    were and whether their cost is counted: a call that ended is charged its ledger figures;
+    one cancelled (cache off, or the command ended), or still running after the wait, counts
+    as a call whose cost is not known here."""
+    if not spend.calls:
+        return
+    counts = meter.usage.__dict__  # plain fields: skip pydantic's per-assignment hook
+    counts["llm_calls"] += spend.calls
+    for row in spend.rows:
+        counts["cache_hits"] += int(row.cache_hit)
+        counts["cost_usd"] += row.cost_usd
+        if not row.cache_hit:
+            for name in _TOKEN_FIELDS:
+                counts[name] += getattr(row, name)
+    meter.notes.append(abandoned_note(spend, waited_s))
+
+
+def abandoned_note(spend: AbandonedSpend, waited_s: float) -> str:
+    """A result's note on the LLM calls its evaluation left running when it ended."""
+    ended = [row for row in spend.rows if row.error != ABANDONED]
+    cancelled = len(spend.rows) - len(ended)
+    parts = []
+    if ended:
+        cost = sum(row.cost_usd for row in ended)
+        tokens_in = sum(r.input_tokens + r.cache_read_tokens + r.cache_write_tokens for r in ended)
+        tokens_out = sum(row.output_tokens for row in ended)
+        parts.append(
+            f"{len(ended)} went on and ended ({tokens_in} input / {tokens_out} output tokens, "
+            f"${cost:.6f}): counted in this result's usage"
+        )
+    if cancelled:
+        parts.append(
+            f"{cancelled} were cancelled: counted as calls in this result's usage, their cost "
+            "is not known (the provider may bill a cancelled request; ledger rows `abandoned`)"
+        )
+    if spend.running:
+        parts.append(
+            f"{spend.running} were still running {waited_s:g} s after it ended, when this "
+            "result was written: counted as calls in this result's usage, their cost is not "
+            "known here (the LLM ledger has it once they end)"
+        )
+    return (
+        f"{spend.calls} LLM call(s) were still running when this evaluation ended (its judge "
+        f"timed out, failed or its process ended): {'; '.join(parts)}"
+    )
 
 
 class MeteredBackend:

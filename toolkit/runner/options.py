@@ -54,6 +54,11 @@ class RunOptions:
     None when none: a result whose judge called a tool is redone when it changes."""
     score_name: str = DEFAULT_SCORE_NAME
     """The webeval score files' name (`--score-name`): `<traj dir>/scores/<name>_<task_id>.json`."""
+    abandoned_wait_s: float = 600.0
+    """How long an evaluation that ended with LLM calls still running (its judge timed out,
+    its process ended) waits for them to end before its result is written, so the result can
+    count what they cost: `run` gives the shorter of the judge's --timeout and the LLM call
+    timeout. An evaluation that left no call running does not wait."""
     tasks: frozenset[str] | None = None
     """The tasks the inputs were limited to (`--task`); None: the inputs are every answer of
     their agents, so a result of a task with no input now has lost its answer (not counted,

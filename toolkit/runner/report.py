@@ -12,8 +12,9 @@ from toolkit.runner.metrics import SkippedJudge, Summary
 from toolkit.runner.results import ResultHead, UsageTotals
 from toolkit.util.deferred import DEFERRED
 
-RUN_RECORD_VERSION = 2
-"""2: `llm`, the command's own LLM totals (abandoned calls included)."""
+RUN_RECORD_VERSION = 3
+"""2: `llm`, the command's own LLM totals (abandoned calls included). 3: `usage` counts the
+LLM calls a judge left running when it stopped, as `llm` does (each result is charged them)."""
 
 
 @dataclass(repr=False)
@@ -127,9 +128,14 @@ class RunRecord(BaseModel):
         default=None,
         description="Every LLM call the command made, served from the cache or failed, as its "
         "ledger and the `LLM:` line count them (None with a --backend, which has no LLM). "
-        "Unlike `usage`, the sum over the evaluations run now, it includes calls that no "
-        "evaluation kept: those a judge abandoned when it timed out, which were still sent "
-        "and may be billed.",
+        "`usage`, the sum over the evaluations run now, counts the same calls: those a judge "
+        "left running when it stopped (timed out, or its process ended) are charged to its "
+        "result, which waits for them up to the shorter of --timeout and the LLM call "
+        "timeout. The costs can differ by one kind of call only: one still running after "
+        "that wait, which its result counts with its cost unknown (its notes say so), and "
+        "whose cost the ledger records here if it ends before the command does. A call "
+        "cancelled (the cache off, or the command ended first) is $0 in both, with a note in "
+        "its result: the provider may still bill it.",
     )
     summaries: dict[str, Summary] = Field(default_factory=dict)
     unjudged_files: list[str] = Field(

@@ -19,6 +19,7 @@ from typing import Any
 from toolkit.backends import JudgingBackend
 from toolkit.errors import ResultsError
 from toolkit.evaluator import PageSource
+from toolkit.llm.abandoned import tracking_abandoned
 from toolkit.llm.commits import CommitBarrier, deferring_commits
 from toolkit.runner.builder import Isolation, judge_executor
 from toolkit.runner.executors import Executor
@@ -37,7 +38,7 @@ from toolkit.runner.freshness import (
 )
 from toolkit.runner.inputs import AnswerInput
 from toolkit.runner.judging import with_errors
-from toolkit.runner.metering import Meter, MeteredBackend, current_meter
+from toolkit.runner.metering import Meter, MeteredBackend, charge_abandoned, current_meter
 from toolkit.runner.options import RunOptions
 from toolkit.runner.page_reads import recording_page_reads
 from toolkit.runner.report import Progress, RunReport
@@ -271,7 +272,11 @@ class Scheduler:
                 task_id=item.task_id,
             )
             try:
-                with recording_page_reads() as page_log, deferring_commits() as commits:
+                with (
+                    recording_page_reads() as page_log,
+                    deferring_commits() as commits,
+                    tracking_abandoned() as abandoned,
+                ):
                     outcome = await self.executor.evaluate(job)
             except Exception as exc:
                 outcome = EvalOutcome.failure(
@@ -283,6 +288,8 @@ class Scheduler:
                 meter.infra.extend(outcome.errors)
             finally:
                 current_meter.reset(token)
+            wait_s = self.options.abandoned_wait_s
+            charge_abandoned(meter, await abandoned.settle(wait_s), wait_s)
             meter.infra.extend(await _unstored(commits))
             outcome = trusted_outcome(outcome, judge.sha256)
             outcome = with_errors(outcome, unreported(meter.infra, outcome))

@@ -1,0 +1,72 @@
+"""LLM calls an evaluation left running when it ended (its judge timed out, its process
+ended) are charged to its result: what they cost once they end, or, when that cannot be
+known, how many there were, said in the result's notes. So the results add up to the
+ledger and the `LLM:` line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from generator.cli import main
+from tests.fixtures.runner.helpers import result_files, run_args
+
+SLOW = "scripted:tests.fixtures.runner.llm_policy:slow_verifications"
+
+
+def timed_out_run(work: Path, provider: str, *extra: str) -> tuple[Any, list[dict[str, Any]]]:
+    """`judgegen run --json` of louvre_hours with a judge --timeout (1 s) shorter than the
+    model's verifications; its record and ledger rows. A result waits up to the --timeout
+    for the calls its judge left running: the slow model's end within it."""
+    args = run_args(work, "--include-unreviewed", "--task", "louvre_hours", "--json", *extra)
+    at = args.index("--backend")
+    del args[at : at + 2]
+    args += ["--provider", provider, "--timeout", "1"]
+    env = {
+        "JUDGEGEN_CACHE_PATH": str(work / "llm-cache.sqlite"),
+        "JUDGEGEN_LEDGER_PATH": str(work / "ledger.jsonl"),
+    }
+    result = CliRunner(env=env).invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 1, result.output  # every evaluation timed out: incomplete
+    rows = [json.loads(line) for line in (work / "ledger.jsonl").read_text().splitlines()]
+    return json.loads(result.stdout), rows
+
+
+def abandoned_notes(result: dict[str, Any]) -> list[str]:
+    return [note for note in result["notes"] if "still running when" in note]
+
+
+@pytest.mark.parametrize("mode", ["--no-sandbox", "--jobs=2"], ids=["in_process", "sandboxed"])
+def test_calls_a_timed_out_judge_left_running_are_charged_to_its_result_once_paid(
+    work: Path, mode: str
+) -> None:
+    record, rows = timed_out_run(work, SLOW, mode)
+    results = result_files(work / "results").values()
+    assert all(r["status"] == "incomplete" for r in results)
+    assert sum(r["usage"]["llm_calls"] for r in results) == len(rows)
+    assert all(row["error"] is None for row in rows)  # all answered (waited for), all paid
+    cost = sum(row["cost_usd"] for row in rows)
+    assert cost > 0
+    assert sum(r["usage"]["cost_usd"] for r in results) == pytest.approx(cost)
+    assert record["usage"]["cost_usd"] == pytest.approx(record["llm"]["cost_usd"])
+    notes = [note for result in results for note in abandoned_notes(result)]
+    assert notes  # (a call another evaluation shared was its maker's: it cost the other nothing)
+    assert all("counted in this result's usage" in n and "not known" not in n for n in notes)
+
+
+def test_calls_cancelled_with_the_cache_off_are_counted_with_their_cost_unknown(
+    work: Path,
+) -> None:
+    record, rows = timed_out_run(work, SLOW, "--no-sandbox", "--cache-mode", "off")
+    abandoned = [row for row in rows if row["error"] == "abandoned"]
+    assert abandoned and all(row["cost_usd"] == 0 for row in abandoned)
+    results = result_files(work / "results").values()
+    assert sum(r["usage"]["llm_calls"] for r in results) == len(rows) == record["llm"]["calls"]
+    for result in results:
+        (note,) = abandoned_notes(result)
+        assert "cancelled" in note and "cost is not known" in note
+        assert "may bill" in note
