@@ -56,6 +56,7 @@ def test_calls_a_timed_out_judge_left_running_are_charged_to_its_result_once_pai
     notes = [note for result in results for note in abandoned_notes(result)]
     assert notes  # (a call another evaluation shared was its maker's: it cost the other nothing)
     assert all("counted in this result's usage" in n and "not known" not in n for n in notes)
+    assert record["usage"]["unknown_cost_calls"] == 0
 
 
 def test_calls_cancelled_with_the_cache_off_are_counted_with_their_cost_unknown(
@@ -66,6 +67,7 @@ def test_calls_cancelled_with_the_cache_off_are_counted_with_their_cost_unknown(
     assert abandoned and all(row["cost_usd"] == 0 for row in abandoned)
     results = result_files(work / "results").values()
     assert sum(r["usage"]["llm_calls"] for r in results) == len(rows) == record["llm"]["calls"]
+    assert record["usage"]["unknown_cost_calls"] == len(abandoned)
     for result in results:
         (note,) = abandoned_notes(result)
         assert "cancelled" in note and "cost is not known" in note

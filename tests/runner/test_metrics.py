@@ -9,7 +9,7 @@ import pytest
 
 from toolkit.runner.fingerprint import Fingerprint
 from toolkit.runner.metrics import Listed, compute_summary, format_table, run_order
-from toolkit.runner.results import EvaluationResult, ResultHead
+from toolkit.runner.results import EvaluationResult, ResultHead, UsageTotals
 
 FP = Fingerprint(templates_sha256="p", toolkit_version="0", backend="b", answer_sha256="a")
 
@@ -200,6 +200,13 @@ def test_table_shows_scores_and_what_was_left_out() -> None:
     table = format_table(compute_summary("agent", results))
     assert "Pass@1              1.0000" in table
     assert "incomplete" in table and "b/answer_1: LLMError: 529" in table
+
+
+def test_table_says_how_many_llm_calls_counted_have_no_known_cost() -> None:
+    head = full("a", "answer_1", None, "incomplete")
+    head.usage = UsageTotals(llm_calls=3, cost_usd=0.25, unknown_cost_calls=2)
+    table = format_table(compute_summary("agent", [ResultHead.of(head)]))
+    assert "3 LLM calls (0 cached), 0 tokens, $0.2500 + 2 calls of unknown cost" in table
 
 
 def test_table_warns_of_unreviewed_results_counted_without_the_flag() -> None:

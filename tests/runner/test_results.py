@@ -8,6 +8,7 @@ from pathlib import Path
 from toolkit.runner import results as results_module
 from toolkit.runner.fingerprint import Fingerprint, make_fingerprint
 from toolkit.runner.results import (
+    RESULT_VERSION,
     EvaluationResult,
     ResultHead,
     ResultStore,
@@ -41,7 +42,7 @@ def test_result_round_trips_through_the_store(tmp_path: Path) -> None:
     path = store.write(result())
     assert path == tmp_path / "agent" / "t" / "answer_1.json"
     assert store.read("agent", "t", "answer_1") == result()
-    assert json.loads(path.read_text())["version"] == 1
+    assert json.loads(path.read_text())["version"] == RESULT_VERSION == 2
 
 
 def test_atomic_write_leaves_no_temp_file(tmp_path: Path) -> None:

@@ -244,6 +244,7 @@ def test_the_json_record_and_the_results_count_the_calls_a_timed_out_judge_left_
     assert (record["llm"]["calls"], record["llm"]["errors"]) == (len(rows), len(rows))
     assert record["usage"]["llm_calls"] == len(rows)
     assert record["usage"]["cost_usd"] == record["llm"]["cost_usd"] == 0
+    assert record["usage"]["unknown_cost_calls"] == len(rows)
     notes = [n for r in result_files(work / "results").values() for n in r["notes"]]
     assert notes and all("after it ended" in n and "cost is not known" in n for n in notes)
     assert f"{len(rows)} failed" in result.stderr

@@ -74,12 +74,14 @@ def charge_abandoned(meter: Meter, spend: AbandonedSpend, waited_s: float) -> No
     to `waited_s`) to its meter, as the ledger counts them, with a note saying how many there
     were and whether their cost is counted: a call that ended is charged its ledger figures;
     one cancelled (cache off, or the command ended), or still running after the wait, counts
-    as a call whose cost is not known here."""
+    as a call whose cost is not known (`UsageTotals.unknown_cost_calls`)."""
     if not spend.calls:
         return
     counts = meter.usage.__dict__  # plain fields: skip pydantic's per-assignment hook
     counts["llm_calls"] += spend.calls
+    counts["unknown_cost_calls"] += spend.running
     for row in spend.rows:
+        counts["unknown_cost_calls"] += row.error == ABANDONED
         counts["cache_hits"] += int(row.cache_hit)
         counts["cost_usd"] += row.cost_usd
         if not row.cache_hit:

@@ -31,12 +31,13 @@ from pydantic import BaseModel, Field
 from toolkit.runner.results import ResultHead, UsageTotals
 from toolkit.util.deferred import DEFERRED
 
-SUMMARY_VERSION = 4
+SUMMARY_VERSION = 5
 """2: `not_counted` and `unchecked_tasks` say which result files the metrics leave out or
 count unchecked. 3: a (task, run) pair the agent has no answer for scores 0 and is listed in
 `missing`, one whose answer was not evaluated is listed in `not_evaluated` (before, run r's
 metrics covered only the tasks with a result in r). 4: `removed_tasks`, tasks whose answers
-are all gone: scored 0 as missing (before, a run without --task counted their old results)."""
+are all gone: scored 0 as missing (before, a run without --task counted their old results).
+5: `usage.unknown_cost_calls`, LLM calls counted whose cost is not known."""
 SUCCESS_TOLERANCE = 1e-9
 
 
@@ -310,6 +311,15 @@ def _fmt(value: float | None, digits: int = 4) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def usage_text(u: UsageTotals) -> str:
+    """Calls, tokens and cost, and how many calls' cost is not known (left out of it)."""
+    unknown = f" + {u.unknown_cost_calls} calls of unknown cost" if u.unknown_cost_calls else ""
+    return (
+        f"{u.backend_calls} backend calls, {u.llm_calls} LLM calls ({u.cache_hits} cached), "
+        f"{u.input_tokens + u.output_tokens} tokens, ${u.cost_usd:.4f}{unknown}"
+    )
+
+
 def format_table(summary: Summary, *, max_listed: int = 20) -> str:
     """A plain-text report of the summary: metrics, per-task scores, what was left out."""
     k = summary.pass_at_k.k
@@ -329,12 +339,7 @@ def format_table(summary: Summary, *, max_listed: int = 20) -> str:
             rows.append([task_id, *cells, _fmt(task.best, 2), _fmt(task.average, 2)])
         lines += ["", *align_columns(rows)]
     u = summary.usage
-    lines += [
-        "",
-        f"  Usage: {u.backend_calls} backend calls, {u.llm_calls} LLM calls "
-        f"({u.cache_hits} cached), {u.input_tokens + u.output_tokens} tokens, "
-        f"${u.cost_usd:.4f}",
-    ]
+    lines += ["", f"  Usage: {usage_text(u)}"]
     if summary.unreviewed_results:
         lines.append(_unreviewed_warning(summary))
     if summary.unchecked_tasks:

@@ -14,7 +14,8 @@ from toolkit.util.deferred import DEFERRED
 
 RUN_RECORD_VERSION = 3
 """2: `llm`, the command's own LLM totals (abandoned calls included). 3: `usage` counts the
-LLM calls a judge left running when it stopped, as `llm` does (each result is charged them)."""
+LLM calls a judge left running when it stopped, as `llm` does (each result is charged them),
+those of unknown cost in `usage.unknown_cost_calls`."""
 
 
 @dataclass(repr=False)
@@ -132,10 +133,10 @@ class RunRecord(BaseModel):
         "left running when it stopped (timed out, or its process ended) are charged to its "
         "result, which waits for them up to the shorter of --timeout and the LLM call "
         "timeout. The costs can differ by one kind of call only: one still running after "
-        "that wait, which its result counts with its cost unknown (its notes say so), and "
-        "whose cost the ledger records here if it ends before the command does. A call "
-        "cancelled (the cache off, or the command ended first) is $0 in both, with a note in "
-        "its result: the provider may still bill it.",
+        "that wait, which its result counts in `usage.unknown_cost_calls` (its notes say "
+        "so), and whose cost the ledger records here if it ends before the command does. A "
+        "call cancelled (the cache off, or the command ended first) is $0 in both, and also "
+        "counted in `unknown_cost_calls`: the provider may still bill it.",
     )
     summaries: dict[str, Summary] = Field(default_factory=dict)
     unjudged_files: list[str] = Field(

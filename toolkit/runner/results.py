@@ -34,7 +34,9 @@ from toolkit.runner.options import DEFAULT_SCORE_NAME
 from toolkit.util.deferred import DEFERRED
 from toolkit.util.files import write_atomic
 
-RESULT_VERSION = 1
+RESULT_VERSION = 2
+"""2: `usage.unknown_cost_calls`, the LLM calls counted whose cost is not known (earlier
+results count none: they left such calls out of `usage` altogether)."""
 SUMMARY_FILE = "summary.json"
 _DECODER = json.JSONDecoder()
 _EDGE_BYTES = 16 * 1024
@@ -58,6 +60,13 @@ class UsageTotals(BaseModel):
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     cost_usd: float = 0.0
+    unknown_cost_calls: int = Field(
+        default=0,
+        description="LLM calls, among `llm_calls`, whose cost is not known and so not in "
+        "`cost_usd`: a judge left them running when it stopped and they were cancelled (the "
+        "provider may bill a cancelled request), or were still running when the result was "
+        "written (the LLM ledger has their cost once they end). The result's notes say which.",
+    )
 
     def __add__(self, other: UsageTotals) -> UsageTotals:
         mine, theirs = self.__dict__, other.__dict__
