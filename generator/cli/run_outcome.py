@@ -45,6 +45,15 @@ def print_outcome(
     )
     if client is not None:
         click.echo(client.summary_line(), err=True)
+    earlier = report.earlier_attempts
+    if earlier.attempts:
+        click.echo(
+            f"note: the incomplete results this run redid had cost "
+            f"${earlier.usage.cost_usd:.4f} in {earlier.attempts} earlier attempt(s), spent "
+            "by earlier runs (not in this run's figures above): each redone result carries it in "
+            "`earlier_attempts`",
+            err=True,
+        )
     _warn_strays(strays, inputs)
     missing = missing_pages(report.results)
     trajectories = any(r.input_kind == "trajectory" for r in report.results)

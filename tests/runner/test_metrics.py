@@ -9,7 +9,7 @@ import pytest
 
 from toolkit.runner.fingerprint import Fingerprint
 from toolkit.runner.metrics import Listed, compute_summary, format_table, run_order
-from toolkit.runner.results import EvaluationResult, ResultHead, UsageTotals
+from toolkit.runner.results import EarlierAttempts, EvaluationResult, ResultHead, UsageTotals
 
 FP = Fingerprint(templates_sha256="p", toolkit_version="0", backend="b", answer_sha256="a")
 
@@ -207,6 +207,19 @@ def test_table_says_how_many_llm_calls_counted_have_no_known_cost() -> None:
     head.usage = UsageTotals(llm_calls=3, cost_usd=0.25, unknown_cost_calls=2)
     table = format_table(compute_summary("agent", [ResultHead.of(head)]))
     assert "3 LLM calls (0 cached), 0 tokens, $0.2500 + 2 calls of unknown cost" in table
+
+
+def test_table_says_which_attempts_its_cost_figures_cover() -> None:
+    redone = full("a", "answer_1", 1.0)
+    redone.usage = UsageTotals(llm_calls=3, cost_usd=0.5)
+    redone.earlier_attempts = EarlierAttempts(attempts=2, usage=UsageTotals(cost_usd=0.25))
+    summary = compute_summary("agent", [ResultHead.of(redone), res("b", "answer_1", 1.0)])
+    assert summary.usage.cost_usd == 0.5 and summary.usage_all_attempts.cost_usd == 0.75
+    lines = format_table(summary).splitlines()
+    assert "  Usage (each result's last attempt): 0 backend calls, 3 LLM calls" in "\n".join(lines)
+    (earlier,) = [line for line in lines if "Earlier" in line]
+    assert earlier.startswith("  Earlier incomplete attempts these results redid: 2, ")
+    assert earlier.endswith("$0.2500; all attempts $0.7500")
 
 
 def test_table_warns_of_unreviewed_results_counted_without_the_flag() -> None:

@@ -45,6 +45,24 @@ def test_result_round_trips_through_the_store(tmp_path: Path) -> None:
     assert json.loads(path.read_text())["version"] == RESULT_VERSION == 2
 
 
+def test_a_result_written_before_attempts_were_counted_is_read_as_it_was(tmp_path: Path) -> None:
+    """Version 1 results have no `earlier_attempts`, `usage_all_attempts` or
+    `usage.unknown_cost_calls`: they read as a first attempt, counted whole."""
+    old = result(status="incomplete", final_score=None, usage=UsageTotals(cost_usd=0.5))
+    data = json.loads(old.model_dump_json())
+    for key in ("earlier_attempts", "usage_all_attempts"):
+        del data[key]
+    del data["usage"]["unknown_cost_calls"]
+    data["version"] = 1
+    path = tmp_path / "agent" / "t" / "answer_1.json"
+    write_atomic(path, json.dumps(data, indent=2))
+    store = ResultStore(tmp_path)
+    for read in (store.read, store.read_incomplete):
+        found = read("agent", "t", "answer_1")
+        assert found is not None and found.version == 1 and found.earlier_attempts is None
+        assert found.usage_all_attempts == found.usage == UsageTotals(cost_usd=0.5)
+
+
 def test_atomic_write_leaves_no_temp_file(tmp_path: Path) -> None:
     target = tmp_path / "a" / "b.json"
     write_atomic(target, "{}")

@@ -27,6 +27,7 @@ from toolkit.runner.metrics import Listed, SkippedJudge, compute_summary
 from toolkit.runner.report import Progress, ResultRef, RunReport
 from toolkit.runner.results import (
     SUMMARY_FILE,
+    EarlierAttempts,
     EvaluationResult,
     ResultHead,
     ResultStore,
@@ -117,9 +118,29 @@ async def fresh_result(
     with the outcome the input has now (`same_outcome`), not incomplete, and every page it
     read (or found missing) is as it was in `pages`."""
     stored = store.read(item.agent_name, item.task_id, item.answer_name)
+    return await kept_result(stored, item, fp, pages)
+
+
+async def kept_result(
+    stored: EvaluationResult | None, item: AnswerInput, fp: Fingerprint, pages: Any
+) -> EvaluationResult | None:
+    """`stored`, the result read for `item`, if it still holds (see `fresh_result`)."""
     if stored is None or stored.status == "incomplete":
         return None
     return await _standing(stored, item, fp, pages)
+
+
+def carried_attempts(stored: EvaluationResult | None, fp: Fingerprint) -> EarlierAttempts | None:
+    """What the result that redoes `stored` carries of earlier attempts: `stored`'s own
+    attempt and those it carried, when it is an incomplete attempt of the judgement `fp`
+    stands for (the same fingerprint but for the pages read: `Fingerprint.same_inputs`),
+    which the new result retries; else None. A complete result redone is a new judgement,
+    and so is an attempt of another judge, answer or configuration: their spend was a
+    different judgement's, counted by the run that made it."""
+    if stored is None or stored.status != "incomplete" or not stored.fingerprint.same_inputs(fp):
+        return None
+    own = EarlierAttempts.model_construct(attempts=1, usage=stored.usage)
+    return own if stored.earlier_attempts is None else own + stored.earlier_attempts
 
 
 async def _standing(

@@ -26,9 +26,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
-from toolkit.runner.results import ResultHead, UsageTotals
+from toolkit.runner.results import EarlierAttempts, ResultHead, UsageTotals
 from toolkit.util.deferred import DEFERRED
 
 SUMMARY_VERSION = 5
@@ -37,7 +37,9 @@ count unchecked. 3: a (task, run) pair the agent has no answer for scores 0 and 
 `missing`, one whose answer was not evaluated is listed in `not_evaluated` (before, run r's
 metrics covered only the tasks with a result in r). 4: `removed_tasks`, tasks whose answers
 are all gone: scored 0 as missing (before, a run without --task counted their old results).
-5: `usage.unknown_cost_calls`, LLM calls counted whose cost is not known."""
+5: `usage.unknown_cost_calls`, LLM calls counted whose cost is not known; `earlier_attempts`,
+what the incomplete attempts the results redid cost (not in `usage`), and
+`usage_all_attempts`."""
 SUCCESS_TOLERANCE = 1e-9
 
 
@@ -159,7 +161,16 @@ class Summary(BaseModel):
         "of tasks the run did not check (see unchecked_tasks), judged earlier with it.",
     )
     judge_models: dict[str, int] = Field(default_factory=dict)
-    usage: UsageTotals = Field(default_factory=UsageTotals)
+    usage: UsageTotals = Field(
+        default_factory=UsageTotals,
+        description="What the attempts that wrote the counted results cost (their `usage`), "
+        "not the earlier incomplete attempts they redid (`earlier_attempts`).",
+    )
+    earlier_attempts: EarlierAttempts = Field(
+        default_factory=EarlierAttempts,
+        description="What the earlier incomplete attempts the counted results redid cost "
+        "(their `earlier_attempts`): not in `usage`.",
+    )
     duration_s: float = Field(default=0.0, description="Sum of evaluation durations.")
     not_counted: list[Listed] = Field(
         default_factory=list,
@@ -180,6 +191,14 @@ class Summary(BaseModel):
         "trajectory removed), found by a run without --task: each pair is missing (scored 0, "
         "as in Mind2Web 2) and no run of them passes; their result files are in not_counted.",
     )
+
+    @computed_field(  # type: ignore[prop-decorator]
+        description="What the counted results cost in all: `usage` plus `earlier_attempts`."
+    )
+    @property
+    def usage_all_attempts(self) -> UsageTotals:
+        """`usage` plus what the earlier incomplete attempts cost."""
+        return self.usage + self.earlier_attempts.usage
 
 
 def _mean_std(per_run: dict[str, float]) -> MeanStd:
@@ -218,6 +237,8 @@ def compute_summary(
     for result in results:
         task = summary.per_task.setdefault(result.task_id, TaskMetrics())
         summary.usage = summary.usage + result.usage
+        if result.earlier_attempts is not None:
+            summary.earlier_attempts = summary.earlier_attempts + result.earlier_attempts
         summary.duration_s += result.duration_s
         summary.unreviewed_results += int(result.unreviewed_judge)
         if result.status == "complete" and result.final_score is not None:
@@ -338,8 +359,14 @@ def format_table(summary: Summary, *, max_listed: int = 20) -> str:
             cells = [_cell(task, run) for run in summary.runs]
             rows.append([task_id, *cells, _fmt(task.best, 2), _fmt(task.average, 2)])
         lines += ["", *align_columns(rows)]
-    u = summary.usage
-    lines += ["", f"  Usage: {usage_text(u)}"]
+    lines += ["", f"  Usage (each result's last attempt): {usage_text(summary.usage)}"]
+    earlier = summary.earlier_attempts
+    if earlier.attempts:
+        lines.append(
+            f"  Earlier incomplete attempts these results redid: {earlier.attempts}, "
+            f"{usage_text(earlier.usage)}; all attempts "
+            f"${summary.usage_all_attempts.cost_usd:.4f}"
+        )
     if summary.unreviewed_results:
         lines.append(_unreviewed_warning(summary))
     if summary.unchecked_tasks:

@@ -9,13 +9,14 @@ from pydantic import BaseModel, Field
 
 from toolkit.llm.usage import UsageSummary
 from toolkit.runner.metrics import SkippedJudge, Summary
-from toolkit.runner.results import ResultHead, UsageTotals
+from toolkit.runner.results import EarlierAttempts, ResultHead, UsageTotals
 from toolkit.util.deferred import DEFERRED
 
 RUN_RECORD_VERSION = 3
 """2: `llm`, the command's own LLM totals (abandoned calls included). 3: `usage` counts the
 LLM calls a judge left running when it stopped, as `llm` does (each result is charged them),
-those of unknown cost in `usage.unknown_cost_calls`."""
+those of unknown cost in `usage.unknown_cost_calls`; `earlier_attempts`, what the incomplete
+attempts the results written redid cost (not in `usage`)."""
 
 
 @dataclass(repr=False)
@@ -33,6 +34,9 @@ class RunReport:
     summaries: dict[str, Summary] = field(default_factory=dict)
     input_errors: list[ResultHead] = field(default_factory=list)
     usage: UsageTotals = field(default_factory=UsageTotals)
+    earlier_attempts: EarlierAttempts = field(default_factory=EarlierAttempts)
+    """What the earlier incomplete attempts of the results this run wrote cost (carried in
+    them): spent by earlier runs, so not in `usage`."""
     outdated: list[ResultRef] = field(default_factory=list)
     """Result files of this run's answers it stopped before redoing, which no longer stand
     for their inputs: the summaries leave them out (`freshness.outdated_results`)."""
@@ -91,6 +95,7 @@ class RunReport:
             incomplete=[ref(r) for r in self.incomplete],
             input_errors=[ref(r) for r in self.input_errors],
             usage=self.usage,
+            earlier_attempts=self.earlier_attempts,
             summaries=self.summaries,
         )
 
@@ -124,7 +129,16 @@ class RunRecord(BaseModel):
     skipped_judges: list[SkippedJudge] = Field(default_factory=list)
     incomplete: list[ResultRef] = Field(default_factory=list)
     input_errors: list[ResultRef] = Field(default_factory=list)
-    usage: UsageTotals = Field(description="Usage of the evaluations run now.")
+    usage: UsageTotals = Field(
+        description="Usage of the evaluations run now: this run's attempts, not the earlier "
+        "ones their results carry (`earlier_attempts`)."
+    )
+    earlier_attempts: EarlierAttempts = Field(
+        default_factory=EarlierAttempts,
+        description="What the earlier incomplete attempts of the results this run redid "
+        "cost, carried in those results (`earlier_attempts`): spent by earlier runs, so in "
+        "neither `usage` nor `llm`.",
+    )
     llm: UsageSummary | None = Field(
         default=None,
         description="Every LLM call the command made, served from the cache or failed, as its "

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, computed_field
 
 from toolkit.errors import ResultsError
 from toolkit.runner.fingerprint import Fingerprint
@@ -36,7 +36,9 @@ from toolkit.util.files import write_atomic
 
 RESULT_VERSION = 2
 """2: `usage.unknown_cost_calls`, the LLM calls counted whose cost is not known (earlier
-results count none: they left such calls out of `usage` altogether)."""
+results count none: they left such calls out of `usage` altogether); `earlier_attempts`, what
+the incomplete attempts a result redid cost, and `usage_all_attempts` (earlier results carry
+none: a redone result's file showed its last attempt alone)."""
 SUMMARY_FILE = "summary.json"
 _DECODER = json.JSONDecoder()
 _EDGE_BYTES = 16 * 1024
@@ -71,6 +73,21 @@ class UsageTotals(BaseModel):
     def __add__(self, other: UsageTotals) -> UsageTotals:
         mine, theirs = self.__dict__, other.__dict__
         return UsageTotals.model_construct(**{name: mine[name] + theirs[name] for name in mine})
+
+
+class EarlierAttempts(BaseModel):
+    """What earlier incomplete attempts of one judgement cost, carried by the result that
+    redid them (or, in a summary, by the results counted)."""
+
+    model_config = DEFERRED
+
+    attempts: int = Field(default=0, description="How many earlier attempts.")
+    usage: UsageTotals = Field(default_factory=UsageTotals, description="What they cost, added up.")
+
+    def __add__(self, other: EarlierAttempts) -> EarlierAttempts:
+        return EarlierAttempts.model_construct(
+            attempts=self.attempts + other.attempts, usage=self.usage + other.usage
+        )
 
 
 class EvaluationResult(BaseModel):
@@ -115,7 +132,19 @@ class EvaluationResult(BaseModel):
         description="Cited pages longer than the judging backend's page limit: the judge saw "
         "only their beginning, so a claim supported further on was found unsupported.",
     )
-    usage: UsageTotals = Field(default_factory=UsageTotals)
+    usage: UsageTotals = Field(
+        default_factory=UsageTotals,
+        description="What this attempt cost: the evaluation that wrote this result, the LLM "
+        "calls its judge left running when it stopped included.",
+    )
+    earlier_attempts: EarlierAttempts | None = Field(
+        default=None,
+        description="What the earlier incomplete attempts of this judgement cost (same "
+        "answer, judge and configuration: the same fingerprint but for the pages read), "
+        "carried when a run redid them; None when there were none. A complete result redone, "
+        "or an incomplete one of another judge, answer or configuration, is another "
+        "judgement: its spend is not carried (its run's usage and LLM ledger counted it).",
+    )
     duration_s: float = 0.0
     judge_cpu_s: float | None = Field(
         default=None,
@@ -133,6 +162,19 @@ class EvaluationResult(BaseModel):
         default=False, description="The judge ran without a current approval."
     )
     fingerprint: Fingerprint
+
+    @computed_field(  # type: ignore[prop-decorator]
+        description="What judging this answer cost in all: `usage` plus `earlier_attempts`."
+    )
+    @property
+    def usage_all_attempts(self) -> UsageTotals:
+        """`usage` plus what the earlier incomplete attempts cost."""
+        return all_attempts(self.usage, self.earlier_attempts)
+
+
+def all_attempts(usage: UsageTotals, earlier: EarlierAttempts | None) -> UsageTotals:
+    """`usage` of an attempt plus what `earlier` attempts cost, if any."""
+    return usage if earlier is None else usage + earlier.usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +195,7 @@ class ResultHead:
     error_count: int
     judge_model: str | None
     usage: UsageTotals
+    earlier_attempts: EarlierAttempts | None
     duration_s: float
     unreviewed_judge: bool
     input_kind: Literal["answer", "trajectory"]
@@ -175,6 +218,7 @@ class ResultHead:
             error_count=len(result.errors),
             judge_model=result.judge_model,
             usage=result.usage,
+            earlier_attempts=result.earlier_attempts,
             duration_s=result.duration_s,
             unreviewed_judge=result.unreviewed_judge,
             input_kind=result.input_kind,
@@ -214,6 +258,23 @@ class ResultStore:
     def read(self, agent: str, task_id: str, answer_name: str) -> EvaluationResult | None:
         """The stored result, or None when missing, unreadable or of another schema."""
         return read_result(self.path(agent, task_id, answer_name))
+
+    def read_incomplete(
+        self, agent: str, task_id: str, answer_name: str
+    ) -> EvaluationResult | None:
+        """The stored result if it is incomplete, else None. A result as `write` lays it out
+        shows its status near its start: one of another status is not parsed (a complete
+        result's tree can be 100+ KiB)."""
+        path = self.path(agent, task_id, answer_name)
+        try:
+            with open(path, "rb") as handle:
+                head = handle.read(_EDGE_BYTES)
+        except OSError:
+            return None
+        if _top_level_string(head, "status") not in (None, "incomplete"):
+            return None
+        result = read_result(path)
+        return result if result is not None and result.status == "incomplete" else None
 
     def result(self, head: ResultHead) -> EvaluationResult | None:
         """The whole result `head` stands for (None when its file is missing or unreadable)."""

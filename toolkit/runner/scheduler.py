@@ -26,8 +26,9 @@ from toolkit.runner.executors import Executor
 from toolkit.runner.fingerprint import Fingerprint, judge_templates_sha256
 from toolkit.runner.freshness import (
     JudgeInfo,
+    carried_attempts,
     fingerprint_for,
-    fresh_result,
+    kept_result,
     needs_repair,
     outdated_results,
     resolve_judges,
@@ -43,6 +44,7 @@ from toolkit.runner.options import RunOptions
 from toolkit.runner.page_reads import recording_page_reads
 from toolkit.runner.report import Progress, RunReport
 from toolkit.runner.results import (
+    EarlierAttempts,
     EvaluationResult,
     ResultHead,
     ResultStore,
@@ -92,6 +94,20 @@ def used_models(
     return used_judge or used_extract, used_extract, notes
 
 
+def earlier_attempts_note(earlier: EarlierAttempts) -> str:
+    """A result's note on the earlier incomplete attempts it redid, and what they cost."""
+    usage = earlier.usage
+    unknown = usage.unknown_cost_calls
+    return (
+        f"redone after {earlier.attempts} earlier incomplete attempt(s) of this judgement "
+        "(same answer, judge and configuration), which cost "
+        f"{usage.backend_calls} backend request(s), {usage.llm_calls} LLM call(s), "
+        f"${usage.cost_usd:.4f}"
+        + (f" (+ {unknown} call(s) of unknown cost)" if unknown else "")
+        + ": in `earlier_attempts` and `usage_all_attempts`, not in `usage` (this attempt's)"
+    )
+
+
 def _noop(event: str, result: ResultHead | None) -> None:
     return None
 
@@ -134,7 +150,7 @@ class Scheduler:
         self.report.skipped_judges = skipped_judges(judges)
         for agent in sorted({i.agent_name for i in inputs}):
             self.store.remove_stray_temp_files(agent)
-        pending: list[tuple[AnswerInput, JudgeInfo, Fingerprint]] = []
+        pending: list[tuple[AnswerInput, JudgeInfo, Fingerprint, EarlierAttempts | None]] = []
         planned: list[tuple[AnswerInput, Fingerprint]] = []
         for item in inputs:
             judge = judges.get(item.task_id)
@@ -147,12 +163,14 @@ class Scheduler:
                     continue
                 fp = self.fingerprint(item, judge)
                 planned.append((item, fp))
-                if await self._reuse(item, judge, fp):
+                stored = self._stored(item)
+                if await self._reuse(item, judge, fp, stored):
                     continue
+                earlier = carried_attempts(stored, fp)
                 if needs_judge and judge is not None:
-                    pending.append((item, judge, fp))
+                    pending.append((item, judge, fp, earlier))
                 else:
-                    self._record(item, self._decided_result(item, judge, fp))
+                    self._record(item, self._decided_result(item, judge, fp, earlier))
             except ResultsError as exc:  # no evaluation starts (each would pay, then fail)
                 self._halt(_reason(exc))
         semaphore = asyncio.Semaphore(max(1, self.options.jobs))
@@ -184,11 +202,23 @@ class Scheduler:
             if item.traj_dir is not None and key in outdated:
                 self.scores.remove(item.traj_dir, item.task_id)
 
-    async def _reuse(self, item: AnswerInput, judge: JudgeInfo | None, fp: Fingerprint) -> bool:
-        """Keep a fresh stored result (same inputs and pages, not incomplete); False to redo."""
+    def _stored(self, item: AnswerInput) -> EvaluationResult | None:
+        """The stored result of `item` a run may keep or must carry the spend of (with
+        --overwrite, only an incomplete one: its spend is carried, nothing is kept)."""
+        read = self.store.read_incomplete if self.options.overwrite else self.store.read
+        return read(item.agent_name, item.task_id, item.answer_name)
+
+    async def _reuse(
+        self,
+        item: AnswerInput,
+        judge: JudgeInfo | None,
+        fp: Fingerprint,
+        stored: EvaluationResult | None,
+    ) -> bool:
+        """Keep `stored` if fresh (same inputs and pages, not incomplete); False to redo."""
         if self.options.overwrite:
             return False
-        stored = await fresh_result(self.store, item, fp, self.pages)
+        stored = await kept_result(stored, item, fp, self.pages)
         if stored is None:
             return False
         if needs_repair(stored, item, judge, self.scores):  # the mark, or a score file
@@ -202,27 +232,38 @@ class Scheduler:
         self.progress("reused", head)
         return True
 
-    def _base(self, item: AnswerInput, judge: JudgeInfo | None, fp: Fingerprint) -> dict:
+    def _base(
+        self,
+        item: AnswerInput,
+        judge: JudgeInfo | None,
+        fp: Fingerprint,
+        earlier: EarlierAttempts | None = None,
+    ) -> dict:
         return {
             "task_id": item.task_id,
             "agent_name": item.agent_name,
             "answer_name": item.answer_name,
-            "notes": list(item.notes),
+            "notes": [*item.notes, *([earlier_attempts_note(earlier)] if earlier else [])],
             "input_kind": item.kind,
             "input_path": str(item.path.absolute()),  # which input root it came from
             "unreviewed_judge": bool(judge and judge.unreviewed),
             "fingerprint": fp,
+            "earlier_attempts": earlier,
         }
 
     def _decided_result(
-        self, item: AnswerInput, judge: JudgeInfo | None, fp: Fingerprint
+        self,
+        item: AnswerInput,
+        judge: JudgeInfo | None,
+        fp: Fingerprint,
+        earlier: EarlierAttempts | None = None,
     ) -> EvaluationResult:
         """Result of an answer whose outcome the input alone decides (excluded or empty): no
-        judge ran, so it called no tool."""
+        judge ran, so it called no tool. It carries the `earlier` attempts it replaces."""
         fp = fp.model_copy(update={"tools": None})
         if item.excluded is not None:
             return EvaluationResult(
-                **self._base(item, judge, fp),
+                **self._base(item, judge, fp, earlier),
                 status="excluded",
                 final_score=None,
                 reason=item.excluded,
@@ -238,7 +279,7 @@ class Scheduler:
             "children": [],
         }
         return EvaluationResult(
-            **self._base(item, judge, fp),
+            **self._base(item, judge, fp, earlier),
             status="complete",
             final_score=0.0,
             judge_model=judge_model,
@@ -255,6 +296,7 @@ class Scheduler:
         item: AnswerInput,
         judge: JudgeInfo,
         fp: Fingerprint,
+        earlier: EarlierAttempts | None,
     ) -> None:
         async with semaphore:
             if self._stop.is_set():
@@ -297,7 +339,7 @@ class Scheduler:
             tools = fp.tools if meter.tool_calls else None  # what the result depends on
             fp = fp.model_copy(update={"pages": page_log.reads(missing), "tools": tools})
             clipped = sorted(meter.clipped)
-            result = self._outcome_result(item, judge, fp, outcome, meter, clipped)
+            result = self._outcome_result(item, judge, fp, outcome, meter, clipped, earlier)
             self.report.evaluated += 1
             try:
                 await self._record_async(item, result)
@@ -323,13 +365,14 @@ class Scheduler:
         outcome: EvalOutcome,
         meter: Meter,
         clipped: list[str],
+        earlier: EarlierAttempts | None = None,
     ) -> EvaluationResult:
         summary = outcome.summary or {}
         errors = list(summary.get("errors") or []) + list(outcome.errors)
         complete = outcome.status == "complete" and not errors
         score = summary.get("final_score")
         judge_model, extract_model, model_notes = used_models(self.backend, summary)
-        base = self._base(item, judge, fp)
+        base = self._base(item, judge, fp, earlier)
         base["notes"] += model_notes + meter.notes
         return EvaluationResult(
             **base,
@@ -377,6 +420,9 @@ class Scheduler:
             self.report.input_errors.append(head)
         self.report.results.append(head)
         self.report.usage = self.report.usage + head.usage
+        if head.earlier_attempts is not None:
+            report = self.report
+            report.earlier_attempts = report.earlier_attempts + head.earlier_attempts
         self.progress(head.status, head)
 
 
