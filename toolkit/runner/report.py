@@ -150,7 +150,10 @@ class RunRecord(BaseModel):
         "that wait, which its result counts in `usage.unknown_cost_calls` (its notes say "
         "so), and whose cost the ledger records here if it ends before the command does. A "
         "call cancelled (the cache off, or the command ended first) is $0 in both, and also "
-        "counted in `unknown_cost_calls`: the provider may still bill it.",
+        "counted in `unknown_cost_calls`: the provider may still bill it. Not charged to any "
+        "result, so in `llm` alone: calls of a task a judge left running after it returned "
+        "(--no-sandbox), and, in a --ray run, calls a node's stopped judge left at the "
+        "gateway.",
     )
     summaries: dict[str, Summary] = Field(default_factory=dict)
     unjudged_files: list[str] = Field(
