@@ -1002,6 +1002,79 @@ def test_contains_any_passes_whole_word_through() -> None:
     assert checks.contains_any("in 2012", ["12", "201"], whole_word=True) is False
 
 
+# -- page_contains & co.: German umlauts written out with e ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("page", "value"),
+    [
+        pytest.param("Thomas Müller scored", "Thomas Mueller", id="written-out-value"),
+        pytest.param("Thomas Mueller scored", "Thomas Müller", id="written-out-page"),
+        pytest.param("Erwin Schrödinger, physicist", "Schroedinger", id="o-umlaut"),
+        pytest.param("die Bäckerei", "Baeckerei", id="a-umlaut"),
+        pytest.param("ÄNNE ÖHLER", "Aenne Oehler", id="capital-umlauts-on-page"),
+        pytest.param("Aenne Oehler", "ÄNNE ÖHLER", id="capital-umlauts-in-value"),
+        pytest.param("Mu\u0308ller", "Mueller", id="decomposed-umlaut-on-page"),
+        pytest.param("Mueller", "Mu\u0308ller", id="decomposed-umlaut-in-value"),
+    ],
+)
+def test_page_contains_finds_a_german_umlaut_written_out_with_e(page: str, value: str) -> None:
+    assert checks.page_contains(page, value) is True
+
+
+@pytest.mark.parametrize(
+    ("page", "value"),
+    [
+        pytest.param("Mueller", "Muller", id="e-spelling-on-page-plain-value"),
+        pytest.param("Muller", "Mueller", id="plain-page-e-spelling-value"),
+        pytest.param("Rue de Rivoli", "Ru de Rivoli", id="french-rue"),
+        pytest.param("Samuel Bauer", "Samul Baur", id="ue-inside-words"),
+        pytest.param("true blue", "tru blu", id="english-ue"),
+    ],
+)
+def test_page_contains_does_not_read_ue_without_an_umlaut_as_u(page: str, value: str) -> None:
+    assert checks.page_contains(page, value) is False
+    assert checks.page_contains(value, page) is False
+
+
+@pytest.mark.parametrize(
+    ("page", "value", "expected"),
+    [
+        pytest.param("Thomas Müller scored", "Mueller", True, id="standalone-word"),
+        pytest.param("Thomas Mueller scored", "Müller", True, id="standalone-word-reversed"),
+        pytest.param("die Müllerstraße", "Mueller", False, id="inside-a-longer-word"),
+        pytest.param("die Muellerstrasse", "Müller", False, id="inside-a-longer-word-reversed"),
+    ],
+)
+def test_page_contains_whole_word_applies_to_umlauts_written_out(
+    page: str, value: str, expected: bool
+) -> None:
+    assert checks.page_contains(page, value, whole_word=True) is expected
+
+
+def test_page_contains_still_finds_an_umlaut_with_its_dots_dropped() -> None:
+    assert checks.page_contains("Thomas Müller scored", "Thomas Muller") is True
+    assert checks.page_contains("Thomas Muller scored", "Thomas Müller") is True
+
+
+def test_page_contains_reads_sharp_s_as_ss() -> None:
+    assert checks.page_contains("Carl Friedrich Gauß", "Gauss") is True
+    assert checks.page_contains("Carl Friedrich Gauss", "Gauß") is True
+
+
+def test_page_contains_strict_whitespace_finds_an_umlaut_written_out() -> None:
+    assert checks.page_contains("Jürgen  Müller", "Juergen  Mueller", fuzzy_whitespace=False)
+
+
+def test_contains_any_finds_an_umlaut_written_out() -> None:
+    assert checks.contains_any("Thomas Müller scored", ["Lewandowski", "Mueller"]) is True
+
+
+def test_contains_all_finds_umlauts_written_out_and_not() -> None:
+    page = "Jürgen Klopp and Thomas Mueller"
+    assert checks.contains_all(page, ["Juergen Klopp", "Thomas Müller", "Jurgen"]) is True
+
+
 # -- the contract shared by every check -------------------------------------------------
 
 BOOL_CHECKS = [

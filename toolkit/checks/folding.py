@@ -37,14 +37,50 @@ PUNCT_TABLE = str.maketrans(dict(_PUNCT_FOLD))
 WHITESPACE = re.compile(r"\s+")
 
 
+# A German umlaut once decomposed (NFKD), kept as one letter through the accent stripping.
+_UMLAUT_DECOMPOSED = tuple(
+    (base + "\u0308", umlaut)
+    for base, umlaut in (("a", "ä"), ("o", "ö"), ("u", "ü"), ("A", "ä"), ("O", "ö"), ("U", "ü"))
+)
+
+
 def fold(text: str) -> str:
     """Case-fold, strip accents (NFKD) and unify quotes, dashes and odd spaces."""
+    return drop_umlauts(fold_keeping_umlauts(text))
+
+
+def fold_keeping_umlauts(text: str) -> str:
+    """`fold`, except that the German umlauts ä, ö and ü stay (lower case, composed), so the
+    caller can read them both ways with `drop_umlauts` and `write_out_umlauts` from one fold."""
     text = text.translate(PUNCT_TABLE)
     if text.isascii():
         return text.casefold()
     decomposed = unicodedata.normalize("NFKD", text)
+    if "\u0308" in decomposed:
+        for pair in _UMLAUT_DECOMPOSED:
+            decomposed = decomposed.replace(*pair)
     stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return stripped.casefold()
+
+
+def drop_umlauts(folded: str) -> str:
+    """The umlauts of a `fold_keeping_umlauts` text as plain vowels: "müller" → "muller"."""
+    if not has_umlauts(folded):
+        return folded
+    return folded.replace("ä", "a").replace("ö", "o").replace("ü", "u")
+
+
+def write_out_umlauts(folded: str) -> str:
+    """The umlauts of a `fold_keeping_umlauts` text written out as German does without them:
+    "müller" → "mueller" (ß is already "ss")."""
+    if not has_umlauts(folded):
+        return folded
+    return folded.replace("ä", "ae").replace("ö", "oe").replace("ü", "ue")
+
+
+def has_umlauts(folded: str) -> bool:
+    """Whether a `fold_keeping_umlauts` text has an umlaut left."""
+    return "ä" in folded or "ö" in folded or "ü" in folded
 
 
 def as_text(value: Any) -> str | None:

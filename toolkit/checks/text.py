@@ -5,14 +5,30 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from numbers import Real
-from typing import Any
+from typing import Any, NamedTuple
 
-from toolkit.checks.folding import WHITESPACE, as_text, fold
+from toolkit.checks.folding import (
+    WHITESPACE,
+    as_text,
+    drop_umlauts,
+    fold_keeping_umlauts,
+    write_out_umlauts,
+)
 
 
-def _normalized(text: str, fuzzy_whitespace: bool) -> str:
-    folded = fold(text)
-    return WHITESPACE.sub(" ", folded).strip() if fuzzy_whitespace else folded
+class _Folded(NamedTuple):
+    """A text folded once and read two ways: umlauts as plain vowels ("müller" → "muller") and
+    written out ("müller" → "mueller"). Both are the same string when it has no umlaut."""
+
+    plain: str
+    german: str
+
+
+def _normalized(text: str, fuzzy_whitespace: bool) -> _Folded:
+    folded = fold_keeping_umlauts(text)
+    if fuzzy_whitespace:
+        folded = WHITESPACE.sub(" ", folded).strip()
+    return _Folded(drop_umlauts(folded), write_out_umlauts(folded))
 
 
 def page_contains(
@@ -25,7 +41,9 @@ def page_contains(
     """True when `value` occurs in `page_text`, ignoring case and accents.
 
     Both sides are folded: case ("PARIS" = "Paris"), accents ("Zürich" = "Zurich"),
-    curly quotes and dashes ("it’s" = "it's", "2020–2021" = "2020-2021"). With
+    curly quotes and dashes ("it’s" = "it's", "2020–2021" = "2020-2021"). A German umlaut
+    may also be written out with an e on either side ("Müller" = "Mueller", "Schrödinger" =
+    "Schroedinger"; "ß" = "ss"), but "Mueller" is not found in "Muller". With
     `fuzzy_whitespace` (the default) any run of spaces, tabs or newlines counts as one
     space, so "New\\n  York" contains "new york". With `whole_word=True` the match must
     not be glued to letters or digits: "12" is then not found in "2012", "12,000" or "12.5",
@@ -38,14 +56,25 @@ def page_contains(
     return _found(_normalized(page, fuzzy_whitespace), value, fuzzy_whitespace, whole_word)
 
 
-def _found(haystack: str, value: Any, fuzzy_whitespace: bool, whole_word: bool) -> bool:
+def _found(haystack: _Folded, value: Any, fuzzy_whitespace: bool, whole_word: bool) -> bool:
     """`page_contains` on an already normalised page."""
     needle = as_text(value)
     if needle is None:
         return False
     target = _normalized(needle, fuzzy_whitespace)
-    if not target.strip():
+    if not target.plain.strip():
         return False
+    if _occurs(haystack.plain, target.plain, whole_word):
+        return True
+    # Umlauts written out on both sides: "Müller" on the page finds "Mueller" and the other
+    # way round, while "Mueller" and "Muller" (no umlaut either side) stay apart. Without an
+    # umlaut on either side the written-out forms are the plain ones, already searched.
+    if haystack.german == haystack.plain and target.german == target.plain:
+        return False
+    return _occurs(haystack.german, target.german, whole_word)
+
+
+def _occurs(haystack: str, target: str, whole_word: bool) -> bool:
     if not whole_word:
         return target in haystack
     # A number's decimal or group separator glues too: "12" is not a word of "12,000" or "12.5".
