@@ -954,6 +954,10 @@ def test_page_contains_strict_whitespace_requires_exact_spacing() -> None:
         pytest.param("grew 12.5%", "12", False, id="digits-before-decimals"),
         pytest.param("cost $12.50", "$12", False, id="price-before-cents"),
         pytest.param("in 1.5 hours", "5", False, id="digits-after-decimal-point"),
+        pytest.param("cat sat", "cat", True, id="word-opening-the-page"),
+        pytest.param("a cat", "cat", True, id="word-closing-the-page"),
+        pytest.param("1.5", "5", False, id="decimals-filling-the-page"),
+        pytest.param("5.5 or 5", "5", True, id="later-standalone-number"),
     ],
 )
 def test_page_contains_whole_word(page: str, value: str, expected: bool) -> None:
