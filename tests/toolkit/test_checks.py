@@ -11,6 +11,7 @@ from datetime import date, datetime
 
 import pytest
 
+import toolkit.checks.text as text_checks
 from toolkit import checks
 
 DEC_7 = date(2023, 12, 7)
@@ -1168,3 +1169,22 @@ def test_url_domain_works_offline_where_a_judge_may_open_no_socket() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "bbc.co.uk"
+
+
+def test_a_page_checked_for_several_values_is_folded_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    folded: list[str] = []
+    fold = text_checks.fold_keeping_umlauts
+
+    def counting(text: str) -> str:
+        folded.append(text)
+        return fold(text)
+
+    monkeypatch.setattr(text_checks, "fold_keeping_umlauts", counting)
+    page = "The Eiffel Tower, completed in 1889, is 330 m tall. " * 2000 + "folded-once test page"
+
+    assert checks.page_contains(page, "Eiffel Tower")
+    assert checks.page_contains(page, "1889", whole_word=True)
+    assert checks.contains_all(page, ["330 m", "completed"])
+    assert not checks.contains_any(page, ["Louvre"])
+
+    assert folded.count(page) == 1
