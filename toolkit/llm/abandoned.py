@@ -19,10 +19,27 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from toolkit.llm.ledger import LedgerRow
+
+class CallRow(Protocol):
+    """What a tracker reads of a `toolkit.llm.ledger.LedgerRow` (named by its shape: the
+    ledger imports this module to hand rows over, so this module does not import it)."""
+
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def cache_hit(self) -> bool: ...
+    @property
+    def cost_usd(self) -> float: ...
+    @property
+    def input_tokens(self) -> int: ...
+    @property
+    def output_tokens(self) -> int: ...
+    @property
+    def cache_read_tokens(self) -> int: ...
+    @property
+    def cache_write_tokens(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -31,7 +48,7 @@ class AbandonedSpend:
     the wait (paid, failed, or cancelled: error `abandoned`, cost unknown), and how many were
     still running then (their rows, and cost, come later)."""
 
-    rows: tuple[LedgerRow, ...] = ()
+    rows: tuple[CallRow, ...] = ()
     running: int = 0
 
     @property
@@ -47,12 +64,12 @@ class AbandonedCalls:
     """The calls one unit of work abandoned, each a future of its ledger row."""
 
     def __init__(self) -> None:
-        self._rows: list[asyncio.Future[LedgerRow | None]] = []
+        self._rows: list[asyncio.Future[CallRow | None]] = []
 
-    def add(self) -> asyncio.Future[LedgerRow | None]:
+    def add(self) -> asyncio.Future[CallRow | None]:
         """A future for the row of a call just abandoned: the ledger sets it when it writes
         the row (None: the call ended with an error the ledger keeps no row of)."""
-        row: asyncio.Future[LedgerRow | None] = asyncio.get_running_loop().create_future()
+        row: asyncio.Future[CallRow | None] = asyncio.get_running_loop().create_future()
         self._rows.append(row)
         return row
 

@@ -20,7 +20,7 @@ from typing import TextIO
 from pydantic import BaseModel, Field
 
 from toolkit.errors import CacheError, LedgerError, LLMError
-from toolkit.llm.abandoned import current_abandoned
+from toolkit.llm.abandoned import CallRow, current_abandoned
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
 from toolkit.llm.pricing import FREE_PROVIDERS, PriceTable
 from toolkit.llm.provider import Provider
@@ -244,7 +244,7 @@ class LedgerProvider:
         request: LLMRequest,
         started: float,
         done: asyncio.Future[LLMResponse],
-        told: asyncio.Future[LedgerRow | None] | None = None,
+        told: asyncio.Future[CallRow | None] | None = None,
     ) -> None:
         row = None
         if done.cancelled():
