@@ -100,6 +100,7 @@ NOT_WALLS = {
         "https://authors.example.com/a",
     ),
     "a bare host named login": ("https://example.com/a", "http://login/"),
+    "a section named uas (drones)": ("https://www.faa.gov/drones", "https://www.faa.gov/uas/"),
 }
 
 

@@ -63,7 +63,6 @@ WALL_PATH_STEPS: Final = frozenset(
         "sign-in",
         "sign_in",
         "signin",
-        "uas",
     }
 )
 """A path segment that is a sign-in step (linkedin.com/authwall, instagram.com/accounts/login,
