@@ -363,10 +363,11 @@ def _recorded_input(path: Path) -> tuple[Any, Any]:
     is parsed whole."""
     with open(path, "rb") as handle:
         head = handle.read(_EDGE_BYTES)
-        size = os.fstat(handle.fileno()).st_size
-        if size > 2 * _EDGE_BYTES:
-            handle.seek(size - _EDGE_BYTES)
-        tail = handle.read() if size > _EDGE_BYTES else head
+        if os.fstat(handle.fileno()).st_size > 2 * _EDGE_BYTES:
+            handle.seek(-_EDGE_BYTES, os.SEEK_END)
+            tail = handle.read()
+        else:  # small enough to search whole: no line is cut between head and tail
+            head = tail = head + handle.read()
         task, recorded = _top_level_string(head, "task_id"), _top_level_string(tail, "input_path")
         if task is not None and recorded is not None:
             return recorded, task
