@@ -85,10 +85,89 @@ def parse_json_output(text: str) -> tuple[Any, str | None]:
 
 
 def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """Strict-mode copy: every object closed and every property required (nullable stays)."""
+    """Strict-mode copy: every object closed and every property required (nullable stays),
+    and no `$ref` beside other keywords (`_inline_annotated_refs`)."""
     result = copy.deepcopy(schema)
+    _inline_annotated_refs(result, result, ())
     _make_strict(result)
     return result
+
+
+# Keywords that only describe a schema, never narrow what it accepts.
+_ANNOTATIONS = frozenset(
+    {
+        "description",
+        "title",
+        "default",
+        "examples",
+        "deprecated",
+        "$comment",
+        "readOnly",
+        "writeOnly",
+    }
+)
+# Keywords whose value is a schema, a list of schemas, or a mapping of names to schemas.
+_SUBSCHEMA = ("items", "additionalProperties", "not", "if", "then", "else", "contains")
+_SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SUBSCHEMA_MAPS = ("properties", "patternProperties", "dependentSchemas")
+_DEFINITIONS = ("$defs", "definitions")
+
+
+def _inline_annotated_refs(node: Any, root: dict[str, Any], expanding: tuple[str, ...]) -> None:
+    """Replace each `$ref` that has annotations beside it (pydantic writes
+    `{"$ref": ..., "description": ...}` for `field: Model = Field(description=...)`) by a copy
+    of the schema it names, the annotations kept on top. OpenAI's strict mode refuses a `$ref`
+    with any other keyword (HTTP 400 "$ref cannot have keywords"), so without this every
+    request of such a template fails. A `$ref` beside keywords that narrow it is left as
+    written (merging could drop a constraint); one naming a schema it is already inside
+    (`expanding`) keeps the bare reference and loses its annotations, or it would never end.
+    A recursive model's root (`{"$defs": ..., "$ref": ...}`) is inlined too, `$defs` kept."""
+    if not isinstance(node, dict):
+        return
+    ref = node.get("$ref")
+    beside = set(node) - {"$ref"}
+    kept = _DEFINITIONS if node is root else ()  # a recursive model's root: `$defs` + `$ref`
+    if isinstance(ref, str) and beside and beside <= _ANNOTATIONS.union(kept):
+        target = _local_definition(root, ref)
+        if target is not None and ref in expanding:
+            for key in beside - set(kept):
+                del node[key]
+        elif target is not None:
+            besides = {key: node[key] for key in beside}
+            node.clear()
+            node.update(copy.deepcopy(target))
+            node.update(besides)
+            expanding = (*expanding, ref)
+    for key in _SUBSCHEMA:
+        _inline_annotated_refs(node.get(key), root, expanding)
+    for key in _SUBSCHEMA_LISTS:
+        for child in node.get(key, ()) if isinstance(node.get(key), list) else ():
+            _inline_annotated_refs(child, root, expanding)
+    for key in _SUBSCHEMA_MAPS:
+        for child in _schemas_in(node.get(key)):
+            _inline_annotated_refs(child, root, expanding)
+    if node is root:
+        for key in _DEFINITIONS:
+            definitions = node.get(key)
+            for name, child in definitions.items() if isinstance(definitions, dict) else ():
+                _inline_annotated_refs(child, root, (f"#/{key}/{name}",))
+
+
+def _schemas_in(mapping: Any) -> list[Any]:
+    """The schemas of a name → schema keyword (`properties`), [] when it is not a mapping."""
+    return list(mapping.values()) if isinstance(mapping, dict) else []
+
+
+def _local_definition(root: dict[str, Any], ref: str) -> dict[str, Any] | None:
+    """The schema `ref` names in `root`'s `$defs` (or `definitions`); None for any other."""
+    for key in _DEFINITIONS:
+        prefix = f"#/{key}/"
+        if ref.startswith(prefix):
+            name = ref[len(prefix) :].replace("~1", "/").replace("~0", "~")
+            definitions = root.get(key)
+            target = definitions.get(name) if isinstance(definitions, dict) else None
+            return target if isinstance(target, dict) else None
+    return None
 
 
 def _make_strict(node: Any) -> None:
