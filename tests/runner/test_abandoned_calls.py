@@ -5,6 +5,7 @@ ledger and the `LLM:` line."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,8 @@ from click.testing import CliRunner
 
 from generator.cli import main
 from tests.fixtures.runner.helpers import result_files, run_args
+from toolkit.backends import ScriptedBackend, VerifyRequest
+from toolkit.runner.metering import Meter, MeteredBackend, current_meter, end_calls
 
 SLOW = "scripted:tests.fixtures.runner.llm_policy:slow_verifications"
 
@@ -72,3 +75,67 @@ def test_calls_cancelled_with_the_cache_off_are_counted_with_their_cost_unknown(
         (note,) = abandoned_notes(result)
         assert "cancelled" in note and "cost is not known" in note
         assert "may bill" in note
+
+
+LEAVES_A_CALL_RUNNING = '''"""louvre_hours, judged by starting a verification in a task and returning without it."""
+
+import asyncio
+
+from toolkit import Evaluator
+
+TASK_ID = "louvre_hours"
+TASK_DESCRIPTION = "What are the Louvre Museum's opening hours on Wednesdays?"
+LEFT: list[asyncio.Future[object]] = []  # referenced, so the task is not collected
+
+
+async def evaluate(ev: Evaluator) -> None:
+    node = ev.add_leaf(id="left_running", desc="A check its judge does not wait for")
+    LEFT.append(asyncio.ensure_future(ev.verify(claim="The Louvre opens on Wednesdays.", node=node)))
+    await asyncio.sleep(0.1)  # the verification is out: its calls have reached the model
+'''
+
+
+@pytest.mark.parametrize("mode", ["--no-sandbox", "--jobs=2"], ids=["in_process", "sandboxed"])
+def test_calls_a_judge_left_running_in_its_own_tasks_are_charged_to_its_result(
+    work: Path, mode: str
+) -> None:
+    (work / "judges" / "louvre_hours.py").write_text(LEAVES_A_CALL_RUNNING)
+    args = run_args(work, "--include-unreviewed", "--task", "louvre_hours", "--json", mode)
+    at = args.index("--backend")
+    del args[at : at + 2]
+    args += ["--provider", SLOW]
+    env = {
+        "JUDGEGEN_CACHE_PATH": str(work / "llm-cache.sqlite"),
+        "JUDGEGEN_LEDGER_PATH": str(work / "ledger.jsonl"),
+        "RUNNER_TEST_VERIFY_DELAY_S": "0.5",
+    }
+    result = CliRunner(env=env).invoke(main, args, catch_exceptions=False)
+    rows = [json.loads(line) for line in (work / "ledger.jsonl").read_text().splitlines()]
+    results = result_files(work / "results").values()
+    assert rows and all(row["error"] is None for row in rows)  # went on and were paid
+    assert sum(r["usage"]["llm_calls"] for r in results) == len(rows)
+    cost = sum(row["cost_usd"] for row in rows)
+    assert sum(r["usage"]["cost_usd"] for r in results) == pytest.approx(cost)
+    record = json.loads(result.stdout)
+    assert record["usage"]["cost_usd"] == pytest.approx(record["llm"]["cost_usd"])
+    assert any(abandoned_notes(r) for r in results)  # shared calls are charged to their maker
+
+
+def test_a_task_its_judge_left_running_cannot_call_once_its_evaluation_is_over() -> None:
+    async def scenario() -> tuple[bool, list[object]]:
+        meter = Meter()
+        current_meter.set(meter)
+        scripted = ScriptedBackend()
+        backend = MeteredBackend(scripted)
+
+        async def leftover() -> None:
+            await asyncio.sleep(0.05)
+            await backend.verify(VerifyRequest(claim="too late"))
+
+        task = asyncio.ensure_future(leftover())
+        await end_calls(meter, 1.0)
+        await asyncio.wait([task], timeout=1.0)
+        return task.cancelled(), scripted.calls
+
+    cancelled, calls = asyncio.run(scenario())
+    assert cancelled and calls == []

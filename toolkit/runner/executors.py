@@ -17,7 +17,7 @@ from toolkit.errors import InfraError
 from toolkit.evaluator import PageSource
 from toolkit.runner.judging import evaluate_job, load_bound_judge
 from toolkit.runner.loader import Judge
-from toolkit.runner.metering import current_meter, note_infra
+from toolkit.runner.metering import current_meter, judge_call, note_infra
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome
 from toolkit.tools import ToolCaller
 
@@ -39,18 +39,19 @@ class ToolTable:
         """Call tool `name`; an unknown tool is an InfraError (node `error`), never a crash.
         The call is counted in the evaluation's meter, and an InfraError noted there on its
         way to the judge."""
-        meter = current_meter.get()
-        if meter is not None:
-            meter.tool_calls += 1
-        try:
-            function = self.tools.get(name)
-            if function is None:
-                message = f"tool '{name}' is not available: no provider for it"
-                raise InfraError(message, kind="tool")
-            return await resolve(function(**args))
-        except InfraError as exc:
-            note_infra(exc)
-            raise
+        with judge_call():
+            meter = current_meter.get()
+            if meter is not None:
+                meter.tool_calls += 1
+            try:
+                function = self.tools.get(name)
+                if function is None:
+                    message = f"tool '{name}' is not available: no provider for it"
+                    raise InfraError(message, kind="tool")
+                return await resolve(function(**args))
+            except InfraError as exc:
+                note_infra(exc)
+                raise
 
 
 class InProcessExecutor:

@@ -8,6 +8,9 @@ The meter also keeps the infrastructure errors the runner's services raised to t
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +45,10 @@ class Meter:
     notes: list[str] = field(default_factory=list)
     """What the runner has to tell about how this evaluation ran, for its result's notes
     (e.g. what an attempt lost with its Ray node spent, counted in `usage`)."""
+    ended: bool = False
+    """The evaluation is over (`end_calls`): a task its judge left behind may call nothing more."""
+    calling: set[asyncio.Task[Any]] = field(default_factory=set, repr=False)
+    """Tasks in a backend or tool call of this evaluation right now."""
     _noted: list[BaseException] = field(default_factory=list, repr=False)
 
     def note(self, error: InfraError) -> None:
@@ -67,6 +74,45 @@ def note_infra(error: BaseException | dict[str, Any]) -> None:
 
 
 current_meter: ContextVar[Meter | None] = ContextVar("judgegen_meter", default=None)
+
+
+@contextmanager
+def judge_call() -> Iterator[None]:
+    """Around a backend or tool call a judge makes: the calling task is known to the
+    evaluation's meter while the call runs, and a task calling once its evaluation is over (one
+    its judge started and left running) is cancelled instead: its result is written, and a
+    sandboxed judge's leftover tasks end with its process."""
+    meter = current_meter.get()
+    task = asyncio.current_task()
+    if meter is None or task is None:
+        yield
+        return
+    if meter.ended:
+        raise asyncio.CancelledError("its evaluation is over")
+    meter.calling.add(task)
+    try:
+        yield
+    finally:
+        meter.calling.discard(task)
+
+
+async def end_calls(meter: Meter, wait_s: float) -> None:
+    """End the evaluation metered by `meter`: cancel the tasks still in one of its calls (its
+    judge returned or stopped and left them running) and wait up to `wait_s` for them to go, so
+    the LLM calls they leave are tracked as abandoned and charged like a timed-out judge's.
+    Noted in the result when there were any."""
+    meter.ended = True
+    left = [task for task in meter.calling if not task.done()]
+    if not left:
+        return
+    for task in left:
+        task.cancel()
+    await asyncio.wait(left, timeout=max(0.0, wait_s))
+    meter.notes.append(
+        f"its judge left {len(left)} backend or tool call(s) running in tasks it started when "
+        "it ended: they were cancelled (a sandboxed judge's end with its process), and what "
+        "their LLM calls cost is counted as for any call left running"
+    )
 
 
 def charge_abandoned(meter: Meter, spend: AbandonedSpend, waited_s: float) -> None:
@@ -144,23 +190,25 @@ class MeteredBackend:
                 meter.clipped.add(url)
 
     async def extract(self, request: ExtractRequest) -> Any:
-        self._charge("extract")
-        self._note_clipped(request.source, request.source_text)
-        try:
-            return await self.inner.extract(request)
-        except InfraError as exc:
-            note_infra(exc)
-            raise
+        with judge_call():
+            self._charge("extract")
+            self._note_clipped(request.source, request.source_text)
+            try:
+                return await self.inner.extract(request)
+            except InfraError as exc:
+                note_infra(exc)
+                raise
 
     async def verify(self, request: VerifyRequest) -> Verdict:
-        self._charge("verify")
-        if request.sources and request.page_texts:
-            self._note_clipped(request.sources[0], request.page_texts[0])
-        try:
-            return await self.inner.verify(request)
-        except InfraError as exc:
-            note_infra(exc)
-            raise
+        with judge_call():
+            self._charge("verify")
+            if request.sources and request.page_texts:
+                self._note_clipped(request.sources[0], request.page_texts[0])
+            try:
+                return await self.inner.verify(request)
+            except InfraError as exc:
+                note_infra(exc)
+                raise
 
 
 class MeteredClient:

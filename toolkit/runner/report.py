@@ -144,15 +144,15 @@ class RunRecord(BaseModel):
         description="Every LLM call the command made, served from the cache or failed, as its "
         "ledger and the `LLM:` line count them (None with a --backend, which has no LLM). "
         "`usage`, the sum over the evaluations run now, counts the same calls: those a judge "
-        "left running when it stopped (timed out, or its process ended) are charged to its "
+        "left running when it stopped (timed out, or its process ended, or in tasks of its "
+        "own, which are cancelled as it ends) are charged to its "
         "result, which waits for them up to the shorter of --timeout and the LLM call "
         "timeout. The costs can differ by one kind of call only: one still running after "
         "that wait, which its result counts in `usage.unknown_cost_calls` (its notes say "
         "so), and whose cost the ledger records here if it ends before the command does. A "
         "call cancelled (the cache off, or the command ended first) is $0 in both, and also "
         "counted in `unknown_cost_calls`: the provider may still bill it. Not charged to any "
-        "result, so in `llm` alone: calls of a task a judge left running after it returned "
-        "(--no-sandbox), and, in a --ray run, calls a node's stopped judge left at the "
+        "result, so in `llm` alone: in a --ray run, calls a node's stopped judge left at the "
         "gateway.",
     )
     summaries: dict[str, Summary] = Field(default_factory=dict)

@@ -39,7 +39,13 @@ from toolkit.runner.freshness import (
 )
 from toolkit.runner.inputs import AnswerInput
 from toolkit.runner.judging import with_errors
-from toolkit.runner.metering import Meter, MeteredBackend, charge_abandoned, current_meter
+from toolkit.runner.metering import (
+    Meter,
+    MeteredBackend,
+    charge_abandoned,
+    current_meter,
+    end_calls,
+)
 from toolkit.runner.options import RunOptions
 from toolkit.runner.page_reads import recording_page_reads
 from toolkit.runner.report import Progress, RunReport
@@ -331,6 +337,7 @@ class Scheduler:
             finally:
                 current_meter.reset(token)
             wait_s = self.options.abandoned_wait_s
+            await end_calls(meter, wait_s)
             charge_abandoned(meter, await abandoned.settle(wait_s), wait_s)
             meter.infra.extend(await _unstored(commits))
             outcome = trusted_outcome(outcome, judge.sha256)
