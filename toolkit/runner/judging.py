@@ -117,6 +117,21 @@ def with_errors(outcome: EvalOutcome, errors: list[dict[str, Any]]) -> EvalOutco
     return outcome.model_copy(update=update)
 
 
+def with_violations(outcome: EvalOutcome, violations: list[str]) -> EvalOutcome:
+    """`outcome` incomplete with a `sandbox_violation` error for each of `violations` it does
+    not already hold as one (an outcome claiming complete holds none, whatever its errors)."""
+    errors = [] if outcome.status == "complete" else outcome.errors
+    held = [
+        str(entry.get("message")) for entry in errors if entry.get("kind") == "sandbox_violation"
+    ]
+    missing = [
+        error_dict("SandboxViolation", "sandbox_violation", violation)
+        for violation in violations
+        if not any(violation in message for message in held)
+    ]
+    return with_errors(outcome, missing)
+
+
 def load_bound_judge(job: EvalJob, code: CodeType | None = None) -> Judge:
     """Load the judge from the job's own code, refusing code that does not match its hash;
     `code` is that code compiled by the parent (`loader.compile_judge`), when it sent it."""

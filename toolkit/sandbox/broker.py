@@ -24,6 +24,7 @@ from toolkit.evaluator import PageSource
 from toolkit.runner.executors import ToolTable
 from toolkit.runner.page_reads import stored_page
 from toolkit.sandbox.protocol import (
+    MAX_VIOLATIONS,
     WITH_ANSWER,
     Call,
     Cancel,
@@ -32,6 +33,7 @@ from toolkit.sandbox.protocol import (
     Outcome,
     ProtocolError,
     Reply,
+    Violation,
     encode,
     read_message,
 )
@@ -124,7 +126,9 @@ class Broker:
 
 class JobSession:
     """The parent's end of one job's channel: answers its calls concurrently (at most
-    `MAX_CALLS_IN_FLIGHT`), cancels those the judge gave up on, and keeps its outcome.
+    `MAX_CALLS_IN_FLIGHT`), cancels those the judge gave up on, and keeps its outcome and the
+    sandbox violations the job reported as they happened (`violations`, at most
+    `MAX_VIOLATIONS`), which nothing the job sends later takes back.
 
     `run` returns at the end of the stream, or at the first frame that breaks the protocol
     (then `protocol_error` says how); calls still running are cancelled by `close`. The job's
@@ -143,6 +147,7 @@ class JobSession:
         self.outcome: EvalOutcome | None = None
         self.guards: list[str] | None = None
         self.protocol_error: str | None = None
+        self.violations: list[str] = []
         self.calls: dict[int, asyncio.Task[None]] = {}
 
     async def run(self) -> None:
@@ -164,6 +169,8 @@ class JobSession:
                     running = self.calls.get(message.call_id)
                     if running is not None:
                         running.cancel()
+                elif isinstance(message, Violation):
+                    self._note(message.message)
                 elif isinstance(message, Outcome) and self.outcome is None:
                     self.outcome = message.outcome
                 else:
@@ -172,6 +179,10 @@ class JobSession:
             self.protocol_error = str(exc)
         except OSError:
             return  # reset: the job ended with replies unread (how it ended comes from JobEnd)
+
+    def _note(self, violation: str) -> None:
+        if violation not in self.violations and len(self.violations) < MAX_VIOLATIONS:
+            self.violations.append(violation)
 
     def _start(self, call: Call) -> None:
         task = asyncio.ensure_future(self._answer(call))

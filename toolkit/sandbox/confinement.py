@@ -3,22 +3,26 @@
 Judges are untrusted code. A worker runs under bubblewrap (`toolkit.sandbox.isolation`); each
 evaluation runs in a fresh job process forked from it, which sets rlimits, installs the job
 seccomp filter (`toolkit.sandbox.seccomp`) and an audit-hook guard. The audit hook gives clear
-messages; namespaces and seccomp are the boundary. Guards are reported only when measured.
+messages, each sent to the parent the moment it refuses something, so the parent's record of
+it is out of the judge's reach; namespaces and seccomp are the boundary. Guards are reported
+only when measured.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import os
 import re
 import resource
 import socket
+import threading
+from collections.abc import Callable
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from toolkit.sandbox.protocol import SandboxLimits
+from toolkit.sandbox.protocol import MAX_VIOLATIONS, SandboxLimits
 
 # -- the audit-hook guard (clear errors for the usual ways out) ------------------------------
 
@@ -66,12 +70,15 @@ class SandboxViolation(PermissionError):
 
 
 class Guard:
-    """The in-process audit-hook guard of one job process; remembers every violation."""
+    """The in-process audit-hook guard of one job process: remembers every violation and hands
+    it to `report` (which tells the parent) before the judge's code goes on."""
 
     def __init__(self, allow_network: bool = False) -> None:
         self.allow_network = allow_network
         self.violations: list[str] = []
         self.active = False
+        self.report: Callable[[str], None] | None = None
+        self._reporting = threading.local()
 
     def hook(self, event: str, args: tuple[Any, ...]) -> None:
         """`sys.addaudithook` callback: raise `SandboxViolation` on a forbidden event."""
@@ -85,9 +92,23 @@ class Guard:
         if what is None or (what == "network access" and self.allow_network):
             return
         message = f"sandbox: {what} is not allowed in a judge (audit event '{event}')"
-        if len(self.violations) < 20:
+        if len(self.violations) < MAX_VIOLATIONS:
             self.violations.append(message)
+        self._report(message)
         raise SandboxViolation(message)
+
+    def _report(self, message: str) -> None:
+        """Hand `message` to `report`; a violation raised while this thread reports one is
+        refused but not reported again (no recursion), and a report that fails changes
+        nothing for the judge (the violation is still raised and remembered)."""
+        if self.report is None or getattr(self._reporting, "busy", False):
+            return
+        self._reporting.busy = True
+        try:
+            with contextlib.suppress(Exception):
+                self.report(message)
+        finally:
+            self._reporting.busy = False
 
 
 # -- guards, as measured ---------------------------------------------------------------------

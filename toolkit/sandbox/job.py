@@ -13,18 +13,21 @@ sent back inside a request.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import ctypes
 import itertools
 import os
+import select
 import signal
 import socket
 import sys
+import threading
 from typing import Any
 
 from toolkit.backends import ExtractRequest, Verdict, VerifyRequest
 from toolkit.errors import BudgetExceeded, InfraError
-from toolkit.runner.judging import evaluate_job, load_bound_judge, with_errors
+from toolkit.runner.judging import evaluate_job, load_bound_judge, with_violations
 from toolkit.runner.loader import Judge, code_from_text
 from toolkit.sandbox.confinement import Guard, apply_job_limits, make_undumpable
 from toolkit.sandbox.protocol import (
@@ -39,8 +42,8 @@ from toolkit.sandbox.protocol import (
     ProtocolError,
     Reply,
     Spawn,
+    Violation,
     encode,
-    error_dict,
     read_message,
 )
 from toolkit.sandbox.seccomp import bind_self
@@ -54,14 +57,83 @@ def _reply_error(error: dict[str, Any]) -> InfraError:
     return InfraError(message, kind=kind)
 
 
+class FrameWriter:
+    """The job's frames to the parent, each whole and in order: queued from the event loop
+    (`write`, `drain`), or sent at once from any thread (`send_now`, for the audit hook).
+
+    It writes on its own descriptor for the channel's socket (the transport only reads), so
+    the hook can send while the event loop is anywhere, never inside another frame.
+    """
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._lock = threading.RLock()
+        self._backlog: collections.deque[memoryview] = collections.deque()
+        self._error: OSError | None = None
+        self._loop = asyncio.get_running_loop()
+        self._emptied = asyncio.Event()
+        self._emptied.set()
+
+    def write(self, frame: bytes) -> None:
+        """Queue `frame` after those before it: what the socket takes now is sent now, the
+        rest as it becomes writable."""
+        with self._lock:
+            self._backlog.append(memoryview(frame))
+            self._send_some()
+            if self._backlog and self._emptied.is_set():
+                self._emptied.clear()
+                self._loop.add_writer(self._sock.fileno(), self._writable)
+
+    async def drain(self) -> None:
+        """Wait until every queued frame is sent; OSError when the channel failed."""
+        await self._emptied.wait()
+        if self._error is not None:
+            raise self._error
+
+    def send_now(self, frame: bytes) -> None:
+        """Send every queued frame, then `frame`, before returning (blocking, from any thread)."""
+        with self._lock:
+            self._backlog.append(memoryview(frame))
+            poller = select.poll()
+            poller.register(self._sock.fileno(), select.POLLOUT)
+            while self._send_some():
+                poller.poll()
+
+    def _writable(self) -> None:
+        with self._lock:
+            if self._send_some():
+                return
+        self._loop.remove_writer(self._sock.fileno())
+        self._emptied.set()
+
+    def _send_some(self) -> bool:
+        """Send what the socket takes now; True while frames remain queued."""
+        while self._backlog:
+            try:
+                sent = self._sock.send(self._backlog[0])
+            except (BlockingIOError, InterruptedError):
+                return True
+            except OSError as exc:
+                self._error = exc
+                self._backlog.clear()
+                return False
+            if sent < len(self._backlog[0]):
+                self._backlog[0] = self._backlog[0][sent:]
+            else:
+                self._backlog.popleft()
+        return False
+
+
 class Channel:
     """The job's side of its channel to the parent: concurrent calls multiplexed by call id.
 
-    A call the judge stops waiting for (cancelled) is cancelled at the parent too.
+    A call the judge stops waiting for (cancelled) is cancelled at the parent too; a sandbox
+    violation is sent the moment it happens (`report_violation`).
     """
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._reader, self._writer = reader, writer
+        self._reader, self._writer = reader, writer  # the writer keeps the reading transport open
+        self._frames = FrameWriter(writer.get_extra_info("socket").dup())
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._ids = itertools.count(1)
         self._reader_task: asyncio.Task[None] | None = None
@@ -84,15 +156,20 @@ class Channel:
         except asyncio.CancelledError:
             if (future.cancelled() or not future.done()) and not self._closed:
                 with contextlib.suppress(OSError, RuntimeError):
-                    self._writer.write(encode(Cancel(call_id=call_id)))
+                    self._frames.write(encode(Cancel(call_id=call_id)))
             raise
         finally:
             self._pending.pop(call_id, None)
 
     async def send(self, message: Call | JobGuards | Outcome) -> None:
         """Write one frame (a frame is written whole, so frames never interleave)."""
-        self._writer.write(encode(message))
-        await self._writer.drain()
+        self._frames.write(encode(message))
+        await self._frames.drain()
+
+    def report_violation(self, message: str) -> None:
+        """Send a sandbox violation before returning (`Guard.report`): once sent, the parent
+        records it whatever the judge does next."""
+        self._frames.send_now(encode(Violation(message=message)))
 
     async def _read_replies(self) -> None:
         reason = "the parent closed the channel"
@@ -219,13 +296,7 @@ async def _evaluate(
         pages=BrokerPages(channel, answer, start.screenshots) if start.pages else None,
         tools=BrokerTools(channel),
     )
-    reported = " ".join(str(entry.get("message")) for entry in outcome.errors)
-    violations = [
-        error_dict("SandboxViolation", "sandbox_violation", violation)
-        for violation in guard.violations
-        if violation not in reported
-    ]
-    return with_errors(outcome.model_copy(update={"guards": guards}), violations)
+    return with_violations(outcome.model_copy(update={"guards": guards}), guard.violations)
 
 
 async def _job_main(
@@ -241,9 +312,10 @@ async def _job_main(
     channel = Channel(reader, writer)
     channel.start()
     sys.addaudithook(guard.hook)
-    guard.active = True
     measured = [*job_guards, "audit_hook"]
     await channel.send(JobGuards(guards=measured))
+    guard.report = channel.report_violation
+    guard.active = True
     outcome = await _evaluate(channel, start, guard, [*worker_guards, *measured])
     try:
         await channel.send(Outcome(outcome=outcome))

@@ -21,7 +21,7 @@ from typing import Any
 from toolkit.awaitables import mark_retrieved
 from toolkit.backends import JudgingBackend
 from toolkit.evaluator import PageSource
-from toolkit.runner.judging import with_errors
+from toolkit.runner.judging import with_errors, with_violations
 from toolkit.runner.loader import code_to_text, compile_judge
 from toolkit.runner.metering import note_infra
 from toolkit.sandbox.broker import Broker, JobSession, ToolProvider
@@ -207,8 +207,9 @@ def _finish(
     worker_guards: list[str],
 ) -> EvalOutcome:
     """The job's outcome as the parent records it: the job's own (or a failure), with the
-    guards measured before judge code ran (the fork server's and the job's first frame;
-    none when the job never reported its own), whatever the outcome claims."""
+    sandbox violations the job reported as they happened and the guards measured before judge
+    code ran (the fork server's and the job's first frame; none when the job never reported
+    its own), whatever the outcome claims."""
     tails = {"stdout_tail": end.stdout_tail, "stderr_tail": end.stderr_tail}
     outcome = session.outcome
     if session.protocol_error:
@@ -220,6 +221,7 @@ def _finish(
     elif outcome is None:
         outcome = EvalOutcome.failure(job, "crash", "")
         outcome.errors = [_end_error(limits, end)]
+    outcome = with_violations(outcome, session.violations)
     guards = [] if session.guards is None else [*worker_guards, *session.guards]
     update = {"duration_s": round(duration, 6), "cpu_s": end.cpu_s, "guards": guards, **tails}
     return outcome.model_copy(update=update)
@@ -432,10 +434,12 @@ class WorkerPool:
         except TimeoutError:
             await server.kill_job(job_id)
             message = f"the judge did not finish within {limits.timeout_s:g} s and was killed"
-            return self._lost(job, message, begin, "timeout", "Timeout")
+            lost = self._lost(job, message, begin, "timeout", "Timeout")
+            return with_violations(lost, session.violations)
         except (ProtocolError, OSError) as exc:
             await server.kill_job(job_id)
-            return self._lost(job, f"the judge worker failed: {exc}", begin)
+            lost = self._lost(job, f"the judge worker failed: {exc}", begin)
+            return with_violations(lost, session.violations)
         except BaseException:
             await server.kill_job(job_id)
             raise

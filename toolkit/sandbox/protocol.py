@@ -1,8 +1,8 @@
 """What crosses the boundary between the runner (parent) and the sandbox.
 
 Two kinds of channel: the control channel to the fork server (spawn, kill, how a job ended)
-and one direct channel per job process (the job, the judge's calls, their replies, the
-outcome); the fork server never sees a job's frames. Every frame is a 4-byte big-endian
+and one direct channel per job process (the job, the judge's calls, their replies, each
+sandbox violation as it happens, the outcome); the fork server never sees a job's frames. Every frame is a 4-byte big-endian
 length followed by one UTF-8 JSON message; every message is a pydantic model with a `type`
 discriminator and a `version`. The parent never trusts a frame: anything malformed, oversized
 or out of place ends that job (or the fork server), never the run.
@@ -20,9 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from toolkit.util.hashing import sha256_bytes, sha256_text
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 OUTCOME_VERSION = 1
 MAX_FRAME_BYTES = 64 * 1024 * 1024
+MAX_VIOLATIONS = 20  # sandbox violations kept per evaluation
 _HEADER = struct.Struct(">I")
 WITH_ANSWER = "with_answer"  # Call payload key: request fields the parent fills with the answer
 
@@ -265,6 +266,14 @@ class Reply(_Message):
     error: dict[str, Any] | None = None
 
 
+class Violation(_Message):
+    """Job → parent: the audit hook refused something, sent before the judge's code goes on;
+    the parent records it whatever the job's outcome says later."""
+
+    type: Literal["violation"] = "violation"
+    message: str = Field(max_length=2000)
+
+
 class Outcome(_Message):
     """Job → parent: the evaluation's outcome, sent once."""
 
@@ -273,7 +282,17 @@ class Outcome(_Message):
 
 
 Message = Annotated[
-    Ready | Spawn | Kill | JobEnd | JobStart | JobGuards | Call | Cancel | Reply | Outcome,
+    Ready
+    | Spawn
+    | Kill
+    | JobEnd
+    | JobStart
+    | JobGuards
+    | Call
+    | Cancel
+    | Reply
+    | Violation
+    | Outcome,
     Field(discriminator="type"),
 ]
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(Message)
