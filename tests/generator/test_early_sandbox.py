@@ -3,6 +3,8 @@ adopts it only if its parsed flags agree, and whatever is not adopted is killed.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -73,3 +75,18 @@ def test_a_launch_run_does_not_adopt_is_killed_by_discard(work: Path) -> None:
     assert launch is not None  # `run` parsed --no-sandbox: not its launch
     EarlySandbox(launch).discard()
     assert launch.process.poll() is not None
+
+
+def test_launching_early_loads_no_pydantic_asyncio_or_runner_code() -> None:
+    script = (
+        "import sys\n"
+        "from generator.cli.early_sandbox import launch_now\n"
+        "import toolkit.sandbox.launch\n"
+        "print(' '.join(sorted(m for m in sys.modules "
+        "if m.split('.')[0] in ('pydantic', 'asyncio', 'jinja2') "
+        "or m.startswith(('toolkit.runner', 'toolkit.llm')))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.split() == []  # the fork server starts before any of them is imported

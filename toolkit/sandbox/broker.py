@@ -23,8 +23,8 @@ from toolkit.errors import InfraError
 from toolkit.evaluator import PageSource
 from toolkit.runner.executors import ToolTable
 from toolkit.runner.page_reads import stored_page
+from toolkit.sandbox.confinement import MAX_VIOLATIONS
 from toolkit.sandbox.protocol import (
-    MAX_VIOLATIONS,
     WITH_ANSWER,
     Call,
     Cancel,

@@ -20,9 +20,12 @@ import socket
 import threading
 from collections.abc import Callable
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from toolkit.sandbox.protocol import MAX_VIOLATIONS, SandboxLimits
+if TYPE_CHECKING:  # the early launch imports this module: no pydantic before the fork server
+    from toolkit.sandbox.protocol import SandboxLimits
+
+MAX_VIOLATIONS = 20  # sandbox violations kept per evaluation
 
 # -- the audit-hook guard (clear errors for the usual ways out) ------------------------------
 

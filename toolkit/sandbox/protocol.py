@@ -2,10 +2,11 @@
 
 Two kinds of channel: the control channel to the fork server (spawn, kill, how a job ended)
 and one direct channel per job process (the job, the judge's calls, their replies, each
-sandbox violation as it happens, the outcome); the fork server never sees a job's frames. Every frame is a 4-byte big-endian
-length followed by one UTF-8 JSON message; every message is a pydantic model with a `type`
-discriminator and a `version`. The parent never trusts a frame: anything malformed, oversized
-or out of place ends that job (or the fork server), never the run.
+sandbox violation as it happens, the outcome); the fork server never sees a job's frames.
+Every frame is a 4-byte big-endian length followed by one UTF-8 JSON message; every message
+is a pydantic model with a `type` discriminator and a `version`. The parent never trusts a
+frame: anything malformed, oversized or out of place ends that job (or the fork server),
+never the run.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from toolkit.util.hashing import sha256_bytes, sha256_text
 PROTOCOL_VERSION = 4
 OUTCOME_VERSION = 1
 MAX_FRAME_BYTES = 64 * 1024 * 1024
-MAX_VIOLATIONS = 20  # sandbox violations kept per evaluation
 _HEADER = struct.Struct(">I")
 WITH_ANSWER = "with_answer"  # Call payload key: request fields the parent fills with the answer
 
