@@ -431,7 +431,10 @@ def _maps_loader(spec: str | None) -> Callable[[], MapsProvider | None]:
     callback=_score_name,
     help="With --trajectories: write webeval score files as <traj dir>/scores/NAME_<task_id>.json, "
     "so runs into other results folders (e.g. other judge models) keep theirs side by side. "
-    "A run whose score files another results folder wrote is refused.",
+    "A run whose score files another results folder wrote is refused. A results folder writes "
+    "under one name at a time: run under another NAME, it withdraws the score files it wrote "
+    "under its earlier names (listed in RESULTS/score_names.json), which would keep scores it "
+    "no longer holds.",
 )
 @click.option(
     "--reviews",
@@ -529,7 +532,9 @@ def run(
     folder holds results of another input folder (webeval runs with the same run id) is
     refused; give it its own --results. Each score file names the results folder that wrote
     it: a run whose score files another results folder (still there) wrote is refused; give
-    it its own --score-name. One whose writer is gone, or names none, is taken over.
+    it its own --score-name. One whose writer is gone, or names none, is taken over. A
+    results folder run under another --score-name withdraws the score files it wrote under
+    its earlier names (never another folder's), with a note.
     When nothing at all changed since a run that left nothing to redo (flags, environment,
     code, any input or result file), the rerun prints its answer from
     RESULTS/.judgegen-fresh.stamp without loading the runner.

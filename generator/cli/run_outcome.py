@@ -54,6 +54,7 @@ def print_outcome(
             "`earlier_attempts`",
             err=True,
         )
+    _note_withdrawn(report, inputs, results, score_name)
     _warn_strays(strays, inputs)
     missing = missing_pages(report.results)
     trajectories = any(r.input_kind == "trajectory" for r in report.results)
@@ -88,6 +89,21 @@ def print_outcome(
             click.echo(format_table(summary))
             click.echo("")
     return code
+
+
+def _note_withdrawn(report: RunReport, inputs: Path, results: Path, score_name: str) -> None:
+    """One line on the score files the run withdrew under the folder's earlier score names."""
+    if not report.withdrawn_scores:
+        return
+    withdrawn = report.withdrawn_scores
+    counts = ", ".join(f"{count} scores/{name}_<task_id>.json" for name, count in withdrawn.items())
+    click.echo(
+        f"note: withdrew {sum(withdrawn.values())} score file(s) in {inputs} ({counts}) that "
+        f"this results folder ({results.resolve()}) wrote under an earlier score name: it now "
+        f"writes scores/{score_name}_<task_id>.json, and those would keep scores it no longer "
+        "holds",
+        err=True,
+    )
 
 
 def _listed(lines: list[str]) -> list[str]:

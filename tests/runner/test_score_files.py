@@ -26,6 +26,7 @@ from toolkit.runner import results
 from toolkit.runner.freshness import fresh_run
 from toolkit.runner.inputs import discover_trajectories
 from toolkit.runner.results import read_result, score_file_path, write_score_file
+from toolkit.runner.scheduler import run_evaluations
 
 TRAJ = Path("webeval/fara-run/traj")
 
@@ -200,3 +201,27 @@ def test_a_deleted_judge_withdraws_its_score_file_when_the_rest_is_up_to_date(
     assert "0 evaluated" in again.stderr
     assert not score_file(work, "python_match").exists()
     assert json.loads(score_file(work, "louvre_hours").read_text())["score"] == 1.0
+
+
+def test_a_trajectory_no_longer_among_the_inputs_loses_its_files_under_every_score_name(
+    work: Path,
+) -> None:
+    """Its result stays (not counted); a file the results folder wrote under an earlier name
+    would still give webeval its score."""
+    run_trajectories(work, make_backend())
+    earlier = score_file(work, "le_guin_novels")
+    assert earlier.exists()
+    inputs = [i for i in discover_trajectories(work / TRAJ.parent) if i.task_id != "le_guin_novels"]
+
+    asyncio.run(
+        run_evaluations(
+            inputs,
+            backend=make_backend(),
+            options=options(work, score_name="o3"),
+            isolation="in_process",
+            pages=DictPages(),
+        )
+    )
+
+    assert not earlier.exists()
+    assert score_file_path(work / TRAJ / "louvre_hours", "louvre_hours", "o3").exists()

@@ -16,6 +16,7 @@ from click.testing import CliRunner, Result
 from generator.cli import main
 from tests.fixtures.runner.helpers import run_args
 from tests.runner.test_results import result
+from tests.runner.test_score_files import change_louvre_answer_to_a_wrong_one
 from toolkit.runner.results import (
     WRITER_KEY,
     ScoreFile,
@@ -23,6 +24,7 @@ from toolkit.runner.results import (
     score_file_writer,
     write_score_file,
 )
+from toolkit.runner.score_names import SCORE_NAMES_FILE
 
 WEBEVAL = Path("webeval/fara-run")
 SCORED = ("le_guin_novels", "louvre_hours", "python_match")
@@ -53,6 +55,18 @@ def writers(work: Path, name: str = "judgegen") -> dict[str, str | None]:
             ]
         ).get(WRITER_KEY)
         for task in SCORED
+    }
+
+
+def naming(work: Path, results: str) -> dict[str, float]:
+    """The score of every score file under the trajectories that names the results folder
+    `work/results`, by path relative to traj/."""
+    folder = str((work / results).resolve())
+    traj = work / WEBEVAL / "traj"
+    return {
+        p.relative_to(traj).as_posix(): json.loads(p.read_text())["score"]
+        for p in sorted(traj.glob("*/scores/*.json"))
+        if score_file_writer(p) == folder
     }
 
 
@@ -228,3 +242,84 @@ def test_a_writer_is_not_taken_for_the_expected_one_its_name_begins_with(
 
     assert score_file_writer(path, expected) == writer
     assert score_file_writer(path, writer) == writer
+
+
+def test_a_run_under_a_new_score_name_withdraws_its_stale_files_under_the_old_one(
+    work: Path,
+) -> None:
+    """A reader of the default name must not read a score the results folder no longer holds."""
+    assert run(work, "results").exit_code == 0
+    change_louvre_answer_to_a_wrong_one(work)  # its result goes from 1 to 0
+
+    renamed = run(work, "results", "--score-name", "judgegen_o3")
+
+    assert renamed.exit_code == 0, renamed.stderr
+    assert json.loads(renamed.stdout)["evaluated"] == 1
+    assert naming(work, "results") == {
+        "le_guin_novels/scores/judgegen_o3_le_guin_novels.json": 0.0,
+        "louvre_hours/scores/judgegen_o3_louvre_hours.json": 0.0,
+        "python_match/scores/judgegen_o3_python_match.json": 0.5,
+    }
+    assert renamed.stderr.count("withdrew") == 1
+    note = " ".join(renamed.stderr.split())
+    assert (
+        f"withdrew 3 score file(s) in {work / WEBEVAL} (3 scores/judgegen_<task_id>.json)" in note
+    )
+    assert "it now writes scores/judgegen_o3_<task_id>.json" in note
+
+
+def test_a_run_under_a_new_score_name_leaves_another_folders_files_under_the_old_one(
+    work: Path,
+) -> None:
+    assert run(work, "results_o4", "--task", "louvre_hours").exit_code == 0
+    mine = ("--task", "le_guin_novels", "--task", "python_match")
+    assert run(work, "results_o3", *mine).exit_code == 0
+    louvre = "louvre_hours/scores/judgegen_louvre_hours.json"
+    theirs = score_files(work)[louvre]
+
+    renamed = run(work, "results_o3", "--score-name", "o3")
+
+    assert renamed.exit_code == 0, renamed.stderr
+    assert score_files(work)[louvre] == theirs
+    assert sorted(naming(work, "results_o3")) == [f"{t}/scores/o3_{t}.json" for t in SCORED]
+    assert "withdrew 2 score file(s)" in " ".join(renamed.stderr.split())
+
+
+def test_a_rerun_under_the_same_score_name_rewrites_its_files_and_withdraws_none(
+    work: Path,
+) -> None:
+    assert run(work, "results").exit_code == 0
+    change_louvre_answer_to_a_wrong_one(work)
+
+    again = run(work, "results")
+
+    assert again.exit_code == 0, again.stderr
+    assert json.loads(again.stdout)["evaluated"] == 1
+    assert "withdrew" not in again.stderr
+    assert naming(work, "results") == {
+        "le_guin_novels/scores/judgegen_le_guin_novels.json": 0.0,
+        "louvre_hours/scores/judgegen_louvre_hours.json": 0.0,
+        "python_match/scores/judgegen_python_match.json": 0.5,
+    }
+
+
+@pytest.mark.parametrize("record", ["kept", "lost"])
+def test_files_left_under_an_old_score_name_are_withdrawn_though_nothing_is_judged_again(
+    work: Path, record: str
+) -> None:
+    """As a judgegen that recorded no score names left them (`lost`: a folder it wrote), or
+    restored by hand (`kept`): the results are fresh, yet the files must go."""
+    assert run(work, "results").exit_code == 0
+    old = {p: p.read_bytes() for p in (work / WEBEVAL / "traj").glob("*/scores/*.json")}
+    assert run(work, "results", "--score-name", "o3").exit_code == 0
+    for path, data in old.items():
+        path.write_bytes(data)
+    if record == "lost":
+        (work / "results" / SCORE_NAMES_FILE).unlink()
+
+    again = run(work, "results", "--score-name", "o3")
+
+    assert again.exit_code == 0, again.stderr
+    assert json.loads(again.stdout)["evaluated"] == 0
+    assert sorted(naming(work, "results")) == [f"{t}/scores/o3_{t}.json" for t in SCORED]
+    assert "(3 scores/judgegen_<task_id>.json)" in " ".join(again.stderr.split())

@@ -34,6 +34,7 @@ from toolkit.runner.results import (
     ScoreFiles,
     write_output,
 )
+from toolkit.runner.score_names import record_score_names, score_files_for
 from toolkit.util.hashing import sha256_bytes
 
 
@@ -243,16 +244,20 @@ async def fresh_run(
     progress: Progress | None = None,
 ) -> RunReport | None:
     """The report of this run if it has nothing to redo — every answer that may be judged has a
-    fresh result needing no repair, and no trajectory whose judge may not run has a score
-    file left — with each agent's summary rewritten; else None (and nothing reported to
-    `progress` or written)."""
+    fresh result needing no repair, no trajectory whose judge may not run has a score file
+    left, and none has a score file of the results folder under another score name — with
+    each agent's summary rewritten (and the run's score name recorded); else None (and
+    nothing reported to `progress` or written)."""
     judges = resolve_judges((i.task_id for i in inputs), options)
     store = ResultStore(options.results_dir)
-    scores = ScoreFiles.of(options.results_dir, options.score_name)
+    trajectories = [(i.traj_dir, i.task_id) for i in inputs if i.traj_dir is not None]
+    scores = score_files_for(Path(options.results_dir), options.score_name, trajectories)
     digest = judge_templates_sha256()
     report = RunReport(skipped_judges=skipped_judges(judges))
     for item in inputs:
         judge = judges.get(item.task_id)
+        if item.traj_dir is not None and scores.earlier_files(item.traj_dir, item.task_id):
+            return None  # the scheduler withdraws the folder's files under other names
         if skips_answer(item, judge):
             if item.traj_dir is not None and scores.path(item.traj_dir, item.task_id).exists():
                 return None  # the scheduler withdraws it
@@ -267,6 +272,8 @@ async def fresh_run(
         report.results.append(head)
         if item.input_error:
             report.input_errors.append(head)
+    if trajectories:
+        record_score_names(Path(options.results_dir), scores)
     for agent in sorted({i.agent_name for i in inputs}):
         store.remove_stray_temp_files(agent)
     for result in report.results:
@@ -381,7 +388,8 @@ def _counted(
 
 def _withdraw_score_files(store: ResultStore, gone: list[ResultHead], scores: ScoreFiles) -> None:
     """Remove the webeval score file of each trajectory among `gone` (its input is no longer
-    among the run's) whose folder is still there: webeval would read it as current."""
+    among the run's) whose folder is still there, and the results folder's files under its
+    earlier score names: webeval would read them as current."""
     for head in gone:
         result = store.result(head) if head.input_kind == "trajectory" else None
         if result is None or not result.input_path:

@@ -40,6 +40,10 @@ class RunReport:
     outdated: list[ResultRef] = field(default_factory=list)
     """Result files of this run's answers it stopped before redoing, which no longer stand
     for their inputs: the summaries leave them out (`freshness.outdated_results`)."""
+    withdrawn_scores: dict[str, int] = field(default_factory=dict)
+    """Score files the run's results folder had written under other score names than the
+    run's, which it withdrew (they would keep scores it no longer holds): how many, by name
+    (`toolkit.runner.score_names`)."""
 
     def __repr__(self) -> str:
         """A one-line summary: asyncio prints the result of a run's main task (its SIGINT

@@ -422,10 +422,14 @@ _WRITER_START = "{" + json.dumps(WRITER_KEY) + ": "
 @dataclass(frozen=True, slots=True)
 class ScoreFiles:
     """The webeval score files one run writes: `<traj dir>/scores/<name>_<task_id>.json`, each
-    naming `writer`, the run's results folder (absolute, symlinks resolved: `of`)."""
+    naming `writer`, the run's results folder (absolute, symlinks resolved: `of`). `earlier`:
+    the other names the folder wrote score files under (`toolkit.runner.score_names`); its
+    files under them are withdrawn, never written, as they would keep scores it no longer
+    holds."""
 
     writer: Path
     name: str = DEFAULT_SCORE_NAME
+    earlier: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, results_dir: str | Path, name: str = DEFAULT_SCORE_NAME) -> ScoreFiles:
@@ -439,7 +443,31 @@ class ScoreFiles:
         return write_score_file(traj_dir, task_id, result, writer=self.writer, name=self.name)
 
     def remove(self, traj_dir: Path, task_id: str) -> None:
+        """Withdraw the trajectory's score file, and its earlier names' files naming `writer`."""
         remove_score_file(traj_dir, task_id, self.name)
+        self.withdraw_earlier(traj_dir, task_id)
+
+    def earlier_files(self, traj_dir: Path, task_id: str) -> list[str]:
+        """The earlier names under which the trajectory has a score file naming `writer`
+        (a file another results folder wrote, or naming none, is not this folder's)."""
+        ours = str(self.writer)
+        found = []
+        for name in self.earlier:
+            try:
+                writer = score_file_writer(score_file_path(traj_dir, task_id, name), ours)
+            except FileNotFoundError:
+                continue
+            if writer == ours:
+                found.append(name)
+        return found
+
+    def withdraw_earlier(self, traj_dir: Path, task_id: str) -> list[str]:
+        """Remove the trajectory's score files under earlier names that name `writer`; the
+        names removed."""
+        found = self.earlier_files(traj_dir, task_id)
+        for name in found:
+            remove_score_file(traj_dir, task_id, name)
+        return found
 
     def agrees(self, traj_dir: Path, task_id: str, result: EvaluationResult) -> bool:
         return score_file_agrees(traj_dir, task_id, result, writer=self.writer, name=self.name)

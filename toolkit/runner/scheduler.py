@@ -57,6 +57,11 @@ from toolkit.runner.results import (
     ScoreFiles,
     has_score,
 )
+from toolkit.runner.score_names import (
+    record_score_names,
+    score_files_for,
+    withdraw_earlier_names,
+)
 from toolkit.runner.trust import trusted_outcome
 from toolkit.sandbox.broker import ToolProvider
 from toolkit.sandbox.launch import Launch
@@ -154,6 +159,11 @@ class Scheduler:
         listed as not counted."""
         judges = resolve_judges((i.task_id for i in inputs), self.options)
         self.report.skipped_judges = skipped_judges(judges)
+        try:
+            self._take_score_name(inputs)
+        except ResultsError as exc:  # no score file may be written under an unrecorded name
+            self.report.stopped = _reason(exc)
+            return self.report
         for agent in sorted({i.agent_name for i in inputs}):
             self.store.remove_stray_temp_files(agent)
         pending: list[tuple[AnswerInput, JudgeInfo, Fingerprint, EarlierAttempts | None]] = []
@@ -197,6 +207,18 @@ class Scheduler:
             stopped = self.report.stopped
             self.report.stopped = f"{stopped}; then {reason}" if stopped else reason
         return self.report
+
+    def _take_score_name(self, inputs: list[AnswerInput]) -> None:
+        """Record the run's score name among those the results folder wrote under, then
+        withdraw the folder's files under the others for the run's trajectories: they would
+        keep scores it no longer holds (the run's own are written under its name)."""
+        trajectories = [(i.traj_dir, i.task_id) for i in inputs if i.traj_dir is not None]
+        if not trajectories:
+            return
+        results_dir = self.options.results_dir
+        self.scores = score_files_for(results_dir, self.options.score_name, trajectories)
+        record_score_names(results_dir, self.scores)
+        self.report.withdrawn_scores = withdraw_earlier_names(self.scores, trajectories)
 
     def _withdraw_outdated_scores(self, planned: list[tuple[AnswerInput, Fingerprint]]) -> None:
         """Remove the webeval score files of results the run left outdated (it stopped before
