@@ -185,7 +185,7 @@ def test_same_date_matches_across_formats(a: object, b: object) -> None:
     [
         pytest.param("Dec 7, 2023", "Dec 8, 2023", id="next-day"),
         pytest.param("Dec 7, 2023", "Dec 7, 2022", id="other-year"),
-        pytest.param("07/12/2023", "Dec 7, 2023", id="numeric-read-us-first"),
+        pytest.param("07/12/2023", "Dec 8, 2023", id="numeric-neither-reading"),
         pytest.param("December 2023", "December 2023", id="both-partial"),
         pytest.param("Dec 7, 2023", None, id="one-none"),
         pytest.param(None, None, id="both-none"),
@@ -199,6 +199,65 @@ def test_same_date_rejects_different_or_missing_dates(a: object, b: object) -> N
 
 def test_same_date_dayfirst_reads_numeric_forms_day_first() -> None:
     assert checks.same_date("07/12/2023", "Dec 7, 2023", dayfirst=True)
+
+
+@pytest.mark.parametrize(
+    ("ambiguous", "unambiguous"),
+    [
+        pytest.param("03/04/2021", "3 April 2021", id="slash-read-day-first"),
+        pytest.param("03/04/2021", "4 March 2021", id="slash-read-us-style"),
+        pytest.param("03-04-2021", "2021-04-03", id="dash-read-day-first"),
+        pytest.param("03/04/21", "April 3, 2021", id="two-digit-year"),
+        pytest.param("03/04/2021", "03.04.2021", id="against-a-dotted-date"),
+        pytest.param("On 07/12/2023 it shipped", "Dec 7, 2023", id="inside-a-sentence"),
+        pytest.param("03/04/2021", date(2021, 4, 3), id="against-a-date-object"),
+    ],
+)
+def test_same_date_accepts_either_reading_of_an_ambiguous_numeric_date(
+    ambiguous: str, unambiguous: object
+) -> None:
+    """ "03/04/2021" is March 4 in the US and April 3 in the UK: a right answer copied from a
+    UK page failed against "3 April 2021", silently."""
+    assert checks.same_date(ambiguous, unambiguous) is True  # type: ignore[arg-type]
+    assert checks.same_date(unambiguous, ambiguous) is True  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        pytest.param("13/04/2021", "4 April 2021", id="day-over-12-one-reading"),
+        pytest.param("04/13/2021", "4 April 2021", id="day-over-12-us-one-reading"),
+        pytest.param("03/04/2021", "5 March 2021", id="neither-reading"),
+        pytest.param("03/04/2022", "3 April 2021", id="other-year"),
+        pytest.param("03/04/2021", "04/03/2021", id="two-ambiguous-dates-read-alike"),
+        pytest.param("03-04-2021", "04/03/2021", id="two-ambiguous-dates-dash-and-slash"),
+        pytest.param("03.04.2021", "4 March 2021", id="dotted-is-day-first-only"),
+    ],
+)
+def test_same_date_rejects_a_reading_an_ambiguous_date_cannot_have(a: str, b: str) -> None:
+    assert checks.same_date(a, b) is False
+    assert checks.same_date(b, a) is False
+
+
+@pytest.mark.parametrize(
+    ("dayfirst", "other_reading"),
+    [
+        pytest.param(False, "3 April 2021", id="us-style"),
+        pytest.param(True, "4 March 2021", id="day-first"),
+    ],
+)
+def test_same_date_with_dayfirst_reads_an_ambiguous_date_one_way_only(
+    dayfirst: bool, other_reading: str
+) -> None:
+    assert checks.same_date("03/04/2021", other_reading, dayfirst=dayfirst) is False
+
+
+def test_parse_date_still_reads_an_ambiguous_slash_date_us_style() -> None:
+    assert checks.parse_date("03/04/2021") == date(2021, 3, 4)
+
+
+def test_parse_date_reads_an_ambiguous_dotted_date_day_first() -> None:
+    assert checks.parse_date("03.04.2021") == date(2021, 4, 3)
 
 
 # -- numbers ----------------------------------------------------------------------------
@@ -675,6 +734,60 @@ def test_same_name_matches_a_german_umlaut_written_out_with_e(a: str, b: str) ->
 @pytest.mark.parametrize(
     ("a", "b"),
     [
+        pytest.param("Mühlhäuser", "Muehlhauser", id="written-out-then-dropped"),
+        pytest.param("Mühlhäuser", "Muhlhaeuser", id="dropped-then-written-out"),
+        pytest.param("Jörg Mühlhäuser", "Joerg Muhlhaeuser", id="in-a-full-name"),
+        pytest.param("Mühlhäuser, Jörg", "Jorg Muehlhauser", id="last-comma-first"),
+    ],
+)
+def test_same_name_reads_each_umlaut_of_one_word_either_way(a: str, b: str) -> None:
+    """An English source may write out one umlaut of a word and drop the next; every umlaut
+    is read on its own, not the whole word one way."""
+    assert checks.same_name(a, b) is True
+    assert checks.same_name(b, a) is True
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        pytest.param("Muehlhauser", "Muhlhaeuser", id="no-umlaut-on-either-side"),
+        pytest.param("Juergen Mueller", "Jurgen Muller", id="no-umlaut-full-names"),
+        pytest.param("Jürgen Müller", "Jörg Müller", id="other-given-name"),
+        pytest.param("Jürgen Müller", "Jürgen Miller", id="other-vowel"),
+        pytest.param("Mühlhäuser", "Muehlhaser", id="umlaut-missing-its-vowel"),
+        pytest.param("Mühlhäuser", "Mohlhauser", id="other-vowel-for-the-umlaut"),
+    ],
+)
+def test_same_name_rejects_spellings_no_umlaut_explains(a: str, b: str) -> None:
+    assert checks.same_name(a, b) is False
+    assert checks.same_name(b, a) is False
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        pytest.param("Herr Jürgen Müller", "Jürgen Müller", id="herr"),
+        pytest.param("Hr. Jürgen Müller", "Juergen Mueller", id="hr-abbreviation"),
+        pytest.param("Herrn Jürgen Müller", "Jürgen Müller", id="herrn"),
+        pytest.param("Frau Angela Merkel", "Angela Merkel", id="frau"),
+        pytest.param("Fräulein Anna Schmidt", "Anna Schmidt", id="fraulein"),
+        pytest.param("Frl. Anna Schmidt", "Anna Schmidt", id="frl-abbreviation"),
+        pytest.param("Herr Dr. Jürgen Müller", "Dr. Jürgen Müller", id="stacked-with-dr"),
+        pytest.param("Frau Prof. Dr. Angela Merkel", "Angela Merkel", id="stacked-with-prof"),
+        pytest.param("Herr Müller", "Hr. Mueller", id="two-forms-for-a-man"),
+        pytest.param("Frau Merkel", "Mrs. Merkel", id="frau-is-mrs"),
+        pytest.param("Herr Müller", "Mr. Müller", id="herr-is-mr"),
+        pytest.param("Fr. John Brown", "Mr. John Brown", id="fr-is-also-father"),
+    ],
+)
+def test_same_name_strips_german_forms_of_address(a: str, b: str) -> None:
+    assert checks.same_name(a, b) is True
+    assert checks.same_name(b, a) is True
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
         pytest.param("Jane Kennedy", "John Kennedy", id="different-first-name"),
         pytest.param("J. Kennedy", "R. Kennedy", id="different-initials"),
         pytest.param("John A. Kennedy", "John F. Kennedy", id="conflicting-middle-initial"),
@@ -707,6 +820,14 @@ def test_same_name_rejects(a: object, b: object) -> None:
         pytest.param("Smith, Mr. John", "Mrs. John Smith", id="last-comma-first"),
         pytest.param("Lord Byron", "Lady Byron", id="lord-lady"),
         pytest.param("Sir Ian Smith", "Dame Ian Smith", id="sir-dame"),
+        pytest.param("Herr Jürgen Müller", "Frau Jürgen Müller", id="herr-frau"),
+        pytest.param("Herr Müller", "Frau Müller", id="herr-frau-surname"),
+        pytest.param("Hr. Jürgen Müller", "Fr. Jürgen Müller", id="hr-fr"),
+        pytest.param("Herr Müller", "Fr. Müller", id="herr-fr"),
+        pytest.param("Herr Dr. Müller", "Frau Dr. Müller", id="herr-frau-with-dr"),
+        pytest.param("Mr. Jürgen Müller", "Frau Jürgen Müller", id="mr-frau"),
+        pytest.param("Herr Jürgen Müller", "Mrs. Jürgen Müller", id="herr-mrs"),
+        pytest.param("Herr Anna Schmidt", "Fräulein Anna Schmidt", id="herr-fraulein"),
     ],
 )
 def test_same_name_rejects_a_man_and_a_woman_by_their_honorifics(a: str, b: str) -> None:
@@ -1055,6 +1176,48 @@ def test_page_contains_whole_word_applies_to_umlauts_written_out(
     page: str, value: str, expected: bool
 ) -> None:
     assert checks.page_contains(page, value, whole_word=True) is expected
+
+
+@pytest.mark.parametrize(
+    ("page", "value"),
+    [
+        pytest.param("Jürgen Müller sagte", "Juergen Muller", id="written-out-then-dropped"),
+        pytest.param("Jürgen Müller sagte", "Jurgen Mueller", id="dropped-then-written-out"),
+        pytest.param("Juergen Muller sagte", "Jürgen Müller", id="mixed-page"),
+        pytest.param("Ein Mühlhäuser Bürger", "Muehlhauser", id="within-one-word"),
+        pytest.param("JÜRGEN MÜLLER", "Juergen Muller", id="capital-umlauts"),
+    ],
+)
+def test_page_contains_reads_each_umlaut_either_way(page: str, value: str) -> None:
+    """A value from an English source may write out one umlaut and drop the next; on a German
+    page it was not found, a silent miss."""
+    assert checks.page_contains(page, value) is True
+
+
+@pytest.mark.parametrize(
+    ("page", "value"),
+    [
+        pytest.param("Juergen Mueller sagte", "Jurgen Muller", id="no-umlaut-either-side"),
+        pytest.param("Jürgen Müller sagte", "Juergen Miller", id="other-surname"),
+        pytest.param("Über Jörg Müller", "Juergen Muller", id="umlaut-elsewhere-on-the-page"),
+    ],
+)
+def test_page_contains_mixed_spellings_need_an_umlaut_where_they_differ(
+    page: str, value: str
+) -> None:
+    assert checks.page_contains(page, value) is False
+
+
+@pytest.mark.parametrize(
+    ("page", "expected"),
+    [
+        pytest.param("Herr Jürgen Müller, 1998", True, id="standalone"),
+        pytest.param("die Jürgen-Müllerstraße", False, id="inside-a-longer-word"),
+        pytest.param("Jürgen Müllerstraße, Jürgen Müller.", True, id="after-a-glued-one"),
+    ],
+)
+def test_page_contains_whole_word_applies_to_mixed_spellings(page: str, expected: bool) -> None:
+    assert checks.page_contains(page, "Juergen Muller", whole_word=True) is expected
 
 
 def test_page_contains_still_finds_an_umlaut_with_its_dots_dropped() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from datetime import date, datetime
 from types import MappingProxyType
+from typing import NamedTuple
 
 from toolkit.checks.folding import fold
 
@@ -68,16 +69,56 @@ def _month_number(token: str) -> int:
     return int(token) if token.isdigit() else _MONTHS[token.rstrip(".")]
 
 
-def _numeric_date(match: re.Match[str], dayfirst: bool | None) -> date | None:
-    if dayfirst is None:  # dots are written day first (European style); slashes, dashes: US
-        dayfirst = match["sep"] == "."
+class _Reading(NamedTuple):
+    """The date a text names, and the other day it may name when it is an ambiguous numeric
+    date ("03/04/2021": March 4 read US-style, or April 3 read day first), else None."""
+
+    day: date
+    other: date | None
+
+
+def _numeric_date(match: re.Match[str], dayfirst: bool | None) -> _Reading | None:
+    dotted = match["sep"] == "."
+    # Dots are written day first (European style); slashes and dashes US-style.
+    first_is_day = dotted if dayfirst is None else dayfirst
     first, second = int(match["a"]), int(match["b"])
     year = int(match["year"])
     if len(match["year"]) == 2:
         year += 2000 if year < 69 else 1900
-    preferred = (year, second, first) if dayfirst else (year, first, second)
-    fallback = (year, first, second) if dayfirst else (year, second, first)
-    return _make_date(*preferred) or _make_date(*fallback)
+    preferred = (year, second, first) if first_is_day else (year, first, second)
+    fallback = (year, first, second) if first_is_day else (year, second, first)
+    reading = _make_date(*preferred)
+    if reading is None:
+        fallback_reading = _make_date(*fallback)
+        return _Reading(fallback_reading, None) if fallback_reading else None
+    # Slashes and dashes are written month first in the US and day first in most other
+    # places: when both numbers can be the month and no `dayfirst` says which, either is.
+    ambiguous = dayfirst is None and not dotted and first != second and max(first, second) <= 12
+    return _Reading(reading, _make_date(*fallback) if ambiguous else None)
+
+
+def _read_date(text: str | date | None, dayfirst: bool | None) -> _Reading | None:
+    """`parse_date`'s date of `text`, with the other day it may name if it is ambiguous."""
+    if isinstance(text, datetime):
+        return _Reading(text.date(), None)
+    if isinstance(text, date):
+        return _Reading(text, None)
+    if not isinstance(text, str) or not text:
+        return None
+    folded = fold(text)
+    found: list[tuple[int, int, _Reading]] = []
+    for pattern in (*_DATE_PATTERNS, _NUMERIC_DATE):
+        for match in pattern.finditer(folded):
+            if pattern is _NUMERIC_DATE:
+                parsed = _numeric_date(match, dayfirst)
+            else:
+                month = _month_number(match["month"])
+                day = _make_date(int(match["year"]), month, int(match["day"]))
+                parsed = _Reading(day, None) if day else None
+            if parsed is not None:
+                found.append((match.start(), -len(match[0]), parsed))
+                break
+    return min(found)[2] if found else None
 
 
 def parse_date(text: str | date | None, *, dayfirst: bool | None = None) -> date | None:
@@ -93,31 +134,14 @@ def parse_date(text: str | date | None, *, dayfirst: bool | None = None) -> date
     are read US-style (month first: "12/07/2023" is December 7) and with dots day first, as
     they are written ("07.12.2023" is December 7); `dayfirst=True` or `False` reads every
     numeric form one way. When only one reading is a valid date ("25/12/2023") that reading
-    is used. Two-digit years
-    are only read with slashes: 00-68 → 2000s, 69-99 → 1900s.
+    is used. Two-digit years are only read with slashes: 00-68 → 2000s, 69-99 → 1900s.
+    `same_date` also accepts the day-first reading of an ambiguous slash or dash date.
 
     Returns None for partial dates ("December 2023", "Dec 7"), impossible dates
     ("Feb 30, 2023"), None or non-text input. A `date` or `datetime` is returned as a date.
     """
-    if isinstance(text, datetime):
-        return text.date()
-    if isinstance(text, date):
-        return text
-    if not isinstance(text, str) or not text:
-        return None
-    folded = fold(text)
-    found: list[tuple[int, int, date]] = []
-    for pattern in (*_DATE_PATTERNS, _NUMERIC_DATE):
-        for match in pattern.finditer(folded):
-            if pattern is _NUMERIC_DATE:
-                parsed = _numeric_date(match, dayfirst)
-            else:
-                month = _month_number(match["month"])
-                parsed = _make_date(int(match["year"]), month, int(match["day"]))
-            if parsed is not None:
-                found.append((match.start(), -len(match[0]), parsed))
-                break
-    return min(found)[2] if found else None
+    reading = _read_date(text, dayfirst)
+    return reading.day if reading else None
 
 
 def same_date(a: str | date | None, b: str | date | None, *, dayfirst: bool | None = None) -> bool:
@@ -125,8 +149,22 @@ def same_date(a: str | date | None, b: str | date | None, *, dayfirst: bool | No
 
     Each side is read with `parse_date` (strings, `date` or `datetime`), so
     "Dec 7, 2023", "December 7th, 2023", "2023-12-07", "7 Dec 2023", "12/07/2023" and
-    "07.12.2023" all match each other; with `dayfirst=True`, "07/12/2023" matches them too. False when
-    either side has no full date ("December 2023", "", None) or the days differ.
+    "07.12.2023" all match each other; with `dayfirst=True`, "07/12/2023" matches them too.
+    A numeric date with slashes or dashes whose day and month are both 12 or less and differ
+    is ambiguous (US month first, elsewhere day first): without `dayfirst`, it matches a side
+    that names a day one way, either reading ("03/04/2021" = "March 4, 2021" = "3 April
+    2021" = "03.04.2021"), but two ambiguous dates must match as written ("03/04/2021" is
+    not "04/03/2021"), and "13/04/2021" can only be April 13. Dotted dates are day first,
+    never ambiguous. False when either side has no full date ("December 2023", "", None) or
+    the days differ.
     """
-    left, right = parse_date(a, dayfirst=dayfirst), parse_date(b, dayfirst=dayfirst)
-    return left is not None and left == right
+    left, right = _read_date(a, dayfirst), _read_date(b, dayfirst)
+    if left is None or right is None:
+        return False
+    if left.day == right.day:
+        return True
+    if left.other is not None and right.other is None:
+        return left.other == right.day
+    if right.other is not None and left.other is None:
+        return right.other == left.day
+    return False

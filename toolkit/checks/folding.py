@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from numbers import Real
@@ -93,6 +94,47 @@ def write_out_umlauts(folded: str) -> str:
 def has_umlauts(folded: str) -> bool:
     """Whether a `fold_keeping_umlauts` text has an umlaut left."""
     return "ä" in folded or "ö" in folded or "ü" in folded
+
+
+# Where a `fold_keeping_umlauts` text may differ from another spelling of the same German word:
+# an umlaut, which may be dropped or written out with an e, and a plain vowel (with an e after
+# it or not), which may be an umlaut that was. Any other character must be the same.
+_TRANSLITERATION_SITE = re.compile(r"[äöü]|[aou]e?")
+_UMLAUT_OF = MappingProxyType({"a": "ä", "o": "ö", "u": "ü"})
+_PLAIN_OF = MappingProxyType({"ä": "a", "ö": "o", "ü": "u"})
+
+
+@functools.lru_cache(maxsize=4096)
+def transliterations(folded: str) -> re.Pattern[str]:
+    """A pattern matching `folded` (a `fold_keeping_umlauts` text) with each umlaut, on either
+    side, kept, dropped or written out on its own: "jürgen muller" matches "juergen müller",
+    since English sources spell a German name either way, even within one name. A difference
+    without an umlaut on one side is no match ("mueller" does not match "muller")."""
+    parts: list[str] = []
+    position = 0
+    for site in _TRANSLITERATION_SITE.finditer(folded):
+        parts.append(re.escape(folded[position : site.start()]))
+        parts.append(_site_pattern(site.group()))
+        position = site.end()
+    parts.append(re.escape(folded[position:]))
+    return re.compile("".join(parts))
+
+
+def _site_pattern(site: str) -> str:
+    """What one transliteration site may be on the other side: "ü" is "ü", "ue" or "u"; "ue"
+    is "ue" or "ü" (with the e, if it was an e after an umlaut); "u" is "u" or "ü"."""
+    if site in _PLAIN_OF:
+        return f"(?:{site}|{_PLAIN_OF[site]}e?)"
+    vowel, umlaut = site[0], _UMLAUT_OF[site[0]]
+    if len(site) == 1:
+        return f"[{vowel}{umlaut}]"
+    return f"(?:{vowel}e|{umlaut}e?)"
+
+
+def longest_literal(folded: str) -> str:
+    """The longest run of `folded` that every `transliterations` match holds as it is: a
+    needle to test first, at C speed, before a pattern is searched through a whole page."""
+    return max(_TRANSLITERATION_SITE.split(folded), key=len)
 
 
 def as_text(value: Any) -> str | None:

@@ -13,23 +13,36 @@ from toolkit.checks.folding import (
     as_text,
     drop_umlauts,
     fold_keeping_umlauts,
+    has_umlauts,
+    longest_literal,
+    transliterations,
     write_out_umlauts,
 )
 
 
 class _Folded(NamedTuple):
-    """A text folded once and read two ways: umlauts as plain vowels ("müller" → "muller") and
-    written out ("müller" → "mueller"). Both are the same string when it has no umlaut."""
+    """A text folded once and read three ways: umlauts as plain vowels ("müller" → "muller"),
+    written out ("müller" → "mueller") and kept ("müller"). All three are the same string when
+    it has no umlaut."""
 
     plain: str
     german: str
+    kept: str
+
+
+# What glues a match found by pattern to the text around it, for `whole_word`: a letter or
+# digit, or for a number its decimal or group separator and the digit beyond.
+_GLUE_BEFORE = re.compile(r"[^\W_]$")
+_GLUE_AFTER = re.compile(r"[^\W_]")
+_NUMBER_BEFORE = re.compile(r"\d[.,]$")
+_NUMBER_AFTER = re.compile(r"[.,]\d")
 
 
 def _normalized(text: str, fuzzy_whitespace: bool) -> _Folded:
     folded = fold_keeping_umlauts(text)
     if fuzzy_whitespace:
         folded = WHITESPACE.sub(" ", folded).strip()
-    return _Folded(drop_umlauts(folded), write_out_umlauts(folded))
+    return _Folded(drop_umlauts(folded), write_out_umlauts(folded), folded)
 
 
 _normalized_page = functools.lru_cache(maxsize=4)(_normalized)
@@ -49,7 +62,9 @@ def page_contains(
     Both sides are folded: case ("PARIS" = "Paris"), accents ("Zürich" = "Zurich"),
     curly quotes and dashes ("it’s" = "it's", "2020–2021" = "2020-2021"). A German umlaut
     may also be written out with an e on either side ("Müller" = "Mueller", "Schrödinger" =
-    "Schroedinger"; "ß" = "ss"), but "Mueller" is not found in "Muller". With
+    "Schroedinger"; "ß" = "ss"), each umlaut either way on its own ("Juergen Muller" is
+    found in "Jürgen Müller"), but only against an umlaut: "Mueller" is not found in
+    "Muller". With
     `fuzzy_whitespace` (the default) any run of spaces, tabs or newlines counts as one
     space, so "New\\n  York" contains "new york". With `whole_word=True` the match must
     not be glued to letters or digits: "12" is then not found in "2012", "12,000" or "12.5",
@@ -75,9 +90,32 @@ def _found(haystack: _Folded, value: Any, fuzzy_whitespace: bool, whole_word: bo
     # Umlauts written out on both sides: "Müller" on the page finds "Mueller" and the other
     # way round, while "Mueller" and "Muller" (no umlaut either side) stay apart. Without an
     # umlaut on either side the written-out forms are the plain ones, already searched.
-    if haystack.german == haystack.plain and target.german == target.plain:
+    if not (has_umlauts(haystack.kept) or has_umlauts(target.kept)):
         return False
-    return _occurs(haystack.german, target.german, whole_word)
+    if _occurs(haystack.german, target.german, whole_word):
+        return True
+    # Umlauts spelled both ways in one value ("Juergen Muller" for "Jürgen Müller"), each
+    # umlaut kept, dropped or written out on its own. The value's longest literal run must
+    # be on the page (a C-speed test) before the pattern is searched through the page.
+    if longest_literal(target.kept) not in haystack.kept:
+        return False
+    pattern = transliterations(target.kept)
+    found = pattern.search(haystack.kept)
+    while found is not None and whole_word and not _stands_alone(haystack.kept, found):
+        found = pattern.search(haystack.kept, found.start() + 1)
+    return found is not None
+
+
+def _stands_alone(haystack: str, found: re.Match[str]) -> bool:
+    """`found` is not glued to a letter or digit, nor a number to its decimal or group
+    separator: the test `_occurs` makes with `whole_word`."""
+    start, end = found.span()
+    return not (
+        _GLUE_BEFORE.search(haystack, max(start - 1, 0), start)
+        or _GLUE_AFTER.match(haystack, end)
+        or (haystack[start].isdigit() and _NUMBER_BEFORE.search(haystack, max(start - 2, 0), start))
+        or (haystack[end - 1].isdigit() and _NUMBER_AFTER.match(haystack, end))
+    )
 
 
 def _occurs(haystack: str, target: str, whole_word: bool) -> bool:
