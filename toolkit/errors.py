@@ -37,6 +37,11 @@ class ResultsBusy(JudgegenError):
     """Another run is writing the results folder and the caller chose not to wait."""
 
 
+class ScoreFilesTaken(JudgegenError):
+    """The webeval score files a run would write were written by another results folder that
+    is still there; the message names both folders and the fix (`--score-name`)."""
+
+
 class SpecError(JudgegenError):
     """A user-written file (task spec, checklist, label, config) is invalid."""
 

@@ -122,28 +122,21 @@ def check_score_writers(
 ) -> None:
     """A usage error when a trajectory's score file this run would write (or withdraw) was
     written by another results folder that is still there (say another judge model's): the
-    runs would overwrite each other's scores, the last one silently winning. A score file
+    runs would overwrite each other's scores, the last one silently winning (the scheduler
+    checks again under the results lock, for library callers too). A score file
     whose results folder is gone, or that names none (written before judgegen recorded it),
     is taken over, and a note says so."""
-    from toolkit.runner.results import ScoreFiles, score_writers
+    from toolkit.errors import ScoreFilesTaken
+    from toolkit.runner.results import ScoreFiles, free_score_files
 
     scores = ScoreFiles.of(results, score_name)
-    found = score_writers(
-        ((item.traj_dir, item.task_id) for item in inputs if item.traj_dir is not None), scores
-    )
     where = trajectories.absolute()
+    pairs = [(item.traj_dir, item.task_id) for item in inputs if item.traj_dir is not None]
+    try:
+        found = free_score_files(pairs, scores, where)
+    except ScoreFilesTaken as exc:
+        raise click.UsageError(str(exc)) from exc
     files = f"scores/{score_name}_<task_id>.json"
-    if found.others:
-        others = sorted(found.others.items())
-        named = ", ".join(f"{folder} (e.g. for {task})" for folder, task in others)
-        them = "it" if len(others) == 1 else "them"
-        raise click.UsageError(
-            f"the score files {files} in {where} were written by another results folder: "
-            f"{named}; this run's results folder is {scores.writer}. Both would write the "
-            "same score files, each run overwriting the other's scores. Give this run its "
-            "own score files with --score-name NAME (it writes scores/NAME_<task_id>.json), "
-            f"or delete {them} to let this run take the score files over"
-        )
     taken = []
     if found.unnamed:
         taken.append(f"{len(found.unnamed)} naming no results folder (an earlier judgegen's)")

@@ -14,9 +14,11 @@ import pytest
 from click.testing import CliRunner, Result
 
 from generator.cli import main
-from tests.fixtures.runner.helpers import run_args
+from tests.fixtures.runner.helpers import run_args, run_trajectories
+from tests.fixtures.runner.scripted import make_backend
 from tests.runner.test_results import result
 from tests.runner.test_score_files import change_louvre_answer_to_a_wrong_one
+from toolkit.errors import ScoreFilesTaken
 from toolkit.runner.results import (
     WRITER_KEY,
     ScoreFile,
@@ -323,3 +325,13 @@ def test_files_left_under_an_old_score_name_are_withdrawn_though_nothing_is_judg
     assert json.loads(again.stdout)["evaluated"] == 0
     assert sorted(naming(work, "results")) == [f"{t}/scores/o3_{t}.json" for t in SCORED]
     assert "(3 scores/judgegen_<task_id>.json)" in " ".join(again.stderr.split())
+
+
+def test_a_library_run_into_another_results_folders_score_files_is_refused(work: Path) -> None:
+    assert run(work, "results_o4").exit_code == 0
+    before = score_files(work)
+    with pytest.raises(ScoreFilesTaken) as refused:
+        run_trajectories(work, make_backend(), results_dir=work / "results_o3")
+    assert str((work / "results_o4").resolve()) in str(refused.value)
+    assert "score_name" in str(refused.value)
+    assert score_files(work) == before

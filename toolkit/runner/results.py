@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, computed_field
 
-from toolkit.errors import ResultsError
+from toolkit.errors import ResultsError, ScoreFilesTaken
 from toolkit.runner.fingerprint import Fingerprint
 from toolkit.runner.options import DEFAULT_SCORE_NAME
 from toolkit.util.deferred import DEFERRED
@@ -624,6 +624,31 @@ def score_writers(trajectories: Iterable[tuple[Path, str]], scores: ScoreFiles) 
             folder = Path(writer)
             (found.others if folder.is_dir() else found.gone).setdefault(folder, task_id)
     return found
+
+
+def free_score_files(
+    trajectories: Iterable[tuple[Path, str]], scores: ScoreFiles, where: Path | None = None
+) -> ScoreWriters:
+    """The writers of the score files `scores` would write for `trajectories` (see
+    `score_writers`); `ScoreFilesTaken` when another results folder still there wrote any:
+    the runs would overwrite each other's scores, the last one silently winning. `where`
+    names the trajectories' folder in the message (default: a trajectory's own folder)."""
+    pairs = list(trajectories)
+    found = score_writers(pairs, scores)
+    if not found.others:
+        return found
+    others = sorted(found.others.items())
+    named = ", ".join(f"{folder} (e.g. for {task})" for folder, task in others)
+    them = "it" if len(others) == 1 else "them"
+    place = where if where is not None else pairs[0][0]
+    raise ScoreFilesTaken(
+        f"the score files scores/{scores.name}_<task_id>.json in {place} were written by "
+        f"another results folder: {named}; this run's results folder is {scores.writer}. Both "
+        "would write the same score files, each run overwriting the other's scores. Give this "
+        "run its own score files with --score-name NAME (`RunOptions.score_name`; it writes "
+        f"scores/NAME_<task_id>.json), or delete {them} to let this run take the score files "
+        "over"
+    )
 
 
 def write_output(path: Path, text: str) -> None:

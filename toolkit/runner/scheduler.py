@@ -55,6 +55,7 @@ from toolkit.runner.results import (
     ResultHead,
     ResultStore,
     ScoreFiles,
+    free_score_files,
     has_score,
 )
 from toolkit.runner.score_names import (
@@ -209,13 +210,16 @@ class Scheduler:
         return self.report
 
     def _take_score_name(self, inputs: list[AnswerInput]) -> None:
-        """Record the run's score name among those the results folder wrote under, then
-        withdraw the folder's files under the others for the run's trajectories: they would
-        keep scores it no longer holds (the run's own are written under its name)."""
+        """Refuse (`ScoreFilesTaken`) score files another results folder still there wrote,
+        as the CLI does before it takes the results lock: checked again here, under it, and
+        for library callers. Then record the run's score name among those the folder wrote
+        under, and withdraw the folder's files under the others for the run's trajectories:
+        they would keep scores it no longer holds (the run's own are written under its name)."""
         trajectories = [(i.traj_dir, i.task_id) for i in inputs if i.traj_dir is not None]
         if not trajectories:
             return
         results_dir = self.options.results_dir
+        free_score_files(trajectories, ScoreFiles.of(results_dir, self.options.score_name))
         self.scores = score_files_for(results_dir, self.options.score_name, trajectories)
         record_score_names(results_dir, self.scores)
         self.report.withdrawn_scores = withdraw_earlier_names(self.scores, trajectories)
