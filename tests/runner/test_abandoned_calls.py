@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from generator.cli import main
 from tests.fixtures.runner.helpers import result_files, run_args
 from toolkit.backends import ScriptedBackend, VerifyRequest
-from toolkit.runner.metering import Meter, MeteredBackend, current_meter, end_calls
+from toolkit.runner.metering import Meter, MeteredBackend, current_meter, end_calls, judge_call
 
 SLOW = "scripted:tests.fixtures.runner.llm_policy:slow_verifications"
 
@@ -139,3 +139,17 @@ def test_a_task_its_judge_left_running_cannot_call_once_its_evaluation_is_over()
 
     cancelled, calls = asyncio.run(scenario())
     assert cancelled and calls == []
+
+
+def test_a_call_made_inside_another_keeps_its_task_known_until_the_outer_one_ends() -> None:
+    async def scenario() -> tuple[bool, bool]:
+        meter = Meter()
+        current_meter.set(meter)
+        task = asyncio.current_task()
+        with judge_call():
+            with judge_call():
+                pass
+            inside = task in meter.calling
+        return inside, task in meter.calling
+
+    assert asyncio.run(scenario()) == (True, False)

@@ -47,8 +47,8 @@ class Meter:
     (e.g. what an attempt lost with its Ray node spent, counted in `usage`)."""
     ended: bool = False
     """The evaluation is over (`end_calls`): a task its judge left behind may call nothing more."""
-    calling: set[asyncio.Task[Any]] = field(default_factory=set, repr=False)
-    """Tasks in a backend or tool call of this evaluation right now."""
+    calling: dict[asyncio.Task[Any], int] = field(default_factory=dict, repr=False)
+    """Tasks in a backend or tool call of this evaluation right now (how many calls deep)."""
     _noted: list[BaseException] = field(default_factory=list, repr=False)
 
     def note(self, error: InfraError) -> None:
@@ -89,11 +89,13 @@ def judge_call() -> Iterator[None]:
         return
     if meter.ended:
         raise asyncio.CancelledError("its evaluation is over")
-    meter.calling.add(task)
+    meter.calling[task] = meter.calling.get(task, 0) + 1
     try:
         yield
     finally:
-        meter.calling.discard(task)
+        depth = meter.calling.pop(task) - 1
+        if depth:
+            meter.calling[task] = depth
 
 
 async def end_calls(meter: Meter, wait_s: float) -> None:
