@@ -16,6 +16,8 @@ JudgegenError
  ├── BudgetExceeded   the dollar cap was reached; no new calls are made (also an InfraError)
  ├── AnswersLayoutError  an --answers folder cannot be read as <agent>/<task_id>/<answer>.md
  ├── ResultsBusy      another run holds the results folder's lock (and we were told not to wait)
+ ├── ScoreFilesTaken  the score files a run would write are another results folder's
+ ├── ResultsOfAnotherInput  RESULTS/<agent> holds results of another input with that agent name
  └── JudgeFailed      a judge raised or ran out of time; carries the partial tree it built
 """
 
@@ -40,6 +42,13 @@ class ResultsBusy(JudgegenError):
 class ScoreFilesTaken(JudgegenError):
     """The webeval score files a run would write were written by another results folder that
     is still there; the message names both folders and the fix (`--score-name`)."""
+
+
+class ResultsOfAnotherInput(JudgegenError):
+    """An agent's results folder (`RESULTS/<agent>`) holds results computed from another input
+    with the same agent name (two webeval runs with one run id, two answers folders with one
+    agent folder name): the runs would overwrite each other's results, each summary counting
+    the other's. The message names both inputs and the fix (another results folder)."""
 
 
 class SpecError(JudgegenError):

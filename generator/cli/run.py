@@ -95,28 +95,6 @@ def _discover(
     return inputs, strays
 
 
-def check_input_roots(results: Path, inputs: list[AnswerInput]) -> None:
-    """A usage error when an agent's results folder already holds results computed from
-    another input root: two webeval runs (or answers folders) whose folders share a name
-    would share RESULTS/<agent> — one overwriting the other's results, each summary counting
-    the other's."""
-    from toolkit.runner.results import input_root, recorded_roots, same_root
-
-    by_agent: dict[str, set[Path]] = {}
-    for item in inputs:
-        root = input_root(Path(item.path).absolute(), item.task_id)
-        by_agent.setdefault(item.agent_name, set()).add(root)
-    for agent, mine in sorted(by_agent.items()):
-        for root, task in sorted(recorded_roots(results, agent).items()):
-            if not any(same_root(root, ours) for ours in mine):
-                ours = ", ".join(str(r) for r in sorted(mine))
-                raise click.UsageError(
-                    f"{results / agent} holds results of another input with the agent name "
-                    f"'{agent}': {root} (e.g. {task}); this run's input is {ours}. Give this "
-                    "run its own results folder (--results DIR), or remove the other results"
-                )
-
-
 def check_score_writers(
     results: Path, trajectories: Path, inputs: list[AnswerInput], score_name: str
 ) -> None:
@@ -252,7 +230,9 @@ async def _execute(
     launch: Any = None,
 ) -> RunReport:
     """Answer the run from the results folder when nothing needs redoing; else build the
-    backend and run the evaluations. Then close the LLM client (if any) whatever happened."""
+    backend and run the evaluations. Then close the LLM client (if any) whatever happened.
+    Either refuses (`ResultsOfAnotherInput`, a usage error) an agent's results folder
+    holding another input's results, under the results lock, reading them once."""
     progress = _progress(len(inputs))
     try:
         if not options.overwrite:
@@ -577,8 +557,6 @@ def run(
     if not inputs:
         raise click.UsageError("no answers found (check --answers/--trajectories and --task)")
     samples = samples_task(answers) if answers is not None else None
-    if samples is None:  # each task's samples come from its own folder, by design
-        check_input_roots(results, inputs)
     if trajectories is not None:
         check_score_writers(results, trajectories, inputs, score_name)
     stale = stale_judges(tasks_dir, judges, reviews, {item.task_id for item in inputs})
@@ -602,6 +580,7 @@ def run(
         tools=maps_identity(maps_spec),
         score_name=score_name,
         tasks=frozenset(tasks) or (frozenset({samples}) if samples else None),
+        inputs_by_task=samples is not None,  # each task's samples come from its own folder
         abandoned_wait_s=min(timeout_s, llm_settings.timeout_s),
     )
     work: Callable[[], Coroutine[Any, Any, tuple[RunReport, Any]]]

@@ -32,6 +32,7 @@ from toolkit.runner.results import (
     ResultHead,
     ResultStore,
     ScoreFiles,
+    check_input_roots,
     write_output,
 )
 from toolkit.runner.score_names import record_score_names, score_files_for
@@ -54,6 +55,7 @@ class FreshnessOptions(JudgePolicy, Protocol):
     tools: str | None
     tasks: frozenset[str] | None
     score_name: str
+    inputs_by_task: bool
 
 
 @dataclass
@@ -247,7 +249,9 @@ async def fresh_run(
     fresh result needing no repair, no trajectory whose judge may not run has a score file
     left, and none has a score file of the results folder under another score name — with
     each agent's summary rewritten (and the run's score name recorded); else None (and
-    nothing reported to `progress` or written)."""
+    nothing reported to `progress` or written). A fresh run, about to write, is refused
+    (`ResultsOfAnotherInput`) as the scheduler refuses it: only then, so a run that is not
+    fresh reads the results' inputs once, in the scheduler."""
     judges = resolve_judges((i.task_id for i in inputs), options)
     store = ResultStore(options.results_dir)
     trajectories = [(i.traj_dir, i.task_id) for i in inputs if i.traj_dir is not None]
@@ -272,6 +276,7 @@ async def fresh_run(
         report.results.append(head)
         if item.input_error:
             report.input_errors.append(head)
+    check_input_roots(options.results_dir, inputs, by_task=options.inputs_by_task)
     if trajectories:
         record_score_names(Path(options.results_dir), scores)
     for agent in sorted({i.agent_name for i in inputs}):

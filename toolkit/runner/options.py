@@ -63,3 +63,9 @@ class RunOptions:
     """The tasks the inputs were limited to (`--task`); None: the inputs are every answer of
     their agents, so a result of a task with no input now has lost its answer (not counted,
     the task scored 0 as missing) where under a limit it is counted unchecked."""
+    inputs_by_task: bool = False
+    """Each task's inputs come from their own folder, not one input root per agent (`run
+    --answers tasks/<id>`: every task's sample answers are agent `samples`, each task fed from
+    its task folder). An agent's results folder then holds results of several inputs by
+    design: a task's stored results must come from this run's folder for that task, where
+    otherwise all of an agent's results must come from this run's input root."""

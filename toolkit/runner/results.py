@@ -28,8 +28,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, computed_field
 
-from toolkit.errors import ResultsError, ScoreFilesTaken
+from toolkit.errors import ResultsError, ResultsOfAnotherInput, ScoreFilesTaken
 from toolkit.runner.fingerprint import Fingerprint
+from toolkit.runner.inputs import AnswerInput
 from toolkit.runner.options import DEFAULT_SCORE_NAME
 from toolkit.util.deferred import DEFERRED
 from toolkit.util.files import write_atomic
@@ -328,12 +329,23 @@ def input_root(input_path: str | Path, task_id: str) -> Path:
 
 
 def same_root(recorded: Path, root: Path) -> bool:
-    """Whether `recorded` (from a stored result) is the input root `root` (absolute): equal, or,
-    for a relative record, `root`'s trailing folders (without the `..` it may start with)."""
+    """Whether `recorded` (from a stored result) is the input root (or folder) `root`
+    (absolute): equal, or, for a relative record, `root`'s trailing folders (without the `..`
+    it may start with)."""
     if recorded.is_absolute():
         return recorded == root
     parts = [part for part in recorded.parts if part not in ("..", ".")]
     return not parts or list(root.parts[-len(parts) :]) == parts
+
+
+def input_folder(input_path: str | Path, task_id: str) -> Path:
+    """The task folder an input came from (the answer file's folder, a trajectory's task
+    folder), from its path as `input_root` takes it: resolved when absolute, so a task folder
+    reached through a link (`tasks/<id>/samples/<id>` links to `../answers`) is the one it
+    links to; a relative one is kept relative, normalized."""
+    path = Path(input_path)
+    folder = path if path.name == task_id else path.parent
+    return folder.resolve() if folder.is_absolute() else Path(os.path.normpath(folder))
 
 
 def recorded_roots(root: str | Path, agent: str) -> dict[Path, str]:
@@ -344,15 +356,78 @@ def recorded_roots(root: str | Path, agent: str) -> dict[Path, str]:
     roots: dict[Path, str] = {}
     agent_dir = Path(root) / agent
     for task_dir in sorted(p for p in agent_dir.glob("*") if p.is_dir()):
-        for path in sorted(task_dir.glob("*.json")):
-            try:
-                recorded, task = _recorded_input(path)
-            except (OSError, ValueError, KeyError, TypeError):
-                continue
-            if isinstance(recorded, str) and recorded and isinstance(task, str):
-                roots.setdefault(input_root(recorded, task), task)
-                break
+        found = _task_input(task_dir)
+        if found is not None:
+            roots.setdefault(input_root(*found), found[1])
     return roots
+
+
+def _task_input(task_dir: Path) -> tuple[str, str] | None:
+    """(`input_path`, `task_id`) of the first readable result in `task_dir` that records its
+    input; None when none does (or the folder is missing)."""
+    for path in sorted(task_dir.glob("*.json")):
+        try:
+            recorded, task = _recorded_input(path)
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if isinstance(recorded, str) and recorded and isinstance(task, str):
+            return recorded, task
+    return None
+
+
+_OTHER_INPUT_FIX = (
+    "Give this run its own results folder (--results DIR; `RunOptions.results_dir` for a "
+    "library run), or remove the other results"
+)
+
+
+def check_input_roots(
+    results_dir: str | Path, inputs: Iterable[AnswerInput], *, by_task: bool = False
+) -> None:
+    """Refuse (`ResultsOfAnotherInput`) a run whose agent's results folder holds results of
+    another input root: two webeval runs (or answers folders) whose folders share a name
+    would share RESULTS/<agent>, one overwriting the other's results, each summary counting
+    the other's. With `by_task` (`RunOptions.inputs_by_task`: each task's inputs come from
+    their own folder) only the run's tasks are checked, each against its own folder."""
+    results = Path(results_dir)
+    if by_task:
+        _check_task_folders(results, inputs)
+        return
+    by_agent: dict[str, set[Path]] = {}
+    for item in inputs:
+        root = input_root(Path(item.path).absolute(), item.task_id)
+        by_agent.setdefault(item.agent_name, set()).add(root)
+    for agent, mine in sorted(by_agent.items()):
+        for root, task in sorted(recorded_roots(results, agent).items()):
+            if not any(same_root(root, ours) for ours in mine):
+                ours = ", ".join(str(r) for r in sorted(mine))
+                raise ResultsOfAnotherInput(
+                    f"{results / agent} holds results of another input with the agent name "
+                    f"'{agent}': {root} (e.g. {task}); this run's input is {ours}. "
+                    + _OTHER_INPUT_FIX
+                )
+
+
+def _check_task_folders(results: Path, inputs: Iterable[AnswerInput]) -> None:
+    """`check_input_roots` task by task: RESULTS/<agent>/<task> must hold results of this
+    run's folder for the task (reading one result of each of the run's tasks); the agent's
+    other tasks, fed from their own folders, are not this run's to check."""
+    folders: dict[tuple[str, str], set[Path]] = {}
+    for item in inputs:
+        folder = input_folder(Path(item.path).absolute(), item.task_id)
+        folders.setdefault((item.agent_name, item.task_id), set()).add(folder)
+    for (agent, task), mine in sorted(folders.items()):
+        found = _task_input(results / agent / task)
+        if found is None:
+            continue
+        theirs = input_folder(*found)
+        if not any(same_root(theirs, ours) for ours in mine):
+            ours = ", ".join(str(f) for f in sorted(mine))
+            raise ResultsOfAnotherInput(
+                f"{results / agent / task} holds results of another input for task '{task}' "
+                f"of agent '{agent}': {theirs}; this run's input for it is {ours}. "
+                + _OTHER_INPUT_FIX
+            )
 
 
 def _recorded_input(path: Path) -> tuple[Any, Any]:

@@ -55,6 +55,7 @@ from toolkit.runner.results import (
     ResultHead,
     ResultStore,
     ScoreFiles,
+    check_input_roots,
     free_score_files,
     has_score,
 )
@@ -157,8 +158,12 @@ class Scheduler:
     async def run(self, inputs: list[AnswerInput]) -> RunReport:
         """Evaluate `inputs`, write their results and each agent's summary. A trajectory
         whose judge may not run loses its score file (an earlier judge's); its result stays,
-        listed as not counted."""
-        judges = resolve_judges((i.task_id for i in inputs), self.options)
+        listed as not counted. Before anything is written (under the CLI's results lock, and
+        for library callers), refuses an agent's results folder holding another input's
+        results (`ResultsOfAnotherInput`) and score files another results folder wrote."""
+        options = self.options
+        check_input_roots(options.results_dir, inputs, by_task=options.inputs_by_task)
+        judges = resolve_judges((i.task_id for i in inputs), options)
         self.report.skipped_judges = skipped_judges(judges)
         try:
             self._take_score_name(inputs)
