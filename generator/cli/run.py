@@ -395,7 +395,12 @@ def _maps_loader(spec: str | None) -> Callable[[], MapsProvider | None]:
     show_default=True,
     type=click.Path(file_okay=False, path_type=Path),
 )
-@click.option("--results", default="results", show_default=True, type=click.Path(path_type=Path))
+@click.option(
+    "--results",
+    default="results",
+    show_default=True,
+    type=click.Path(file_okay=False, path_type=Path),
+)
 @click.option(
     "--score-name",
     metavar="NAME",

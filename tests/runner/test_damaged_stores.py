@@ -65,3 +65,23 @@ def test_a_ledger_on_a_full_disk_stops_the_run_naming_the_file(
     assert report.exit_code == 3 and report.not_started > 0
     assert report.stopped is not None and "usage ledger /dev/full" in report.stopped
     assert "No space left on device" in report.stopped
+
+
+def test_a_page_store_damaged_after_a_run_stops_the_rerun_keeping_every_result(
+    work: Path,
+) -> None:
+    """Whether a stored result's cited pages still hold cannot be told from a damaged store:
+    the rerun stops (exit 3, the file and the fix named) before judging anything, instead of
+    calling every such result outdated and overwriting it with an incomplete one."""
+    args = run_args(work, "--include-unreviewed", "--no-sandbox", "--jobs", "1")
+    assert CliRunner().invoke(main, args, catch_exceptions=False).exit_code == 0
+    before = {p: p.read_bytes() for p in (work / "results").glob("*/*/*.json")}
+    damage(work / "pages" / "pages.sqlite")
+
+    done = CliRunner().invoke(main, [*args, "--json"], catch_exceptions=False)
+
+    assert done.exit_code == 3, done.stderr
+    record = json.loads(done.stdout)
+    assert record["evaluated"] == 0 and record["not_started"] > 0
+    assert "pages.sqlite" in record["stopped"] and "judgegen cache-pages" in record["stopped"]
+    assert {p: p.read_bytes() for p in (work / "results").glob("*/*/*.json")} == before

@@ -177,3 +177,31 @@ def test_an_llm_auth_or_config_failure_stops_the_run(work: Path, kind: str, mess
     report = run(work, [item, *others], backend, "in_process")
     assert report.stopped and message in report.stopped
     assert report.not_started == len([i for i in others if not i.empty])
+
+
+@pytest.mark.parametrize("kind", ["browser", "offline"])
+def test_a_cited_page_our_capture_failed_leaves_the_trajectory_incomplete_without_a_score_file(
+    work: Path, kind: str
+) -> None:
+    """A capture that failed on our side is not the page's failure: the evaluation citing it
+    is incomplete (exit 1, the URL and `cache-pages` named), never scored 0 for webeval."""
+    from tests.fixtures.runner.helpers import PAGES
+    from toolkit.pages import PageRecord, PageStore
+
+    url = "https://www.louvre.fr/en/visit/hours-admission"
+    with PageStore(work / "pages") as store:
+        store.put(PageRecord.failure(url, kind, "Chromium crashed"))
+        for other, text in PAGES.items():
+            if other != url:
+                store.put(PageRecord.web(other, text, None))
+    args = run_args(work, "--include-unreviewed", "--no-sandbox", "--task", "louvre_hours")
+    args[1:3] = ["--trajectories", str(work / "webeval" / "fara-run")]
+    done = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert done.exit_code == 1, done.stderr
+    assert f"capturing {url} failed on our side" in done.stderr
+    assert "judgegen cache-pages" in done.stderr
+    traj = work / "webeval" / "fara-run" / "traj" / "louvre_hours"
+    assert not (traj / "scores").exists() or not list((traj / "scores").iterdir())
+    path = work / "results" / "fara-run" / "louvre_hours" / "final_answer.json"
+    result = EvaluationResult.model_validate_json(path.read_text())
+    assert result.status == "incomplete" and result.final_score is None

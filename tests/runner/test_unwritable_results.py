@@ -85,3 +85,14 @@ def test_a_full_disk_is_named_as_the_cause(tmp_path: Path, monkeypatch: pytest.M
     assert str(target) in str(raised.value) and "No space left on device" in str(raised.value)
     assert raised.value.kind == "results"
     assert not target.exists() and not list(target.parent.iterdir())  # no temp file left
+
+
+def test_a_file_given_as_the_results_folder_is_a_usage_error_naming_the_option(
+    work: Path,
+) -> None:
+    (work / "results").write_text("not a folder\n")
+    args = run_args(work, "--include-unreviewed", "--no-sandbox")
+    done = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert done.exit_code == 2, done.stderr
+    assert "'--results'" in done.stderr and f"'{work / 'results'}' is a file" in done.stderr
+    assert "infrastructure failure" not in done.stderr

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from toolkit.awaitables import resolve
+from toolkit.errors import PageStoreError
 from toolkit.util.deferred import DEFERRED_FROZEN
 from toolkit.util.hashing import sha256_bytes, sha256_file, sha256_text, sha256_tree
 
@@ -192,7 +193,9 @@ async def _noted_now(
     digest: Callable[[Any], str | None],
 ) -> str | None:
     """What a read of `url` from `pages` would note now: the source's own `stored(url)` hash
-    when it keeps one, else `digest` of what `read(pages)` gives (None stays None)."""
+    when it keeps one, else `digest` of what `read(pages)` gives (None stays None). A page
+    store that cannot be read (`PageStoreError`) raises: it tells nothing of the page, and
+    a result redone against it would only be overwritten with an incomplete one."""
     if pages is None:
         return None
     try:
@@ -200,6 +203,8 @@ async def _noted_now(
         if callable(kept):
             return await resolve(kept(url))
         value = await resolve(read(pages))
+    except PageStoreError:
+        raise
     except Exception:
         return "unreadable"  # differs from every hash and from None: the result is redone
     return None if value is None else digest(value)

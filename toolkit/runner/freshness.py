@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from toolkit.errors import PageStoreError
 from toolkit.runner.approval import approval_problem_for
 from toolkit.runner.fingerprint import (
     Fingerprint,
@@ -179,11 +180,20 @@ async def outdated_results(
         if (item.agent_name, item.task_id, item.answer_name) in done:
             continue
         stored = store.read(item.agent_name, item.task_id, item.answer_name)
-        if stored is not None and await _standing(stored, item, fp, pages) is None:
+        if stored is not None and not await _stands(stored, item, fp, pages):
             outdated.append(
                 ResultRef(agent=item.agent_name, task_id=item.task_id, answer_name=item.answer_name)
             )
     return outdated
+
+
+async def _stands(stored: EvaluationResult, item: AnswerInput, fp: Fingerprint, pages: Any) -> bool:
+    """Whether `stored` is known to stand for `item` now (`_standing`): one whose pages a
+    damaged page store cannot confirm is not counted."""
+    try:
+        return await _standing(stored, item, fp, pages) is not None
+    except PageStoreError:
+        return False
 
 
 def same_outcome(stored: EvaluationResult, item: AnswerInput) -> bool:
@@ -268,7 +278,10 @@ async def fresh_run(
             report.skipped_answers += 1
             continue
         fp = fingerprint_for(item, judge, backend, options.backend_spec, digest, options.tools)
-        stored = await fresh_result(store, item, fp, pages)
+        try:
+            stored = await fresh_result(store, item, fp, pages)
+        except PageStoreError:
+            return None  # the scheduler stops the run on it, and reports what it kept
         if stored is None or needs_repair(stored, item, judge, scores):
             return None
         head = ResultHead.of(stored)

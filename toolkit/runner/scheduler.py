@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolkit.backends import JudgingBackend
-from toolkit.errors import ResultsError
+from toolkit.errors import PageStoreError, ResultsError
 from toolkit.evaluator import PageSource
 from toolkit.llm.abandoned import tracking_abandoned
 from toolkit.llm.commits import CommitBarrier, deferring_commits
@@ -195,6 +195,9 @@ class Scheduler:
                     self._record(item, self._decided_result(item, judge, fp, earlier))
             except ResultsError as exc:  # no evaluation starts (each would pay, then fail)
                 self._halt(_reason(exc))
+            except PageStoreError as exc:  # its pages cannot be checked: left for the next run
+                self.report.not_started += 1
+                self._halt(f"{type(exc).__name__}: {exc}")
         semaphore = asyncio.Semaphore(max(1, self.options.jobs))
         await asyncio.gather(*(self._evaluate(semaphore, *job) for job in pending))
         self.report.outdated = await outdated_results(self.store, planned, self.report, self.pages)
