@@ -192,17 +192,19 @@ class ResultsError(InfraError):
     fail the same way, so a run stops (exit 3) instead of paying for evaluations it cannot
     keep."""
 
-    def __init__(self, path: object, cause: str) -> None:
+    def __init__(self, path: object, cause: str, what: str = "result file") -> None:
         self.path = path
         self.cause = cause
+        self.what = what
+        elsewhere = ", or pass --results DIR" if what == "result file" else ""
         super().__init__(
-            f"result file {path} cannot be written: {cause}. Fix: free space on its disk, make "
-            "its folder writable (or move the file away), or pass --results DIR",
+            f"{what} {path} cannot be written: {cause}. Fix: free space on its disk, make "
+            f"its folder writable (or move the file away){elsewhere}",
             kind="results",
         )
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.path, self.cause), self.__dict__)
+        return (type(self), (self.path, self.cause, self.what), self.__dict__)
 
 
 class BudgetExceeded(InfraError):

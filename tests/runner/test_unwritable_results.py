@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,22 @@ def test_a_file_given_as_the_results_folder_is_a_usage_error_naming_the_option(
     assert done.exit_code == 2, done.stderr
     assert "'--results'" in done.stderr and f"'{work / 'results'}' is a file" in done.stderr
     assert "infrastructure failure" not in done.stderr
+
+
+def test_a_score_file_that_cannot_be_written_keeps_its_computed_result(work: Path) -> None:
+    from tests.runner.test_score_writers import WEBEVAL
+
+    blocked = work / WEBEVAL / "traj" / "louvre_hours" / "scores"
+    shutil.rmtree(blocked, ignore_errors=True)
+    blocked.write_text("not a folder\n")
+    args = run_args(work, "--include-unreviewed", "--no-sandbox", "--json", "--jobs", "1")
+    args[1:3] = ["--trajectories", str(work / WEBEVAL)]
+    done = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert done.exit_code == 3, done.stderr
+    stopped = json.loads(done.stdout)["stopped"]
+    assert stopped.startswith("ResultsError: webeval score file ")
+    assert f"{blocked} is a file where a folder belongs" in stopped
+    assert "--results DIR" not in stopped
+    (kept,) = (work / "results").glob("*/louvre_hours/*.json")
+    assert json.loads(kept.read_text())["status"] == "complete"  # computed, then kept
+    assert "naming no results folder" not in done.stderr

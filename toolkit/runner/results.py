@@ -570,18 +570,28 @@ def write_score_file(
     led by `judgegen_results_folder`: `writer`, the results folder writing it. A result
     without a score has no score file (a `ValueError`): it never reads as 0."""
     path = score_file_path(traj_dir, judge_name, name)
-    write_output(path, _score_file_of(result, writer).model_dump_json(indent=2) + "\n")
+    try:
+        write_output(path, _score_file_of(result, writer).model_dump_json(indent=2) + "\n")
+    except ResultsError as exc:
+        raise ResultsError(path, exc.cause, SCORE_FILE) from exc
     return path
+
+
+SCORE_FILE = "webeval score file"  # how a `ResultsError` names a score file
 
 
 def remove_score_file(traj_dir: Path, judge_name: str, name: str = DEFAULT_SCORE_NAME) -> None:
     """Delete the score file `name` of `judge_name` if there is one; a failure is a
-    `ResultsError` (as a write's is), which stops the run."""
+    `ResultsError` (as a write's is), which stops the run. A file where the `scores` folder
+    belongs holds no score file: nothing to delete, so the result is still written first
+    (writing the score file then fails, naming it)."""
     path = score_file_path(traj_dir, judge_name, name)
     try:
         path.unlink(missing_ok=True)
+    except NotADirectoryError:
+        return
     except OSError as exc:
-        raise ResultsError(path, exc.strerror or str(exc)) from exc
+        raise ResultsError(path, exc.strerror or str(exc), SCORE_FILE) from exc
 
 
 def score_file_agrees(
@@ -624,11 +634,14 @@ def score_file_writer(path: str | Path, expected: str | None = None) -> str | No
     records none (written before judgegen recorded it, or unreadable). When the writer is
     `expected`, as it usually is, a file as `write_score_file` lays it out is read no
     further than its first KiB and nothing is decoded; any other file is parsed whole.
-    Raises FileNotFoundError when there is no file."""
+    Raises FileNotFoundError when there is no file (a file where the `scores` folder belongs
+    holds none)."""
     try:
         fd = os.open(path, os.O_RDONLY)  # not open(): its buffered reader costs µs per file
     except FileNotFoundError:
         raise
+    except NotADirectoryError as exc:
+        raise FileNotFoundError(str(path)) from exc
     except OSError:
         return None
     try:
