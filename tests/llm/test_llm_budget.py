@@ -40,6 +40,17 @@ async def test_calls_stop_once_the_budget_is_spent() -> None:
     assert "1 requests not made" in client.summary_line()
 
 
+async def test_a_refused_call_names_the_cap_as_given_and_the_fix() -> None:
+    client = LLMClient(
+        ScriptedProvider(priced), budget_usd=0.0001, prices=ONE_DOLLAR_PER_CALL, concurrency=1
+    )
+    await client.complete(verify_request("c0", model="m"))
+    with pytest.raises(BudgetExceeded) as refused:
+        await client.complete(verify_request("c1", model="m"))
+    assert "budget of $0.0001 reached" in str(refused.value)
+    assert "a larger --budget-usd" in str(refused.value)
+
+
 async def test_in_flight_calls_finish_and_queued_ones_are_refused() -> None:
     async def slow(request: LLMRequest) -> LLMResponse:
         await asyncio.sleep(0.02)

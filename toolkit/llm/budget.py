@@ -68,9 +68,10 @@ class BudgetProvider:
         if self.budget.exhausted:
             self.budget.not_done.append(_skipped(request))
             raise BudgetExceeded(
-                f"budget of ${self.budget.cap_usd:.2f} reached "
+                f"budget of ${self.budget.cap_usd:g} reached "
                 f"(spent ${self.budget.spent_usd:.4f}); {request.metadata.purpose} request "
-                f"for {request.model} not made"
+                f"for {request.model} not made. Fix: rerun with a larger --budget-usd (what was "
+                "judged is kept; answers already paid for come from the response cache)"
             )
         self._check_priced(request)
         try:
