@@ -392,7 +392,8 @@ def _counted(
         elif (task, name) in scope.outdated:
             reason = (
                 "outdated: its judge, answer, configuration or cited pages changed since it "
-                "was computed, and the run stopped before redoing it; run again"
+                "was computed (or its pages could not be checked), and the run stopped before "
+                "redoing it; run again"
             )
         else:
             counted.append(head)
