@@ -131,7 +131,21 @@ def test_a_budget_error_from_the_backend_stops_the_run_though_the_judge_swallowe
     assert report.not_started == len([i for i in others if not i.empty])
 
 
-def test_guards_a_judge_claims_are_not_recorded_nor_let_require_sandbox_pass(
+def test_guards_a_judge_claims_are_not_recorded(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hostile_input(work, "claims_every_guard")
+    monkeypatch.setattr(isolation_module.shutil, "which", lambda name: None)  # no bubblewrap
+    flags = ("--jobs", "1", "--task", "claims_every_guard", "--include-unreviewed")
+    outcome = CliRunner().invoke(main, run_args(work, *flags, pages=False))
+    assert "sandbox guards not in effect: filesystem_allowlist" in outcome.stderr
+    (path,) = (work / "results" / "gamma" / "claims_every_guard").glob("*.json")
+    result = EvaluationResult.model_validate_json(path.read_text())
+    assert "filesystem_allowlist" not in result.sandbox_guards  # measured, not as claimed
+    assert {"rlimits", "seccomp_job", "audit_hook"} <= set(result.sandbox_guards)
+
+
+def test_require_sandbox_without_bubblewrap_stops_before_any_judge_runs(
     work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     hostile_input(work, "claims_every_guard")
@@ -139,12 +153,13 @@ def test_guards_a_judge_claims_are_not_recorded_nor_let_require_sandbox_pass(
     flags = ("--jobs", "1", "--task", "claims_every_guard", "--include-unreviewed")
     outcome = CliRunner().invoke(main, run_args(work, *flags, "--require-sandbox", pages=False))
     assert outcome.exit_code == 3, outcome.output
-    assert "sandbox guards not in effect: filesystem_allowlist" in outcome.stderr
+    assert "the judge was not run" in outcome.stderr
     (path,) = (work / "results" / "gamma" / "claims_every_guard").glob("*.json")
     result = EvaluationResult.model_validate_json(path.read_text())
     assert result.status == "incomplete"
+    assert [e["kind"] for e in result.errors] == ["sandbox_required"]
     assert "filesystem_allowlist" not in result.sandbox_guards
-    assert {"rlimits", "seccomp_job", "audit_hook"} <= set(result.sandbox_guards)
+    assert "audit_hook" not in result.sandbox_guards  # no job process was started
 
 
 def test_a_judge_killed_by_a_real_time_signal_is_its_crash_named_by_number(work: Path) -> None:

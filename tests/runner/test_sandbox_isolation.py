@@ -197,6 +197,18 @@ async def test_require_sandbox_fails_an_evaluation_missing_a_guard(
     assert "pid_namespace" in outcome.errors[0]["message"]
 
 
+async def test_require_sandbox_runs_no_judge_code_without_the_workers_guards(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(isolation_module.shutil, "which", lambda name: None)
+    backend = ScriptedBackend()
+    async with WorkerPool(1, LIMITS, backend, require_sandbox=True) as pool:
+        outcome = await pool.evaluate(job("normal"))
+    assert backend.calls == []  # the judge never ran: it would have extracted first
+    assert outcome.status == "incomplete" and kinds(outcome) == ["sandbox_required"]
+    assert "the judge was not run" in outcome.errors[0]["message"]
+
+
 # -- the hostile judge with canaries ----------------------------------------------------------
 
 

@@ -25,6 +25,7 @@ from toolkit.runner.judging import with_errors, with_violations
 from toolkit.runner.loader import code_to_text, compile_judge
 from toolkit.runner.metering import note_infra
 from toolkit.sandbox.broker import Broker, JobSession, ToolProvider
+from toolkit.sandbox.confinement import WORKER_GUARDS
 from toolkit.sandbox.isolation import Isolation, probe_isolation
 from toolkit.sandbox.launch import Launch, launch_sandbox
 from toolkit.sandbox.protocol import (
@@ -405,8 +406,29 @@ class WorkerPool:
                 server = await self._server()
             except OSError as exc:
                 return EvalOutcome.failure(job, "sandbox", f"cannot start a judge worker: {exc}")
+            refused = self._unconfined(job, server)
+            if refused is not None:
+                return refused
             outcome = await self._run(server, job, limits)
         return self._check_guards(outcome)
+
+    def _unconfined(self, job: EvalJob, server: ForkServer) -> EvalOutcome | None:
+        """With `require_sandbox`, the outcome of a job not run at all because the fork server
+        measured, as it started, a worker guard missing (no bubblewrap, say): no judge code
+        runs outside the sandbox it requires. Noted in the evaluation's meter, which stops the
+        run. None when the server has every worker guard it should."""
+        if not self.require_sandbox:
+            return None
+        expected = self.isolation.expected_guards & set(WORKER_GUARDS)
+        missing = sorted(expected - set(server.guards))
+        if not missing:
+            return None
+        message = (
+            "--require-sandbox: the judge was not run; sandbox guards not in effect: "
+            + ", ".join(missing)
+        )
+        note_infra(error_dict("SandboxError", REQUIRED_KIND, message))
+        return EvalOutcome.failure(job, REQUIRED_KIND, message, guards=list(server.guards))
 
     async def _run(self, server: ForkServer, job: EvalJob, limits: SandboxLimits) -> EvalOutcome:
         begin = time.monotonic()
