@@ -12,7 +12,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from generator.cli import main
 from tests.fixtures.runner.helpers import (
@@ -131,16 +131,24 @@ def test_a_budget_error_from_the_backend_stops_the_run_though_the_judge_swallowe
     assert report.not_started == len([i for i in others if not i.empty])
 
 
+def claims_every_guard_without_bubblewrap(
+    work: Path, monkeypatch: pytest.MonkeyPatch, *extra: str
+) -> tuple[Result, EvaluationResult]:
+    """`judgegen run` of the judge that claims every guard, with no bubblewrap installed; the
+    CLI's outcome and the result it wrote."""
+    hostile_input(work, "claims_every_guard")
+    monkeypatch.setattr(isolation_module.shutil, "which", lambda name: None)
+    flags = ("--jobs", "1", "--task", "claims_every_guard", "--include-unreviewed", *extra)
+    outcome = CliRunner().invoke(main, run_args(work, *flags, pages=False))
+    (path,) = (work / "results" / "gamma" / "claims_every_guard").glob("*.json")
+    return outcome, EvaluationResult.model_validate_json(path.read_text())
+
+
 def test_guards_a_judge_claims_are_not_recorded(
     work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    hostile_input(work, "claims_every_guard")
-    monkeypatch.setattr(isolation_module.shutil, "which", lambda name: None)  # no bubblewrap
-    flags = ("--jobs", "1", "--task", "claims_every_guard", "--include-unreviewed")
-    outcome = CliRunner().invoke(main, run_args(work, *flags, pages=False))
+    outcome, result = claims_every_guard_without_bubblewrap(work, monkeypatch)
     assert "sandbox guards not in effect: filesystem_allowlist" in outcome.stderr
-    (path,) = (work / "results" / "gamma" / "claims_every_guard").glob("*.json")
-    result = EvaluationResult.model_validate_json(path.read_text())
     assert "filesystem_allowlist" not in result.sandbox_guards  # measured, not as claimed
     assert {"rlimits", "seccomp_job", "audit_hook"} <= set(result.sandbox_guards)
 
@@ -148,14 +156,9 @@ def test_guards_a_judge_claims_are_not_recorded(
 def test_require_sandbox_without_bubblewrap_stops_before_any_judge_runs(
     work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    hostile_input(work, "claims_every_guard")
-    monkeypatch.setattr(isolation_module.shutil, "which", lambda name: None)  # no bubblewrap
-    flags = ("--jobs", "1", "--task", "claims_every_guard", "--include-unreviewed")
-    outcome = CliRunner().invoke(main, run_args(work, *flags, "--require-sandbox", pages=False))
+    outcome, result = claims_every_guard_without_bubblewrap(work, monkeypatch, "--require-sandbox")
     assert outcome.exit_code == 3, outcome.output
     assert "the judge was not run" in outcome.stderr
-    (path,) = (work / "results" / "gamma" / "claims_every_guard").glob("*.json")
-    result = EvaluationResult.model_validate_json(path.read_text())
     assert result.status == "incomplete"
     assert [e["kind"] for e in result.errors] == ["sandbox_required"]
     assert "filesystem_allowlist" not in result.sandbox_guards
