@@ -15,11 +15,12 @@ abandoned no call settles at once.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol
+
+from toolkit.util.scoped import scoped
 
 
 class CallRow(Protocol):
@@ -93,13 +94,7 @@ current_abandoned: ContextVar[AbandonedCalls | None] = ContextVar(
 )
 
 
-@contextmanager
-def tracking_abandoned() -> Iterator[AbandonedCalls]:
+def tracking_abandoned() -> AbstractContextManager[AbandonedCalls]:
     """Track the calls abandoned inside (in tasks started inside too): the caller `settle`s
     the tracker yielded to learn what they cost."""
-    calls = AbandonedCalls()
-    token = current_abandoned.set(calls)
-    try:
-        yield calls
-    finally:
-        current_abandoned.reset(token)
+    return scoped(current_abandoned, AbandonedCalls())

@@ -13,11 +13,12 @@ Without an open barrier (a library call, the generator) every call waits for its
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 
 from toolkit.awaitables import mark_retrieved
+from toolkit.util.scoped import scoped
 
 
 class CommitBarrier:
@@ -65,13 +66,7 @@ current_barrier: ContextVar[CommitBarrier | None] = ContextVar(
 )
 
 
-@contextmanager
-def deferring_commits() -> Iterator[CommitBarrier]:
+def deferring_commits() -> AbstractContextManager[CommitBarrier]:
     """Defer the commits of the calls made inside (tasks started inside included) to the
     barrier yielded, which the caller must `settled()` before using their answers' results."""
-    barrier = CommitBarrier()
-    token = current_barrier.set(barrier)
-    try:
-        yield barrier
-    finally:
-        current_barrier.reset(token)
+    return scoped(current_barrier, CommitBarrier())

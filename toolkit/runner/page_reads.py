@@ -10,8 +10,8 @@ meter does.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from typing import Any
 
@@ -21,6 +21,7 @@ from toolkit.pages.store import StoredPage
 from toolkit.runner.fingerprint import PageReads, screenshot_digest
 from toolkit.runner.results import ResultHead
 from toolkit.util.hashing import sha256_text
+from toolkit.util.scoped import scoped
 
 
 class PageReadLog:
@@ -65,15 +66,9 @@ HASHED_PAGES = 64  # texts and screenshots whose hash is kept (identity proves i
 current_page_reads: ContextVar[PageReadLog | None] = ContextVar("judgegen_page_reads", default=None)
 
 
-@contextmanager
-def recording_page_reads() -> Iterator[PageReadLog]:
+def recording_page_reads() -> AbstractContextManager[PageReadLog]:
     """Note the page reads made in this context (one evaluation) in a fresh log."""
-    log = PageReadLog()
-    token = current_page_reads.set(log)
-    try:
-        yield log
-    finally:
-        current_page_reads.reset(token)
+    return scoped(current_page_reads, PageReadLog())
 
 
 class RecordingPages:
