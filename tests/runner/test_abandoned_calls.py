@@ -153,3 +153,35 @@ def test_a_call_made_inside_another_keeps_its_task_known_until_the_outer_one_end
         return inside, task in meter.calling
 
     assert asyncio.run(scenario()) == (True, False)
+
+
+VERIFIES_ITS_OWN_ANSWER = '''"""louvre_hours, judged by one verification whose claim quotes the answer."""
+
+from toolkit import Evaluator
+
+TASK_ID = "louvre_hours"
+TASK_DESCRIPTION = "What are the Louvre Museum's opening hours on Wednesdays?"
+
+
+async def evaluate(ev: Evaluator) -> None:
+    node = ev.add_leaf(id="stated", desc="The answer states the hours")
+    await ev.verify(claim=f"This answer states the hours: {ev.answer[:60]!r}", node=node)
+'''
+
+
+@pytest.mark.parametrize("mode", ["--no-sandbox", "--jobs=1"], ids=["in_process", "sandboxed"])
+def test_a_timed_out_judge_frees_its_jobs_slot_while_its_result_waits_for_its_calls(
+    work: Path, mode: str
+) -> None:
+    """The first claim's verifications answer only when another claim's arrive: with one
+    --jobs slot, the next evaluation must start while the timed-out one waits for its calls,
+    so they end within the wait and are charged (a held slot: they end after it, unknown)."""
+    (work / "judges" / "louvre_hours.py").write_text(VERIFIES_ITS_OWN_ANSWER)
+    policy = "scripted:tests.fixtures.runner.llm_policy:first_claim_waits_for_the_next"
+    record, rows = timed_out_run(work, policy, mode, "--jobs", "1")
+    results = result_files(work / "results").values()
+    notes = [note for result in results for note in abandoned_notes(result)]
+    assert len(notes) == 1  # the first evaluation's; the others answered at once
+    assert "counted in this result's usage" in notes[0] and "not known" not in notes[0]
+    assert record["usage"]["unknown_cost_calls"] == 0
+    assert sum(r["usage"]["llm_calls"] for r in results) == len(rows)

@@ -74,6 +74,10 @@ class AbandonedCalls:
         self._rows.append(row)
         return row
 
+    def running(self) -> bool:
+        """Whether a call abandoned so far has no row yet (settling would wait for it)."""
+        return any(not row.done() for row in self._rows)
+
     async def settle(self, timeout_s: float) -> AbandonedSpend:
         """The calls abandoned so far, once each has its row or `timeout_s` has passed."""
         if not self._rows:

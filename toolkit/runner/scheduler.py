@@ -338,7 +338,13 @@ class Scheduler:
         fp: Fingerprint,
         earlier: EarlierAttempts | None,
     ) -> None:
-        async with semaphore:
+        """Run `item`'s judge in one of the `--jobs` slots and record its result. A judge that
+        left LLM calls running (timed out, killed) frees its slot before its result waits for
+        them (up to the abandoned-call wait), or it would hold the slot for up to twice
+        --timeout; a stop its evaluation met is taken before the slot is free."""
+        await semaphore.acquire()
+        holding = True
+        try:
             if self._stop.is_set():
                 self.report.not_started += 1
                 return
@@ -372,6 +378,10 @@ class Scheduler:
                 current_meter.reset(token)
             wait_s = self.options.abandoned_wait_s
             await end_calls(meter, wait_s)
+            self._halt_on_stop_error(meter)
+            if abandoned.running():
+                semaphore.release()
+                holding = False
             charge_abandoned(meter, await abandoned.settle(wait_s), wait_s)
             meter.infra.extend(await _unstored(commits))
             outcome = trusted_outcome(outcome, judge.sha256)
@@ -388,9 +398,16 @@ class Scheduler:
                 self.report.usage = self.report.usage + result.usage  # its calls were made
                 self._halt(_reason(exc))
                 return
-            stop = next((e for e in meter.infra if e.get("kind") in STOP_KINDS), None)
-            if stop is not None:
-                self._halt(f"{stop.get('type', 'error')}: {stop.get('message', '')}")
+            self._halt_on_stop_error(meter)
+        finally:
+            if holding:
+                semaphore.release()
+
+    def _halt_on_stop_error(self, meter: Meter) -> None:
+        """Halt on the first infrastructure error of a kind every later evaluation would meet."""
+        stop = next((e for e in meter.infra if e.get("kind") in STOP_KINDS), None)
+        if stop is not None:
+            self._halt(f"{stop.get('type', 'error')}: {stop.get('message', '')}")
 
     def _halt(self, reason: str) -> None:
         """Start no more evaluations; the first reason is the run's (exit 3)."""
