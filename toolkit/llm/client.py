@@ -1,10 +1,13 @@
 """`LLMClient`: what callers use (`await client.complete(request)`), and `build_client`.
 
 The client composes the wrappers around one provider, outermost first:
-ledger → cache → concurrency limit → budget → provider. So every request leaves a ledger row;
-cache hits need no slot and no budget; the budget is checked when a call gets its slot, so
-queued calls stop once the cap is reached while calls already in flight finish. The budget,
-ledger and prices belong to an `Account` that several clients of one command may share.
+ledger → cache → concurrency limit → outage breaker → budget → provider. So every request
+leaves a ledger row (a refused one too, at $0); cache hits need no slot and no budget and are
+served even when the provider is down; the breaker and the budget are checked when a call gets
+its slot, so queued calls stop once the provider failed too many calls in a row (`outage`) or
+the cap is reached, while calls already in flight finish. Each client has its own breaker (an
+outage is its provider's); the budget, ledger and prices belong to an `Account` that several
+clients of one command may share.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from toolkit.llm.cached_provider import CachedProvider
 from toolkit.llm.concurrency import ConcurrencyLimit
 from toolkit.llm.ledger import Ledger, LedgerProvider, UsageSummary
 from toolkit.llm.models import LLMRequest, LLMResponse
+from toolkit.llm.outage import OutageBreaker, outage_threshold
 from toolkit.llm.pricing import PriceTable
 from toolkit.llm.provider import Provider
 from toolkit.llm.settings import LLMSettings, Role
@@ -29,7 +33,8 @@ if TYPE_CHECKING:
 
 
 class LLMClient:
-    """One provider behind the cache, concurrency limit, and its account's budget and ledger."""
+    """One provider behind the cache, concurrency limit, outage breaker, and its account's
+    budget and ledger."""
 
     def __init__(
         self,
@@ -51,7 +56,8 @@ class LLMClient:
         self.account = account or Account(budget_usd=budget_usd, ledger=ledger, prices=prices)
         self.cache = cache
         budgeted = BudgetProvider(provider, self.account.budget, self.account.prices)
-        self.limit = ConcurrencyLimit(budgeted, concurrency)
+        self.breaker = OutageBreaker(budgeted, outage_threshold(concurrency))
+        self.limit = ConcurrencyLimit(self.breaker, concurrency)
         cached = CachedProvider(self.limit, cache, cache_mode if cache else CacheMode.OFF)
         self._chain = LedgerProvider(cached, self.account.ledger)
         cached.on_abandoned = self._chain.abandoned

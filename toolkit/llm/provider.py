@@ -34,8 +34,11 @@ ErrorKind = Literal[
     "invalid_output",
     "config",
     "unknown",
+    "outage",
 ]
-"""What went wrong, independent of the SDK: the ledger and the runner report these."""
+"""What went wrong, independent of the SDK: the ledger and the runner report these. Each
+provider's `classify` sets one of them; `outage` is set above the providers, by the breaker
+refusing calls to a provider that failed too many in a row (`toolkit.llm.outage`)."""
 
 TRUNCATED_STOPS = frozenset({"max_tokens", "length", "model_context_window_exceeded"})
 REFUSED_STOPS = frozenset({"refusal", "content_filter"})

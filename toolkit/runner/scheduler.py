@@ -3,7 +3,8 @@
 For each answer the scheduler computes the fingerprint its result would have; a stored result
 with that fingerprint (complete or excluded) is kept, anything else — missing, incomplete,
 stale — is redone on an executor (`toolkit.runner.builder`: sandboxed by default). A budget
-failure stops the run cleanly: jobs not yet started are left for the next run. An
+failure, or a provider that is down (`outage`), stops the run cleanly: jobs not yet started
+are left for the next run. An
 evaluation's LLM answers are committed to the response cache in the background and waited
 for once, before its result is written (`toolkit.llm.commits`); a failed store makes the
 result incomplete and stops the run.
@@ -71,13 +72,25 @@ from toolkit.sandbox.pool import REQUIRED_KIND
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits, error_dict
 
 STOP_KINDS = frozenset(
-    {"budget", "cache", "page_store", "ledger", "cluster", "auth", "config", REQUIRED_KIND}
+    {
+        "budget",
+        "cache",
+        "page_store",
+        "ledger",
+        "cluster",
+        "auth",
+        "config",
+        "outage",
+        REQUIRED_KIND,
+    }
 )
 """Kinds of the infrastructure errors the runner saw (`Meter.infra`) that stop a run (exit 3):
 every later evaluation would fail the same way. `cluster`: a cluster run lost its gateway
 (`GatewayLost`); a node lost is not noted so, its evaluations go to the other nodes. `auth`
 (the API answered 401/403) and `config` (no credentials, an unpriced model under a cap):
-`LLMError`s no retry or later call can fix."""
+`LLMError`s no retry or later call can fix. `outage`: the provider failed so many calls in a
+row that the LLM client calls it no more (`toolkit.llm.outage`); the evaluations that failed
+before stay incomplete, for the rerun."""
 
 
 def used_models(
