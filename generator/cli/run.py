@@ -451,8 +451,8 @@ def _maps_loader(spec: str | None) -> Callable[[], MapsProvider | None]:
 @click.option(
     "--require-sandbox",
     is_flag=True,
-    help="Fail (exit 3) when the OS refuses any sandbox guard, instead of warning; a guard "
-    "the sandbox lacks from its start (no bubblewrap) fails before any judge runs.",
+    help="Fail (exit 3) when the OS refuses any sandbox guard, instead of warning: the "
+    "evaluation lacking it fails before its judge's code loads.",
 )
 @click.option(
     "--maps",

@@ -47,7 +47,7 @@ async def judge_executor(
     at once (None: as many as the caller asks for). `"in_process"` runs judges in this
     process, without isolation (a judge that blocks the event loop cannot be stopped), for
     trusted judges and debugging. `require_sandbox` fails evaluations missing a sandbox
-    guard (kind `sandbox_required`).
+    guard (kind `sandbox_required`) before their judge's code loads.
     """
     limits = limits or SandboxLimits()
     pages = pages if isinstance(pages, RecordingPages) else RecordingPages(pages)

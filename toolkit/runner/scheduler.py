@@ -67,8 +67,8 @@ from toolkit.runner.score_names import (
 )
 from toolkit.runner.trust import trusted_outcome
 from toolkit.sandbox.broker import ToolProvider
+from toolkit.sandbox.confinement import REQUIRED_KIND
 from toolkit.sandbox.launch import Launch
-from toolkit.sandbox.pool import REQUIRED_KIND
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits, error_dict
 
 STOP_KINDS = frozenset(
@@ -544,8 +544,8 @@ async def run_evaluations(
     Judges run sandboxed (`isolation="in_process"` to run them here) with at most
     `options.jobs` at a time, unless an `executor` is given; `launch` is a fork server the
     caller started early (`toolkit.sandbox.launch.launch_sandbox`). With
-    `options.require_sandbox`, an evaluation missing a sandbox guard is incomplete and stops
-    the run.
+    `options.require_sandbox`, an evaluation missing a sandbox guard is incomplete, its
+    judge's code never loaded, and stops the run.
     """
     metered = backend if isinstance(backend, MeteredBackend) else MeteredBackend(backend)
     if executor is not None:

@@ -18,7 +18,7 @@ import re
 import resource
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -124,6 +124,21 @@ WORKER_GUARDS = (
     "seccomp_sandbox",
 )
 JOB_GUARDS = ("rlimits", "seccomp_job", "audit_hook")
+REQUIRED_KIND = "sandbox_required"
+"""The error kind of an evaluation that lacked a guard under `--require-sandbox` (it stops
+the run)."""
+
+
+def missing_guards(required: Iterable[str], measured: Iterable[str]) -> list[str]:
+    """The `required` guards not among those `measured` in effect, sorted."""
+    return sorted(set(required) - set(measured))
+
+
+def not_run_message(missing: Iterable[str]) -> str:
+    """Why a judge was refused before its code loaded: the one wording of the parent (a fork
+    server lacking a guard) and of the job (a job lacking one)."""
+    names = ", ".join(missing)
+    return f"--require-sandbox: the judge was not run; sandbox guards not in effect: {names}"
 
 
 def _status_fields() -> dict[str, str]:

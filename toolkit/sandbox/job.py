@@ -3,7 +3,9 @@
 Forked by the fork server (`toolkit.sandbox.worker`) for each job, it applies the per-job
 limits and guards (`toolkit.sandbox.confinement`), reads its job from its own channel to the
 parent, runs the judge through `toolkit.runner.judging` with proxies whose calls go straight
-to the parent's broker, and sends its outcome on the same channel.
+to the parent's broker, and sends its outcome on the same channel. A job lacking a guard its
+`Spawn` requires (`--require-sandbox`) sends a `sandbox_required` outcome instead, without
+loading the judge.
 
 The proxies send only what the parent lacks: a cited page travels as its URL (the parent
 attaches its text and screenshot), and the answer, which the parent already has, is never
@@ -29,12 +31,20 @@ from toolkit.backends import ExtractRequest, Verdict, VerifyRequest
 from toolkit.errors import BudgetExceeded, InfraError
 from toolkit.runner.judging import evaluate_job, load_bound_judge, with_violations
 from toolkit.runner.loader import Judge, code_from_text
-from toolkit.sandbox.confinement import Guard, apply_job_limits, make_undumpable
+from toolkit.sandbox.confinement import (
+    REQUIRED_KIND,
+    Guard,
+    apply_job_limits,
+    make_undumpable,
+    missing_guards,
+    not_run_message,
+)
 from toolkit.sandbox.protocol import (
     WITH_ANSWER,
     Call,
     CallMethod,
     Cancel,
+    EvalJob,
     EvalOutcome,
     JobGuards,
     JobStart,
@@ -299,11 +309,21 @@ async def _evaluate(
     return with_violations(outcome.model_copy(update={"guards": guards}), guard.violations)
 
 
+def _refused(job: EvalJob, spawn: Spawn, guards: list[str]) -> EvalOutcome | None:
+    """The outcome of a job that must not load its judge because a guard `spawn` requires is
+    not among the `guards` in effect (`--require-sandbox`); None when none is missing."""
+    missing = missing_guards(spawn.required_guards, guards)
+    if not missing:
+        return None
+    return EvalOutcome.failure(job, REQUIRED_KIND, not_run_message(missing), guards=guards)
+
+
 async def _job_main(
     sock: socket.socket, spawn: Spawn, worker_guards: list[str], job_guards: list[str]
 ) -> None:
-    """Read the job, report the job guards in effect before any judge code loads, run it,
-    send its outcome, and leave at once (threads a judge left behind die with the process)."""
+    """Read the job, report the job guards in effect before any judge code loads, run it (or,
+    when a guard the spawn requires is missing, refuse to load it), send its outcome, and
+    leave at once (threads a judge left behind die with the process)."""
     guard = Guard(allow_network=spawn.limits.network)
     reader, writer = await asyncio.open_unix_connection(sock=sock)
     start = await read_message(reader)
@@ -314,9 +334,12 @@ async def _job_main(
     sys.addaudithook(guard.hook)
     measured = [*job_guards, "audit_hook"]
     await channel.send(JobGuards(guards=measured))
-    guard.report = channel.report_violation
-    guard.active = True
-    outcome = await _evaluate(channel, start, guard, [*worker_guards, *measured])
+    guards = [*worker_guards, *measured]
+    outcome = _refused(start.job, spawn, guards)
+    if outcome is None:
+        guard.report = channel.report_violation
+        guard.active = True
+        outcome = await _evaluate(channel, start, guard, guards)
     try:
         await channel.send(Outcome(outcome=outcome))
     except ProtocolError as exc:

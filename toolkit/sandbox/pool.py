@@ -15,7 +15,7 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolkit.awaitables import mark_retrieved
@@ -25,7 +25,12 @@ from toolkit.runner.judging import with_errors, with_violations
 from toolkit.runner.loader import code_to_text, compile_judge
 from toolkit.runner.metering import note_infra
 from toolkit.sandbox.broker import Broker, JobSession, ToolProvider
-from toolkit.sandbox.confinement import WORKER_GUARDS
+from toolkit.sandbox.confinement import (
+    REQUIRED_KIND,
+    WORKER_GUARDS,
+    missing_guards,
+    not_run_message,
+)
 from toolkit.sandbox.isolation import Isolation, probe_isolation
 from toolkit.sandbox.launch import Launch, launch_sandbox
 from toolkit.sandbox.protocol import (
@@ -47,7 +52,6 @@ from toolkit.sandbox.protocol import (
 
 STARTUP_TIMEOUT_S = 60.0
 KILL_GRACE_S = 5.0
-REQUIRED_KIND = "sandbox_required"
 LOST = "the sandbox worker process ended unexpectedly"
 _SIGNAL_KINDS: dict[int, str] = {signal.SIGXCPU: "cpu_limit", signal.SIGKILL: "killed"}
 _READ_CHUNK = 1 << 16
@@ -144,16 +148,22 @@ class ForkServer:
                 await loop.sock_sendall(sock, data[sent:])
 
     async def spawn(
-        self, job_id: int, limits: SandboxLimits, channel: socket.socket
+        self,
+        job_id: int,
+        limits: SandboxLimits,
+        channel: socket.socket,
+        required_guards: Sequence[str] = (),
     ) -> asyncio.Future[JobEnd]:
-        """Fork a job process talking over `channel`; the future gets how it ended."""
+        """Fork a job process talking over `channel`, which loads its judge only with every
+        one of `required_guards` in effect; the future gets how it ended."""
         if not self.alive:
             raise ProtocolError(LOST)
         ended: asyncio.Future[JobEnd] = asyncio.get_running_loop().create_future()
         ended.add_done_callback(mark_retrieved)
         self._ends[job_id] = ended
         try:
-            await self._send(encode(Spawn(job_id=job_id, limits=limits)), [channel.fileno()])
+            spawn = Spawn(job_id=job_id, limits=limits, required_guards=list(required_guards))
+            await self._send(encode(spawn), [channel.fileno()])
         except BaseException:
             self._ends.pop(job_id, None)
             raise
@@ -242,7 +252,9 @@ class WorkerPool:
     job only; one that dies is replaced on the next job. Use as `async with WorkerPool(...)
     as pool:` (or call `evaluate` directly: the pool starts itself). Each outcome carries the
     guards measured in effect; when some are missing the pool says which on stderr, and with
-    `require_sandbox` such an outcome is incomplete with kind `sandbox_required`.
+    `require_sandbox` such an outcome is incomplete with kind `sandbox_required`, its judge
+    not loaded: no job starts under a fork server lacking a guard, and a job lacking one of
+    its own refuses before loading the judge.
     """
 
     def __init__(
@@ -368,20 +380,34 @@ class WorkerPool:
                 self._codes[key] = code_to_text(code, job.judge_sha256)
         return self._codes[key]
 
+    def _required_guards(self) -> list[str]:
+        """The guards a job must have in effect to load its judge: all that a fully confined
+        evaluation reports with `require_sandbox`, none without."""
+        return sorted(self.isolation.expected_guards) if self.require_sandbox else []
+
     def _check_guards(self, outcome: EvalOutcome) -> EvalOutcome:
         """Say (once per set) which guards were missing from those measured for the job
         (none measured: it never ran); with `require_sandbox`, fail it, noted in the
-        evaluation's meter (a failure the runner found, which stops the run)."""
+        evaluation's meter (a failure the runner found, which stops the run).
+
+        A job missing a guard it was told to require refuses to load its judge, but this
+        check does not rely on that: the job's refusal stands as it is only when it names
+        exactly the guards measured missing here; any other outcome gets the parent's own
+        `sandbox_required` error."""
         if not outcome.guards:
             return outcome
-        missing = self.isolation.expected_guards - set(outcome.guards)
+        missing = missing_guards(self.isolation.expected_guards, outcome.guards)
         if not missing:
             return outcome
-        names = ", ".join(sorted(missing))
+        names = ", ".join(missing)
         if frozenset(missing) not in self._warned:
             self._warned.add(frozenset(missing))
             print(f"judgegen: warning: sandbox guards not in effect: {names}", file=sys.stderr)
         if not self.require_sandbox:
+            return outcome
+        refusal = error_dict("SandboxError", REQUIRED_KIND, not_run_message(missing))
+        if outcome.status == "incomplete" and outcome.errors == [refusal]:
+            note_infra(refusal)
             return outcome
         message = f"--require-sandbox: these guards were not in effect: {names}"
         failure = error_dict("SandboxError", REQUIRED_KIND, message)
@@ -420,13 +446,10 @@ class WorkerPool:
         if not self.require_sandbox:
             return None
         expected = self.isolation.expected_guards & set(WORKER_GUARDS)
-        missing = sorted(expected - set(server.guards))
+        missing = missing_guards(expected, server.guards)
         if not missing:
             return None
-        message = (
-            "--require-sandbox: the judge was not run; sandbox guards not in effect: "
-            + ", ".join(missing)
-        )
+        message = not_run_message(missing)
         note_infra(error_dict("SandboxError", REQUIRED_KIND, message))
         return EvalOutcome.failure(job, REQUIRED_KIND, message, guards=list(server.guards))
 
@@ -435,7 +458,7 @@ class WorkerPool:
         job_id = next(self._job_ids)
         ours, theirs = socket.socketpair()
         try:
-            ended = await server.spawn(job_id, limits, theirs)
+            ended = await server.spawn(job_id, limits, theirs, self._required_guards())
         except (OSError, ProtocolError) as exc:
             ours.close()
             return self._lost(job, f"the judge worker failed: {exc}", begin)

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from toolkit.util.hashing import sha256_bytes, sha256_text
 
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 5
 OUTCOME_VERSION = 1
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 _HEADER = struct.Struct(">I")
@@ -108,8 +108,9 @@ class EvalOutcome(BaseModel):
     Kinds: the judge's fault: `judge_exception`, `judge_load`, `judge_exit`, `timeout`,
     `cpu_limit`, `memory_limit`, `killed`, `crash`, `sandbox_violation`, `protocol_violation`,
     `summary_not_serializable`; infrastructure: `sandbox` (the fork server could not start or
-    was lost) and any `InfraError` kind raised through the broker (`llm`, `budget`, `tool`,
-    `backend`, `channel`, ...).
+    was lost), `sandbox_required` (a guard not in effect under `--require-sandbox`) and any
+    `InfraError` kind raised through the broker (`llm`, `budget`, `tool`, `backend`,
+    `channel`, ...).
     """
 
     version: int = OUTCOME_VERSION
@@ -182,12 +183,18 @@ class Ready(_Message):
 
 
 class Spawn(_Message):
-    """Parent → fork server: fork a job process; the frame carries the job's end of its
-    channel to the parent as SCM_RIGHTS ancillary data."""
+    """Parent → fork server: fork a job process confined by `limits`, which loads its judge
+    only with every one of `required_guards` in effect; the frame carries the job's end of
+    its channel to the parent as SCM_RIGHTS ancillary data."""
 
     type: Literal["spawn"] = "spawn"
     job_id: int
     limits: SandboxLimits
+    required_guards: list[str] = Field(
+        default_factory=list,
+        description="Guards the job must measure in effect (its own and the fork server's), "
+        "or it refuses to load the judge (`--require-sandbox`); empty: none required.",
+    )
 
 
 class Kill(_Message):
