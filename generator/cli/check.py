@@ -63,7 +63,8 @@ def check(
     lint-clean file is also run, sandboxed, on the task's sample answers under stubbed
     verdicts (all pass, all fail, two seeded mixes) with real extraction (response cache
     or `--provider replay:DIR`), as `generate` does: exceptions, timeouts, empty trees,
-    unverified leaves, unstable node ids and unserializable summaries are reported.
+    unverified leaves, unstable node ids, unserializable summaries, overwritten verdicts
+    and scores no verdict moves are reported.
 
     \b
     Example:

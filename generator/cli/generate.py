@@ -10,12 +10,12 @@ import click
 
 from generator.cli.generation import (
     check_comparable,
-    fixtures_dir,
     for_each_spec,
     gate_options,
     gates,
     generation_errors,
     pipeline_options,
+    responses_source,
 )
 from generator.cli.llm_options import llm_options
 from generator.stages.pipeline import GenerationResult
@@ -23,19 +23,6 @@ from generator.stages.pipeline import generate as run_generation
 from generator.stages.run import PipelineOptions
 from generator.stages.spec import LoadedSpec, load_spec
 from toolkit.llm.settings import LLMSettings
-
-# A recordings folder holding this file is hand-authored; its first line says so.
-FIXTURE_MARKER = "PROVENANCE.txt"
-
-
-def responses_note(recordings: Path | None) -> str:
-    """How the responses of a replay were made: the folder's marker, or "replayed recordings"."""
-    if recordings is None:
-        return ""
-    marker = recordings / FIXTURE_MARKER
-    if marker.is_file():
-        return marker.read_text("utf-8").strip().splitlines()[0]
-    return "replayed recordings, no model called"
 
 
 async def _generate_all(
@@ -111,8 +98,7 @@ def generate_cmd(
             max_repairs=max_repairs,
             max_reflections=max_reflections,
             max_examples=max_examples,
-            fixtures_dir=fixtures_dir(settings.provider),
-            responses=responses_note(fixtures_dir(settings.provider)),
+            **responses_source(settings.provider),
             **gates(pages, no_acceptance, acceptance_budget_usd, no_mutation, min_kill_rate),
         )
         check_comparable(specs, options)

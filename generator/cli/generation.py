@@ -122,10 +122,41 @@ def check_comparable(specs: list[LoadedSpec], options: PipelineOptions) -> None:
             raise click.UsageError(f"{loaded.task_id}: {reason}")
 
 
+# A recordings folder holding this file is hand-authored; its first line says so.
+FIXTURE_MARKER = "PROVENANCE.txt"
+
+
 def fixtures_dir(provider: str) -> Path | None:
     """The recordings directory when replaying (`replay:DIR`), so review records name them."""
     kind, _, rest = provider.partition(":")
     return Path(rest) if kind == "replay" and rest and Path(rest).is_dir() else None
+
+
+def responses_note(provider: str) -> str:
+    """Where the responses come from when no model is called ("" for a live provider): a
+    replay's marker line (or "replayed recordings"), or the scripted policy that wrote them."""
+    kind, _, rest = provider.partition(":")
+    if kind == "scripted":
+        return f"scripted policy {rest}, no model called"
+    recordings = fixtures_dir(provider)
+    if recordings is None:
+        return ""
+    marker = recordings / FIXTURE_MARKER
+    if marker.is_file():
+        return marker.read_text("utf-8").strip().splitlines()[0]
+    return "replayed recordings, no model called"
+
+
+def responses_source(provider: str) -> dict[str, Any]:
+    """The `PipelineOptions` fields naming where the responses come from, for `generate` and
+    `regenerate` alike: a replay or a scripted policy calls no model, so the judge's header and
+    its review record say so and its calls cost $0 (the live price shown as an estimate)."""
+    kind = provider.partition(":")[0]
+    return {
+        "fixtures_dir": fixtures_dir(provider),
+        "responses": responses_note(provider),
+        "no_model": kind in ("replay", "scripted"),
+    }
 
 
 def generation_clients(settings: LLMSettings) -> tuple[LLMClient, LLMClient]:

@@ -10,12 +10,12 @@ import click
 
 from generator.cli.generation import (
     check_comparable,
-    fixtures_dir,
     for_each_spec,
     gate_options,
     gates,
     generation_errors,
     pipeline_options,
+    responses_source,
 )
 from generator.cli.llm_options import llm_options
 from generator.review.regenerate import RegenerationResult
@@ -132,7 +132,7 @@ def regenerate_cmd(
             commit=not no_commit,
             max_repairs=max_repairs,
             max_reflections=max_reflections,
-            fixtures_dir=fixtures_dir(llm_settings.provider),
+            **responses_source(llm_settings.provider),
             **gates(pages, no_acceptance, acceptance_budget_usd, no_mutation, min_kill_rate),
         )
         check_comparable(specs, options)

@@ -139,32 +139,41 @@ def uncompared_reason(loaded: LoadedSpec, options: PipelineOptions) -> str | Non
     return None
 
 
-def ceiling_issues(report: DebugReport, labels: dict[str, AnswerLabels]) -> list[DebugIssue]:
-    """An issue for each sample answer whose intended score is above its all-pass score.
+# The verdict pattern that bounds the judge's score, the kind of issue past it, and the word.
+_BOUNDS = (
+    ("all_pass", "intended_above_all_pass", "above", "passes"),
+    ("all_fail", "intended_below_all_fail", "below", "fails"),
+)
 
-    The all-pass run (every verification passes) is the most the judge can give an answer,
-    so no verdict can reach an intended score above it: the judge disagrees with the author
-    whatever the pages say. Needs no verification model: `check_candidate` applies it when
-    acceptance does not run (when it does, comparing the real scores already catches this).
+
+def unreachable_intended_issues(
+    report: DebugReport, labels: dict[str, AnswerLabels]
+) -> list[DebugIssue]:
+    """An issue for each sample answer whose intended score no verdict can reach: above its
+    all-pass score, or below its all-fail score.
+
+    The all-pass run is the most the judge can give an answer and the all-fail run the least
+    (a failed leaf only ever lowers its groups), so past either bound the judge disagrees with
+    the author whatever the pages say: a check missing, or a critical flag off so a failed
+    claim cannot sink the answer. Needs no verification model: `check_candidate` applies it
+    when acceptance does not run (when it does, comparing the real scores catches this).
     """
     issues = []
     for run in report.runs:
         label = labels.get(run.answer)
         intended = label.root_score if label else None
-        if run.pattern != "all_pass" or run.score is None or intended is None:
+        bound = next((b for b in _BOUNDS if b[0] == run.pattern), None)
+        if bound is None or run.score is None or intended is None:
             continue
-        if intended > run.score + 1e-9:
+        pattern, kind, side, verdicts = bound
+        past = intended - run.score if side == "above" else run.score - intended
+        if past > 1e-9:
             message = (
-                f"intended score {intended:g} is above {run.score:g}, what the judge gives "
-                "this answer when every verification passes, so no verdict can reach it"
+                f"intended score {intended:g} is {side} {run.score:g}, what the judge gives "
+                f"this answer when every verification {verdicts}, so no verdict can reach it"
             )
             issues.append(
-                DebugIssue(
-                    kind="intended_above_all_pass",
-                    answer=run.answer,
-                    pattern="all_pass",
-                    message=message,
-                )
+                DebugIssue(kind=kind, answer=run.answer, pattern=pattern, message=message)
             )
     return issues
 
@@ -187,7 +196,7 @@ async def check_candidate(run: GenerationRun, source: str, number: int, label: s
         isolation=run.options.isolation,
     )
     if report.ok and acceptance_skip(run) is not None:
-        report.issues.extend(ceiling_issues(report, intended_labels(run.loaded)))
+        report.issues.extend(unreachable_intended_issues(report, intended_labels(run.loaded)))
     _debug_record(run, report, number, label)
     debug = report.problem(source)
     if lint is not None:

@@ -5,7 +5,9 @@ stubbed (all pass, all fail, two seeded mixes) so every branch and short-circuit
 A run is judged by what the judge did, not by its score: exceptions, timeouts, empty trees,
 leaves never verified on an all-pass run, node ids that change between identical runs,
 summaries that do not serialize, and (over all runs) sample answers citing pages on which no
-claim was checked against a page. Infrastructure failures are raised, never "repaired".
+claim was checked against a page. Across patterns, an answer whose root score stays the same
+when every claim the stub decided fails is reported: no verdict reaches its score.
+Infrastructure failures are raised, never "repaired".
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from generator.stages.debug_runs import (
     Extracts,
     SharedExtractor,
     StubbedBackend,
+    stub_reasoning,
     stub_verdict,
 )
 from generator.stages.draft import Problem, offending_lines
@@ -240,6 +243,8 @@ class _Session:
     def __init__(self, path: Path, task_id: str, jobs: DebugJobs) -> None:
         self.path, self.task_id, self.jobs = path, task_id, jobs
         self.logs: dict[str, list[dict[str, Any]]] = {}  # answer -> every run's verifications
+        # (answer, pattern) -> the verifications of that run the stub decided
+        self.decided: dict[tuple[str, str], list[dict[str, Any]]] = {}
 
     async def once(
         self, answer: SampleAnswer, pattern: str
@@ -253,7 +258,12 @@ class _Session:
         outcome = await self.jobs.run(job, pattern)
         issues = inspect_outcome(outcome, answer.name, pattern, self.path.name)
         summary = outcome.summary or {}
-        self.logs.setdefault(answer.name, []).extend(summary.get("verifications") or [])
+        log = summary.get("verifications") or []
+        self.logs.setdefault(answer.name, []).extend(log)
+        reasoning = stub_reasoning(pattern)
+        self.decided[(answer.name, pattern)] = [
+            v for v in log if v.get("passed") is not None and v.get("reasoning") == reasoning
+        ]
         if not issues:
             issues = [
                 _issue(f.kind, answer.name, pattern, f.message, lines=[f.line] if f.line else [])
@@ -327,16 +337,20 @@ async def _debug_answer(
     report: DebugReport, session: _Session, answer: SampleAnswer, patterns: tuple[str, ...]
 ) -> None:
     first: DebugRun | None = None
+    by_pattern: dict[str, DebugRun] = {}
     for pattern in patterns:
         issues, run, tree = await session.once(answer, pattern)
         report.issues.extend(issues)
         report.runs.append(run)
+        by_pattern[pattern] = run
         if pattern == "all_pass" and not issues:
             first = run
             if report.skeleton_tree is None and tree:
                 report.skeleton_tree = tree
     if first is None:
         return
+    ignored = _verdicts_ignored(first, by_pattern.get("all_fail"), session)
+    report.issues.extend(ignored)
     issues, again, _ = await session.once(answer, "all_pass")
     if not issues and again.node_ids != first.node_ids:
         message = "node ids differ between two identical all-pass runs: "
@@ -348,6 +362,31 @@ async def _debug_answer(
                 message + _first_difference(first.node_ids, again.node_ids),
             )
         )
+
+
+def _verdicts_ignored(
+    all_pass: DebugRun, all_fail: DebugRun | None, session: _Session
+) -> list[DebugIssue]:
+    """An issue when failing every claim the stub decided leaves a positive score unchanged.
+
+    A failed leaf always lowers its group (gate or average) up to the root, so an unchanged
+    score means the verdicts never reach the tree: a `verify(node=None)` whose result is
+    dropped, a hard-coded custom node, a verdict overwritten. A claim that fails for want of
+    a link is not the stub's and does not count; an all-pass score of 0 has nothing to lose.
+    """
+    if all_fail is None or all_pass.score is None or all_fail.score is None:
+        return []
+    decided = session.decided.get((all_fail.answer, all_fail.pattern), [])
+    if not decided or all_pass.score <= 0 or all_fail.score < all_pass.score:
+        return []
+    lines = sorted({int(v["line"]) for v in decided if v.get("line")})
+    message = (
+        f"the root scores {all_pass.score:g} whether every verification passes or fails: "
+        f"{len(decided)} claim(s) failed in the all-fail run and the score did not move, so "
+        "no verdict reaches the score; decide a leaf with `verify(..., node=leaf)` (or use "
+        "the returned verdict), never hard-code a check's result or set a node's score"
+    )
+    return [_issue("verdicts_ignored", all_fail.answer, all_fail.pattern, message, lines=lines[:1])]
 
 
 def _first_difference(a: list[str], b: list[str]) -> str:

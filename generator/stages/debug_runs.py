@@ -28,6 +28,12 @@ def stub_verdict(pattern: str, claim: str) -> bool:
     return hashlib.sha256(f"{seed}:{claim}".encode()).digest()[0] % 2 == 0
 
 
+def stub_reasoning(pattern: str) -> str:
+    """The reasoning of every verdict the stub gives under `pattern`: how a verification log
+    entry shows the stub decided it (not a missing link, which fails without a verdict)."""
+    return f"stub: {pattern}"
+
+
 class Extracts(Protocol):
     """What extraction needs: `LLMBackend` or any object with its `extract`."""
 
@@ -63,7 +69,7 @@ class StubbedBackend:
 
     async def verify(self, request: VerifyRequest) -> Verdict:
         passed = stub_verdict(self.pattern, request.claim)
-        return Verdict(passed=passed, reasoning=f"stub: {self.pattern}")
+        return Verdict(passed=passed, reasoning=stub_reasoning(self.pattern))
 
 
 class DebugJobs:

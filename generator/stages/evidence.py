@@ -2,7 +2,8 @@
 
 They read one evaluation summary (the tree and the verification log, whose entries carry the
 judge line that called `verify`) and report a leaf that speaks of a cited page but was
-verified with no sources, a claim that reads `None`, `[]` or an unfilled `{placeholder}`, and
+verified with no sources, a claim that reads `None`, `[]` or an unfilled `{placeholder}`, a
+leaf whose verdict the judge overwrote (verified failed, scored passed, or the reverse), and
 an all-pass run that scores below 1 although no leaf failed (a structural error such as an
 empty group). The debug and acceptance stages both run them; each finding names the line.
 
@@ -24,7 +25,11 @@ from generator.review.rubric import flatten, tree_of
 from toolkit.urls import extract_urls
 
 EvidenceKind = Literal[
-    "source_missing", "claim_placeholder", "all_pass_below_1", "pages_never_read"
+    "source_missing",
+    "claim_placeholder",
+    "verdict_overridden",
+    "all_pass_below_1",
+    "pages_never_read",
 ]
 EVIDENCE_KINDS: frozenset[str] = frozenset(get_args(EvidenceKind))
 
@@ -101,6 +106,35 @@ def claim_placeholders(summary: dict[str, Any]) -> list[EvidenceFinding]:
     return found
 
 
+def verdicts_overridden(summary: dict[str, Any]) -> list[EvidenceFinding]:
+    """Leaves whose final status contradicts their verdict: the judge set the score itself.
+
+    A failed claim whose leaf ends `passed` (or the reverse) cannot move the score, so the
+    page check is for show. A leaf cut by a sequential parent ends `skipped`, which is fine.
+    """
+    statuses = {n.id: n.status for n in flatten(tree_of(summary))}
+    verdicts = {str(e["node_id"]): e for e in _verifications(summary) if e.get("node_id")}
+    found = []
+    for node_id, entry in verdicts.items():
+        decided = "passed" if entry["passed"] else "failed"
+        final = statuses.get(node_id)
+        if final not in ("passed", "failed") or final == decided:
+            continue
+        found.append(
+            EvidenceFinding(
+                kind="verdict_overridden",
+                node_id=node_id,
+                line=entry.get("line"),
+                message=(
+                    f"leaf '{node_id}' was verified {decided} but ends {final}: the judge "
+                    "overwrote its verdict, so the claim cannot move the score; let `verify` "
+                    "decide the leaf and never set a node's score or status"
+                ),
+            )
+        )
+    return found
+
+
 def all_pass_below_one(summary: dict[str, Any]) -> list[EvidenceFinding]:
     """An all-pass run below 1 with no failed, skipped or errored leaf: a structural error."""
     tree = tree_of(summary)
@@ -124,7 +158,7 @@ def all_pass_below_one(summary: dict[str, Any]) -> list[EvidenceFinding]:
 
 def evidence_findings(summary: dict[str, Any], pattern: str) -> list[EvidenceFinding]:
     """Every runtime evidence check on one run (`all_pass_below_1` on all-pass runs only)."""
-    found = source_missing(summary) + claim_placeholders(summary)
+    found = source_missing(summary) + claim_placeholders(summary) + verdicts_overridden(summary)
     if pattern == "all_pass":
         found += all_pass_below_one(summary)
     return found

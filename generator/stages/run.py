@@ -60,6 +60,7 @@ class PipelineOptions:
     min_kill_rate: float | None = None
     pages: Path | None = None
     responses: str = ""
+    no_model: bool = False  # a replay or scripted policy: calls cost $0, priced as an estimate
 
 
 @dataclass
@@ -94,7 +95,8 @@ class GenerationRun:
     ) -> GenerationRun:
         """A run whose calls go on one tape; extraction, when it has its own client, on a
         second tape sharing the first one's budget and usage."""
-        tape = CallTape(generation, replayed=options.fixtures_dir is not None)
+        replayed = options.no_model or options.fixtures_dir is not None
+        tape = CallTape(generation, replayed=replayed)
         extract_tape = (
             tape
             if extraction is None or extraction is generation

@@ -4,6 +4,7 @@ judge whose all-pass score is below an intended score is still sent back for rep
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from click.testing import CliRunner
 
 from generator.cli import main
 from generator.review.labels import AnswerLabels
-from generator.stages.checking import ceiling_issues
+from generator.stages.checking import unreachable_intended_issues
 from generator.stages.debug import DebugReport, DebugRun
 from generator.stages.pipeline import generate
 from generator.stages.run import GenerationFailed, PipelineOptions
@@ -61,6 +62,22 @@ def test_generate_without_pages_for_cited_answers_is_a_usage_error(
     assert not (tmp_path / "generated_judges" / f"{TASK}.py").exists()
 
 
+def test_a_generation_from_a_scripted_policy_says_no_model_was_called(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    example_task(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    args = ["generate", TASK, "--provider", PROVIDER, "--cache-mode", "off", "--no-commit"]
+    result = CliRunner().invoke(main, [*args, "--no-acceptance"])
+    assert result.exit_code == 0, result.output
+    record = json.loads((tmp_path / "reviews" / f"{TASK}.json").read_text())
+    assert record["responses"] == (
+        f"scripted policy {PROVIDER.removeprefix('scripted:')}, no model called"
+    )
+    assert record["usage"] and all(row["cost_usd"] == 0 for row in record["usage"])
+    assert all(row["estimated_live_usd"] > 0 for row in record["usage"])
+
+
 async def test_the_pipeline_refuses_before_any_llm_call_when_intended_scores_cannot_be_compared(
     tmp_path: Path,
 ) -> None:
@@ -106,7 +123,23 @@ def test_only_an_intended_score_above_the_all_pass_score_is_an_issue() -> None:
         name: AnswerLabels(root_score=score)
         for name, score in {"good": 1.0, "partial": 0.5, "wrong": 0.0}.items()
     }
-    issues = ceiling_issues(report, labels)
+    issues = unreachable_intended_issues(report, labels)
     assert [(i.kind, i.answer, i.pattern) for i in issues] == [
         ("intended_above_all_pass", "partial", "all_pass")
     ]
+
+
+def test_an_intended_score_below_the_all_fail_score_is_an_issue() -> None:
+    report = DebugReport(
+        runs=[
+            DebugRun(answer="good", pattern="all_fail", status="ok", score=0.5),
+            DebugRun(answer="wrong", pattern="all_pass", status="ok", score=0.5),
+            DebugRun(answer="wrong", pattern="all_fail", status="ok", score=0.5),
+        ]
+    )
+    labels = {"good": AnswerLabels(root_score=1.0), "wrong": AnswerLabels(root_score=0.0)}
+    issues = unreachable_intended_issues(report, labels)
+    assert [(i.kind, i.answer, i.pattern) for i in issues] == [
+        ("intended_below_all_fail", "wrong", "all_fail")
+    ]
+    assert "intended score 0 is below 0.5" in issues[0].message

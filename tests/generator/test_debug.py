@@ -155,6 +155,50 @@ async def test_unserializable_summary_is_reported() -> None:
     assert "unserializable_summary" in {i.kind for i in report.issues}
 
 
+RED = SharedExtractor(FakeExtraction({"name": "red", "url": "https://example.org/red"}))
+
+
+async def test_a_score_no_verdict_can_move_is_reported() -> None:
+    verify = (
+        '    await ev.verify(claim=f"The colour is {colour.name}", node=None, sources=colour.url)'
+    )
+    source = GOOD.replace(
+        '    leaf = ev.add_leaf(id="supported", desc="The page supports it")\n'
+        '    await ev.verify(claim=f"The colour is {colour.name}", node=leaf, sources=colour.url)\n',
+        verify
+        + '\n    ev.add_custom_node(result=True, id="supported", desc="The page supports it")\n',
+    )
+    report = await run(source, "red https://example.org/red", extraction=RED)
+    assert report.scores()["answer_1"]["all_fail"] == report.scores()["answer_1"]["all_pass"] == 1
+    assert [(i.kind, i.pattern) for i in report.issues] == [("verdicts_ignored", "all_fail")]
+    assert report.issues[0].lines == [source.splitlines().index(verify) + 1]
+    assert "whether every verification passes or fails" in report.issues[0].message
+
+
+async def test_a_verdict_the_judge_overwrites_is_reported() -> None:
+    source = GOOD.replace(
+        "sources=colour.url)\n",
+        "sources=colour.url)\n"
+        '    leaf.score, leaf.status = 1.0, "passed"\n'
+        '    other = ev.add_leaf(id="named_on_page", desc="The page names it")\n'
+        '    await ev.verify(claim=f"{colour.name} is named", node=other, sources=colour.url)\n',
+    )
+    report = await run(source, "red https://example.org/red", extraction=RED)
+    kinds = {(i.kind, i.pattern) for i in report.issues}
+    assert kinds == {("verdict_overridden", "all_fail"), ("verdict_overridden", "mix_seed_1")}
+    assert "'supported'" in report.issues[0].message
+
+
+async def test_a_verification_the_stub_never_decided_does_not_count_as_ignored() -> None:
+    no_link = SharedExtractor(FakeExtraction({"name": "red", "url": None}))
+    source = GOOD.replace("sources=colour.url)", "sources=[colour.url])").replace(
+        "The page supports it", "It is confirmed"
+    )
+    report = await run(source, "red", extraction=no_link)
+    assert report.scores()["answer_1"]["all_fail"] == report.scores()["answer_1"]["all_pass"]
+    assert report.ok
+
+
 async def test_infrastructure_failure_is_raised_not_repaired() -> None:
     extraction = SharedExtractor(FakeExtraction(InfraError("provider down", kind="llm")))
     with pytest.raises(InfraError, match="provider down"):

@@ -115,6 +115,21 @@ def test_no_commit_writes_files_says_approval_is_invalid_and_makes_no_branch(
     assert git(repo, "branch", "--list", "judge/*") == ""
 
 
+def test_a_regeneration_from_a_scripted_policy_says_no_model_was_called(
+    git_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(git_repo.parent / "cli")
+    edit_spec(repo)
+    result = invoke(repo, monkeypatch, TASK, "--no-commit")
+    assert result.exit_code == 0, result.stderr
+    note = f"scripted policy {PROVIDER.removeprefix('scripted:')}, no model called"
+    judge = (repo / "generated_judges" / f"{TASK}.py").read_text()
+    assert Provenance.from_header(judge).responses == note
+    record = json.loads((repo / "reviews" / f"{TASK}.json").read_text())
+    assert record["responses"] == note
+    assert record["usage"] and all(row["cost_usd"] == 0 for row in record["usage"])
+
+
 def test_budget_stop_exits_3_and_leaves_judge_and_approval_alone(
     git_repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
