@@ -113,13 +113,18 @@ def verdicts_overridden(summary: dict[str, Any]) -> list[EvidenceFinding]:
     page check is for show. A leaf cut by a sequential parent ends `skipped`, which is fine.
     """
     statuses = {n.id: n.status for n in flatten(tree_of(summary))}
-    verdicts = {str(e["node_id"]): e for e in _verifications(summary) if e.get("node_id")}
+    verdicts: dict[str, list[dict[str, Any]]] = {}
+    for entry in _verifications(summary):
+        if entry.get("node_id") and entry.get("passed") is not None:
+            verdicts.setdefault(str(entry["node_id"]), []).append(entry)
     found = []
-    for node_id, entry in verdicts.items():
-        decided = "passed" if entry["passed"] else "failed"
+    for node_id, entries in verdicts.items():
         final = statuses.get(node_id)
-        if final not in ("passed", "failed") or final == decided:
+        given = {"passed" if e["passed"] else "failed" for e in entries}
+        if final not in ("passed", "failed") or final in given:  # a leaf verified twice: either
             continue
+        entry = entries[-1]
+        decided = "passed" if entry["passed"] else "failed"
         found.append(
             EvidenceFinding(
                 kind="verdict_overridden",

@@ -17,6 +17,7 @@ from generator.stages.evidence import (
     claim_placeholders,
     pages_never_read,
     source_missing,
+    verdicts_overridden,
 )
 from generator.stages.spec import LoadedSpec, SampleAnswer, TaskSpec, load_spec
 from toolkit.backends import LLMBackend, Verdict, VerifyRequest
@@ -70,6 +71,19 @@ def test_claims_with_none_empty_list_or_placeholder_are_reported() -> None:
     ]
     found = claim_placeholders(summary([], entries, 1.0))
     assert [f.node_id for f in found] == ["a", "b", "c"]
+
+
+def test_a_leaf_verified_twice_ending_as_either_verdict_is_not_overridden() -> None:
+    # verifications are logged as they start; two on one leaf may finish in either order
+    run = summary(
+        [{"id": "hours", "desc": "The hours are right", "status": "failed"}],
+        [
+            {"node_id": "hours", "claim": "a", "passed": False, "line": 8},
+            {"node_id": "hours", "claim": "b", "passed": True, "line": 9},
+        ],
+        0.0,
+    )
+    assert verdicts_overridden(run) == []
 
 
 def test_all_pass_below_one_without_failed_leaves_is_structural() -> None:
