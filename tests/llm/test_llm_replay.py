@@ -79,3 +79,12 @@ async def test_a_replayed_fixture_costs_nothing_and_its_live_price_is_a_labelled
     assert response.estimated_usd > 0 and summary.estimated_usd == response.estimated_usd
     assert "$0.00" in summary.line() and "replayed fixtures, no model called" in summary.line()
     await client.complete(verify_request("one"))  # a tiny budget is never spent by replays
+
+
+async def test_a_scripted_policys_answers_are_a_labelled_simulated_spend() -> None:
+    client = LLMClient(ScriptedProvider(verdict), model="o4-mini")
+    response = await client.complete(verify_request("one"))
+    summary = client.ledger.summary()
+    assert response.cost_usd > 0  # priced as live, so a budget cap can be tried on it
+    assert summary.simulated_usd == summary.cost_usd == response.cost_usd
+    assert f"${summary.cost_usd:.2f} of it simulated: a scripted policy answered" in summary.line()

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 from toolkit.errors import CacheError, LedgerError, LLMError
 from toolkit.llm.abandoned import CallRow, current_abandoned
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
-from toolkit.llm.pricing import FREE_PROVIDERS, PriceTable
+from toolkit.llm.pricing import FREE_PROVIDERS, SIMULATED_PROVIDERS, PriceTable
 from toolkit.llm.provider import Provider
 from toolkit.llm.usage import UsageSummary
 
@@ -171,6 +171,8 @@ class Ledger:
         totals.input_tokens += row.input_tokens + row.cache_read_tokens + row.cache_write_tokens
         totals.output_tokens += row.output_tokens
         totals.cost_usd += row.cost_usd
+        if row.provider in SIMULATED_PROVIDERS:
+            totals.simulated_usd += row.cost_usd
 
 
 ABANDONED = "abandoned"

@@ -85,6 +85,9 @@ and override them in judgegen.toml (`[llm.prices."model"]`) before relying on bu
 FREE_PROVIDERS = frozenset({"replay"})
 """Providers that call no model: their responses cost nothing. The price table still says what
 the same calls would cost live, which is shown only as a labelled estimate."""
+SIMULATED_PROVIDERS = frozenset({"scripted"})
+"""Providers whose answers a hand-written policy writes: priced as live calls, so a budget cap
+can be tried on them, and reported as a simulated spend, never as money paid."""
 
 
 class PriceTable(BaseModel):

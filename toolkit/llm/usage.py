@@ -17,6 +17,11 @@ class UsageSummary(BaseModel):
     cost_usd: float = 0.0
     saved_usd: float = 0.0
     estimated_usd: float = 0.0
+    simulated_usd: float = Field(
+        default=0.0,
+        description="Of `cost_usd`, what the calls a scripted policy answered were priced at: "
+        "no model was called, so it is a simulated spend (kept so budget caps can be tried).",
+    )
     unpriced_models: list[str] = Field(default_factory=list)
 
     def line(self) -> str:
@@ -26,6 +31,11 @@ class UsageSummary(BaseModel):
             f"{_tokens(self.output_tokens)} out tokens, ${self.cost_usd:.2f}; "
             f"saved ${self.saved_usd:.2f}"
         )
+        if self.simulated_usd:
+            text += (
+                f" (${self.simulated_usd:.2f} of it simulated: a scripted policy answered, "
+                "no model called)"
+            )
         if self.estimated_usd:
             text += f" (replayed fixtures, no model called; estimate if live: ${self.estimated_usd:.2f})"
         if self.errors:
