@@ -15,6 +15,7 @@ from toolkit.backends import LLMClientLike
 from toolkit.errors import LLMError
 from toolkit.llm.ledger import UsageSummary
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
+from toolkit.llm.pricing import SIMULATED_PROVIDERS
 
 
 class CallTape:
@@ -81,8 +82,15 @@ class CallTape:
         )
 
     def summary_line(self) -> str:
-        """The ledger's summary line over this generation's calls (replays: $0 + an estimate)."""
+        """The ledger's summary line over this generation's calls (replays and scripted
+        policies counted free: $0 + an estimate; otherwise a policy's spend is simulated)."""
         rows = self.usage_rows()
+        default = getattr(getattr(self.client, "provider", None), "name", "")
+        scripted = [
+            response
+            for request, response in self.entries
+            if (request.provider or default) in SIMULATED_PROVIDERS and not response.cache_hit
+        ]
         line = UsageSummary(
             calls=sum(r.calls for r in rows),
             cached=sum(r.cached for r in rows),
@@ -90,11 +98,13 @@ class CallTape:
             output_tokens=sum(r.output_tokens for r in rows),
             cost_usd=sum(r.cost_usd for r in rows),
             saved_usd=sum(response.saved_usd for _, response in self.entries),
+            simulated_usd=0.0 if self.replayed else sum(r.cost_usd for r in scripted),
             errors=len(self.failed),
         ).line()
         if self.replayed:
             estimate = sum(r.estimated_live_usd or 0.0 for r in rows)
-            line += f" (replayed fixtures, no model called; estimate if live: ${estimate:.2f})"
+            source = "a scripted policy answered" if scripted else "replayed fixtures"
+            line += f" ({source}, no model called; estimate if live: ${estimate:.2f})"
         return line
 
     def fixture_names(self, directory: Path | None) -> list[str]:
