@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import defaultdict
 from pathlib import Path
 
 import click
@@ -30,8 +31,8 @@ def _previous(agent_dir: Path) -> Summary | None:
 def _summary(agent_dir: Path, heads: list[ResultHead]) -> Summary:
     """The metrics of an agent's results as the run that last wrote its summary.json scoped
     them: results it left out (answer gone, judge held back, outdated) stay out and listed,
-    its skipped judges and unchecked tasks stay named, and its removed tasks (while their
-    result files remain) scored 0."""
+    its skipped judges and unchecked tasks stay named, its removed tasks (while their
+    result files remain) scored 0, and the pairs it did not evaluate left out (`_answered`)."""
     previous = _previous(agent_dir)
     if previous is None:
         return compute_summary(agent_dir.name, heads)
@@ -42,15 +43,30 @@ def _summary(agent_dir: Path, heads: list[ResultHead]) -> Summary:
         for (task, answer), listed in left.items()
         if store.path(agent_dir.name, task, answer).exists()
     ]
+    counted = [h for h in heads if (h.task_id, h.answer_name) not in left]
     return compute_summary(
         agent_dir.name,
-        [h for h in heads if (h.task_id, h.answer_name) not in left],
+        counted,
         skipped_judges=previous.skipped_judges,
         include_unreviewed=previous.include_unreviewed,
         not_counted=still,
         unchecked_tasks=previous.unchecked_tasks,
+        answered=_answered(previous, counted),
         removed_tasks={t for t in previous.removed_tasks if t in {r.task_id for r in still}},
     )
+
+
+def _answered(previous: Summary, counted: list[ResultHead]) -> dict[str, set[str]]:
+    """The answer names each task the last run checked had, as its summary.json tells: those
+    of the results counted and of the pairs it did not evaluate (their answer exists); its
+    missing pairs had none. Without this, a pair the run left out (stopped before judging it,
+    or its result outdated) would be scored 0 as missing."""
+    unchecked = set(previous.unchecked_tasks)
+    answered: dict[str, set[str]] = defaultdict(set)
+    for pair in [*counted, *previous.not_evaluated]:
+        if pair.task_id not in unchecked:
+            answered[pair.task_id].add(pair.answer_name)
+    return answered
 
 
 def _agents(path: Path) -> dict[Path, list[EvaluationResult]]:
@@ -102,9 +118,11 @@ def _write_html(path: Path, out: Path) -> int:
 def report(agent_dir: Path, as_json: bool, html: Path | None) -> None:
     """Print Partial Completion, Success Rate and Pass@k for RESULTS/<agent>.
 
-    Metrics follow Mind2Web 2's definitions: a (task, run) pair without a result scores 0
-    and is listed as missing; incomplete and excluded evaluations are left out and listed. Skipped judges, and the result files the last run
-    left out of the metrics (answer gone, judge held back), come from its summary.json.
+    Metrics follow Mind2Web 2's definitions: a (task, run) pair the agent has no answer for
+    scores 0 and is listed as missing; incomplete and excluded evaluations are left out and
+    listed. Skipped judges, the result files the last run left out of the metrics (answer
+    gone, judge held back, outdated) and the pairs it did not evaluate (their answer exists:
+    left out, not scored 0) come from its summary.json.
 
     \b
     With --html OUT, also write one self-contained HTML page (metrics, per-answer table,

@@ -164,6 +164,23 @@ def test_report_leaves_out_what_the_last_run_left_out(work: Path) -> None:
     assert recomputed["not_counted"] == summary(work)["not_counted"]
 
 
+def test_report_leaves_out_the_pairs_the_last_run_did_not_evaluate(work: Path) -> None:
+    """A stopped run leaves an edited judge's older results outdated: their answers exist, so
+    the run leaves those pairs out. `report` must not score them 0 as missing answers."""
+    run_answers(work, make_backend())
+    judge = work / "judges" / "python_match.py"
+    judge.write_text(judge.read_text() + "\n# edited\n")
+    assert run_answers(work, broke_factory(), jobs=1).stopped
+    assert summary(work, "beta")["not_evaluated"]
+
+    for agent in ("alpha", "beta"):
+        shown = CliRunner().invoke(main, ["report", str(work / "results" / agent), "--json"])
+
+        recomputed = json.loads(shown.stdout)
+        for key in ("partial_completion", "success_rate", "missing", "not_evaluated"):
+            assert recomputed[key] == summary(work, agent)[key], (agent, key)
+
+
 def test_a_task_run_without_the_flag_warns_of_the_unreviewed_results_it_counts(
     work: Path,
 ) -> None:
