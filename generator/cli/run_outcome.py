@@ -39,7 +39,8 @@ def print_outcome(
             err=True,
         )
     click.echo(
-        f"{report.evaluated} evaluated, {report.reused} up to date, "
+        f"{report.evaluated} evaluated, {report.decided} decided without a judge, "
+        f"{report.reused} up to date, "
         f"{len(report.incomplete)} incomplete, {report.usage.backend_calls} backend calls",
         err=True,
     )

@@ -123,6 +123,23 @@ def test_trajectories_cli_writes_score_files(work: Path) -> None:
     assert json.loads(score.read_text())["score"] == 0.5
 
 
+def test_the_run_counts_the_results_it_decided_without_a_judge(work: Path) -> None:
+    """An aborted trajectory (excluded) and an empty final answer (scored 0) get results
+    without running a judge: the counts must cover them, so a first run reports as many
+    results as its rerun finds up to date, and as the summary counts."""
+    args = run_args(work, "--include-unreviewed", "--no-sandbox", "--json")
+    args[1:3] = ["--trajectories", str(work / "webeval/fara-run")]
+
+    first = invoke(args)
+
+    record = json.loads(first.stdout)
+    assert (record["evaluated"], record["decided"], record["reused"]) == (2, 2, 0)
+    assert "2 evaluated, 2 decided without a judge, 0 up to date" in first.stderr
+    counts = record["summaries"]["fara-run"]["counts"]
+    assert record["evaluated"] + record["decided"] == sum(counts.values()) == 4
+    assert json.loads(invoke(args).stdout)["reused"] == 4
+
+
 def test_sandboxed_run_gives_the_same_results_as_in_process(
     work: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -238,7 +255,7 @@ def test_the_json_record_and_the_results_count_the_calls_a_timed_out_judge_left_
     result = CliRunner(env=llm_env(work)).invoke(main, args, catch_exceptions=False)
     assert result.exit_code == 1, result.output
     record = json.loads(result.stdout)
-    assert record["version"] == 3 and record["incomplete"]
+    assert record["version"] == 4 and record["incomplete"]
     rows = [json.loads(line) for line in (work / "ledger.jsonl").read_text().splitlines()]
     assert rows and all(row["error"] == "abandoned" for row in rows)
     assert (record["llm"]["calls"], record["llm"]["errors"]) == (len(rows), len(rows))

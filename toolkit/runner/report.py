@@ -12,11 +12,12 @@ from toolkit.runner.metrics import SkippedJudge, Summary
 from toolkit.runner.results import EarlierAttempts, ResultHead, UsageTotals
 from toolkit.util.deferred import DEFERRED
 
-RUN_RECORD_VERSION = 3
+RUN_RECORD_VERSION = 4
 """2: `llm`, the command's own LLM totals (abandoned calls included). 3: `usage` counts the
 LLM calls a judge left running when it stopped, as `llm` does (each result is charged them),
 those of unknown cost in `usage.unknown_cost_calls`; `earlier_attempts`, what the incomplete
-attempts the results written redid cost (not in `usage`)."""
+attempts the results written redid cost (not in `usage`). 4: `decided`, the results written
+without running a judge (before, a first run's counts left them out)."""
 
 
 @dataclass(repr=False)
@@ -26,6 +27,8 @@ class RunReport:
 
     results: list[ResultHead] = field(default_factory=list)
     evaluated: int = 0
+    decided: int = 0
+    """Results written without running a judge: an excluded input, an empty answer."""
     reused: int = 0
     not_started: int = 0
     skipped_judges: list[SkippedJudge] = field(default_factory=list)
@@ -50,7 +53,7 @@ class RunReport:
         handler check at the end of `asyncio.run` does), which need not list every head."""
         return (
             f"RunReport({len(self.results)} results, evaluated={self.evaluated}, "
-            f"reused={self.reused}, stopped={self.stopped!r})"
+            f"decided={self.decided}, reused={self.reused}, stopped={self.stopped!r})"
         )
 
     @property
@@ -91,6 +94,7 @@ class RunReport:
             exit_code=self.exit_code,
             failure=self.failure,
             evaluated=self.evaluated,
+            decided=self.decided,
             reused=self.reused,
             not_started=self.not_started,
             skipped_answers=self.skipped_answers,
@@ -126,6 +130,11 @@ class RunRecord(BaseModel):
         default=None, description="Why the run failed although nothing was incomplete."
     )
     evaluated: int = Field(description="Evaluations run now (judge executed).")
+    decided: int = Field(
+        default=0,
+        description="Results written now without running a judge, their input deciding them: "
+        "excluded (aborted, binary, too large, malformed) or an empty answer scored 0.",
+    )
     reused: int = Field(description="Fresh results kept from earlier runs.")
     not_started: int = Field(description="Left for the next run after an infrastructure stop.")
     skipped_answers: int = Field(description="Answers of tasks whose judge may not run.")

@@ -206,6 +206,7 @@ class Scheduler:
                     pending.append((item, judge, fp, earlier))
                 else:
                     self._record(item, self._decided_result(item, judge, fp, earlier))
+                    self.report.decided += 1
             except ResultsError as exc:  # no evaluation starts (each would pay, then fail)
                 self._halt(_reason(exc))
             except PageStoreError as exc:  # its pages cannot be checked: left for the next run
