@@ -63,9 +63,11 @@ def _answered(previous: Summary, counted: list[ResultHead]) -> dict[str, set[str
     or its result outdated) would be scored 0 as missing."""
     unchecked = set(previous.unchecked_tasks)
     answered: dict[str, set[str]] = defaultdict(set)
-    for pair in [*counted, *previous.not_evaluated]:
-        if pair.task_id not in unchecked:
-            answered[pair.task_id].add(pair.answer_name)
+    pairs = [(h.task_id, h.answer_name) for h in counted]
+    pairs += [(m.task_id, m.answer_name) for m in previous.not_evaluated]
+    for task_id, answer_name in pairs:
+        if task_id not in unchecked:
+            answered[task_id].add(answer_name)
     return answered
 
 
