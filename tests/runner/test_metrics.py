@@ -8,7 +8,7 @@ import statistics
 import pytest
 
 from toolkit.runner.fingerprint import Fingerprint
-from toolkit.runner.metrics import Listed, compute_summary, format_table, run_order
+from toolkit.runner.metrics import Listed, SkippedJudge, compute_summary, format_table, run_order
 from toolkit.runner.results import EarlierAttempts, EvaluationResult, ResultHead, UsageTotals
 
 FP = Fingerprint(templates_sha256="p", toolkit_version="0", backend="b", answer_sha256="a")
@@ -286,3 +286,28 @@ def test_a_removed_task_scores_0_in_every_run_and_fails_pass_at_k() -> None:
     assert summary.partial_completion.per_run == {"answer_1": 0.5, "answer_2": 0.0}
     assert summary.pass_at_k.value == 0.5
     assert "its result is not counted (its answer is gone): scored 0" in format_table(summary)
+
+
+def test_an_answer_of_a_task_or_run_without_any_counted_result_is_listed_as_not_evaluated() -> None:
+    """A stopped run that never judged task c, nor any answer_3, adds no task or run, but
+    the summary still says those answers exist and were left out."""
+    results = [res("a", "answer_1", 1.0), res("b", "answer_1", 0.0)]
+    answered = {"a": {"answer_1", "answer_3"}, "b": {"answer_1"}, "c": {"answer_1"}}
+    summary = compute_summary("agent", results, answered=answered)
+    listed = [(m.task_id, m.answer_name) for m in summary.not_evaluated]
+    assert listed == [("a", "answer_3"), ("c", "answer_1")]
+    assert all(m.reason.endswith("the run stopped first): left out") for m in summary.not_evaluated)
+    assert (summary.runs, sorted(summary.per_task)) == (["answer_1"], ["a", "b"])
+    assert summary.partial_completion.per_run == {"answer_1": 0.5}
+
+
+def test_answers_of_a_held_back_judge_are_not_listed_as_not_evaluated() -> None:
+    """Their task's judge did not run: it is listed under skipped judges, not as a stop."""
+    held = SkippedJudge(task_id="c", reason="not approved")
+    summary = compute_summary(
+        "agent",
+        [res("a", "answer_1", 1.0)],
+        skipped_judges=[held],
+        answered={"a": {"answer_1"}, "c": {"answer_1"}},
+    )
+    assert summary.not_evaluated == []

@@ -181,6 +181,22 @@ def test_report_leaves_out_the_pairs_the_last_run_did_not_evaluate(work: Path) -
             assert recomputed[key] == summary(work, agent)[key], (agent, key)
 
 
+def test_a_stopped_run_names_every_answer_it_left_without_a_result(work: Path) -> None:
+    """A budget stop before most evaluations started: the summary must say which answers it
+    left out, not read as the summary of the few it judged."""
+    stopped = run_answers(work, broke_factory(), jobs=1)
+    assert stopped.stopped and stopped.not_started > 0
+
+    for agent in ("alpha", "beta"):
+        after = summary(work, agent)
+        with_result = {(r.task_id, r.answer_name) for r in stopped.results if r.agent_name == agent}
+        answers = {
+            (path.parent.name, path.stem) for path in (work / "answers" / agent).glob("*/*.md")
+        }
+        listed = {(m["task_id"], m["answer_name"]) for m in after["not_evaluated"]}
+        assert listed == answers - with_result, agent
+
+
 def test_a_task_run_without_the_flag_warns_of_the_unreviewed_results_it_counts(
     work: Path,
 ) -> None:

@@ -10,7 +10,9 @@ without a counted result is missing when the agent has no answer for it: as in M
 scores 0 and is listed. When its answer exists but has no counted result (the run stopped before
 judging it, its result is outdated or unreadable, or its task was not checked by this run),
 the pair is left out and listed as not evaluated: an infrastructure stop is not a wrong
-answer. Without knowledge of the answers on disk, every such pair is missing. For each run r over the
+answer. An answer of a task or run without any counted result (the run reached none of them)
+is listed there too, adding no task or run. Without knowledge of the answers on disk, every
+such pair is missing. For each run r over the
 pairs of T that are complete or missing in r: Partial Completion = mean root score, Success
 Rate = mean of (root score == 1); both are reported as the mean over runs and the population
 std. Pass@k (k = number of runs) = fraction of tasks with a complete result where some run
@@ -31,7 +33,7 @@ from pydantic import BaseModel, Field, computed_field
 from toolkit.runner.results import EarlierAttempts, ResultHead, UsageTotals
 from toolkit.util.deferred import DEFERRED
 
-SUMMARY_VERSION = 5
+SUMMARY_VERSION = 6
 """2: `not_counted` and `unchecked_tasks` say which result files the metrics leave out or
 count unchecked. 3: a (task, run) pair the agent has no answer for scores 0 and is listed in
 `missing`, one whose answer was not evaluated is listed in `not_evaluated` (before, run r's
@@ -39,7 +41,8 @@ metrics covered only the tasks with a result in r). 4: `removed_tasks`, tasks wh
 are all gone: scored 0 as missing (before, a run without --task counted their old results).
 5: `usage.unknown_cost_calls`, LLM calls counted whose cost is not known; `earlier_attempts`,
 what the incomplete attempts the results redid cost (not in `usage`), and
-`usage_all_attempts`."""
+`usage_all_attempts`. 6: `not_evaluated` also lists the answers of a task or run without any
+counted result (before, a stopped run's summary did not name the answers it never reached)."""
 SUCCESS_TOLERANCE = 1e-9
 
 
@@ -151,7 +154,8 @@ class Summary(BaseModel):
         default_factory=list,
         description="(task, run) pairs whose answer exists without a counted result (the run "
         "stopped first, the result is outdated or unreadable, the task was not checked): "
-        "left out, not scored.",
+        "left out, not scored. Also the answers of a task or run without any counted result "
+        "(a stopped run reached none of them), which add no task or run.",
     )
     skipped_judges: list[SkippedJudge] = Field(default_factory=list)
     include_unreviewed: bool = False
@@ -315,7 +319,7 @@ def _scores_with_missing(
                 if task_id not in answered:
                     why = "its task was not checked by this run"
                 elif listed is None:
-                    why = "its answer was not judged (the run stopped first)"
+                    why = _NOT_JUDGED
                 entry = Listed(task_id=task_id, answer_name=run, reason=f"{why}: left out")
                 summary.not_evaluated.append(entry)
                 continue
@@ -323,9 +327,34 @@ def _scores_with_missing(
             task.missing.append(run)
             entry = Listed(task_id=task_id, answer_name=run, reason=f"{why}: scored 0")
             summary.missing.append(entry)
+    if answered is not None:
+        summary.not_evaluated += _unpaired(summary, answered, not_counted)
     for listed_pairs in (summary.missing, summary.not_evaluated):
         listed_pairs.sort(key=lambda m: (m.task_id, run_order(m.answer_name)))
     return scores
+
+
+_NOT_JUDGED = "its answer was not judged (the run stopped first)"
+
+
+def _unpaired(
+    summary: Summary, answered: Mapping[str, set[str]], not_counted: Mapping[tuple[str, str], str]
+) -> list[Listed]:
+    """The answers on disk of a task or run without any counted result (a stopped run judged
+    none of them), but those of held-back judges (listed as such): no pair of the metrics,
+    listed as not evaluated so the summary never reads as covering every answer."""
+    held = {s.task_id for s in summary.skipped_judges}
+    unpaired = []
+    for task_id, names in sorted(answered.items()):
+        if task_id in held:
+            continue
+        for name in names:
+            if task_id in summary.per_task and name in summary.runs:
+                continue  # a pair: counted, missing or already listed
+            listed = not_counted.get((task_id, name))
+            why = _NOT_JUDGED if listed is None else f"its result is not counted ({listed})"
+            unpaired.append(Listed(task_id=task_id, answer_name=name, reason=f"{why}: left out"))
+    return unpaired
 
 
 def _fmt(value: float | None, digits: int = 4) -> str:
