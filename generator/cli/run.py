@@ -528,7 +528,7 @@ def run(
     characters (noted in the result); binary or oversized answers, aborted trajectories and
     malformed trajectory folders are excluded with a reason; the last line on stderr (and
     --json's evaluated, decided, reused) counts the results judged now, those their input
-    decided without a judge, and those up to date. Incomplete and excluded
+    decided without a judge (when there are any), and those up to date. Incomplete and excluded
     evaluations are left out of the metrics and listed. Results whose answer (or whole task,
     or trajectory) was removed are not counted; a removed task scores 0 in each run, as
     Mind2Web 2 scores a missing answer. Only with --task are other tasks' results counted

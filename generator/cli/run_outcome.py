@@ -38,9 +38,9 @@ def print_outcome(
             "(rerun to continue)",
             err=True,
         )
+    decided = f"{report.decided} decided without a judge, " if report.decided else ""
     click.echo(
-        f"{report.evaluated} evaluated, {report.decided} decided without a judge, "
-        f"{report.reused} up to date, "
+        f"{report.evaluated} evaluated, {decided}{report.reused} up to date, "
         f"{len(report.incomplete)} incomplete, {report.usage.backend_calls} backend calls",
         err=True,
     )
