@@ -24,7 +24,13 @@ from generator.cli import fresh_stamp, main
 from generator.cli import run as run_command
 from generator.cli.fresh_stamp import STAMP_FILE, Unstampable, read_stamp, replay, stamp_key
 from generator.cli.fresh_stamp_record import FreshStamp
-from tests.fixtures.runner.helpers import PAGES, build_page_store, copy_fixtures, result_files
+from tests.fixtures.runner.helpers import (
+    PAGES,
+    build_page_store,
+    copy_fixtures,
+    load_code_now,
+    result_files,
+)
 from toolkit.pages import PageRecord, PageStore
 from toolkit.runner import freshness
 from toolkit.runner.approval import approve
@@ -38,6 +44,10 @@ LOUVRE = "https://www.louvre.fr/en/visit/hours-admission"
 ANSWERS = 11
 JUDGED = 10
 """Answers with a result, and those a judge ran on (one answer is empty: scored 0 as it is)."""
+
+pytestmark = pytest.mark.usefixtures("code_loaded_now")
+"""Runs in this process take judgegen's code as loaded when each test starts (see
+`test_a_session_started_just_after_its_code_changed_stamps_each_tests_runs`)."""
 
 
 def run_args(work: Path, *extra: str, inputs: str = "--answers answers") -> list[str]:
@@ -153,6 +163,33 @@ def test_a_full_run_stamps_what_its_rerun_prints(runs: Runs) -> None:
     assert runs.answered[-2:] == [True, False]
     assert (fast.stdout, fast.stderr) == (slow.stdout, slow.stderr)
     assert json.loads(fast.stdout)["reused"] == ANSWERS
+
+
+def newest_code_change_ns() -> int:
+    """The newest ctime among judgegen's code files, as the stamp lists them."""
+    newest = 0
+    for name in fresh_stamp.CODE_PACKAGES:
+        root = Path(importlib.import_module(name).__file__ or "").parent
+        for folder, dirs, names in os.walk(root):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            for file in names:
+                newest = max(newest, os.stat(os.path.join(folder, file)).st_ctime_ns)
+    return newest
+
+
+def test_a_session_started_just_after_its_code_changed_stamps_each_tests_runs(
+    runs: Runs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What once failed the test above at random: the session loaded judgegen's code within
+    `SETTLE_S` of a change to it (the tests started right after a cherry-pick), so the stamp
+    rightly vouched for no run of the session. Each test takes the code as loaded when it
+    starts (`code_loaded_now`), so a change before the test does not matter to it."""
+    monkeypatch.setattr(fresh_stamp, "CODE_LOADED_NS", newest_code_change_ns() + 1)
+    assert runs.record()["evaluated"] == JUDGED
+    assert not runs.stamp.exists()  # what the session's runs did: the stamp's rule, kept
+    load_code_now(monkeypatch)  # what `code_loaded_now` does as each test starts
+    assert runs.slow()["reused"] == ANSWERS and runs.stamp.is_file()
+    assert runs.record()["reused"] == ANSWERS and runs.answered[-1] is True
 
 
 def test_an_overwrite_run_ignores_the_stamp_and_stamps_the_plain_rerun(runs: Runs) -> None:

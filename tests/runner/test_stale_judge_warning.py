@@ -19,9 +19,10 @@ INTENT = "the intended scores of tasks/rust_2024_edition's sample answers change
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code_loaded_now: None) -> Path:
     """One example task checked out with its judge, approval, recordings and page store, and
-    its sample answers as an agent's (a samples folder links its answers: never stamped)."""
+    its sample answers as an agent's (a samples folder links its answers: never stamped).
+    judgegen's code counts as loaded as the test starts, so its runs may be stamped."""
     checkout(tmp_path, TASK)
     monkeypatch.chdir(tmp_path)
     shutil.copytree(tmp_path / "tasks" / TASK / "answers", tmp_path / "answers" / "agent" / TASK)
