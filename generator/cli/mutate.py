@@ -37,7 +37,7 @@ from generator.review.mutate import (
 )
 from generator.review.runs import ReviewRuns
 from generator.stages.spec import LoadedSpec, SampleAnswer
-from toolkit.llm.pricing import FREE_PROVIDERS
+from toolkit.llm.pricing import is_free
 from toolkit.llm.settings import LLMSettings
 from toolkit.util.files import write_atomic
 from toolkit.util.hashing import sha256_file
@@ -113,7 +113,7 @@ def command_spend(client: Any) -> LLMSpend:
             note="judged by a --backend: its own LLM calls and cost, if any, are not known"
         )
     summary = client.summary()
-    replayed = getattr(client.provider, "name", "") in FREE_PROVIDERS
+    replayed = is_free(getattr(client.provider, "name", ""))
     return LLMSpend(
         calls=summary.calls,
         cost_usd=round(summary.cost_usd, 6),

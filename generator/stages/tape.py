@@ -15,7 +15,7 @@ from toolkit.backends import LLMClientLike
 from toolkit.errors import LLMError
 from toolkit.llm.ledger import UsageSummary
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
-from toolkit.llm.pricing import SIMULATED_PROVIDERS
+from toolkit.llm.pricing import is_simulated
 
 
 class CallTape:
@@ -89,7 +89,7 @@ class CallTape:
         scripted = [
             response
             for request, response in self.entries
-            if (request.provider or default) in SIMULATED_PROVIDERS and not response.cache_hit
+            if is_simulated(request.provider or default) and not response.cache_hit
         ]
         line = UsageSummary(
             calls=sum(r.calls for r in rows),

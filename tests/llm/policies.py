@@ -18,3 +18,13 @@ def unexpected_extraction(request: LLMRequest) -> dict:
     if request.schema_name == "VerificationResult":
         return {"reasoning": "scripted: supported", "result": True}
     return {"unexpected": 1}
+
+
+def always_supported(request: LLMRequest) -> dict:
+    """Every verification says yes."""
+    return {"reasoning": "scripted: supported", "result": True}
+
+
+def never_supported(request: LLMRequest) -> dict:
+    """Every verification says no."""
+    return {"reasoning": "scripted: unsupported", "result": False}

@@ -13,6 +13,7 @@ from pytest_httpserver import HTTPServer
 from generator.cli.run_backend import LLMIdentity
 from tests.llm.conftest import verify_request
 from tests.llm.stub_api import OPENAI_PATH, Reply, StubAPI, anthropic_message, openai_completion
+from toolkit.backends import LLMBackend, VerifyRequest
 from toolkit.errors import LLMError
 from toolkit.llm.anthropic_provider import AnthropicProvider
 from toolkit.llm.cache import ResponseCache
@@ -47,6 +48,23 @@ async def test_two_servers_serving_one_model_name_never_share_cached_answers(
         answers.append((await client.complete(verify_request())).parsed["result"])
         await client.aclose()
     assert answers == [True, False, True]  # the third is server A's answer, from the cache
+    assert (len(stub.calls(OPENAI_PATH)), len(stub.calls(OTHER_PATH))) == (1, 1)
+
+
+async def test_a_request_naming_another_provider_is_cached_as_the_provider_that_answers(
+    stub: StubAPI, two_servers: tuple[str, str], tmp_path: Path
+) -> None:
+    first, second = two_servers
+    stub.queue(OPENAI_PATH, Reply(body=openai_completion(YES)))
+    stub.queue(OTHER_PATH, Reply(body=openai_completion(NO)))
+    answers = []
+    for url in (first, second):
+        cache = ResponseCache(tmp_path / "cache.sqlite")
+        client = LLMClient(OpenAIProvider(base_url=url), cache=cache, cache_mode=CacheMode.RW)
+        backend = LLMBackend(client, provider="openai", trials=1)  # names no server
+        answers.append((await backend.verify(VerifyRequest(claim="The sky is blue."))).passed)
+        await client.aclose()
+    assert answers == [True, False]
     assert (len(stub.calls(OPENAI_PATH)), len(stub.calls(OTHER_PATH))) == (1, 1)
 
 

@@ -13,7 +13,7 @@ import pytest
 from tests.llm.conftest import verify_request
 from tests.llm.policies import verdict
 from toolkit.errors import LLMError, ReplayMiss
-from toolkit.llm.cache import CacheRecord, ResponseCache
+from toolkit.llm.cache import CacheRecord, ResponseCache, record_json
 from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.client import LLMClient
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
@@ -198,6 +198,19 @@ async def test_import_then_strict_serves_the_recording(tmp_path: Path) -> None:
     strict, provider = client_on(tmp_path / "b.sqlite", CacheMode.STRICT)
     assert (await strict.complete(verify_request())).parsed == recorded.parsed
     assert provider.calls == []
+
+
+async def test_an_imported_truncated_answer_is_a_miss_not_a_hit(tmp_path: Path) -> None:
+    request = verify_request().model_copy(update={"provider": "scripted"})
+    cut = LLMResponse(text="The answer is fo", model="o4-mini", stop_reason="max_tokens")
+    (tmp_path / "fixtures").mkdir()
+    record = CacheRecord.of(request.model_copy(update={"output_schema": None}), cut)
+    (tmp_path / "fixtures" / record.file_name()).write_text(record_json(record))
+    assert ResponseCache(tmp_path / "c.sqlite").import_dir(tmp_path / "fixtures") == 1
+    client, provider = client_on(tmp_path / "c.sqlite", CacheMode.RW, lambda r: "The answer is 4.")
+    response = await client.complete(record.request)
+    assert (response.text, response.cache_hit) == ("The answer is 4.", False)
+    assert len(provider.calls) == 1
 
 
 def test_record_key_is_the_request_cache_key() -> None:

@@ -7,11 +7,12 @@ from pathlib import Path
 import pytest
 
 from tests.llm.conftest import verify_request
-from tests.llm.policies import verdict
-from toolkit.errors import ReplayMiss
-from toolkit.llm.cache import ResponseCache
+from tests.llm.policies import always_supported, never_supported, verdict
+from toolkit.errors import LLMError, ReplayMiss
+from toolkit.llm.cache import CacheRecord, ResponseCache
 from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.client import LLMClient, build_client
+from toolkit.llm.models import LLMResponse
 from toolkit.llm.replay import ReplayProvider
 from toolkit.llm.scripted import ScriptedProvider
 from toolkit.llm.settings import LLMSettings
@@ -41,6 +42,39 @@ async def test_replay_reads_a_cache_file_too(tmp_path: Path) -> None:
     await record(tmp_path, "one")
     replay = ReplayProvider.from_path(tmp_path / "rec.sqlite")
     assert (await replay.complete(verify_request("one"))).parsed == verdict(verify_request("one"))
+
+
+async def test_answers_cached_while_replaying_one_recording_set_never_serve_another(
+    tmp_path: Path,
+) -> None:
+    yes, no = tmp_path / "yes", tmp_path / "no"
+    for directory, policy in ((yes, always_supported), (no, never_supported)):
+        recorder = LLMClient(
+            ScriptedProvider(policy),
+            cache=ResponseCache(directory / "rec.sqlite"),
+            cache_mode=CacheMode.RW,
+        )
+        await recorder.complete(verify_request())
+        await recorder.aclose()
+        ResponseCache(directory / "rec.sqlite").export_dir(directory / "recordings")
+    answers = []
+    for directory in (yes, no):
+        settings = LLMSettings(
+            provider=f"replay:{directory / 'recordings'}",
+            cache_path=tmp_path / "c.sqlite",
+            ledger_path=None,
+        )
+        async with build_client(settings) as client:
+            answers.append((await client.complete(verify_request())).parsed["result"])
+    assert answers == [True, False]
+
+
+async def test_a_truncated_recording_is_an_error_not_an_answer(tmp_path: Path) -> None:
+    cut = LLMResponse(text='{"reasoning": "The page sa', model="o4-mini", stop_reason="length")
+    replay = ReplayProvider([CacheRecord.of(verify_request(), cut)])
+    with pytest.raises(LLMError) as caught:
+        await replay.complete(verify_request())
+    assert caught.value.kind == "truncated" and "re-record it" in str(caught.value)
 
 
 async def test_replay_miss_names_purpose_key_and_nearest_diff(tmp_path: Path) -> None:

@@ -69,7 +69,20 @@ async def test_scripted_provider_spec_loads_the_policy() -> None:
     client = build_client(settings)
     response = await client.complete(verify_request())
     assert set(response.parsed) == {"reasoning", "result"}
-    assert client.ledger.rows[0].provider == "scripted"
+    assert client.ledger.rows[0].provider == "scripted:tests.llm.policies:verdict"
+
+
+async def test_switching_the_scripted_policy_never_serves_the_other_policys_cached_answers(
+    tmp_path: Path,
+) -> None:
+    answers = []
+    for policy in ("always_supported", "never_supported", "always_supported"):
+        spec = f"scripted:tests.llm.policies:{policy}"
+        settings = LLMSettings(provider=spec, cache_path=tmp_path / "c.sqlite", ledger_path=None)
+        async with build_client(settings) as client:
+            response = await client.complete(verify_request())
+        answers.append((response.parsed["result"], response.cache_hit))
+    assert answers == [(True, False), (False, False), (True, True)]
 
 
 async def test_a_scripted_provider_built_from_a_spec_keeps_no_request_log() -> None:

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from toolkit.errors import BudgetExceeded, LLMError
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
-from toolkit.llm.pricing import FREE_PROVIDERS, PriceTable
+from toolkit.llm.pricing import PriceTable, is_free
 from toolkit.llm.provider import Provider
 
 PAID_PROVIDERS = ("openai", "anthropic")
@@ -60,7 +60,7 @@ class BudgetProvider:
         self.budget = budget
         self.prices = prices
         self.name = inner.name
-        self._free = inner.name in FREE_PROVIDERS  # replays cost nothing
+        self._free = is_free(inner.name)  # replays cost nothing
         self._paid_api = inner.name.startswith(PAID_PROVIDERS)
 
     async def complete(self, request: LLMRequest) -> LLMResponse:

@@ -2,7 +2,8 @@
 each stored answer against its schema once, and lets identical in-flight requests share one call.
 
 Invariants: an error raises before anything is stored; a truncated or refused output, or one
-that fails its schema, is never stored; a stored answer that fails its schema is a miss. A
+that fails its schema, is never stored; a stored answer that is truncated or refused (one
+imported from recordings), or fails its schema, is a miss. A
 call returns once its answer is committed, or, inside `deferring_commits`, once it is queued
 (the barrier then holds the commit); every caller of a shared call waits for that commit, and
 a failed store fails each of them with its own error (only the caller that paid carries the
@@ -118,13 +119,14 @@ class CachedProvider:
             stored.set_result(None)
 
     def _usable(self, key: str, request: LLMRequest, stored: LLMResponse, checked: bool) -> bool:
-        """A stored answer is served only if it passes its schema (checked once per entry)."""
-        if checked:
-            return True
-        if answer_problems(request, stored):
-            self.cache.forget(key, "answers that fail their schema are treated as misses")  # type: ignore[union-attr]
+        """A stored answer is served only if it is complete and passes its schema (checked once
+        per entry: an entry this layer stored was checked before it was stored)."""
+        if not cacheable(stored) or (not checked and answer_problems(request, stored)):
+            why = "answers that are truncated, refused or fail their schema are treated as misses"
+            self.cache.forget(key, why)  # type: ignore[union-attr]
             return False
-        self.cache.mark_checked(key)  # type: ignore[union-attr]
+        if not checked:
+            self.cache.mark_checked(key)  # type: ignore[union-attr]
         return True
 
     async def _call_and_store(

@@ -78,8 +78,10 @@ class LLMClient:
         return self.account.prices
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
-        """Answer `request` (provider name filled in, so it is part of the cache key)."""
-        if not request.provider:
+        """Answer `request` as this client's provider: its name replaces whatever provider the
+        request names, so the cache key and ledger row are those of the provider answering (a
+        request naming `openai` sent to a local server must not share the API's answers)."""
+        if request.provider != self.provider.name:
             request = request.model_copy(update={"provider": self.provider.name})
         return await self._chain.complete(request)
 
@@ -139,7 +141,8 @@ def _offline_provider(kind: str, rest: str, spec: str) -> Provider:
     if kind == "scripted" and rest:
         from toolkit.llm.scripted import ScriptedProvider, load_policy
 
-        return ScriptedProvider(load_policy(rest), record=False)  # nothing reads a log here
+        policy = load_policy(rest)
+        return ScriptedProvider(policy, record=False, name=spec)  # nothing reads a log here
     raise SpecError(
         "--provider",
         "provider",

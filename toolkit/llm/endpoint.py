@@ -5,12 +5,15 @@ server when it is not the official API, and the structured-output mode when not 
 The identity is every request's `provider`, so it is part of each cache key and ledger row, and
 the server and mode are part of a result's fingerprint: answers from one server (two local
 servers may serve the same model name), or asked for another way, are never served or kept as
-another's. Stdlib only: a rerun with nothing to redo computes fingerprints without the SDKs.
+another's. An offline provider is named for what answers, the policy or the recordings
+(`scripted:pkg.mod:func`, `replay:/abs/recordings`), so switching either never serves the
+other's cached answers; `kind_of` gives the kind prices go by. Stdlib only: a rerun with nothing to redo computes fingerprints without the SDKs.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from typing import Final
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
@@ -46,6 +49,12 @@ def identity(kind: str, url: str | None, mode: str) -> str:
     if mode != DEFAULT_MODES.get(kind, mode):
         name += f" mode={mode}"
     return name
+
+
+def kind_of(name: str) -> str:
+    """The kind of provider an identity names (what prices and budgets go by):
+    `openai@http://localhost:8000/v1 mode=json` → `openai`, `scripted:pkg.mod:f` → `scripted`."""
+    return re.split(r"[@: ]", name, maxsplit=1)[0]
 
 
 def check_client_server(kind: str, expected: str | None, called: str) -> None:

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 from toolkit.errors import CacheError, LedgerError, LLMError
 from toolkit.llm.abandoned import CallRow, current_abandoned
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
-from toolkit.llm.pricing import FREE_PROVIDERS, SIMULATED_PROVIDERS, PriceTable
+from toolkit.llm.pricing import PriceTable, is_free, is_simulated
 from toolkit.llm.provider import Provider
 from toolkit.llm.usage import UsageSummary
 
@@ -171,7 +171,7 @@ class Ledger:
         totals.input_tokens += row.input_tokens + row.cache_read_tokens + row.cache_write_tokens
         totals.output_tokens += row.output_tokens
         totals.cost_usd += row.cost_usd
-        if row.provider in SIMULATED_PROVIDERS:
+        if is_simulated(row.provider):
             totals.simulated_usd += row.cost_usd
 
 
@@ -266,5 +266,5 @@ class LedgerProvider:
         self, request: LLMRequest, usage: Usage, hit: bool, started: float, error: str | None
     ) -> LedgerRow:
         latency = self._clock() - started
-        free = self.name in FREE_PROVIDERS
+        free = is_free(self.name)
         return self.ledger.row_for(request, usage, hit=hit, latency=latency, error=error, free=free)

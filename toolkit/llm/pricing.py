@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, Self, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from toolkit.llm.endpoint import kind_of
+
 if TYPE_CHECKING:  # settings import prices; they need no request models
     from toolkit.llm.models import Usage
 
@@ -88,6 +90,16 @@ the same calls would cost live, which is shown only as a labelled estimate."""
 SIMULATED_PROVIDERS = frozenset({"scripted"})
 """Providers whose answers a hand-written policy writes: priced as live calls, so a budget cap
 can be tried on them, and reported as a simulated spend, never as money paid."""
+
+
+def is_free(provider: str) -> bool:
+    """Whether the provider `provider` names (an identity such as `replay:/dir`) is free."""
+    return kind_of(provider) in FREE_PROVIDERS
+
+
+def is_simulated(provider: str) -> bool:
+    """Whether the provider `provider` names (`scripted:pkg.mod:func`) answers from a policy."""
+    return kind_of(provider) in SIMULATED_PROVIDERS
 
 
 class PriceTable(BaseModel):

@@ -2,7 +2,8 @@
 
 Recordings are a directory of exported cache records (`judgegen cache export`) or a cache
 SQLite file. A request matches a recording when everything but the provider name is equal,
-so a run recorded against `anthropic` replays as-is. A miss raises `ReplayMiss` naming the
+so a run recorded against `anthropic` replays as-is. A truncated or refused recording is an
+error, as the live call was. A miss raises `ReplayMiss` naming the
 purpose, the key and a unified diff against the nearest recording of the same purpose and
 model.
 """
@@ -15,7 +16,7 @@ from toolkit.errors import LLMError, ReplayMiss
 from toolkit.llm.cache import CacheRecord, ResponseCache, load_records
 from toolkit.llm.diff import miss_message
 from toolkit.llm.models import LLMRequest, LLMResponse
-from toolkit.llm.provider import answer_problems
+from toolkit.llm.provider import REFUSED_STOPS, TRUNCATED_STOPS, answer_problems
 
 
 def replay_key(request: LLMRequest) -> str:
@@ -24,24 +25,26 @@ def replay_key(request: LLMRequest) -> str:
 
 
 class ReplayProvider:
-    """`Provider` that serves recorded responses and fails loudly on anything else."""
+    """`Provider` that serves recorded responses and fails loudly on anything else. `name` is
+    its identity in cache keys and ledger rows: `from_path` names the recordings, so answers
+    cached while replaying one set never serve another."""
 
-    name = "replay"
-
-    def __init__(self, records: list[CacheRecord]) -> None:
+    def __init__(self, records: list[CacheRecord], name: str = "replay") -> None:
+        self.name = name
         self._records = {replay_key(r.request): r for r in records}
 
     @classmethod
     def from_path(cls, path: Path | str) -> ReplayProvider:
         """Load recordings from an export directory or a cache SQLite file."""
         path = Path(path)
+        name = f"replay:{path.resolve()}"
         if path.is_dir():
-            return cls(load_records(path))
+            return cls(load_records(path), name)
         if not path.is_file():
             raise ReplayMiss(f"replay recordings not found at {path}")
         cache = ResponseCache(path)
         try:
-            return cls(cache.records())
+            return cls(cache.records(), name)
         finally:
             cache.close()
 
@@ -54,6 +57,13 @@ class ReplayProvider:
                 for r in self._records.values()
             ]
             raise ReplayMiss(miss_message("replay miss", request, recorded))
+        stop = record.response.stop_reason
+        if stop in TRUNCATED_STOPS | REFUSED_STOPS:
+            raise LLMError(
+                f"the recorded answer to {request.metadata.purpose} request "
+                f"{request.cache_key()} is incomplete (stop reason {stop}); re-record it",
+                kind="truncated" if stop in TRUNCATED_STOPS else "refused",
+            )
         problems = answer_problems(request, record.response)
         if problems:
             raise LLMError(

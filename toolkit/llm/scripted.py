@@ -53,11 +53,11 @@ def response_from(value: str | dict | LLMResponse, request: LLMRequest) -> LLMRe
 
 class ScriptedProvider:
     """Answers every request by calling `policy`; records the requests in `calls` unless
-    `record` is off."""
+    `record` is off. `name` is its identity in cache keys and ledger rows: one built for
+    `--provider scripted:SPEC` is named so, so another policy's cached answers never serve it."""
 
-    name = "scripted"
-
-    def __init__(self, policy: Policy, *, record: bool = True) -> None:
+    def __init__(self, policy: Policy, *, record: bool = True, name: str = "scripted") -> None:
+        self.name = name
         self.policy = policy
         self.record = record
         self.calls: list[LLMRequest] = []
