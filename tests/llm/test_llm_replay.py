@@ -69,6 +69,31 @@ async def test_answers_cached_while_replaying_one_recording_set_never_serve_anot
     assert answers == [True, False]
 
 
+async def test_rerecording_a_directory_in_place_never_serves_its_old_answers_from_the_cache(
+    tmp_path: Path,
+) -> None:
+    answers = []
+    for policy in (always_supported, never_supported):
+        recorder = LLMClient(
+            ScriptedProvider(policy),
+            cache=ResponseCache(tmp_path / f"{policy.__name__}.sqlite"),
+            cache_mode=CacheMode.RW,
+        )
+        await recorder.complete(verify_request())
+        await recorder.aclose()
+        for old in (tmp_path / "recordings").glob("*.json"):
+            old.unlink()
+        ResponseCache(tmp_path / f"{policy.__name__}.sqlite").export_dir(tmp_path / "recordings")
+        settings = LLMSettings(
+            provider=f"replay:{tmp_path / 'recordings'}",
+            cache_path=tmp_path / "c.sqlite",
+            ledger_path=None,
+        )
+        async with build_client(settings) as client:
+            answers.append((await client.complete(verify_request())).parsed["result"])
+    assert answers == [True, False]
+
+
 async def test_a_truncated_recording_is_an_error_not_an_answer(tmp_path: Path) -> None:
     cut = LLMResponse(text='{"reasoning": "The page sa', model="o4-mini", stop_reason="length")
     replay = ReplayProvider([CacheRecord.of(verify_request(), cut)])

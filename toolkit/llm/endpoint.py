@@ -6,8 +6,8 @@ The identity is every request's `provider`, so it is part of each cache key and 
 the server and mode are part of a result's fingerprint: answers from one server (two local
 servers may serve the same model name), or asked for another way, are never served or kept as
 another's. An offline provider is named for what answers, the policy or the recordings
-(`scripted:pkg.mod:func`, `replay:/abs/recordings`), so switching either never serves the
-other's cached answers; `kind_of` gives the kind prices go by. Stdlib only: a rerun with nothing to redo computes fingerprints without the SDKs.
+(`scripted:pkg.mod:func`, `replay:/abs/recordings recorded=<hash>`), so switching either
+never serves the other's cached answers; `kind_of` gives the kind prices go by. Stdlib only: a rerun with nothing to redo computes fingerprints without the SDKs.
 """
 
 from __future__ import annotations

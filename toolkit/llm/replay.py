@@ -17,6 +17,7 @@ from toolkit.llm.cache import CacheRecord, ResponseCache, load_records
 from toolkit.llm.diff import miss_message
 from toolkit.llm.models import LLMRequest, LLMResponse
 from toolkit.llm.provider import REFUSED_STOPS, TRUNCATED_STOPS, answer_problems
+from toolkit.util.hashing import sha256_text
 
 
 def replay_key(request: LLMRequest) -> str:
@@ -24,10 +25,19 @@ def replay_key(request: LLMRequest) -> str:
     return request.cache_key(provider="")
 
 
+def recordings_name(path: Path, records: list[CacheRecord]) -> str:
+    """`replay:/abs/path recorded=<digest>`: where the recordings are and a hash of what they
+    answer, so re-recording a directory in place renames its replays."""
+    answers = sorted(f"{replay_key(r.request)} {r.response.model_dump_json()}" for r in records)
+    digest = sha256_text("\n".join(answers)).removeprefix("sha256:")[:16]
+    return f"replay:{path.resolve()} recorded={digest}"
+
+
 class ReplayProvider:
     """`Provider` that serves recorded responses and fails loudly on anything else. `name` is
-    its identity in cache keys and ledger rows: `from_path` names the recordings, so answers
-    cached while replaying one set never serve another."""
+    its identity in cache keys and ledger rows: `from_path` names the recordings by place and
+    content (`recordings_name`), so answers cached while replaying one set, or an earlier
+    recording of the same directory, never serve another."""
 
     def __init__(self, records: list[CacheRecord], name: str = "replay") -> None:
         self.name = name
@@ -37,16 +47,17 @@ class ReplayProvider:
     def from_path(cls, path: Path | str) -> ReplayProvider:
         """Load recordings from an export directory or a cache SQLite file."""
         path = Path(path)
-        name = f"replay:{path.resolve()}"
         if path.is_dir():
-            return cls(load_records(path), name)
-        if not path.is_file():
+            records = load_records(path)
+        elif path.is_file():
+            cache = ResponseCache(path)
+            try:
+                records = cache.records()
+            finally:
+                cache.close()
+        else:
             raise ReplayMiss(f"replay recordings not found at {path}")
-        cache = ResponseCache(path)
-        try:
-            return cls(cache.records(), name)
-        finally:
-            cache.close()
+        return cls(records, recordings_name(path, records))
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """The recorded response for `request`, or `ReplayMiss` with a diff."""
