@@ -6,7 +6,12 @@ https):
 - `canonical_url`: the address to fetch and the page store's primary key; only the spelling
   is normalized (scheme and host case, default port, an anchor fragment, empty path).
 - `normalize_url`: the same-page key; two URLs with equal keys show the same page
-  (http = https, no "www."/"m.", no tracking parameters, sorted query, no trailing slash).
+  (http = https, no "www."/"m.", no tracking parameters, sorted query, no trailing slash;
+  an encoded slash stays one, `a%2Fb` ≠ `a/b`).
+Trailing punctuation is a URL's own when something delimits it (a Markdown link's target,
+an `<autolink>`, `whole=True`): `/wiki/Oklahoma!` is the musical, `/wiki/Oklahoma` the
+state. Only a URL glued into prose loses it, and the page store reads a judge's source
+both ways, whole first (`url_spellings`).
 Both keep a fragment that is a single-page app's hash route (`#/pricing`, hashbang
 `#!/about`): the route names the page the app shows, so two routes are two pages. Any other
 fragment (`#top`, `#section-2`, `#:~:text=`) is a place within the page and is dropped.
@@ -27,6 +32,7 @@ __all__ = [
     "is_web_url",
     "normalize_url",
     "same_page",
+    "url_spellings",
     "web_host",
 ]
 
@@ -61,6 +67,7 @@ _MARKDOWN_LINK = re.compile(
     r'(?:\s+"[^"]*")?\s*\)',
     re.IGNORECASE,
 )
+_AUTOLINK = re.compile(r"<(?P<url>https?://[^<>\s]+)>", re.IGNORECASE)
 # "example.com/page", "www.example.com" or "localhost:3000/x": a host, then a path, query or nothing.
 _SCHEMELESS_HOST = re.compile(
     r"^(?:localhost|(?:[a-z0-9-]+\.)+[a-z]{2,})(?::\d+)?(?:[/?#]|$)", re.IGNORECASE
@@ -74,17 +81,23 @@ _BARE_URL = re.compile(
 )
 # Characters a route's key keeps as they are: a path's, and a query's within the route.
 _ROUTE_SAFE = "/:@!$&'()*+,;=~-._?"
+# An encoded slash is part of a path segment ("a%2Fb", one name), not a separator: many
+# servers (GitLab's API, Apache by default) answer `a%2Fb` and `a/b` differently.
+_ENCODED_SLASH = re.compile("%2F", re.IGNORECASE)
 _TRACKING_PARAMS = frozenset(
     {"fbclid", "gclid", "dclid", "msclkid", "yclid", "igshid", "mc_cid", "mc_eid", "_ga"}
 )
 
 
 def _strip_wrappers(text: str) -> str:
-    """Remove surrounding quotes/brackets/emphasis and trailing punctuation, keeping balanced ones."""
+    """Remove surrounding quotes/brackets/emphasis and trailing punctuation, keeping balanced
+    ones; inside `<...>` nothing more (`<https://x.org/Oklahoma!>` ends with its `!`)."""
     previous = None
     while text != previous:
         previous = text
         text = text.strip().strip("*_\u200b")
+        if len(text) >= 2 and text[0] == "<" and text[-1] == ">":
+            return text[1:-1].strip()  # an autolink spells its URL out whole
         if len(text) >= 2 and _WRAPPERS.get(text[0]) == text[-1]:
             text = text[1:-1]
         elif text and text[0] in _WRAPPERS and _WRAPPERS[text[0]] not in text[1:]:
@@ -99,26 +112,28 @@ def _strip_wrappers(text: str) -> str:
     return text
 
 
-def _unwrap(url: str) -> str:
+def _unwrap(url: str, whole: bool = False) -> str:
     """The URL inside a Markdown link, angle brackets, quotes or emphasis, unescaped (Markdown
-    escapes, and `&amp;`, which HTML-escaped text puts where a URL has `&`)."""
+    escapes, and `&amp;`, which HTML-escaped text puts where a URL has `&`). A Markdown link's
+    target, an `<autolink>` and a `whole` string are the URL to its last character: only a
+    URL glued into prose may end with the prose's punctuation."""
     text = url.strip().replace("&amp;", "&")
-    whole = _MARKDOWN_WHOLE.match(text)
-    if whole:
-        text = whole.group(1)
-    return _MARKDOWN_ESCAPE.sub(r"\1", _strip_wrappers(text))
+    if not whole:
+        markdown = _MARKDOWN_WHOLE.match(text)
+        text = markdown.group(1) if markdown else _strip_wrappers(text)
+    return _MARKDOWN_ESCAPE.sub(r"\1", text)
 
 
-def _web_parts(url: object) -> SplitResult | None:
+def _web_parts(url: object, whole: bool = False) -> SplitResult | None:
     """The parts of an http(s) URL with a host, or None when `url` is not one."""
-    return _parse_web_url(url) if isinstance(url, str) else None
+    return _parse_web_url(url, whole) if isinstance(url, str) else None
 
 
 @lru_cache(maxsize=4096)
-def _parse_web_url(url: str) -> SplitResult | None:
+def _parse_web_url(url: str, whole: bool) -> SplitResult | None:
     # Cached: an evaluation looks up the same cited URLs again and again (page text,
     # screenshot, each extraction and verification), and parsing is pure.
-    text = _unwrap(url)
+    text = _unwrap(url, whole)
     if not text or _SPACE.search(text):
         return None
     if text.startswith("//"):
@@ -149,23 +164,43 @@ def _netloc(host: str, port: int | None, scheme: str) -> str:
     return host if port in (None, DEFAULT_PORTS[scheme]) else f"{host}:{port}"
 
 
-def canonical_url(url: str) -> str:
+def canonical_url(url: str, *, whole: bool = False) -> str:
     """The address to fetch and the page store's key: decorations stripped, scheme and host
     lower-cased, default port and an anchor (`#top`) dropped, `/` for an empty path.
 
     Keeps what could make a different page on some server (http vs https, "www.", the query
     as written) or in the browser (a hash route, `#/pricing` or `#!/about`, as written). A
     string that is not an http(s) URL comes back unwrapped and stripped only.
+    Trailing punctuation is prose's (dropped) unless the URL is spelled out whole: a Markdown
+    link's target, an `<autolink>`, or any string with `whole`. A last character kept that
+    way is percent-encoded (`/wiki/Oklahoma!` → `/wiki/Oklahoma%21`), so the canonical URL
+    reads back as itself wherever it is canonicalized again.
     """
-    parts = _web_parts(url)
+    parts = _web_parts(url, whole)
     if parts is None:
-        return _unwrap(url)
+        return _unwrap(url, whole)
     scheme = parts.scheme.lower()
     netloc = _netloc((parts.hostname or "").lower(), parts.port, scheme)
     userinfo = parts.netloc.rpartition("@")[0]
     if userinfo:
         netloc = f"{userinfo}@{netloc}"
-    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, _route(parts)))
+    return _kept_whole(urlunsplit((scheme, netloc, parts.path or "/", parts.query, _route(parts))))
+
+
+def _kept_whole(url: str) -> str:
+    """`url` with its last character percent-encoded when reading it as prose would drop it
+    as punctuation; servers decode `%21` as `!`, so it is the same address."""
+    if _strip_wrappers(url) == url:
+        return url
+    return url[:-1] + "".join(f"%{byte:02X}" for byte in url[-1].encode("utf-8"))
+
+
+def url_spellings(url: str) -> list[str]:
+    """The canonical URLs `url` may name, most literal first: the string taken whole (its
+    last `!` or `.` part of the URL), then read as prose (`canonical_url`). A judge's source
+    is a URL it copied from the answer, where a Markdown link may have spelled it out whole."""
+    spellings = [canonical_url(url, whole=True), canonical_url(url)]
+    return [s for s in dict.fromkeys(spellings) if is_web_url(s)]
 
 
 def web_host(url: object, *, as_written: bool = False) -> str | None:
@@ -203,7 +238,10 @@ def normalize_url(url: str | None) -> str:
     if parts is None:
         return ""
     netloc = _netloc(_clean_host(unquote(parts.hostname or "")), parts.port, parts.scheme.lower())
-    path = quote(unquote(parts.path), safe="/:@!$&'()*+,;=~-._")
+    path = "%2F".join(
+        quote(unquote(piece), safe="/:@!$&'()*+,;=~-._")
+        for piece in _ENCODED_SLASH.split(parts.path)
+    )
     path = re.sub(r"/{2,}", "/", path).rstrip("/")
     query = sorted(
         (key, value)
@@ -235,16 +273,18 @@ def extract_urls(text: str) -> list[str]:
     was first cited with. A Markdown link counts by its target; its label is not read as a
     second citation.
     """
-    found: list[tuple[int, str]] = []
+    found: list[tuple[int, str, bool]] = []  # (where, URL, spelled out whole)
     masked = list(text)
-    for match in _MARKDOWN_LINK.finditer(text):
-        found.append((match.start(), match.group("url")))
-        masked[match.start() : match.end()] = " " * (match.end() - match.start())
+    for pattern in (_MARKDOWN_LINK, _AUTOLINK):
+        for match in pattern.finditer("".join(masked)):
+            found.append((match.start(), match.group("url"), True))
+            masked[match.start() : match.end()] = " " * (match.end() - match.start())
     for match in _BARE_URL.finditer("".join(masked)):
-        found.append((match.start(), match.group(0)))
+        found.append((match.start(), match.group(0), False))
     urls: dict[str, str] = {}
-    for _, raw in sorted(found, key=lambda item: item[0]):
-        key = normalize_url(raw)
+    for _, raw, whole in sorted(found, key=lambda item: item[0]):
+        url = canonical_url(raw, whole=whole)
+        key = normalize_url(url)
         if key:
-            urls.setdefault(key, canonical_url(raw))
+            urls.setdefault(key, url)
     return list(urls.values())

@@ -215,6 +215,18 @@ def test_a_decoded_hash_is_imported_under_its_own_url_not_the_page_before_it(
     assert (report.imported, report.problems) == (2, [])
 
 
+def test_a_url_ending_in_punctuation_is_imported_under_itself_not_the_url_without_it(
+    tmp_path: Path,
+) -> None:
+    """Mind2Web 2 fetched `…/Oklahoma!` (the musical); `…/Oklahoma` is the state."""
+    musical = "https://en.wikipedia.org/wiki/Oklahoma!"
+    write_m2w2_task(tmp_path / "cache" / "agent" / "task", {musical: "The musical"})
+    with PageStore(tmp_path / "store") as store:
+        import_m2w2(tmp_path / "cache", store)
+        assert store.get(musical) == "The musical"
+        assert store.get("https://en.wikipedia.org/wiki/Oklahoma") is None
+
+
 def test_a_decoded_space_is_imported_under_its_percent_encoded_url(tmp_path: Path) -> None:
     url = "https://example.com/annual%20report"
     write_m2w2_task(tmp_path / "cache" / "agent" / "task", {url: "Revenue"})

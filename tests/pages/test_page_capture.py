@@ -23,6 +23,7 @@ from tests.pages.pdfs import build_pdf
 from toolkit.errors import InfraError
 from toolkit.pages import PageRecord, PageStore, capture, default_chromium
 from toolkit.pages.capture import NOTHING_RENDERED, CaptureOptions, capture_pages
+from toolkit.urls import extract_urls
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -445,6 +446,41 @@ async def test_a_page_stored_under_another_spelling_is_not_captured_again(tmp_pa
         assert captured == []
         assert [o.result for o in report.outcomes] == ["skipped"]
         assert store.get("http://example.com/a/") == "Good copy"
+
+
+async def test_a_markdown_link_ending_in_punctuation_is_captured_and_read_as_cited(
+    tmp_path: Path,
+) -> None:
+    pages = {
+        "https://en.wikipedia.org/wiki/Oklahoma": "The US state",
+        "https://en.wikipedia.org/wiki/Oklahoma%21": "The musical",
+    }
+    captured: list[str] = []
+
+    async def capture(url: str) -> PageRecord:
+        captured.append(url)
+        return PageRecord.web(url, pages[url], None)
+
+    answer = "It premiered in 1943 ([Oklahoma!](https://en.wikipedia.org/wiki/Oklahoma!))."
+    with PageStore(tmp_path / "pages") as store:
+        await capture_pages(extract_urls(answer), store, CaptureOptions(), capture=capture)
+        assert captured == ["https://en.wikipedia.org/wiki/Oklahoma%21"]
+        assert store.get("https://en.wikipedia.org/wiki/Oklahoma!") == "The musical"
+
+
+async def test_a_path_with_a_slash_is_captured_though_one_with_an_encoded_slash_is_stored(
+    tmp_path: Path,
+) -> None:
+    async def capture(url: str) -> PageRecord:
+        return PageRecord.web(url, "File b in folder a", None)
+
+    with PageStore(tmp_path / "pages") as store:
+        store.put(PageRecord.web("https://example.com/files/a%2Fb", "File named a/b", None))
+        report = await capture_pages(
+            ["https://example.com/files/a/b"], store, CaptureOptions(), capture=capture
+        )
+        assert [o.result for o in report.outcomes] == ["captured"]
+        assert store.get("https://example.com/files/a/b") == "File b in folder a"
 
 
 async def test_a_hash_route_stored_without_its_route_by_an_older_judgegen_is_captured_again(

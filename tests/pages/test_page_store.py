@@ -13,6 +13,7 @@ from tests.fixtures.sqlite_faults import FailingConnection, damage
 from toolkit import Evaluator, InfraError, ScriptedBackend, VerifyRequest
 from toolkit.errors import PageStoreError
 from toolkit.pages import PageRecord, PageStore
+from toolkit.pages.store import SCHEMA_VERSION
 from toolkit.util.hashing import sha256_bytes
 
 JPEG = b"\xff\xd8\xff\xe0fake-jpeg"
@@ -208,6 +209,67 @@ def test_a_page_stored_without_its_route_by_an_older_judgegen_is_not_served_for_
         assert store.get(APP) == "Welcome to the app"
 
 
+def test_a_source_ending_in_punctuation_is_served_the_page_cited_whole(store: PageStore) -> None:
+    """A judge copies `…/Oklahoma!` from the answer's Markdown link: that is the musical,
+    stored by `cache-pages` as cited, not the state at `…/Oklahoma`."""
+    store.put(PageRecord.web("https://en.wikipedia.org/wiki/Oklahoma", "The US state", None))
+    store.put(PageRecord.web("https://en.wikipedia.org/wiki/Oklahoma%21", "The musical", None))
+    assert store.get("https://en.wikipedia.org/wiki/Oklahoma!") == "The musical"
+    assert store.get("https://en.wikipedia.org/wiki/Oklahoma") == "The US state"
+
+
+def test_a_source_with_prose_punctuation_is_served_the_page_without_it(store: PageStore) -> None:
+    store.put(PageRecord.web("https://example.com/a", "Page a", None))
+    assert store.get("https://example.com/a.") == "Page a"
+
+
+def test_a_page_at_an_encoded_slash_is_not_served_for_the_path_with_a_slash(
+    store: PageStore,
+) -> None:
+    store.put(PageRecord.web("https://example.com/files/a%2Fb", "File named a/b", None))
+    assert store.get("https://example.com/files/a/b") is None
+    assert not store.has_page("https://example.com/files/a/b")
+
+
+def _as_written_by_schema_3(path: Path, url: str, match_key: str, as_stored: str) -> None:
+    """Make the row of `url` look as judgegen wrote it before schema 4."""
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "UPDATE pages SET url = ?, match_key = ? WHERE url = ?", (as_stored, match_key, url)
+        )
+        db.execute("PRAGMA user_version = 3")
+
+
+def test_a_schema_3_store_read_only_serves_no_page_by_a_key_that_merged_two(
+    tmp_path: Path,
+) -> None:
+    url = "https://example.com/files/a%2Fb"
+    with PageStore(tmp_path / "pages") as first:
+        first.put(PageRecord.web(url, "File named a/b", None))
+    _as_written_by_schema_3(
+        tmp_path / "pages" / "pages.sqlite", url, "https://example.com/files/a/b", url
+    )
+    with PageStore(tmp_path / "pages", readonly=True) as old:
+        assert old.get("https://example.com/files/a/b") is None
+        assert old.get(url) == "File named a/b"
+
+
+def test_opening_a_schema_3_store_respells_a_url_ending_in_punctuation(tmp_path: Path) -> None:
+    """A page fetched at `…/Oklahoma!` (cited `…/Oklahoma!#plot`) is the musical's: the store
+    keeps it under that address taken whole, not the state's `…/Oklahoma`."""
+    url = "https://en.wikipedia.org/wiki/Oklahoma%21"
+    with PageStore(tmp_path / "pages") as first:
+        first.put(PageRecord.web(url, "The musical", None))
+    old_url = "https://en.wikipedia.org/wiki/Oklahoma!"
+    _as_written_by_schema_3(
+        tmp_path / "pages" / "pages.sqlite", url, "https://en.wikipedia.org/wiki/Oklahoma", old_url
+    )
+    with PageStore(tmp_path / "pages") as upgraded:
+        assert upgraded.get("https://en.wikipedia.org/wiki/Oklahoma!") == "The musical"
+        assert upgraded.get("https://en.wikipedia.org/wiki/Oklahoma") is None
+        assert [r.url for r in upgraded.records()] == [url]
+
+
 def test_pages_persist_after_reopening(tmp_path: Path) -> None:
     with PageStore(tmp_path / "pages") as first:
         first.put(PageRecord.web("https://example.com/a", "Kept", None))
@@ -265,7 +327,7 @@ def test_a_schema_2_store_gains_its_screenshot_hashes_when_opened_for_writing(
         pass
     with sqlite3.connect(tmp_path / "pages" / "pages.sqlite") as db:
         assert db.execute("SELECT screenshot_hash FROM pages").fetchone() == (sha256_bytes(JPEG),)
-        assert db.execute("PRAGMA user_version").fetchone() == (3,)
+        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
     with PageStore(tmp_path / "pages", readonly=True) as upgraded:
         assert upgraded.screenshot_hash(url) == sha256_bytes(JPEG)
 

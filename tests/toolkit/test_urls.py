@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from toolkit.pages import answer_files, cited_urls
-from toolkit.urls import canonical_url, extract_urls, normalize_url, same_page
+from toolkit.urls import canonical_url, extract_urls, normalize_url, same_page, url_spellings
 
 
 @pytest.mark.parametrize(
@@ -248,3 +248,47 @@ def test_cited_urls_reads_mind2web2_answer_layout(tmp_path: Path) -> None:
         "https://a.example/x": [first, second],
         "https://b.example/": [second],
     }
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The musical: [Oklahoma!](https://en.wikipedia.org/wiki/Oklahoma!).",
+        "The musical: <https://en.wikipedia.org/wiki/Oklahoma!>.",
+    ],
+)
+def test_a_url_spelled_out_whole_keeps_its_last_punctuation(text: str) -> None:
+    """`/wiki/Oklahoma!` is the musical, `/wiki/Oklahoma` the state: a Markdown link's target
+    or an autolink ends where its delimiter says, so nothing in it is prose punctuation."""
+    assert extract_urls(text) == ["https://en.wikipedia.org/wiki/Oklahoma%21"]
+
+
+def test_a_canonical_url_ending_in_punctuation_reads_back_as_itself() -> None:
+    """Capture and the page store canonicalize the URLs `extract_urls` gives again."""
+    url = canonical_url("https://en.wikipedia.org/wiki/Apple_Inc.", whole=True)
+    assert url == "https://en.wikipedia.org/wiki/Apple_Inc%2E"
+    assert canonical_url(url) == url
+    assert normalize_url(url) != normalize_url("https://en.wikipedia.org/wiki/Apple_Inc")
+
+
+def test_a_source_is_looked_up_whole_first_then_as_prose() -> None:
+    assert url_spellings("https://en.wikipedia.org/wiki/Oklahoma!") == [
+        "https://en.wikipedia.org/wiki/Oklahoma%21",
+        "https://en.wikipedia.org/wiki/Oklahoma",
+    ]
+
+
+def test_an_encoded_slash_is_part_of_a_path_segment_not_a_separator() -> None:
+    """GitLab's API (`projects/group%2Fproject`) and Apache answer `a%2Fb` and `a/b` apart."""
+    assert normalize_url("https://example.com/files/a%2Fb") != normalize_url(
+        "https://example.com/files/a/b"
+    )
+    assert same_page("https://example.com/files/a%2fb", "https://example.com/files/a%2Fb")
+
+
+def test_extract_cites_a_path_with_an_encoded_slash_and_one_with_a_slash() -> None:
+    text = "[enc](https://example.com/files/a%2Fb) and [dir](https://example.com/files/a/b)"
+    assert extract_urls(text) == [
+        "https://example.com/files/a%2Fb",
+        "https://example.com/files/a/b",
+    ]

@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from toolkit.pages.pdf import PdfTextError, pdf_text
 from toolkit.pages.store import PageRecord, PageStore
 from toolkit.pages.walls import bot_check
-from toolkit.urls import is_web_url, normalize_url
+from toolkit.urls import canonical_url, is_web_url, normalize_url
 
 IMPORT_REPORT_VERSION = 1
 
@@ -103,11 +103,12 @@ def _has_files(task_dir: Path, stem: str) -> bool:
 
 def _entry_url(task_dir: Path, key: str) -> str:
     """The URL of an index entry: its key re-encoded, or the key itself when the entry's
-    files are named by the MD5 of the key's storage key (an older writer keyed by URL)."""
+    files are named by the MD5 of the key's storage key (an older writer keyed by URL);
+    taken whole, as Mind2Web 2 fetched it (a last `!` is the URL's, not punctuation)."""
     direct, older = hashlib.md5(key.encode("utf-8")).hexdigest(), m2w2_file_stem(key)
     if older != direct and not _has_files(task_dir, direct) and _has_files(task_dir, older):
-        return key
-    return m2w2_address(key)
+        return canonical_url(key, whole=True)
+    return canonical_url(m2w2_address(key), whole=True)
 
 
 def _shared_files(task_dir: Path, urls: dict[str, str]) -> dict[str, str]:
@@ -226,7 +227,7 @@ def _import_failures(task_dir: Path, store: PageStore, report: ImportReport) -> 
         report.problems.append(ImportProblem(task_dir=str(task_dir), reason=f"{path.name}: {exc}"))
         return
     for key, entry in failures.items():
-        url = m2w2_address(key)
+        url = canonical_url(m2w2_address(key), whole=True)
         if not is_web_url(url):
             continue
         reason = entry.get("reason") if isinstance(entry, dict) else None

@@ -33,15 +33,17 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, Field
 
 from toolkit.errors import PAGES_ACCESS_FIX, InfraError, PageStoreError
-from toolkit.urls import canonical_url, normalize_url
+from toolkit.urls import canonical_url, normalize_url, url_spellings
 from toolkit.util.hashing import sha256_bytes, sha256_text
 from toolkit.util.sqlite_errors import sqlite_errors
 
 PAGE_RECORD_VERSION = 1
 STORE_FILENAME = "pages.sqlite"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """2: `match_key` holds `toolkit.urls.normalize_url` (version 1 had a looser key).
-3: `screenshot_hash`, so checking that a result's screenshots are unchanged reads no image."""
+3: `screenshot_hash`, so checking that a result's screenshots are unchanged reads no image.
+4: a URL ending in punctuation is stored with it encoded (`canonical_url`), and `match_key`
+keeps an encoded slash (`a%2Fb` is not `a/b`)."""
 RECENT_READS = 64  # answers a read-only store keeps (judges check several claims per page)
 
 PageKind = Literal["web", "pdf"]
@@ -292,19 +294,23 @@ class PageStore:
 
     def _upgrade(self) -> None:
         """Bring a store written by an older judgegen to this schema: recompute the same-page
-        keys (before 2), add and fill the screenshot hashes (before 3)."""
+        keys (before 2, and 4), add and fill the screenshot hashes (before 3), re-spell the
+        URLs that end in punctuation (before 4)."""
         (version,) = self._db.execute("PRAGMA user_version").fetchone()
         if not 0 < version < SCHEMA_VERSION:
             return
         with self._db:
             urls = [url for (url,) in self._db.execute("SELECT url FROM pages").fetchall()]
-            if version < 2:
+            if version < 4:
+                urls = self._respell(urls)
                 self._db.executemany(
                     "UPDATE pages SET match_key = ? WHERE url = ?",
                     [(normalize_url(url), url) for url in urls],
                 )
             if not self._has_screenshot_hashes():
                 self._db.execute("ALTER TABLE pages ADD COLUMN screenshot_hash TEXT")
+            if version >= 3:
+                return
             for url in urls:  # one image in memory at a time
                 row = self._db.execute("SELECT screenshot FROM pages WHERE url = ?", (url,))
                 (shot,) = row.fetchone()
@@ -313,6 +319,23 @@ class PageStore:
                         "UPDATE pages SET screenshot_hash = ? WHERE url = ?",
                         (sha256_bytes(shot), url),
                     )
+
+    def _respell(self, urls: list[str]) -> list[str]:
+        """The stored `urls` as this judgegen spells them: each is the address that was
+        fetched, taken whole (`canonical_url`: `…/Oklahoma!` read as prose is `…/Oklahoma`,
+        another page). A row whose new spelling is already stored is the same address twice,
+        and goes."""
+        stored, kept = set(urls), list[str]()
+        for url in urls:
+            spelled = canonical_url(url, whole=True)
+            if spelled != url:
+                if spelled in stored:
+                    self._db.execute("DELETE FROM pages WHERE url = ?", (url,))
+                    continue
+                self._db.execute("UPDATE pages SET url = ? WHERE url = ?", (spelled, url))
+                stored.add(spelled)
+            kept.append(spelled)
+        return kept
 
     def _has_screenshot_hashes(self) -> bool:
         """Whether the table has the `screenshot_hash` column (a store an older judgegen
@@ -334,23 +357,32 @@ class PageStore:
     # -- reading ----------------------------------------------------------------------------
 
     def _row(self, url: str, columns: tuple[str, ...]) -> dict[str, Any] | None:
-        """`columns` of the row read for `url`: the page stored under its canonical URL, else
-        one stored under another spelling of the same page (`match_key`), else a failure (the
-        canonical URL's first). A failure never hides a stored page: one spelling's capture
-        can fail where another's succeeded."""
-        key = canonical_url(url)
-        select = ", ".join(("status = 'ok'", *columns))
+        """`columns` of the row read for `url`: the first of its spellings (`url_spellings`:
+        taken whole, then as prose) with a row stored for it (`_row_for`)."""
+        spellings = url_spellings(url) or [canonical_url(url)]
+        select = ", ".join(("url", "status = 'ok'", *columns))
         with self._guard():
-            row = self._db.execute(f"SELECT {select} FROM pages WHERE url = ?", (key,)).fetchone()
-            if row is None or not row[0]:
-                same_page = self._db.execute(
-                    f"SELECT {select} FROM pages WHERE match_key = ? "
-                    "ORDER BY status = 'ok' DESC, rowid LIMIT 1",
-                    (normalize_url(key),),
-                ).fetchone()
-                if same_page is not None and (row is None or same_page[0]):
-                    row = same_page
-        return dict(zip(columns, row[1:], strict=True)) if row else None
+            row = next((found for key in spellings if (found := self._row_for(key, select))), None)
+        return dict(zip(columns, row[2:], strict=True)) if row else None
+
+    def _row_for(self, key: str, select: str) -> tuple[Any, ...] | None:
+        """The row for canonical URL `key`: the page stored under it, else one stored under
+        another spelling of the same page (`match_key`), else a failure (`key`'s first). A
+        failure never hides a stored page: one spelling's capture can fail where another's
+        succeeded. A row is another spelling only if its URL, read whole, has `key`'s same-page
+        key now (a store not yet upgraded may hold keys an older judgegen computed)."""
+        row = self._db.execute(f"SELECT {select} FROM pages WHERE url = ?", (key,)).fetchone()
+        if row is not None and row[1]:
+            return row
+        page = normalize_url(key)
+        for other in self._db.execute(
+            f"SELECT {select} FROM pages WHERE match_key = ? ORDER BY status = 'ok' DESC, rowid",
+            (page,),
+        ):
+            same = normalize_url(canonical_url(other[0], whole=True)) == page
+            if same and (row is None or other[1]):
+                return other
+        return row
 
     def lookup(self, url: str) -> PageRecord | None:
         """The full record for `url` (a page or a failure), or None if it was never captured."""
