@@ -55,8 +55,8 @@ def test_a_run_on_a_provider_that_is_down_stops_with_exit_3_naming_the_outage(
 ) -> None:
     outcome, record, rows = run_while_down(work, *mode)
     assert outcome.exit_code == 3, outcome.stderr
-    assert record["stopped"].startswith(f"LLMError: LLM provider scripted looks down: {THRESHOLD}")
-    assert "stopped: LLMError: LLM provider scripted looks down" in outcome.stderr
+    assert record["stopped"].startswith(f"LLMError: LLM provider {DOWN} looks down: {THRESHOLD}")
+    assert f"stopped: LLMError: LLM provider {DOWN} looks down" in outcome.stderr
     assert "then rerun: finished results are kept" in outcome.stderr
     assert record["evaluated"] < ANSWERS
     assert record["evaluated"] + record["not_started"] == ANSWERS

@@ -119,7 +119,9 @@ def test_a_run_reports_repr_is_one_line_whatever_it_holds() -> None:
 
     heads = [ResultHead.of(result(answer_name=f"answer_{i}")) for i in range(500)]
     report = RunReport(results=heads, reused=500)
-    assert repr(report) == "RunReport(500 results, evaluated=0, decided=0, reused=500, stopped=None)"
+    assert (
+        repr(report) == "RunReport(500 results, evaluated=0, decided=0, reused=500, stopped=None)"
+    )
 
 
 def test_an_agents_results_come_from_memory_when_known_and_from_disk_otherwise(
