@@ -109,6 +109,18 @@ HASH_ROUTED_HTML = b"""<html><body><div id="view"></div><script>
 var views = {"#/pricing": "Pro plan: 10 dollars a month", "#!/about": "Founded in 2019"};
 document.getElementById("view").innerText = views[location.hash] || "Welcome to the app";
 </script></body></html>"""  # a single-page app routing by the URL's #fragment
+HOME_HTML = b"""<html><body><h1>Example News</h1><p>Top stories today: markets rally, and the
+weather turns cold.</p></body></html>"""  # a site's home page, where removed pages are sent
+SCRIPT_TO_HOME_HTML = b"""<html><body>This story is no longer available.<script>
+location.replace("/en/");
+</script></body></html>"""  # a removed page sending the browser home by script
+REDIRECTS = {
+    "/members": "/accounts/login?next=%2Fmembers",  # a members-only page: sent on to sign in
+    "/news/2023/some-article": "/",  # a removed article: sent to the home page
+    "/old-article": "/home",
+    "/index.html": "/",  # a home page's other address
+    "/moved-article": "/static",  # an article moved to a new address
+}
 CAPTURE_TIMEOUT_S = 15
 MAX_SCREENSHOT_HEIGHT = 8000  # CaptureOptions' default cap
 
@@ -157,6 +169,10 @@ def make_handler(pdf: bytes, release: threading.Event) -> type[BaseHTTPRequestHa
         "/uas/login": (200, "text/html; charset=utf-8", LOGIN_HTML),
         "/profile": (200, "text/html; charset=utf-8", SCRIPT_TO_LOGIN_HTML),
         "/missing": (404, "text/html", b"<html><body>Not Found page text</body></html>"),
+        "/": (200, "text/html; charset=utf-8", HOME_HTML),
+        "/home": (200, "text/html; charset=utf-8", HOME_HTML),
+        "/en/": (200, "text/html; charset=utf-8", HOME_HTML),
+        "/gone-by-script": (200, "text/html; charset=utf-8", SCRIPT_TO_HOME_HTML),
     }
 
     class Handler(BaseHTTPRequestHandler):
@@ -164,9 +180,9 @@ def make_handler(pdf: bytes, release: threading.Event) -> type[BaseHTTPRequestHa
             if self.path == "/hang":
                 release.wait(30)
                 return
-            if self.path == "/members":  # a members-only page: sent on to sign in
-                self.send_response(302)
-                self.send_header("Location", "/accounts/login?next=%2Fmembers")
+            if self.path in REDIRECTS:
+                self.send_response(301 if self.path != "/members" else 302)
+                self.send_header("Location", REDIRECTS[self.path])
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
@@ -800,3 +816,51 @@ def test_a_sign_in_page_cited_as_itself_is_stored_as_a_page(
     record = walled["/accounts/login"]
     assert record.status == "ok", record.error
     assert "Join now to see the profile." in (record.text or "")
+
+
+@pytest.fixture(scope="module")
+def sent_home(server: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store of pages the site redirected to its home page, or elsewhere."""
+    paths = [
+        "/news/2023/some-article",
+        "/old-article",
+        "/gone-by-script",
+        "/index.html",
+        "/",
+        "/moved-article",
+    ]
+    store_dir = tmp_path_factory.mktemp("sent_home")
+    capture_paths(server, paths, store_dir)
+    return store_dir
+
+
+@pytest.mark.parametrize(
+    ("path", "home"),
+    [("/news/2023/some-article", "/"), ("/old-article", "/home"), ("/gone-by-script", "/en/")],
+)
+def test_a_deep_link_sent_to_the_home_page_is_a_redirect_home_failure_and_missing(
+    sent_home: Path, server: str, path: str, home: str
+) -> None:
+    with PageStore(sent_home, readonly=True) as store:
+        record = store.lookup(server + path)
+        assert record is not None
+        assert (record.status, record.error_kind) == ("failed", "redirect_home")
+        assert record.final_url == server + home
+        assert f"redirected to the site's home page {server}{home}" in (record.error or "")
+        assert store.get(server + path) is None  # the judge reads no page: it is missing
+        assert not store.has_page(server + path)  # captured again next time
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        ("/index.html", "Top stories today"),
+        ("/", "Top stories today"),
+        ("/moved-article", "The capital is Paris."),
+    ],
+)
+def test_a_cited_home_page_or_a_moved_page_is_stored_where_it_ended(
+    sent_home: Path, server: str, path: str, text: str
+) -> None:
+    with PageStore(sent_home, readonly=True) as store:
+        assert text in (store.get(server + path) or "")

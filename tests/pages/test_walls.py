@@ -1,12 +1,13 @@
 """A wall served in place of a page is recognized: a bot check by its own wording, only when it
 is the whole (short) text (a real page that quotes such a phrase is not taken for one); a
-sign-in or consent page by where the browser was sent, only when the cited URL is not one."""
+sign-in or consent page by where the browser was sent, only when the cited URL is not one; a
+site's home page likewise, only when the cited URL is a deep link."""
 
 from __future__ import annotations
 
 import pytest
 
-from toolkit.pages.walls import MAX_CHALLENGE_CHARS, bot_check, redirect_wall
+from toolkit.pages.walls import MAX_CHALLENGE_CHARS, bot_check, redirect_home, redirect_wall
 
 CHALLENGES = {
     "cloudflare": "Just a moment...\n\nEnable JavaScript and cookies to continue",
@@ -109,3 +110,83 @@ def test_other_redirects_and_cited_sign_in_pages_are_not_walls(
     cited: str, final: str | None
 ) -> None:
     assert redirect_wall(cited, final) is None
+
+
+HOME_REDIRECTS = {
+    "a removed article": (
+        "https://news.example.com/news/2023/some-article",
+        "https://news.example.com/",
+    ),
+    "to another host's root": ("http://example.com/products/widget", "https://www.example.com"),
+    "to an index file": ("https://example.com/products/widget", "https://example.com/index.html"),
+    "to Default.aspx": ("https://agency.gov/dept/report.aspx", "https://agency.gov/Default.aspx"),
+    "to /home": ("http://127.0.0.1:8000/old-article", "http://127.0.0.1:8000/home"),
+    "to a locale home": (
+        "https://example.com/en-us/support/kb/123",
+        "https://example.com/en-us/",
+    ),
+    "to a locale's index file": (
+        "https://example.com/blog/post",
+        "https://example.com/fr/index.php",
+    ),
+    "a cited page under a locale": ("https://example.com/de/produkte/x", "https://example.com/de"),
+    "a page behind an index file": (
+        "https://wiki.example.org/index.php/Some_Article",
+        "https://wiki.example.org/",
+    ),
+    "a hash route to the app's root": (
+        "https://app.example.com/#/reports/7",
+        "https://app.example.com/#/",
+    ),
+    "a deep link with a query": ("https://example.com/item?id=5", "https://example.com/"),
+}
+
+
+@pytest.mark.parametrize(("cited", "final"), HOME_REDIRECTS.values(), ids=HOME_REDIRECTS.keys())
+def test_a_deep_link_sent_to_the_sites_home_page_is_a_redirect_home(cited: str, final: str) -> None:
+    assert redirect_home(cited, final) == final
+
+
+NOT_HOME_REDIRECTS = {
+    "no redirect": ("https://example.com/a/b", "https://example.com/a/b"),
+    "no final url": ("https://example.com/a/b", None),
+    "a cited home page": ("https://example.com/", "https://example.com/"),
+    "a root to https and www": ("http://x.com", "https://www.x.com/"),
+    "an index file to the root": ("https://example.com/index.html", "https://example.com/"),
+    "a root to its locale": ("https://example.com/", "https://example.com/en/"),
+    "a locale home to another": ("https://example.com/fr/", "https://example.com/en-us/"),
+    "a locale index file to the locale": (
+        "https://example.com/en/index.html",
+        "https://example.com/en/",
+    ),
+    "/home to the root": ("https://example.com/home", "https://example.com/"),
+    "an anchor on the home page": ("https://example.com/#top", "https://example.com/"),
+    "a root with a tracking query": ("https://example.com/?utm_source=x", "https://example.com/"),
+    "an article moved": ("https://example.com/news/2023/a", "https://example.com/articles/a"),
+    "an article sent to its section": (
+        "https://example.com/news/2023/a",
+        "https://example.com/news/",
+    ),
+    "to a section that is not a locale": (
+        "https://example.com/faq/item-5",
+        "https://example.com/faq",
+    ),
+    "to a home page with a query (a page)": (
+        "https://example.com/2023/05/a-post",
+        "https://example.com/?p=123",
+    ),
+    "a hash route to another": ("https://app.example.com/#/old", "https://app.example.com/#/new"),
+    "to an index file deeper down": (
+        "https://example.com/docs/v1/intro",
+        "https://example.com/docs/index.html",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("cited", "final"), NOT_HOME_REDIRECTS.values(), ids=NOT_HOME_REDIRECTS.keys()
+)
+def test_a_cited_home_page_or_a_redirect_to_another_page_is_not_a_redirect_home(
+    cited: str, final: str | None
+) -> None:
+    assert redirect_home(cited, final) is None

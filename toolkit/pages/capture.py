@@ -3,9 +3,9 @@
 Never downloads a browser: Chromium is launched from `executable_path` (Debian's
 `/usr/bin/chromium` by default), headless, with background networking off. Each URL gets
 its own browser context and a per-page deadline; a 4xx/5xx, a timeout, a network error, a
-page that shows no text (`empty`; an image alone is judged by its screenshot) or a bot check
-served instead of the page (`walls.py`) is stored as a failure record with its reason, never
-as the page. A failure of our own network (`OUR_NETWORK_ERRORS`, or every URL
+page that shows no text (`empty`; an image alone is judged by its screenshot), a bot check or
+a sign-in page served instead of the page, or a deep link sent to the site's home page
+(`walls.py`) is stored as a failure record with its reason, never as the page. A failure of our own network (`OUR_NETWORK_ERRORS`, or every URL
 of a batch unresolved) is stored as `offline`, ours: reading it raises `InfraError`.
 """
 
@@ -27,7 +27,14 @@ from pydantic import BaseModel
 from toolkit.errors import InfraError
 from toolkit.pages.pdf import PdfTextError, looks_like_pdf, pdf_text
 from toolkit.pages.store import INFRA_FAILURES, FailureKind, PageKind, PageRecord, PageStore
-from toolkit.pages.walls import blocked_reason, bot_check, redirect_wall, wall_reason
+from toolkit.pages.walls import (
+    blocked_reason,
+    bot_check,
+    home_reason,
+    redirect_home,
+    redirect_wall,
+    wall_reason,
+)
 from toolkit.urls import canonical_url, is_web_url
 
 if TYPE_CHECKING:
@@ -310,7 +317,7 @@ async def capture_page(browser: Browser, url: str, options: CaptureOptions) -> P
 
     A failure is `browser` (ours: Chromium or its renderer died), `offline` (ours: our
     network, `OUR_NETWORK_ERRORS`) or the page's own (`http`, `timeout`, `network`,
-    `unsupported`, `pdf`, `empty`, `blocked`).
+    `unsupported`, `pdf`, `empty`, `blocked`, `redirect_home`).
     """
     from playwright.async_api import Error
     from playwright.async_api import TimeoutError as PlaywrightTimeout
@@ -421,6 +428,9 @@ async def _web_record(
     wall = redirect_wall(url, final_url)
     if wall is not None:  # or the sign-in or consent page the site sent the browser to
         return PageRecord.failure(url, "blocked", wall_reason(wall), **extra)
+    home = redirect_home(url, final_url)
+    if home is not None:  # or the home page a removed page is redirected to
+        return PageRecord.failure(url, "redirect_home", home_reason(home), **extra)
     return PageRecord.web(url, text, shot, **extra)
 
 

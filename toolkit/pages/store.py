@@ -69,6 +69,7 @@ FailureKind = Literal[
     "pdf",
     "empty",
     "blocked",
+    "redirect_home",
     "browser",
     "offline",
     "import",
@@ -187,8 +188,9 @@ class PageRecord(BaseModel):
     """When the capture (or the import's source file) was made, UTC."""
     error_kind: FailureKind | None = None
     """Why it failed: http (4xx/5xx), timeout, network, unsupported (a download that is
-    not a PDF), pdf (unreadable), browser (crashed), offline (our network, not the page's),
-    import (Mind2Web 2 failure record)."""
+    not a PDF), pdf (unreadable), empty (no text), blocked (a bot check or a sign-in wall),
+    redirect_home (a deep link sent to the site's home page), browser (crashed), offline (our
+    network, not the page's), import (Mind2Web 2 failure record)."""
     error: str | None = None
     """A one-line reason for the failure."""
     attempts: int = 1

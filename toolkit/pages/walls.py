@@ -1,4 +1,5 @@
-"""Recognizing a wall served in place of a cited page: a bot check, a sign-in or a consent page.
+"""Recognizing what a site served in place of a cited page: a bot check, a sign-in or a consent
+page, or its home page.
 
 Sites behind Cloudflare, Imperva, PerimeterX, DataDome or Amazon's robot check often answer an
 automated browser with HTTP 200 and a challenge page; others send it on to a sign-in page
@@ -15,6 +16,12 @@ is one is recorded as a failure of kind `blocked` instead, so runs list the page
   (`accounts.`, `login.`, `consent.`, ...) or whose path has a sign-in step (`/login`,
   `/signin`, `/authwall`, ...), when the cited URL itself has neither: an agent may cite a
   sign-in page on purpose, and a page that merely links to one is not redirected.
+
+A removed page is often redirected to the site's home page (`/news/2023/an-article` → `/`),
+which stored as the cited page would be judged in its place. A deep link that ended on a
+home page (`redirect_home`) is recorded as a failure of kind `redirect_home`: the page's
+fault, as a 404 is, so the page is missing and the claim unsupported. A cited home page that
+ended on one (`/index.html` → `/`, `/` → `/en/`) is not; nor is a redirect to another page.
 """
 
 from __future__ import annotations
@@ -96,6 +103,62 @@ def _wall_sign(url: str) -> str | None:
         if step in WALL_PATH_STEPS:
             return step
     return None
+
+
+INDEX_STEMS: Final = frozenset({"default", "home", "index"})
+"""A path's last segment that names a site's home page (`index.html`, `Default.aspx`, `home`),
+compared folded, bare or with an `INDEX_EXTENSIONS` extension."""
+INDEX_EXTENSIONS: Final = frozenset({"asp", "aspx", "cfm", "htm", "html", "jsp", "php", "shtml"})
+_LOCALE = re.compile(r"[a-z]{2}(?:[-_][a-z]{2,4})?")
+"""A path's first segment that is a language or country prefix (`en`, `fr`, `en-us`, `zh_hans`)."""
+
+
+def redirect_home(cited_url: str, final_url: str | None) -> str | None:
+    """`final_url` when the browser was sent from `cited_url`, a deep link, to a site's home
+    page (what the failure names); None when the cited URL is a home page itself, or when the
+    browser stayed or went to another page. A final URL with a query may name a page
+    (WordPress's `/?p=123`), so it is not taken for the home page."""
+    if not final_url or _home_path(cited_url):
+        return None
+    path, query = _page_path(final_url)
+    return final_url if not query and _is_home(path) else None
+
+
+def _home_path(url: str) -> bool:
+    """Whether `url`'s path (its query aside) is a site's home page's."""
+    return _is_home(_page_path(url)[0])
+
+
+def _page_path(url: str) -> tuple[str, str]:
+    """(path, query) of the page `url` shows: a hash route's (`#/reports?y=1`, `#!/about`)
+    follows the URL's own."""
+    parts = urlsplit(url)
+    route = parts.fragment.partition("#")[0] if parts.fragment[:1] in ("/", "!") else ""
+    route_path, _, route_query = route.lstrip("!").partition("?")
+    return parts.path + "/" + route_path, parts.query + route_query
+
+
+def _is_home(path: str) -> bool:
+    """Whether `path` is a site's home page's: empty or an index file (`/index.php`), under at
+    most a locale prefix (`/en-us/`)."""
+    segments = [step for step in unquote(path).lower().split("/") if step]
+    if segments and _LOCALE.fullmatch(segments[0]):
+        segments = segments[1:]
+    return not segments or (len(segments) == 1 and _is_index(segments[0]))
+
+
+def _is_index(segment: str) -> bool:
+    """Whether a (folded) path segment names a home page: `index`, `index.html`, `home`, ..."""
+    stem, dot, extension = segment.partition(".")
+    return stem in INDEX_STEMS and (not dot or extension in INDEX_EXTENSIONS)
+
+
+def home_reason(final_url: str) -> str:
+    """Why a deep link sent to a site's home page is a `redirect_home` failure."""
+    return (
+        f"the cited page redirected to the site's home page {final_url}: it was moved or "
+        "removed, and the home page is not the page cited"
+    )
 
 
 def wall_reason(where: str) -> str:
