@@ -5,7 +5,8 @@ if rerun at once (it runs the slow fresh path again, output captured) and stores
 `RESULTS/.judgegen-fresh.stamp` under a key: a hash of the command's parsed flags (without
 --overwrite), the working directory, the whole environment, the interpreter, judgegen's code
 and version, the judge templates, the config file, and a manifest of every input (answers or
-trajectories, judges, reviews, results, page store). `replay` — stdlib only, run before
+trajectories, judges, reviews, results, page store, and the recordings or policy module an
+offline provider answers from, which the stamp lists as `watched`). `replay` — stdlib only, run before
 pydantic, asyncio or the runner is imported — prints the stored output when the key computed
 now is the stored one, and otherwise says no, so the slow path decides. Any doubt is a no:
 an unreadable or foreign stamp, a file that cannot be read, a symlink inside an input tree, a
@@ -41,7 +42,8 @@ import click
 
 STAMP_FILE = ".judgegen-fresh.stamp"
 """JSON inside, but not named *.json: tools that glob a results folder for results skip it."""
-STAMP_VERSION: Final = 1
+STAMP_VERSION: Final = 2
+"""2: `watched`, the files an offline provider answers from."""
 LOCK_FILE = ".judgegen-run.lock"
 """`toolkit.runner.results_lock.LOCK_FILE` (not imported: `run --help` loads this module)."""
 CONTENT_LIMIT = 4 << 20
@@ -49,7 +51,7 @@ SETTLE_S = 2.0
 JUDGE_TEMPLATES = "toolkit"
 """`toolkit.runner.fingerprint.JUDGE_TEMPLATES` (not imported: that module loads pydantic)."""
 CODE_PACKAGES = ("toolkit", "generator", "prompts")
-STAMP_FIELDS = {"version", "key", "hashed", "stdout", "stderr", "exit_code"}
+STAMP_FIELDS = {"version", "key", "hashed", "watched", "stdout", "stderr", "exit_code"}
 CODE_LOADED_NS: Final = time.time_ns()
 """When this process loaded judgegen's code, near enough: `run` loads this module before any
 judging code runs, and a code file changed less than `SETTLE_S` before counts as changed after."""
@@ -91,7 +93,9 @@ def replay(params: dict[str, Any]) -> int | None:
     try:
         with _idle_results(results):
             stamp = read_stamp(results / STAMP_FILE)
-            if stamp is None or stamp["key"] != stamp_key(params, stamp["hashed"])[0]:
+            if stamp is None:
+                return None
+            if stamp["key"] != stamp_key(params, stamp["hashed"], watched=stamp["watched"])[0]:
                 return None
     except Exception:  # any doubt: the slow path decides
         return None
@@ -131,10 +135,12 @@ def read_stamp(path: Path) -> dict[str, Any] | None:
         return None  # only runs that exit 0 are stamped
     if not all(isinstance(data[name], str) for name in ("key", "stdout", "stderr")):
         return None
-    hashed = data["hashed"]
-    if not isinstance(hashed, list) or not all(isinstance(p, str) for p in hashed):
+    hashed, watched = data["hashed"], data["watched"]
+    if not all(
+        isinstance(v, list) and all(isinstance(p, str) for p in v) for v in (hashed, watched)
+    ):
         return None
-    return {**data, "hashed": frozenset(hashed)}
+    return {**data, "hashed": frozenset(hashed), "watched": tuple(watched)}
 
 
 def remove_stamp(results: Path) -> None:
@@ -143,21 +149,26 @@ def remove_stamp(results: Path) -> None:
         (results / STAMP_FILE).unlink()
 
 
-def record(params: dict[str, Any], render: Callable[[], tuple[str, str, int] | None]) -> bool:
+def record(
+    params: dict[str, Any],
+    render: Callable[[], tuple[str, str, int] | None],
+    watched: tuple[str, ...] = (),
+) -> bool:
     """Stamp what `render()` gives — (stdout, stderr, exit code) of the slow fresh path run
     now, or None when it has something to redo — if it exits 0, warns nothing (a warning's
     text reaches stderr once per process) and every input is the same before and after
-    rendering. The caller holds the results lock. Returns whether stamped."""
+    rendering. `watched`: the files the provider answers from (absolute paths), keyed too.
+    The caller holds the results lock. Returns whether stamped."""
     if not eligible(params):
         return False
     try:
-        before, hashed = stamp_key(params, code_loaded_ns=CODE_LOADED_NS)
+        before, hashed = stamp_key(params, code_loaded_ns=CODE_LOADED_NS, watched=watched)
         with warnings.catch_warnings(record=True) as warned:
             warnings.simplefilter("always")  # a warning a rerun would print, seen or not
             rendered = render()
         if rendered is None or rendered[2] != 0 or warned:
             return False
-        if stamp_key(params, hashed)[0] != before:
+        if stamp_key(params, hashed, watched=watched)[0] != before:
             return False
     except Exception:  # inputs that cannot be keyed, or anything unexpected: no stamp
         return False
@@ -165,7 +176,12 @@ def record(params: dict[str, Any], render: Callable[[], tuple[str, str, int] | N
     from toolkit.util.files import write_atomic
 
     stamp = FreshStamp(
-        key=before, hashed=sorted(hashed), stdout=rendered[0], stderr=rendered[1], exit_code=0
+        key=before,
+        hashed=sorted(hashed),
+        watched=list(watched),
+        stdout=rendered[0],
+        stderr=rendered[1],
+        exit_code=0,
     )
     try:
         write_atomic(Path(params["results"]) / STAMP_FILE, stamp.model_dump_json(indent=1) + "\n")
@@ -179,9 +195,11 @@ def stamp_key(
     hashed: frozenset[str] | None = None,
     *,
     code_loaded_ns: int | None = None,
+    watched: tuple[str, ...] = (),
 ) -> tuple[str, frozenset[str]]:
     """The hash of everything the output of `judgegen run` with `params` depends on when it
-    has nothing to redo (see the module docstring), and the files known by content although
+    has nothing to redo (see the module docstring), the `watched` files and folders included,
+    and the files known by content although
     large: those in `hashed` or, when it is None, those whose stat is too recent to trust.
     Raises Unstampable (e.g. a file outside `hashed` with a stat too recent to trust, or, given
     when the code was loaded, a code file changed since or a loaded module's file gone)."""
@@ -208,6 +226,12 @@ def stamp_key(
         if root is not None:
             tree = manifest.tree(Path(root), by_content, skip=_SKIPPED.get(label, _never))
             add(label, str(root), os.path.realpath(root), tree)
+    for source in watched:  # a folder of recordings, or a recordings or module file and its log
+        if os.path.isdir(source):
+            listing = [manifest.tree(Path(source), _always, skip=_never)]
+        else:
+            listing = [manifest.single(path) for path in (source, source + "-wal")]
+        add("answered from", source, listing)
     if answers is not None:
         parent = Path(answers).parent  # a task's answers/ folder: its spec is read too
         add(
@@ -399,28 +423,26 @@ class _Manifest:
             for entry in sorted(files, key=lambda file: file.name):
                 relative = relative_dir + entry.name
                 if not skip(relative):
-                    listed.append(
-                        [relative, *self.file(entry, base, relative, by_content, changed_since)]
-                    )
+                    info = entry.stat(follow_symlinks=False)
+                    if changed_since is not None and info.st_ctime_ns >= changed_since:
+                        raise Unstampable(f"{base}{relative} changed after judgegen's code loaded")
+                    listed.append([relative, *self.file(info, base + relative, by_content)])
             folders += [f"{relative_dir}{name}/" for name in reversed(dirs)]
         return listed
 
-    def file(
-        self,
-        entry: os.DirEntry[str],
-        base: str,
-        relative: str,
-        by_content: Callable[[str], bool],
-        changed_since: int | None = None,
-    ) -> list[Any]:
-        """One file of a tree (`base` + `relative`), by content or by stat."""
-        path = base + relative
-        info = entry.stat(follow_symlinks=False)
+    def single(self, path: str) -> list[Any]:
+        """One file on its own, by content or (once trusted) by stat; `["absent"]` if none."""
+        try:
+            info = os.stat(path, follow_symlinks=False)
+        except FileNotFoundError:
+            return ["absent"]
+        return self.file(info, path, _always)
+
+    def file(self, info: os.stat_result, path: str, by_content: Callable[[str], bool]) -> list[Any]:
+        """One file of a tree (at `path`, with `info` its stat), by content or by stat."""
         if not stat.S_ISREG(info.st_mode):
             raise Unstampable(f"{path} is not a regular file")
-        if changed_since is not None and info.st_ctime_ns >= changed_since:
-            raise Unstampable(f"{path} changed after this process loaded judgegen's code")
-        small = info.st_size <= CONTENT_LIMIT and by_content(entry.name)
+        small = info.st_size <= CONTENT_LIMIT and by_content(os.path.basename(path))
         if not small and path not in self.hashed and info.st_ctime_ns >= self.settled_before:
             if self.given is not None:
                 raise Unstampable(f"{path} changed too recently to trust its stat")

@@ -17,10 +17,14 @@ class FreshStamp(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    version: Literal[1] = Field(default=1, description="`fresh_stamp.STAMP_VERSION`.")
+    version: Literal[2] = Field(default=2, description="`fresh_stamp.STAMP_VERSION`.")
     key: str = Field(description="sha256 of the flags, environment, code and input manifest.")
     hashed: list[str] = Field(
         description="Large files known by content in the key: their stat was too recent to trust."
+    )
+    watched: list[str] = Field(
+        default_factory=list,
+        description="The recordings or policy module the provider answers from, keyed too.",
     )
     stdout: str = Field(description="The rerun's stdout, verbatim.")
     stderr: str = Field(description="The rerun's stderr, verbatim (durations are the results').")

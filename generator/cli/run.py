@@ -648,6 +648,7 @@ def run(
                             "score_name": score_name,
                         },
                     ),
+                    watched=tuple(str(path) for path in judging.answer_sources),
                 )
     except ResultsBusy as exc:
         click.echo(f"error: {exc}", err=True)

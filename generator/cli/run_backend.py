@@ -8,6 +8,7 @@ runtime, the LLM layer's providers or the response cache.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from generator.cli.common import load_backend_factory
@@ -30,13 +31,20 @@ class LLMIdentity:
     trials: int
 
     def spec(self, settings: LLMSettings) -> str:
-        """The fingerprint's backend identity: provider, models, the server and the
-        structured-output mode when not the defaults (as the provider's `endpoint.identity`
-        names them, a server from the SDK's own variable included), and trials."""
+        """The fingerprint's backend identity: provider (with a hash of the recordings or
+        policy module an offline one answers from, so re-recording or editing them in place
+        makes its results stale), models, the server and the structured-output mode when not
+        the defaults (as the provider's `endpoint.identity` names them, a server from the
+        SDK's own variable included), and trials."""
+        from toolkit.llm.answer_source import answer_digest
         from toolkit.llm.endpoint import DEFAULT_MODES, server
 
         provider = settings.provider_for(self.model)
-        parts = [f"llm provider={provider}", f"model={self.model}"]
+        parts = [f"llm provider={provider}"]
+        answers = answer_digest(provider)
+        if answers is not None:
+            parts.append(f"answers={answers}")
+        parts.append(f"model={self.model}")
         if self.extract_model != self.model:
             parts.append(f"extract_model={self.extract_model}")
         url = server(provider, settings.base_url)
@@ -53,18 +61,23 @@ class RunBackend:
 
     A `--backend` factory is called at once (a wrong spec is a usage error even when nothing
     needs judging); the default LLM backend and its client are built by `build()`.
+    `answer_sources` are the files an offline provider answers from, for the fresh stamp.
     """
 
     def __init__(self, backend_spec: str | None, settings: LLMSettings) -> None:
         self.settings = settings
         self._custom = load_backend_factory(backend_spec) if backend_spec else None
         self.identity: Any
+        self.answer_sources: list[Path] = []
         if backend_spec:
             self.identity, self.spec = self._custom, backend_spec
         else:
+            from toolkit.llm.answer_source import answer_sources
+
             model = settings.model_for("judge")
             llm = LLMIdentity(model=model, extract_model=model, trials=LLM_TRIALS)
             self.identity, self.spec = llm, llm.spec(settings)
+            self.answer_sources = answer_sources(settings.provider_for(model))
         self.client: Any = None
         self._built: Any = None
 

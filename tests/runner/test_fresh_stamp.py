@@ -31,6 +31,7 @@ from tests.fixtures.runner.helpers import (
     load_code_now,
     result_files,
 )
+from toolkit.llm.cache import CacheRecord, ResponseCache, record_json
 from toolkit.pages import PageRecord, PageStore
 from toolkit.runner import freshness
 from toolkit.runner.approval import approve
@@ -203,6 +204,81 @@ def test_an_overwrite_run_ignores_the_stamp_and_stamps_the_plain_rerun(runs: Run
 # --- whatever the answer depends on sends a rerun down the slow path -------------------------
 
 
+def replayed(work: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
+    """Record the scripted provider's answers to every request of a run (into a results
+    folder of its own), export them to `work/recordings`; the flags that replay them."""
+    monkeypatch.setenv("JUDGEGEN_LEDGER_PATH", str(work / "ledger.jsonl"))
+    args = run_args(work, "--cache-mode", "rw", "--results", str(work / "recording"))
+    env = {"JUDGEGEN_CACHE_PATH": str(work / "recorded.sqlite")}
+    assert CliRunner(env=env).invoke(main, args, catch_exceptions=False).exit_code == 0
+    ResponseCache(work / "recorded.sqlite").export_dir(work / "recordings")
+    return ("--provider", f"replay:{work / 'recordings'}")
+
+
+def rerecord_every_claim_unsupported(recordings: Path) -> None:
+    """Rewrite the recordings in place as if the model now said no to every claim."""
+    for path in recordings.glob("*.json"):
+        record = CacheRecord.model_validate_json(path.read_text(encoding="utf-8"))
+        if record.request.schema_name == "VerificationResult":
+            parsed = {"reasoning": "re-recorded: unsupported", "result": False}
+            response = record.response.model_copy(
+                update={"parsed": parsed, "text": json.dumps(parsed, sort_keys=True)}
+            )
+            path.write_text(record_json(record.model_copy(update={"response": response})))
+
+
+def test_recordings_rerecorded_in_place_redo_the_results_replayed_from_them(
+    runs: Runs, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    replay_flags = replayed(work, monkeypatch)
+    first = runs.record(*replay_flags)
+    assert (first["evaluated"], runs.stamp.is_file()) == (JUDGED, True)
+    rerecord_every_claim_unsupported(work / "recordings")
+    again = runs.slow(*replay_flags)
+    assert (again["evaluated"], again["summaries"] != first["summaries"]) == (JUDGED, True)
+
+
+def test_recordings_rerecorded_in_place_make_results_stale_without_a_stamp_too(
+    runs: Runs, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    replay_flags = replayed(work, monkeypatch)
+    assert runs.record(*replay_flags)["evaluated"] == JUDGED
+    runs.stamp.unlink()
+    rerecord_every_claim_unsupported(work / "recordings")
+    assert runs.slow(*replay_flags)["evaluated"] == JUDGED
+
+
+def test_unchanged_recordings_keep_every_result_with_or_without_a_stamp(
+    runs: Runs, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    replay_flags = replayed(work, monkeypatch)
+    assert runs.record(*replay_flags)["evaluated"] == JUDGED
+    assert runs.record(*replay_flags)["reused"] == ANSWERS and runs.answered[-1] is True
+    runs.stamp.unlink()
+    slow = runs(*replay_flags)
+    assert (runs.answered[-1], json.loads(slow.stdout)["reused"]) == (False, ANSWERS)
+    assert "LLM: 0 calls" in slow.stderr
+
+
+@pytest.fixture
+def own_policy(work: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A scripted policy module of the run's own, `work_policy.py`, answering as the fixture's."""
+    module = work / "work_policy.py"
+    module.write_text("from tests.fixtures.runner.llm_policy import policy  # noqa: F401\n")
+    monkeypatch.syspath_prepend(str(work))
+    yield module
+    sys.modules.pop("work_policy", None)
+
+
+def test_an_edited_scripted_policy_redoes_the_results_it_answered(
+    runs: Runs, own_policy: Path
+) -> None:
+    flags = ("--provider", "scripted:work_policy:policy")
+    assert runs.record(*flags)["evaluated"] == JUDGED
+    own_policy.write_text(own_policy.read_text() + "# edited\n")
+    assert runs.slow(*flags)["evaluated"] == JUDGED
+
+
 def test_an_edited_judge_redoes_its_results(runs: Runs, work: Path) -> None:
     runs.first()
     judge = work / "judges" / "louvre_hours.py"
@@ -291,10 +367,10 @@ def test_a_page_changed_while_the_run_ends_is_not_stamped_fresh(
 ) -> None:
     real = run_command.record
 
-    def page_changes_first(params: dict[str, Any], render: Any) -> bool:
+    def page_changes_first(params: dict[str, Any], render: Any, **keyed: Any) -> bool:
         with PageStore(work / "pages") as store:  # e.g. a `cache-pages` finishing now
             store.put(PageRecord.web(LOUVRE, PAGES[LOUVRE] + " Closed on 1 May.", None))
-        return real(params, render)
+        return real(params, render, **keyed)
 
     monkeypatch.setattr(run_command, "record", page_changes_first)
     assert runs.record()["evaluated"] == JUDGED
@@ -394,7 +470,7 @@ def test_a_run_with_incomplete_evaluations_removes_the_stamp_and_writes_none(
     "garble",
     [
         lambda stamp: "{",
-        lambda stamp: json.dumps({**stamp, "version": 2}),
+        lambda stamp: json.dumps({**stamp, "version": fresh_stamp.STAMP_VERSION + 1}),
         lambda stamp: json.dumps({**stamp, "exit_code": "0"}),
         lambda stamp: json.dumps({**stamp, "exit_code": 1}),
         lambda stamp: json.dumps({k: v for k, v in stamp.items() if k != "hashed"}),
@@ -558,6 +634,7 @@ def test_the_stamp_model_writes_what_the_stdlib_reader_accepts(tmp_path: Path) -
         "version": fresh_stamp.STAMP_VERSION,
         "key": "sha256:k",
         "hashed": frozenset({"pages/x"}),
+        "watched": (),
         "stdout": "o",
         "stderr": "e",
         "exit_code": 0,

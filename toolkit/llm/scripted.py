@@ -14,12 +14,11 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
-import sys
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 from toolkit.errors import LLMError, SpecError
+from toolkit.llm.answer_source import importable_from_cwd
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
 from toolkit.llm.provider import RawOutput, complete_structured
 
@@ -107,8 +106,7 @@ def load_policy(spec: str) -> Policy:
             f"'{spec}' is not module:function",
             "use scripted:pkg.mod:func",
         )
-    if "" not in sys.path and str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))  # like `--backend`: modules of the working dir
+    importable_from_cwd()
     try:
         return getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError) as exc:
