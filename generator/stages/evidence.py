@@ -115,7 +115,7 @@ def verdicts_overridden(summary: dict[str, Any]) -> list[EvidenceFinding]:
     statuses = {n.id: n.status for n in flatten(tree_of(summary))}
     verdicts: dict[str, list[dict[str, Any]]] = {}
     for entry in _verifications(summary):
-        if entry.get("node_id") and entry.get("passed") is not None:
+        if entry.get("node_id"):
             verdicts.setdefault(str(entry["node_id"]), []).append(entry)
     found = []
     for node_id, entries in verdicts.items():
