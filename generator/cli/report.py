@@ -103,6 +103,7 @@ def _write_html(path: Path, out: Path) -> int:
                 "complete": summary.counts.complete,
                 "incomplete": summary.counts.incomplete,
                 "missing": len(summary.missing),
+                "not_evaluated": len(summary.not_evaluated),
             }
     write_atomic(out, render_report(results, metrics))
     click.echo(f"wrote {out} ({len(results)} result(s))", err=True)

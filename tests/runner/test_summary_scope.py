@@ -181,6 +181,22 @@ def test_report_leaves_out_the_pairs_the_last_run_did_not_evaluate(work: Path) -
             assert recomputed[key] == summary(work, agent)[key], (agent, key)
 
 
+def test_the_html_report_counts_the_pairs_the_last_run_did_not_evaluate(work: Path) -> None:
+    """Its metrics leave those pairs out, as `report` does: the page must say how many, or its
+    Partial Completion reads as covering every answer."""
+    stopped = run_answers(work, broke_factory(), jobs=1)
+    assert stopped.stopped
+    left_out = len(summary(work, "beta")["not_evaluated"])
+    assert left_out > 0
+
+    out = work / "report.html"
+    shown = CliRunner().invoke(main, ["report", str(work / "results"), "--html", str(out)])
+
+    assert out.exists(), shown.output
+    page = out.read_text()
+    assert f'<td>beta</td><td>not_evaluated</td><td class="num">{left_out}</td>' in page
+
+
 def test_a_stopped_run_names_every_answer_it_left_without_a_result(work: Path) -> None:
     """A budget stop before most evaluations started: the summary must say which answers it
     left out, not read as the summary of the few it judged."""
