@@ -62,6 +62,20 @@ def test_a_result_decided_without_its_judge_that_cannot_be_written_starts_no_eva
     assert record["usage"]["llm_calls"] == 0
 
 
+def test_every_answer_is_counted_once_when_a_decided_result_cannot_be_written(
+    work: Path,
+) -> None:
+    """The answer whose decided result was not written is left for the next run, like those
+    after it: counted as not started, not lost between the counts."""
+    for agent in ("alpha", "beta"):
+        _block(work, agent)
+    answers = len(list((work / "answers").glob("*/*/*.md")))
+    args = run_args(work, "--include-unreviewed", "--json", "--no-sandbox")
+    record = json.loads(CliRunner().invoke(main, args, catch_exceptions=False).stdout)
+    counted = ("evaluated", "decided", "reused", "not_started", "skipped_answers")
+    assert sum(record[name] for name in counted) == answers, {n: record[n] for n in counted}
+
+
 def test_evaluations_whose_files_can_be_written_keep_their_results(work: Path) -> None:
     _block(work, "alpha", "louvre_hours")  # only this task's results are blocked
     args = run_args(work, "--include-unreviewed", "--json", "--no-sandbox", "--jobs", "4")

@@ -208,6 +208,7 @@ class Scheduler:
                     self._record(item, self._decided_result(item, judge, fp, earlier))
                     self.report.decided += 1
             except ResultsError as exc:  # no evaluation starts (each would pay, then fail)
+                self.report.not_started += 1  # its result is left for the next run
                 self._halt(_reason(exc))
             except PageStoreError as exc:  # its pages cannot be checked: left for the next run
                 self.report.not_started += 1
