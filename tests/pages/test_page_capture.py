@@ -120,6 +120,11 @@ REDIRECTS = {
     "/old-article": "/home",
     "/index.html": "/",  # a home page's other address
     "/moved-article": "/static",  # an article moved to a new address
+    "/removed-story": "/?from=404",  # a removed page sent home with a marker
+}
+SHORT_LINKS = {  # cited at localhost, they send the browser to 127.0.0.1: another site
+    "/x7Kq2A": "/",  # a short link to the site's home page
+    "/r4Nd0m9": "/news/2023/some-article",  # one to an article since removed
 }
 CAPTURE_TIMEOUT_S = 15
 MAX_SCREENSHOT_HEIGHT = 8000  # CaptureOptions' default cap
@@ -179,6 +184,13 @@ def make_handler(pdf: bytes, release: threading.Event) -> type[BaseHTTPRequestHa
         def do_GET(self) -> None:
             if self.path == "/hang":
                 release.wait(30)
+                return
+            if self.path in SHORT_LINKS:
+                self.send_response(301)
+                port = self.server.server_address[1]
+                self.send_header("Location", f"http://127.0.0.1:{port}{SHORT_LINKS[self.path]}")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
                 return
             if self.path in REDIRECTS:
                 self.send_response(301 if self.path != "/members" else 302)
@@ -825,6 +837,7 @@ def sent_home(server: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
         "/news/2023/some-article",
         "/old-article",
         "/gone-by-script",
+        "/removed-story",
         "/index.html",
         "/",
         "/moved-article",
@@ -836,7 +849,12 @@ def sent_home(server: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize(
     ("path", "home"),
-    [("/news/2023/some-article", "/"), ("/old-article", "/home"), ("/gone-by-script", "/en/")],
+    [
+        ("/news/2023/some-article", "/"),
+        ("/old-article", "/home"),
+        ("/gone-by-script", "/en/"),
+        ("/removed-story", "/?from=404"),
+    ],
 )
 def test_a_deep_link_sent_to_the_home_page_is_a_redirect_home_failure_and_missing(
     sent_home: Path, server: str, path: str, home: str
@@ -864,3 +882,27 @@ def test_a_cited_home_page_or_a_moved_page_is_stored_where_it_ended(
 ) -> None:
     with PageStore(sent_home, readonly=True) as store:
         assert text in (store.get(server + path) or "")
+
+
+@pytest.fixture(scope="module")
+def shortened(server: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, PageRecord]:
+    """The records of short links cited on another host (localhost) than the site they send
+    the browser to (127.0.0.1), by path."""
+    short_host = server.replace("127.0.0.1", "localhost")
+    return capture_paths(short_host, list(SHORT_LINKS), tmp_path_factory.mktemp("shortened"))
+
+
+def test_a_short_link_to_a_home_page_is_stored_as_that_home_page(
+    shortened: dict[str, PageRecord], server: str
+) -> None:
+    record = shortened["/x7Kq2A"]
+    assert (record.status, record.final_url) == ("ok", server + "/"), record.error
+    assert "Top stories today" in (record.text or "")
+
+
+def test_a_short_link_to_an_article_sent_home_is_a_redirect_home_failure(
+    shortened: dict[str, PageRecord], server: str
+) -> None:
+    record = shortened["/r4Nd0m9"]
+    assert (record.status, record.error_kind) == ("failed", "redirect_home")
+    assert record.final_url == server + "/"

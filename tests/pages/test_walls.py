@@ -1,7 +1,8 @@
 """A wall served in place of a page is recognized: a bot check by its own wording, only when it
 is the whole (short) text (a real page that quotes such a phrase is not taken for one); a
 sign-in or consent page by where the browser was sent, only when the cited URL is not one; a
-site's home page likewise, only when the cited URL is a deep link."""
+site's home page likewise, only when the cited URL is a deep link (a short link is the page it
+points at)."""
 
 from __future__ import annotations
 
@@ -139,6 +140,54 @@ HOME_REDIRECTS = {
         "https://app.example.com/#/",
     ),
     "a deep link with a query": ("https://example.com/item?id=5", "https://example.com/"),
+    "to the root marked as a 404": (
+        "https://example.com/news/2023/a",
+        "https://example.com/?from=404",
+    ),
+    "to the root naming the removed path": (
+        "https://example.com/news/2023/a",
+        "https://example.com/?404=/news/2023/a",
+    ),
+    "to the root with a tracking query": (
+        "https://example.com/news/2023/a",
+        "https://example.com/?utm_source=redirect&utm_medium=404",
+    ),
+    "to an index file with a redirect query": (
+        "https://example.com/news/2023/a",
+        "https://example.com/index.php?redirect=%2Fnews%2F2023%2Fa",
+    ),
+    "to the root with an unknown query": ("https://example.com/a/b", "https://example.com/?x7=1"),
+    "a hash route to the app's root with a query": (
+        "https://app.example.com/#/reports/7",
+        "https://app.example.com/#/?notfound=1",
+    ),
+    "to a country-and-language home": (
+        "https://shop.example.com/us/en/p/widget-42",
+        "https://shop.example.com/us/en/",
+    ),
+    "to a locale with a numeric region": (
+        "https://example.com/es-419/ayuda/x",
+        "https://example.com/es-419/",
+    ),
+    "a cited WordPress post id": ("https://blog.example.com/?p=123", "https://blog.example.com/"),
+    "to a two-letter section's front, not the page either": (
+        "https://broadcaster.example/tv/shows/some-show",
+        "https://broadcaster.example/tv/",
+    ),
+    "an old domain's article to the new domain's root": (
+        "https://old-name.example/news/2019/article",
+        "https://new-name.example/",
+    ),
+    "an old domain's page to the new domain's root": (
+        "https://old-name.example/about",
+        "https://new-name.example/",
+    ),
+    "an old domain's numbered page, not a short link": (
+        "https://old-name.example/covid19",
+        "https://new-name.example/",
+    ),
+    "a site's own token page to its root": ("https://example.com/x7Kq2A", "https://example.com/"),
+    "a dead short link to the shortener's home": ("https://bit.ly/3xYz9Q", "https://bit.ly/"),
 }
 
 
@@ -180,6 +229,24 @@ NOT_HOME_REDIRECTS = {
         "https://example.com/docs/v1/intro",
         "https://example.com/docs/index.html",
     ),
+    "to a WordPress page id": ("https://example.com/about-us", "https://example.com/?page_id=45"),
+    "to a search for the removed page": (
+        "https://example.com/2023/05/a-post",
+        "https://example.com/?s=a-post",
+    ),
+    "to a query-routed wiki page": (
+        "https://wiki.example.org/wiki/Some_Article",
+        "https://wiki.example.org/index.php?title=Some_Article",
+    ),
+    "to a router path in the query": ("https://example.com/news/x", "https://example.com/?/news/x"),
+    "a cited root with a language query": ("https://example.com/?lang=fr", "https://example.com/"),
+    "a country-and-language home to the root": (
+        "https://shop.example.com/us/en/",
+        "https://shop.example.com/",
+    ),
+    "a short link to a company's home page": ("https://bit.ly/acme-site", "https://acme.example/"),
+    "a tweet's link to a home page": ("https://t.co/AbCdEfGhIj", "https://www.example.com/"),
+    "an opaque short link on its own host": ("https://nyti.ms/3xYz9Q", "https://www.nytimes.com/"),
 }
 
 
@@ -190,3 +257,49 @@ def test_a_cited_home_page_or_a_redirect_to_another_page_is_not_a_redirect_home(
     cited: str, final: str | None
 ) -> None:
     assert redirect_home(cited, final) is None
+
+
+SHORT_LINKS_SENT_HOME = {
+    "to an article since removed": (
+        "https://bit.ly/3xYz9Q",
+        ["https://bit.ly/3xYz9Q", "https://acme.example/news/2023/a"],
+        "https://acme.example/",
+    ),
+    "through another shortener to an article since removed": (
+        "https://t.co/AbCdEfGhIj",
+        ["https://t.co/AbCdEfGhIj", "https://ow.ly/acme", "https://acme.example/news/2023/a"],
+        "https://acme.example/",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("cited", "via", "final"), SHORT_LINKS_SENT_HOME.values(), ids=SHORT_LINKS_SENT_HOME.keys()
+)
+def test_a_short_link_to_a_deep_link_sent_home_is_a_redirect_home(
+    cited: str, via: list[str], final: str
+) -> None:
+    assert redirect_home(cited, final, via=via) == final
+
+
+SHORT_LINKS_TO_HOME = {
+    "straight to a home page": (
+        "https://bit.ly/3xYz9Q",
+        ["https://bit.ly/3xYz9Q", "http://acme.example/", "https://www.acme.example/"],
+        "https://www.acme.example/en/",
+    ),
+    "through another shortener to a home page": (
+        "https://t.co/AbCdEfGhIj",
+        ["https://t.co/AbCdEfGhIj", "https://ow.ly/acme", "https://acme.example/"],
+        "https://acme.example/",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("cited", "via", "final"), SHORT_LINKS_TO_HOME.values(), ids=SHORT_LINKS_TO_HOME.keys()
+)
+def test_a_short_link_to_a_home_page_is_a_cited_home_page(
+    cited: str, via: list[str], final: str
+) -> None:
+    assert redirect_home(cited, final, via=via) is None

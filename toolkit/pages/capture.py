@@ -38,7 +38,7 @@ from toolkit.pages.walls import (
 from toolkit.urls import canonical_url, is_web_url
 
 if TYPE_CHECKING:
-    from playwright.async_api import Browser, BrowserContext, Page, Response
+    from playwright.async_api import Browser, BrowserContext, Page, Request, Response
 
 CAPTURE_REPORT_VERSION = 1
 DEFAULT_CHROMIUM = "/usr/bin/chromium"
@@ -362,6 +362,7 @@ async def _visit(
     from playwright.async_api import Error
 
     page = await context.new_page()
+    hops = _navigations(page)
     try:
         response = await page.goto(
             url, timeout=deadline.ms(keep_reserve=False), wait_until="domcontentloaded"
@@ -380,7 +381,21 @@ async def _visit(
     body = await _body_or_empty(response)  # a PDF served under any type, text/html included
     if looks_like_pdf(None, body[:1024]):
         return _pdf_record(url, body, response.status, content_type, page.url)
-    return await _web_record(page, response, url, content_type, options, deadline)
+    return await _web_record(page, response, url, content_type, options, deadline, hops)
+
+
+def _navigations(page: Page) -> list[str]:
+    """The URLs `page`'s main frame is sent to from now on, in order: each HTTP redirect's
+    and each script's (filled in as the page loads). Where a cited short link pointed is
+    the first of them on another site (`walls.redirect_home`)."""
+    hops: list[str] = []
+
+    def on_request(request: Request) -> None:
+        if request.is_navigation_request() and request.frame == page.main_frame:
+            hops.append(request.url)
+
+    page.on("request", on_request)
+    return hops
 
 
 async def _body_or_empty(response: Response) -> bytes:
@@ -399,6 +414,7 @@ async def _web_record(
     content_type: str | None,
     options: CaptureOptions,
     deadline: _Deadline,
+    hops: list[str],
 ) -> PageRecord:
     image = (content_type or "").lower().startswith("image/")
     read = await _settled_read(page, options, deadline, image=image)
@@ -428,7 +444,7 @@ async def _web_record(
     wall = redirect_wall(url, final_url)
     if wall is not None:  # or the sign-in or consent page the site sent the browser to
         return PageRecord.failure(url, "blocked", wall_reason(wall), **extra)
-    home = redirect_home(url, final_url)
+    home = redirect_home(url, final_url, via=hops)
     if home is not None:  # or the home page a removed page is redirected to
         return PageRecord.failure(url, "redirect_home", home_reason(home), **extra)
     return PageRecord.web(url, text, shot, **extra)
@@ -442,7 +458,7 @@ async def _settled_read(
     A page that navigates as it is read (a JS redirect) is waited for and read again: its old
     document's text stored under the new URL, or an "execution context was destroyed" error
     stored as the page's failure, would both be wrong."""
-    from playwright.async_api import Error, Frame, Request
+    from playwright.async_api import Error, Frame
 
     begun = committed = 0  # main-frame navigations begun, and new documents in place
 

@@ -22,14 +22,26 @@ which stored as the cited page would be judged in its place. A deep link that en
 home page (`redirect_home`) is recorded as a failure of kind `redirect_home`: the page's
 fault, as a 404 is, so the page is missing and the claim unsupported. A cited home page that
 ended on one (`/index.html` → `/`, `/` → `/en/`) is not; nor is a redirect to another page.
+- A home page is `/`, an index file (`/index.php`, `/Default.aspx`, `/home`), or either under
+  a locale (`/en-us/`, `/us/en/`; any two letters, so `/tv/` too: a deep link sent there is
+  not the cited page either), whatever its query (`/?from=404`, `/?utm_source=x`,
+  `/?redirect=/news/x`) unless the query selects content, as query-routed sites do
+  (`/?p=123`, `/?s=term`, `/index.php?title=X`: `CONTENT_KEYS`). The same holds for the
+  cited URL: `/?p=123` is a deep link, `/?lang=fr` a home page.
+- A short link (`bit.ly/abc`, `t.co/xyz`: a `SHORTENER_HOSTS` host, or one opaque token such
+  as `/3xYz9Q` that the browser left for another site) names the page it sends to on
+  another site: one that points at a home page is a cited home page, while one that points
+  at an article since sent home is a deep link sent home.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Final
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
+from toolkit.checks.domains import url_domain
 from toolkit.checks.folding import WHITESPACE, fold
 from toolkit.urls import web_host
 
@@ -107,26 +119,136 @@ def _wall_sign(url: str) -> str | None:
 
 INDEX_STEMS: Final = frozenset({"default", "home", "index"})
 """A path's last segment that names a site's home page (`index.html`, `Default.aspx`, `home`),
-compared folded, bare or with an `INDEX_EXTENSIONS` extension."""
+compared folded, bare or with an `INDEX_EXTENSIONS` extension. `/home` is many sites' home
+page (Drupal's and many apps' front page, `#/home`); a section of that name is rare, and a
+deep link sent to it is not the cited page either."""
 INDEX_EXTENSIONS: Final = frozenset({"asp", "aspx", "cfm", "htm", "html", "jsp", "php", "shtml"})
-_LOCALE = re.compile(r"[a-z]{2}(?:[-_][a-z]{2,4})?")
-"""A path's first segment that is a language or country prefix (`en`, `fr`, `en-us`, `zh_hans`)."""
+_LOCALE = re.compile(r"[a-z]{2}(?:[-_](?:[a-z]{2,4}|\d{3}))?")
+"""A path's first segment that is a language or country prefix (`en`, `fr`, `en-us`,
+`zh_hans`, `es-419`); up to `MAX_LOCALE_SEGMENTS` of them (`/us/en/`)."""
+MAX_LOCALE_SEGMENTS: Final = 2
+CONTENT_KEYS: Final = frozenset(
+    {
+        # WordPress: a post, a page, an archive, a search, an attachment
+        "p",
+        "page_id",
+        "attachment_id",
+        "cat",
+        "tag",
+        "author",
+        "m",
+        "s",
+        "post_type",
+        # other query-routed sites: Drupal (?q=node/1), MediaWiki (index.php?title=),
+        # Joomla (?option=), OpenCart (?route=), DotNetNuke (?tabid=), Fusebox, forums
+        "q",
+        "title",
+        "curid",
+        "option",
+        "route",
+        "tabid",
+        "fuseaction",
+        "topic",
+        "showtopic",
+        # generic: a record, a page, an article or a search by name
+        "id",
+        "page",
+        "article",
+        "story",
+        "post",
+        "item",
+        "doc",
+        "query",
+        "search",
+    }
+)
+"""A query key that makes a home page's address (`/`, `/index.php`) show some other page, as
+query-routed sites do (`/?p=123`, `/?s=term`, `/index.php?title=X`), compared folded; a key
+that is a path (`/?/news/x`, a router's) does too. Any other query (`?from=404`,
+`?utm_source=x`, `?redirect=/news/x`, `?lang=fr`) leaves it the home page: sent there from a
+deep link, it is the home page judged in the page's place, so an unknown key errs that way
+(a failure that says so) rather than towards a home page stored silently."""
+SHORTENER_HOSTS: Final = frozenset(
+    {
+        "aka.ms",
+        "amzn.to",
+        "bit.ly",
+        "buff.ly",
+        "cutt.ly",
+        "goo.gl",
+        "is.gd",
+        "j.mp",
+        "lnkd.in",
+        "ow.ly",
+        "rb.gy",
+        "rebrand.ly",
+        "shorturl.at",
+        "t.co",
+        "t.ly",
+        "tiny.cc",
+        "tinyurl.com",
+    }
+)
+"""Link shorteners whose links may be words (`aka.ms/wsl`, `bit.ly/annual-report`). An opaque
+token (`_SHORT_TOKEN`) is taken for a short link on any host (nyti.ms, a company's own), so
+this list need not name every shortener; one it misses that links a word to a home page
+fails loudly as `redirect_home`, the safe way."""
+_SHORT_TOKEN = re.compile(r"(?=[a-z]*\d)(?=\d*[a-z])[a-z0-9]{4,16}", re.IGNORECASE)
+_NUMBERED_WORD = re.compile(r"[a-z]+\d+|\d+[a-z]+", re.IGNORECASE)
+"""A short link's one path segment is an opaque token: 4 to 16 letters and digits, mixed
+(`3xYz9Q`, `y7abc123`), not a word and a number (`covid19`, `2023report`), which an old
+site's page may be named."""
 
 
-def redirect_home(cited_url: str, final_url: str | None) -> str | None:
+def redirect_home(cited_url: str, final_url: str | None, via: Sequence[str] = ()) -> str | None:
     """`final_url` when the browser was sent from `cited_url`, a deep link, to a site's home
     page (what the failure names); None when the cited URL is a home page itself, or when the
-    browser stayed or went to another page. A final URL with a query may name a page
-    (WordPress's `/?p=123`), so it is not taken for the home page."""
-    if not final_url or _home_path(cited_url):
+    browser stayed or went to another page. `via`: the URLs it was sent through, in order,
+    which tell what page a cited short link named (without them, the last one)."""
+    if not final_url or _is_home_url(_linked_page(cited_url, [*via, final_url])):
         return None
-    path, query = _page_path(final_url)
-    return final_url if not query and _is_home(path) else None
+    return final_url if _is_home_url(final_url) else None
 
 
-def _home_path(url: str) -> bool:
-    """Whether `url`'s path (its query aside) is a site's home page's."""
-    return _is_home(_page_path(url)[0])
+def _linked_page(cited_url: str, hops: list[str]) -> str:
+    """The page `cited_url` names: itself, or for a short link the first of `hops` on another
+    site (itself followed if it is one: `bit.ly` → `ow.ly` → the page). A short link that
+    never left its site (a dead link sent to the shortener's home) names itself."""
+    page = cited_url
+    while _short_link(page):
+        site = url_domain(page)
+        away = next((i for i, hop in enumerate(hops) if url_domain(hop) not in (None, site)), None)
+        if away is None:
+            return page
+        page, hops = hops[away], hops[away + 1 :]
+    return page
+
+
+def _short_link(url: str) -> bool:
+    """Whether `url` looks like a short link: one path segment, on a `SHORTENER_HOSTS` host or
+    an opaque token (`_SHORT_TOKEN`). Only a link the browser left for another site is read
+    as one (`_linked_page`), so a site's own page so named is still its page."""
+    segments = [step for step in urlsplit(url).path.split("/") if step]
+    if len(segments) != 1:
+        return False
+    token = segments[0]
+    if web_host(url) in SHORTENER_HOSTS:
+        return True
+    return bool(_SHORT_TOKEN.fullmatch(token)) and not _NUMBERED_WORD.fullmatch(token)
+
+
+def _is_home_url(url: str) -> bool:
+    """Whether `url` shows a site's home page: a home path (`_is_home`) with no query key
+    that selects another page (`CONTENT_KEYS`)."""
+    path, query = _page_path(url)
+    return _is_home(path) and not _selects_content(query)
+
+
+def _selects_content(query: str) -> bool:
+    """Whether a query on a home page's address names another page (`CONTENT_KEYS`, or a key
+    that is a path)."""
+    keys = (key.strip().lower() for key, _ in parse_qsl(query, keep_blank_values=True))
+    return any(key in CONTENT_KEYS or key.startswith("/") for key in keys)
 
 
 def _page_path(url: str) -> tuple[str, str]:
@@ -135,15 +257,16 @@ def _page_path(url: str) -> tuple[str, str]:
     parts = urlsplit(url)
     route = parts.fragment.partition("#")[0] if parts.fragment[:1] in ("/", "!") else ""
     route_path, _, route_query = route.lstrip("!").partition("?")
-    return parts.path + "/" + route_path, parts.query + route_query
+    return parts.path + "/" + route_path, f"{parts.query}&{route_query}"
 
 
 def _is_home(path: str) -> bool:
     """Whether `path` is a site's home page's: empty or an index file (`/index.php`), under at
-    most a locale prefix (`/en-us/`)."""
+    most `MAX_LOCALE_SEGMENTS` locale prefixes (`/en-us/`, `/us/en/`)."""
     segments = [step for step in unquote(path).lower().split("/") if step]
-    if segments and _LOCALE.fullmatch(segments[0]):
-        segments = segments[1:]
+    for _ in range(MAX_LOCALE_SEGMENTS):
+        if segments and _LOCALE.fullmatch(segments[0]):
+            segments = segments[1:]
     return not segments or (len(segments) == 1 and _is_index(segments[0]))
 
 
