@@ -66,14 +66,20 @@ def check_client_server(kind: str, expected: str | None, called: str) -> None:
         return
     if expected is not None and _same_url(expected, called):
         return
-    parts = urlsplit(called.strip())
-    shown = urlunsplit((parts.scheme, _host_and_port(parts), parts.path.rstrip("/"), "", ""))
+    shown = shown_url(called)
     raise LLMError(
         f"the {kind} SDK calls {shown}, but judgegen was told "
         f"{expected or 'the official API'}: set JUDGEGEN_LLM_BASE_URL={shown} so its answers "
         "are cached and recorded as that server's",
         kind="config",
     )
+
+
+def shown_url(url: str) -> str:
+    """`url` as judgegen shows it in messages: without user info, query or fragment (they may
+    hold credentials) and without a trailing slash."""
+    parts = urlsplit(url.strip())
+    return urlunsplit((parts.scheme, _host_and_port(parts), parts.path.rstrip("/"), "", ""))
 
 
 def _official(kind: str, url: str) -> bool:

@@ -8,6 +8,7 @@ output failed validation, at most `MAX_REASKS` times, and keeps the usage of eve
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -15,6 +16,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel
 
 from toolkit.errors import LLMError
+from toolkit.llm.endpoint import shown_url
 from toolkit.llm.models import LLMRequest, LLMResponse, Message, Usage
 from toolkit.llm.schema import output_problems, parse_json_output
 from toolkit.util.redact import redact
@@ -28,6 +30,7 @@ ErrorKind = Literal[
     "timeout",
     "connection",
     "auth",
+    "not_found",
     "request",
     "truncated",
     "refused",
@@ -38,7 +41,21 @@ ErrorKind = Literal[
 ]
 """What went wrong, independent of the SDK: the ledger and the runner report these. Each
 provider's `classify` sets one of them; `outage` is set above the providers, by the breaker
-refusing calls to a provider that failed too many in a row (`toolkit.llm.outage`)."""
+refusing calls to a provider that failed too many in a row (`toolkit.llm.outage`). `auth` and
+`not_found` are the server's answer to the configuration, not to one request (a wrong key; no
+such endpoint or model): every call would fail the same way."""
+
+NOT_FOUND_STATUSES = frozenset({404, 405})
+"""HTTP statuses meaning the server has no such endpoint (a --base-url without its `/v1`, a
+web page's URL) or serves no such model (`model_not_found`): the configuration is wrong, for
+every request alike. A 400 (one request too large or malformed) is that request's own."""
+NOT_FOUND_FIX = (
+    "check the server's URL (--base-url / JUDGEGEN_LLM_BASE_URL, else the SDK's "
+    "OPENAI_BASE_URL / ANTHROPIC_BASE_URL; an OpenAI-compatible server's usually ends in /v1) "
+    "and the model's name (--model / JUDGEGEN_LLM_MODEL, JUDGEGEN_JUDGE_MODEL, "
+    "JUDGEGEN_GENERATION_MODEL) against the models that server serves (an OpenAI-compatible "
+    "server lists them at its /v1/models), then run the command again"
+)
 
 TRUNCATED_STOPS = frozenset({"max_tokens", "length", "model_context_window_exceeded"})
 REFUSED_STOPS = frozenset({"refusal", "content_filter"})
@@ -198,11 +215,40 @@ def classify_sdk_error(
     connection: bool,
     overloaded: bool = False,
 ) -> LLMError:
-    """The `LLMError` for an SDK failure, from facts the provider read off its own exception."""
+    """The `LLMError` for an SDK failure, from facts the provider read off its own exception;
+    a `not_found` one also names the URL called, the model asked for and the fix."""
     kind = _kind_for(status, timeout=timeout, connection=connection, overloaded=overloaded)
     detail = redact(str(getattr(error, "message", "") or error))[:500]
     where = f"HTTP {status}" if status else type(error).__name__
-    return LLMError(f"LLM call failed ({kind}, {where}): {detail}", kind=kind, usage=Usage())
+    message = f"LLM call failed ({kind}, {where}): {detail}"
+    if kind == "not_found":
+        message += _not_found(error, status, detail)
+    return LLMError(message, kind=kind, usage=Usage())
+
+
+def _not_found(error: BaseException, status: int | None, detail: str) -> str:
+    """What a `not_found` answer means, from the HTTP request the SDK sent (`error.request`)."""
+    sent = getattr(error, "request", None)
+    url = getattr(sent, "url", None)
+    called = f"{getattr(sent, 'method', 'POST')} {shown_url(str(url))}" if url else "the call"
+    body = getattr(error, "body", None)
+    shown = f" {json.dumps(body, sort_keys=True, default=str)[:300]}" if body else ""
+    answer = shown if body and str(body) not in detail else ""
+    model = _sent_model(sent) or "(unknown)"
+    return redact(
+        f"; the server answered {called} with HTTP {status}{answer}: it has no such endpoint, "
+        f"or no model {model!r}, so every call would fail the same way. Fix: {NOT_FOUND_FIX}"
+    )
+
+
+def _sent_model(sent: Any) -> str | None:
+    """The model an SDK's HTTP request asked for (its JSON body's `model`), None if unknown."""
+    try:
+        body = json.loads(getattr(sent, "content", b"") or b"{}")
+    except (ValueError, TypeError, RuntimeError):  # not JSON, or a stream not read
+        return None
+    model = body.get("model") if isinstance(body, dict) else None
+    return model if isinstance(model, str) else None
 
 
 def _kind_for(status: int | None, *, timeout: bool, connection: bool, overloaded: bool) -> str:
@@ -214,6 +260,8 @@ def _kind_for(status: int | None, *, timeout: bool, connection: bool, overloaded
         return "unknown"
     if overloaded:
         return "overloaded"
+    if status in NOT_FOUND_STATUSES:
+        return "not_found"
     table = {429: "rate_limit", 401: "auth", 403: "auth"}
     if status in table:
         return table[status]

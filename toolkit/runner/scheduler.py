@@ -79,6 +79,7 @@ STOP_KINDS = frozenset(
         "ledger",
         "cluster",
         "auth",
+        "not_found",
         "config",
         "outage",
         REQUIRED_KIND,
@@ -87,8 +88,9 @@ STOP_KINDS = frozenset(
 """Kinds of the infrastructure errors the runner saw (`Meter.infra`) that stop a run (exit 3):
 every later evaluation would fail the same way. `cluster`: a cluster run lost its gateway
 (`GatewayLost`); a node lost is not noted so, its evaluations go to the other nodes. `auth`
-(the API answered 401/403) and `config` (no credentials, an unpriced model under a cap):
-`LLMError`s no retry or later call can fix. `outage`: the provider failed so many calls in a
+(the API answered 401/403), `not_found` (404/405: no such endpoint or model, e.g. a --base-url
+without its /v1 or a misspelt model) and `config` (no credentials, an unpriced model under a
+cap): `LLMError`s no retry or later call can fix. `outage`: the provider failed so many calls in a
 row that the LLM client calls it no more (`toolkit.llm.outage`); the evaluations that failed
 before stay incomplete, for the rerun."""
 
