@@ -523,8 +523,8 @@ def run(
     listed and make the exit code 1.
 
     Only judges approved for their current bytes run (`judgegen approve`), unless
-    --include-unreviewed. Inputs: an empty answer (or webeval's over-budget empty
-    final_answer) scores 0 without the judge; invalid UTF-8 is decoded with replacement
+    --include-unreviewed. Inputs: an empty answer (or webeval's over-budget final_answer,
+    empty or "<no_answer>") scores 0 without the judge; invalid UTF-8 is decoded with replacement
     characters (noted in the result); binary or oversized answers, aborted trajectories and
     malformed trajectory folders are excluded with a reason; the last line on stderr (and
     --json's evaluated, decided, reused) counts the results judged now, those their input

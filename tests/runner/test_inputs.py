@@ -108,6 +108,20 @@ def test_over_budget_trajectory_is_empty(tmp_path: Path) -> None:
     assert found.empty and found.excluded is None
 
 
+def test_webevals_no_answer_placeholder_is_an_empty_answer_not_text_to_judge(
+    tmp_path: Path,
+) -> None:
+    """webeval leaves `final_answer` at "<no_answer>" when the agent never calls terminate
+    (over its step budget); read as text, the judge was asked to grade the placeholder."""
+    write_traj(tmp_path, "t1", {"final_answer": "<no_answer>", "is_aborted": False})
+    (found,) = discover_trajectories(tmp_path)
+    assert found.empty and found.excluded is None
+    assert found.notes == [
+        "no final answer ('<no_answer>': the agent never called terminate): scored 0 without "
+        "running the judge"
+    ]
+
+
 def test_trajectory_without_an_answer_file_is_an_input_error(tmp_path: Path) -> None:
     (tmp_path / "traj" / "t1").mkdir(parents=True)
     (found,) = discover_trajectories(tmp_path)

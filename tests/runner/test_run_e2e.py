@@ -150,6 +150,22 @@ def test_aborted_trajectory_is_excluded_and_over_budget_counts_as_zero(work: Pat
     assert over_budget["usage"]["backend_calls"] == 0
 
 
+def test_an_over_budget_trajectory_as_webeval_writes_it_scores_0_without_the_judge(
+    work: Path,
+) -> None:
+    """webeval's over-budget trajectory holds `final_answer: "<no_answer>"`, not ""."""
+    record_path = work / "webeval/fara-run/traj/louvre_hours/louvre_hours_final_answer.json"
+    record = json.loads(record_path.read_text())
+    record.update(final_answer="<no_answer>", is_aborted=False)
+    record_path.write_text(json.dumps(record))
+    run_trajectories(work, make_backend())
+    result = result_files(work / "results")["fara-run/louvre_hours/final_answer.json"]
+    assert result["status"] == "complete" and result["final_score"] == 0.0
+    assert result["usage"]["backend_calls"] == 0
+    score = record_path.parent / "scores/judgegen_louvre_hours.json"
+    assert json.loads(score.read_text())["score"] == 0.0
+
+
 def test_rerun_with_unchanged_inputs_makes_zero_backend_calls(work: Path) -> None:
     backend = make_backend()
     run_answers(work, backend)

@@ -2,7 +2,8 @@
 
 Every answer becomes one `AnswerInput` with a decided outcome before any judge runs:
 - normal text → judged;
-- empty (nothing but whitespace; webeval's over-budget `final_answer == ""`) → scored 0
+- empty (nothing but whitespace), or a trajectory's `final_answer` left at webeval's
+  `"<no_answer>"` (the agent never called `terminate` within its step budget) → scored 0
   without running the judge, as webeval does;
 - invalid UTF-8 (in an answer file or a trajectory's JSON file), or a JSON-escaped lone
   surrogate in a final answer → decoded with replacement characters, judged, and a note says
@@ -26,6 +27,9 @@ from toolkit.util.hashing import sha256_bytes
 
 DEFAULT_MAX_ANSWER_BYTES = 2_000_000
 TRAJECTORY_ANSWER_NAME = "final_answer"
+NO_ANSWER = "<no_answer>"
+"""webeval's `FinalAnswer.final_answer` default, kept when the agent never calls `terminate`
+(over budget): no answer, not one to judge (webeval's `filter_no_answer` drops it too)."""
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
@@ -84,14 +88,25 @@ def _with_text(input_: AnswerInput, text: str) -> AnswerInput:
     """`input_` judged on `text`, or marked empty when it is blank."""
     input_.text = text
     if not text.strip():
-        input_.empty = True
-        input_.notes.append("empty answer: scored 0 without running the judge")
+        _mark_empty(input_, "empty answer")
+    return input_
+
+
+def _mark_empty(input_: AnswerInput, what: str) -> AnswerInput:
+    input_.empty = True
+    input_.notes.append(f"{what}: scored 0 without running the judge")
     return input_
 
 
 def decode_final_answer(input_: AnswerInput, answer: str, max_bytes: int) -> AnswerInput:
     """Decide the outcome of a trajectory's final answer, a string decoded from JSON: too
-    large, or judged (lone surrogates, which JSON escapes allow, replaced and noted)."""
+    large, empty (blank, or webeval's `NO_ANSWER`), or judged (lone surrogates, which JSON
+    escapes allow, replaced and noted)."""
+    if answer.strip() == NO_ANSWER:
+        input_.text = answer
+        return _mark_empty(
+            input_, f"no final answer ({NO_ANSWER!r}: the agent never called terminate)"
+        )
     data = answer.encode("utf-8", errors="surrogatepass")
     if len(data) > max_bytes:
         input_.excluded = (
