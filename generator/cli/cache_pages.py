@@ -1,4 +1,5 @@
-"""`judgegen cache-pages`: capture the pages answers cite, or import a Mind2Web 2 page cache."""
+"""`judgegen cache-pages`: capture the pages answers (or a webeval run's final answers) cite,
+or import a Mind2Web 2 page cache."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from toolkit.pages import (
     PageStore,
     answer_files,
     capture_pages,
-    cited_urls,
+    cited_urls_in,
     import_m2w2,
 )
 from toolkit.pages.store import INFRA_FAILURES
@@ -58,17 +59,49 @@ def _print_capture(report: CaptureReport) -> None:
             click.echo(f"  failed ({outcome.error_kind}): {outcome.url}: {outcome.error}")
 
 
+def cited_pages(answers: Path | None, trajectories: Path | None) -> dict[str, list[Path]]:
+    """The pages the `--answers` files and the `--trajectories` run's final answers cite
+    (those `run --trajectories` judges: the `final_answer` string of each trajectory, not
+    its JSON file's text), each with the files citing it. A usage error when `--answers`
+    holds no answer file: nothing captured, every cited page of the run then missing."""
+    from toolkit.runner.inputs import discover_trajectories
+
+    sources: list[tuple[Path, str]] = []
+    counts = []
+    if answers is not None:
+        files = answer_files(answers)
+        if not files:
+            raise click.UsageError(_no_answer_files(answers))
+        sources += [(p, p.read_text(encoding="utf-8", errors="replace")) for p in files]
+        counts.append(f"{len(files)} answer file(s)")
+    if trajectories is not None:
+        found = discover_trajectories(trajectories)
+        judged = [(i.path, i.text) for i in found if i.text is not None and i.excluded is None]
+        sources += judged
+        counts.append(f"{len(judged)} trajectory final answer(s)")
+    urls = cited_urls_in(sources)
+    click.echo(f"{len(urls)} URL(s) cited in {' and '.join(counts)}", err=True)
+    return urls
+
+
+def _no_answer_files(answers: Path) -> str:
+    """Why `--answers` gave nothing to capture, naming `--trajectories` for a webeval run."""
+    from toolkit.runner.inputs import trajectory_root
+
+    traj = trajectory_root(answers)[1]
+    webeval = any(traj.glob("*/*final_answer.json"))
+    hint = f"; it is a webeval run: use --trajectories {answers}" if webeval else ""
+    return f"--answers {answers}: no .md answer file found{hint}"
+
+
 def _capture(
-    answers: Path,
+    urls: dict[str, list[Path]],
     store: PageStore,
     options: CaptureOptions,
     refresh: bool,
     ray_address: str | None = None,
     ray_attempts: int = 3,
 ) -> CaptureReport:
-    files = answer_files(answers)
-    urls = cited_urls(files)
-    click.echo(f"{len(urls)} URL(s) cited in {len(files)} answer file(s)", err=True)
     if ray_address is None:
         return asyncio.run(capture_pages(urls, store, options, refresh=refresh, progress=_progress))
     from toolkit.scale.capture import capture_on_cluster
@@ -93,6 +126,12 @@ def _capture(
     "--answers",
     type=click.Path(exists=True, path_type=Path),
     help="Answers to read: answers/<agent>/<task_id>/*.md, a folder of .md files, or one file.",
+)
+@click.option(
+    "--trajectories",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="A webeval run (DIR/traj/<task_id>/*_final_answer.json): the pages its final "
+    "answers cite, for `run --trajectories`.",
 )
 @click.option(
     "--import-m2w2",
@@ -129,6 +168,7 @@ def _capture(
 def cache_pages(
     ctx: click.Context,
     answers: Path | None,
+    trajectories: Path | None,
     import_dir: Path | None,
     store: Path,
     concurrency: int,
@@ -139,7 +179,8 @@ def cache_pages(
     ray_address: str | None,
     ray_attempts: int,
 ) -> None:
-    """Store every page cited in a set of answers, for offline judging.
+    """Store every page cited in a set of answers (or a webeval run's final answers), for
+    offline judging.
 
     Pages are captured with the system Chromium (headless, via Playwright): text once the
     page settles and its text stops changing (a "Loading…"-size text is given up to 2 s to be
@@ -166,8 +207,14 @@ def cache_pages(
     With --ray, pages are captured on the nodes of a Ray cluster (--concurrency pages at a
     time on each, with each node's own Chromium) and stored here, in the one page store.
     """
-    if answers is None and import_dir is None:
-        raise click.UsageError("give --answers DIR, --import-m2w2 DIR, or both")
+    if answers is None and trajectories is None and import_dir is None:
+        raise click.UsageError("give --answers DIR, --trajectories DIR or --import-m2w2 DIR")
+    cited = None
+    if answers is not None or trajectories is not None:
+        try:
+            cited = cited_pages(answers, trajectories)
+        except OSError as exc:
+            raise click.UsageError(f"cannot read inputs: {exc}") from exc
     if ray_address is not None:
         require_ray()
     options = CaptureOptions(chromium=chromium, concurrency=concurrency, timeout=timeout)
@@ -181,10 +228,8 @@ def cache_pages(
                 problems |= bool(imported.problems)
                 if not as_json:
                     _print_import(imported)
-            if answers is not None:
-                captured = _capture(
-                    answers, page_store, options, refresh, ray_address, ray_attempts
-                )
+            if cited is not None:
+                captured = _capture(cited, page_store, options, refresh, ray_address, ray_attempts)
                 output["capture"] = captured.model_dump(mode="json")
                 problems |= captured.failed > 0
                 ours_failed = any(o.error_kind in INFRA_FAILURES for o in captured.outcomes)

@@ -59,7 +59,9 @@ def print_outcome(
     _warn_strays(strays, inputs)
     missing = missing_pages(report.results)
     trajectories = any(r.input_kind == "trajectory" for r in report.results)
-    _warn_missing_pages(missing, None if trajectories else inputs, pages)
+    _warn_missing_pages(
+        missing, f"--{'trajectories' if trajectories else 'answers'} {inputs}", pages
+    )
     clipped = clipped_pages(report.results)
     _warn_clipped_pages(clipped)
     _warn_uncounted(report.summaries, results)
@@ -120,16 +122,14 @@ def _warn_strays(strays: Sequence[StrayFile], inputs: Path) -> None:
         click.echo(line, err=True)
 
 
-def _warn_missing_pages(
-    missing: dict[str, list[str]], answers: Path | None, pages: Path | None
-) -> None:
+def _warn_missing_pages(missing: dict[str, list[str]], source: str, pages: Path | None) -> None:
     """How many cited pages the judges could not read, for which answers, and the fix
-    (`answers`: the .md answers `cache-pages` can read the citations from, if any)."""
+    (`source`: the `cache-pages` option reading the run's inputs, `--answers DIR` or
+    `--trajectories DIR`)."""
     if not missing:
         return
     urls = {url for listed in missing.values() for url in listed}
     store = pages or Path("pages")
-    source = f"--answers {answers}" if answers else "--answers <.md files citing them>"
     fetch = f"`judgegen cache-pages {source} --store {store}` (URLs: `missing_pages` in --json)"
     if pages is None:
         where = "--pages was not given, so no cited page could be read"

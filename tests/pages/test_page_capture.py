@@ -441,6 +441,39 @@ def test_rerun_skips_stored_pages_without_a_browser(run: CaptureRun, tmp_path: P
     assert "captured 0, failed 0, skipped 2" in result.stdout
 
 
+def write_trajectory(run_dir: Path, task: str, final_answer: str) -> None:
+    folder = run_dir / "traj" / task
+    folder.mkdir(parents=True)
+    record = {"final_answer": final_answer, "is_aborted": False}
+    (folder / f"{task}_final_answer.json").write_text(json.dumps(record), encoding="utf-8")
+
+
+def test_a_webeval_runs_final_answers_are_read_for_the_pages_they_cite(tmp_path: Path) -> None:
+    """`run --trajectories` judges each trajectory's `final_answer`: its cited pages must be
+    in the store, or every one is judged missing (unsupported) and the score file says 0."""
+    store_dir, base = tmp_path / "store", "https://facts.example"
+    with PageStore(store_dir) as store:
+        for path in ("/a", "/b"):
+            store.put(PageRecord.web(f"{base}{path}", "Stored facts", None))
+    # the file holds the line break escaped: read as its text, `{base}/a\\nand` is the URL found
+    write_trajectory(tmp_path / "run", "t1", f"See {base}/a\nand {base}/b.")
+    args = ["--trajectories", str(tmp_path / "run"), "--store", str(store_dir)]
+    result = invoke([*args, "--chromium", "/nonexistent"])
+    assert result.exit_code == 0, result.output
+    assert "2 URL(s) cited in 1 trajectory final answer(s)" in result.stderr
+    assert "captured 0, failed 0, skipped 2" in result.stdout
+
+
+def test_answers_pointing_at_a_webeval_run_is_a_usage_error_naming_trajectories(
+    tmp_path: Path,
+) -> None:
+    """It found no .md answer to read, captured nothing and exited 0."""
+    write_trajectory(tmp_path / "run", "t1", "See https://facts.example/a.")
+    result = invoke(["--answers", str(tmp_path / "run"), "--store", str(tmp_path / "store")])
+    assert result.exit_code == 2
+    assert f"use --trajectories {tmp_path / 'run'}" in result.output
+
+
 def test_missing_chromium_is_an_infrastructure_failure(run: CaptureRun, tmp_path: Path) -> None:
     answers = tmp_path / "a.md"
     answers.write_text(f"{run.base}/static", encoding="utf-8")

@@ -54,6 +54,18 @@ def test_a_misspelled_task_id_is_a_usage_error_with_a_suggestion(work: Path) -> 
     assert not (work / "results").exists()
 
 
+def test_a_trajectory_run_missing_cited_pages_names_cache_pages_for_its_trajectories(
+    work: Path,
+) -> None:
+    """The fix named must read the run's inputs: it named `--answers`, which reads .md files,
+    and a webeval run has none."""
+    run_dir = work / "webeval" / "fara-run"
+    args = run_args(work, "--no-sandbox", "--include-unreviewed", pages=False)
+    args[1:3] = ["--trajectories", str(run_dir)]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert f"`judgegen cache-pages --trajectories {run_dir} --store pages`" in result.stderr
+
+
 # -- answers layout ---------------------------------------------------------------------------
 
 

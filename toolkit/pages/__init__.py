@@ -24,7 +24,7 @@ if TYPE_CHECKING:
         default_chromium,
         require_chromium,
     )
-    from toolkit.pages.citations import answer_files, cited_urls
+    from toolkit.pages.citations import answer_files, cited_urls, cited_urls_in
     from toolkit.pages.m2w2 import (
         ImportProblem,
         ImportReport,
@@ -52,6 +52,7 @@ _HOMES = {
     "capture_page": "toolkit.pages.capture",
     "capture_pages": "toolkit.pages.capture",
     "cited_urls": "toolkit.pages.citations",
+    "cited_urls_in": "toolkit.pages.citations",
     "content_hash": "toolkit.pages.store",
     "default_chromium": "toolkit.pages.capture",
     "import_m2w2": "toolkit.pages.m2w2",
@@ -78,6 +79,7 @@ __all__ = [
     "capture_page",
     "capture_pages",
     "cited_urls",
+    "cited_urls_in",
     "content_hash",
     "default_chromium",
     "import_m2w2",

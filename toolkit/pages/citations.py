@@ -1,4 +1,4 @@
-"""Which pages a folder of answers cites: the URLs `cache-pages` captures."""
+"""Which pages a folder of answers (or a webeval run) cites: the URLs `cache-pages` captures."""
 
 from __future__ import annotations
 
@@ -17,8 +17,16 @@ def answer_files(root: Path) -> list[Path]:
 
 def cited_urls(files: Iterable[Path]) -> dict[str, list[Path]]:
     """Each page cited in `files` (canonical URL, first-seen order) with the files citing it."""
+    return cited_urls_in(
+        (path, path.read_text(encoding="utf-8", errors="replace")) for path in files
+    )
+
+
+def cited_urls_in(answers: Iterable[tuple[Path, str]]) -> dict[str, list[Path]]:
+    """Each page cited in `answers` ((file, answer text) pairs: a webeval trajectory's answer
+    is a string in its JSON file, read from it) with the files citing it."""
     citations: dict[str, list[Path]] = {}
-    for path in files:
-        for url in extract_urls(path.read_text(encoding="utf-8", errors="replace")):
+    for path, text in answers:
+        for url in extract_urls(text):
             citations.setdefault(url, []).append(path)
     return citations
