@@ -66,6 +66,23 @@ def test_a_trajectory_run_missing_cited_pages_names_cache_pages_for_its_trajecto
     assert f"`judgegen cache-pages --trajectories {run_dir} --store pages`" in result.stderr
 
 
+def test_a_trajectory_folder_nearly_naming_a_judge_names_the_judge_it_missed(work: Path) -> None:
+    """Judges are found by the exact task id: `Louvre-Hours` is not `louvre_hours`. Reported
+    as a task with no judge like any other (a webeval run may list hundreds), the near miss
+    went unseen and the task dropped out of the metrics."""
+    traj = work / "webeval" / "fara-run" / "traj"
+    (traj / "louvre_hours").rename(traj / "Louvre-Hours")
+    args = run_args(work, "--no-sandbox", "--include-unreviewed")
+    args[1:3] = ["--trajectories", str(work / "webeval" / "fara-run")]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert (
+        "skipped judge Louvre-Hours: no judge at "
+        f"{(work / 'judges' / 'Louvre-Hours.py').resolve()}; louvre_hours.py differs from the "
+        "task id 'Louvre-Hours' only in case, '-' or '_'"
+    ) in result.stderr
+    assert not (traj / "Louvre-Hours" / "scores").exists()
+
+
 # -- answers layout ---------------------------------------------------------------------------
 
 

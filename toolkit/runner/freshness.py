@@ -76,10 +76,12 @@ def resolve_judges(task_ids: Iterable[str], options: JudgePolicy) -> dict[str, J
     """The judge of each task, read once, with the reason it may not run (missing, unreviewed,
     changed, not UTF-8)."""
     judges: dict[str, JudgeInfo] = {}
+    near = _NearMisses(Path(options.judges_dir))
     for task_id in sorted(set(task_ids)):
         path = (Path(options.judges_dir) / f"{task_id}.py").resolve()
         if not path.is_file():
-            judges[task_id] = JudgeInfo(task_id, path, None, f"no judge at {path}", missing=True)
+            reason = f"no judge at {path}{near.hint(task_id)}"
+            judges[task_id] = JudgeInfo(task_id, path, None, reason, missing=True)
             continue
         data = path.read_bytes()  # read once: these bytes are checked, hashed and run
         info = JudgeInfo(task_id, path, sha256_bytes(data))
@@ -96,6 +98,35 @@ def resolve_judges(task_ids: Iterable[str], options: JudgePolicy) -> dict[str, J
             info.problem = f"{problem}; run `judgegen approve {task_id}` or --include-unreviewed"
         judges[task_id] = info
     return judges
+
+
+class _NearMisses:
+    """The judges whose file name differs from a task id only in case, `-` or `_` (a webeval
+    folder `Louvre-Hours` beside `louvre_hours.py`): judges are found by the exact id, never
+    matched loosely, so such a task is reported as having no judge, and the hint names the
+    judge it missed. The folder is listed once, on the first task without a judge."""
+
+    def __init__(self, judges_dir: Path) -> None:
+        self.judges_dir = judges_dir
+        self._by_key: dict[str, list[str]] | None = None
+
+    @staticmethod
+    def _key(name: str) -> str:
+        return name.casefold().replace("-", "_")
+
+    def hint(self, task_id: str) -> str:
+        """`; <judge> differs only in ...` for the judges `task_id` nearly names, else ""."""
+        if self._by_key is None:
+            self._by_key = {}
+            for path in sorted(self.judges_dir.glob("*.py")):
+                self._by_key.setdefault(self._key(path.stem), []).append(path.name)
+        found = self._by_key.get(self._key(task_id), [])
+        if not found:
+            return ""
+        return (
+            f"; {', '.join(found)} differs from the task id '{task_id}' only in case, '-' or "
+            "'_': judges are found by the exact task id (rename the task folder or the judge)"
+        )
 
 
 def skipped_judges(judges: dict[str, JudgeInfo]) -> list[SkippedJudge]:
