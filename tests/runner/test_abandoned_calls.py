@@ -18,13 +18,16 @@ from tests.fixtures.runner.helpers import result_files, run_args
 from toolkit.backends import ScriptedBackend, VerifyRequest
 from toolkit.runner.metering import Meter, MeteredBackend, current_meter, end_calls, judge_call
 
-SLOW = "scripted:tests.fixtures.runner.llm_policy:slow_verifications"
+OUTLIVED = "scripted:tests.fixtures.runner.llm_policy:verifications_outlive_their_evaluation"
+"""A model whose verifications end only once their evaluation is over: still running when it
+ends, and ended right after, however loaded the machine. (A model slow by a fixed delay raced
+a sandboxed judge's end, in another process, and the result's wait.)"""
 
 
 def timed_out_run(work: Path, provider: str, *extra: str) -> tuple[Any, list[dict[str, Any]]]:
-    """`judgegen run --json` of louvre_hours with a judge --timeout (1 s) shorter than the
-    model's verifications; its record and ledger rows. A result waits up to the --timeout
-    for the calls its judge left running: the slow model's end within it."""
+    """`judgegen run --json` of louvre_hours with a judge --timeout (1 s) that its
+    verifications outlast; its record and ledger rows. A result waits up to the --timeout
+    for the calls its judge left running: `OUTLIVED`'s end within it."""
     args = run_args(work, "--include-unreviewed", "--task", "louvre_hours", "--json", *extra)
     at = args.index("--backend")
     del args[at : at + 2]
@@ -47,7 +50,7 @@ def abandoned_notes(result: dict[str, Any]) -> list[str]:
 def test_calls_a_timed_out_judge_left_running_are_charged_to_its_result_once_paid(
     work: Path, mode: str
 ) -> None:
-    record, rows = timed_out_run(work, SLOW, mode)
+    record, rows = timed_out_run(work, OUTLIVED, mode)
     results = result_files(work / "results").values()
     assert all(r["status"] == "incomplete" for r in results)
     assert sum(r["usage"]["llm_calls"] for r in results) == len(rows)
@@ -65,7 +68,7 @@ def test_calls_a_timed_out_judge_left_running_are_charged_to_its_result_once_pai
 def test_calls_cancelled_with_the_cache_off_are_counted_with_their_cost_unknown(
     work: Path,
 ) -> None:
-    record, rows = timed_out_run(work, SLOW, "--no-sandbox", "--cache-mode", "off")
+    record, rows = timed_out_run(work, OUTLIVED, "--no-sandbox", "--cache-mode", "off")
     abandoned = [row for row in rows if row["error"] == "abandoned"]
     assert abandoned and all(row["cost_usd"] == 0 for row in abandoned)
     results = result_files(work / "results").values()
@@ -103,11 +106,10 @@ def test_calls_a_judge_left_running_in_its_own_tasks_are_charged_to_its_result(
     args = run_args(work, "--include-unreviewed", "--task", "louvre_hours", "--json", mode)
     at = args.index("--backend")
     del args[at : at + 2]
-    args += ["--provider", SLOW]
+    args += ["--provider", OUTLIVED]
     env = {
         "JUDGEGEN_CACHE_PATH": str(work / "llm-cache.sqlite"),
         "JUDGEGEN_LEDGER_PATH": str(work / "ledger.jsonl"),
-        "RUNNER_TEST_VERIFY_DELAY_S": "0.5",
     }
     result = CliRunner(env=env).invoke(main, args, catch_exceptions=False)
     rows = [json.loads(line) for line in (work / "ledger.jsonl").read_text().splitlines()]
