@@ -11,8 +11,11 @@ Two ways, side by side in one run, on the same store:
 Pages: 30 KB of text, with screenshots of 40 KB (the runner bench's) and of 1 MB (a
 full-page capture). Each page is read once, as a new page is when an evaluation first cites
 it. Figures: µs of wall per page, median over `--repeat` runs, every run listed.
+With `--redirected`, each page is stored as reached from its URL by a redirect (to `www.`
+and a trailing slash), so every read also applies the redirect rules of `toolkit.pages.walls`
+(a page that ended where it was sent skips them).
 
-Run: python bench/page_read_bench.py [--pages 200] [--repeat 5]
+Run: python bench/page_read_bench.py [--pages 200] [--repeat 5] [--redirected]
 """
 
 from __future__ import annotations
@@ -36,14 +39,16 @@ PAGE_CHARS = 30_000
 SCREENSHOTS = {"40 KB": 40_000, "1 MB": 1_000_000}
 
 
-def build(directory: Path, pages: int, screenshot_bytes: int) -> list[str]:
-    """A store of `pages` pages with random text and screenshot bytes; their URLs."""
+def build(directory: Path, pages: int, screenshot_bytes: int, redirected: bool) -> list[str]:
+    """A store of `pages` pages with random text and screenshot bytes (each `redirected` to
+    another address of the page, or not); their URLs."""
     rng = random.Random(7)
     urls = [f"https://example.org/page/{index}" for index in range(pages)]
     with PageStore(directory) as store:
         for url in urls:
             text = "".join(rng.choices("abcdefghij klmnop\n", k=PAGE_CHARS))
-            store.put(PageRecord.web(url, text, rng.randbytes(screenshot_bytes)))
+            final = url.replace("//", "//www.", 1) + "/" if redirected else None
+            store.put(PageRecord.web(url, text, rng.randbytes(screenshot_bytes), final_url=final))
     return urls
 
 
@@ -72,11 +77,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=200, help="pages per store")
     parser.add_argument("--repeat", type=int, default=5, help="runs; medians are printed")
+    parser.add_argument(
+        "--redirected", action="store_true", help="store each page as reached by a redirect"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         for label, size in SCREENSHOTS.items():
             directory = Path(scratch) / label.replace(" ", "")
-            urls = build(directory, args.pages, size)
+            urls = build(directory, args.pages, size, args.redirected)
             runs: dict[str, list[float]] = {"at once": [], "separately": []}
             for _ in range(args.repeat):
                 for way, times in runs.items():

@@ -191,7 +191,9 @@ def cache_pages(
 
     A single-page app's hash route (`#/pricing`, `#!/about`) is its own page, captured and
     stored as such; any other #fragment (`#top`) is a place in the page and is dropped. A
-    route stored by an older judgegen under the app's address alone counts as not stored.
+    route stored by an older judgegen under the app's address alone counts as not stored, as
+    does a bot check, a sign-in page or the home page a removed page was sent to that one
+    stored as the page: it is captured again, and a failure replaces it.
 
     \b
     Example:

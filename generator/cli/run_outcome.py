@@ -136,7 +136,8 @@ def _warn_missing_pages(missing: dict[str, list[str]], source: str, pages: Path 
         fix = f"capture them with {fetch}, then rerun with `--pages {store}`"
     else:
         where = (
-            f"they are not in the page store {pages} (or failed to load, or hold nothing to check)"
+            f"they are not in the page store {pages} (or failed to load, hold nothing to check, "
+            "or are a bot check, a sign-in page or the site's home page stored in their place)"
         )
         fix = f"fetch them with {fetch} and rerun"
     click.echo(

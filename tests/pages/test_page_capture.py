@@ -917,6 +917,51 @@ def test_a_cited_home_page_or_a_moved_page_is_stored_where_it_ended(
         assert text in (store.get(server + path) or "")
 
 
+def stored_before_the_rules(server: str) -> list[PageRecord]:
+    """Walls an older judgegen stored as the cited pages (with the store's API, as it did):
+    the site had sent the browser to its home page or to sign in, or served a bot check."""
+    home = HOME_HTML.decode()
+    return [
+        PageRecord.web(server + "/news/2023/some-article", home, None, final_url=server + "/"),
+        PageRecord.web(
+            server + "/tall", LOGIN_HTML.decode(), None, final_url=server + "/uas/login"
+        ),
+        PageRecord.web(server + "/static", "Enable JavaScript and cookies to continue", None),
+    ]
+
+
+@pytest.mark.parametrize("refresh", [False, True], ids=["rerun", "refresh"])
+def test_cache_pages_captures_again_a_wall_stored_as_the_page_before_the_rules(
+    server: str, tmp_path: Path, refresh: bool
+) -> None:
+    store_dir = tmp_path / "store"
+    with PageStore(store_dir) as store:
+        for record in stored_before_the_rules(server):
+            store.put(record)
+    answers = tmp_path / "answer.md"
+    answers.write_text(
+        f"Gone: {server}/news/2023/some-article, restored: {server}/tall and {server}/static",
+        encoding="utf-8",
+    )
+    args = ["--answers", str(answers), "--store", str(store_dir), "--json"]
+    result = invoke(
+        [*args, "--chromium", default_chromium(), "--timeout", str(CAPTURE_TIMEOUT_S)]
+        + (["--refresh"] if refresh else [])
+    )
+    outcomes = {o["url"]: o for o in json.loads(result.stdout)["capture"]["outcomes"]}
+    assert [(o["result"], o["kept_previous"]) for o in outcomes.values()] == [
+        ("failed", False),
+        ("captured", False),
+        ("captured", False),
+    ]
+    with PageStore(store_dir, readonly=True) as store:
+        gone = store.lookup(server + "/news/2023/some-article")
+        assert gone is not None and (gone.status, gone.error_kind) == ("failed", "redirect_home")
+        assert "Tall top" in (store.get(server + "/tall") or "")
+        assert "The capital is Paris." in (store.get(server + "/static") or "")
+        assert store.counts() == {"ok": 2, "failed": 1}
+
+
 @pytest.fixture(scope="module")
 def shortened(server: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, PageRecord]:
     """The records of short links cited on another host (localhost) than the site they send

@@ -14,6 +14,7 @@ from toolkit import Evaluator, InfraError, ScriptedBackend, VerifyRequest
 from toolkit.errors import PageStoreError
 from toolkit.pages import PageRecord, PageStore
 from toolkit.pages.store import SCHEMA_VERSION
+from toolkit.pages.walls import MAX_CHALLENGE_CHARS
 from toolkit.util.hashing import sha256_bytes
 
 JPEG = b"\xff\xd8\xff\xe0fake-jpeg"
@@ -61,6 +62,143 @@ def test_a_stored_page_with_nothing_to_judge_counts_as_missing(
         assert store.get(url) is None and store.text_hash(url) is None
         assert not store.has_page(url)  # `cache-pages` captures it again
         assert store.lookup(url) is not None  # what was stored is still there to inspect
+
+
+DEEP = "https://news.example.com/2023/05/story"
+HOME_TEXT = "Example News. Top stories today: markets rally, and the weather turns cold."
+# pages an older judgegen stored as the cited page (with the store's API, as it did): the site
+# had sent the browser to its home page, to sign in, or served a bot check (as Mind2Web 2's
+# cache may hold one, with no final URL)
+STORED_BEFORE_THE_RULES = {
+    "redirect_home": (
+        PageRecord.web(DEEP, HOME_TEXT, JPEG, final_url="https://news.example.com/?from=404"),
+        "redirected to the site's home page https://news.example.com/?from=404",
+    ),
+    "sign-in": (
+        PageRecord.web(
+            "https://www.linkedin.com/in/someone",
+            "Sign in. New to LinkedIn? Join now",
+            JPEG,
+            final_url="https://www.linkedin.com/authwall?trk=x",
+        ),
+        "sign-in or consent page (www.linkedin.com/authwall)",
+    ),
+    "bot check": (
+        PageRecord.web(
+            "https://shop.example.com/item/7",
+            "Just a moment...\nEnable JavaScript and cookies to continue",
+            JPEG,
+            origin="m2w2",
+        ),
+        "bot check instead of the page",
+    ),
+}
+KINDS = {"redirect_home": "redirect_home", "sign-in": "blocked", "bot check": "blocked"}
+
+
+@pytest.mark.parametrize("case", STORED_BEFORE_THE_RULES)
+def test_a_wall_stored_as_the_page_before_the_rules_reads_as_missing(
+    tmp_path: Path, case: str
+) -> None:
+    stored, _ = STORED_BEFORE_THE_RULES[case]
+    with PageStore(tmp_path / "pages") as writer:
+        writer.put(stored)
+    with PageStore(tmp_path / "pages", readonly=True) as store:  # as a run reads it
+        url = stored.requested_url
+        assert store.get(url) is None and store.stored_page(url) is None
+        assert store.screenshot(url) is None
+        assert (store.text_hash(url), store.screenshot_hash(url)) == (None, None)
+        assert not store.has_page(url)  # `cache-pages` captures it again
+
+
+@pytest.mark.parametrize("case", STORED_BEFORE_THE_RULES)
+def test_a_wall_stored_as_the_page_is_looked_up_as_the_failure_a_capture_records_now(
+    store: PageStore, case: str
+) -> None:
+    stored, reason = STORED_BEFORE_THE_RULES[case]
+    store.put(stored)
+    record = store.lookup(stored.requested_url)
+    assert record is not None
+    assert (record.status, record.error_kind) == ("failed", KINDS[case])
+    assert reason in (record.error or "")
+    assert (record.text, record.screenshot, record.final_url) == (None, None, stored.final_url)
+    assert store.records("ok")[0].text == stored.text  # what was stored, to inspect
+
+
+@pytest.mark.parametrize(
+    ("url", "final_url"),
+    [
+        ("https://news.example.com/index.html", "https://news.example.com/"),  # a home page
+        ("https://news.example.com/old-story", "https://news.example.com/2023/new-story"),
+        ("https://news.example.com/2023/story", "https://news.example.com/2023/story"),
+        ("https://news.example.com/?p=123", None),
+    ],
+)
+def test_a_page_stored_where_a_capture_ends_now_is_still_served(
+    store: PageStore, url: str, final_url: str | None
+) -> None:
+    store.put(PageRecord.web(url, HOME_TEXT, JPEG, final_url=final_url))
+    assert store.get(url) == HOME_TEXT and store.has_page(url)
+
+
+def test_a_bot_check_in_letters_of_several_bytes_is_told_without_reading_its_text(
+    store: PageStore,
+) -> None:
+    """Its size in bytes is over `MAX_CHALLENGE_CHARS`, its length in characters is not."""
+    text = "Vérification: enable JavaScript and cookies to continue. " + "é" * 2000
+    assert len(text) <= MAX_CHALLENGE_CHARS < len(text.encode())
+    store.put(PageRecord.web("https://shop.example.com/item/8", text, JPEG))
+    assert store.text_hash("https://shop.example.com/item/8") is None
+    assert store.screenshot("https://shop.example.com/item/8") is None
+
+
+def test_a_long_page_quoting_a_bot_checks_words_is_served(store: PageStore) -> None:
+    text = (
+        "How bot checks work. " * 200 + "Cloudflare says: enable JavaScript and cookies to continue"
+    )
+    store.put(PageRecord.web("https://blog.example.com/bots", text, JPEG))
+    assert store.text_hash("https://blog.example.com/bots") is not None
+    assert store.get("https://blog.example.com/bots") == text
+
+
+def test_a_failure_replaces_a_home_page_stored_as_the_page(store: PageStore) -> None:
+    stored, _ = STORED_BEFORE_THE_RULES["redirect_home"]
+    store.put(stored)
+    failure = PageRecord.failure(DEEP, "http", "HTTP 404", http_status=404)
+    assert store.put(failure) is True  # the stored page is known wrong: nothing to keep
+    record = store.lookup(DEEP)
+    assert record is not None
+    assert (record.error_kind, record.error, record.attempts) == ("http", "HTTP 404", 1)
+    assert store.counts() == {"ok": 0, "failed": 1}
+
+
+def test_a_capture_of_the_page_replaces_a_wall_stored_under_another_spelling(
+    store: PageStore,
+) -> None:
+    stored, _ = STORED_BEFORE_THE_RULES["redirect_home"]
+    store.put(stored)
+    store.put(PageRecord.web("http://news.example.com/2023/05/story/", "The story", None))
+    assert store.get(DEEP) == "The story"
+    assert store.counts() == {"ok": 1, "failed": 0}
+
+
+async def test_the_evaluator_lists_a_wall_stored_as_the_page_among_missing_sources(
+    store: PageStore,
+) -> None:
+    stored, _ = STORED_BEFORE_THE_RULES["redirect_home"]
+    store.put(stored)
+    seen: list[VerifyRequest] = []
+    ev = Evaluator.create(
+        task_id="t",
+        task_description="d",
+        answer="a",
+        backend=ScriptedBackend(verify=lambda request: seen.append(request) or True),
+        pages=store,
+    )
+    leaf = ev.add_leaf(id="story", desc="the story", critical=False)
+    await ev.verify(claim="Markets rallied", node=leaf, sources=DEEP)
+    assert [request.page_texts for request in seen] == [[None]]
+    assert ev.missing_sources == [DEEP]
 
 
 def test_a_page_without_text_is_judged_by_its_screenshot(store: PageStore) -> None:

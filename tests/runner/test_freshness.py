@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 import prompts
-from generator.cli import main
+from generator.cli import fresh_stamp, main
 from tests.fixtures.runner.helpers import (
     PAGES,
     result_files,
@@ -18,6 +18,7 @@ from tests.fixtures.runner.helpers import (
     self_reading_judge,
 )
 from toolkit.pages import PageRecord, PageStore
+from toolkit.pages import store as page_store
 from toolkit.runner.fingerprint import judge_templates_sha256
 
 LOUVRE = "https://www.louvre.fr/en/visit/hours-admission"
@@ -95,6 +96,31 @@ def test_a_missing_page_that_appears_redoes_the_results_that_cited_it(work: Path
     again = run(work)
     assert json.loads(again.stdout)["evaluated"] == len(readers)
     assert "not in the page store" not in again.stderr
+
+
+def test_a_result_judged_against_a_home_page_stored_as_the_cited_page_is_redone(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An older judgegen stored the Louvre's home page, where the site had sent the cited
+    page, as that page, and judged against it; today the store reads it as missing."""
+    home = "Musée du Louvre. Welcome! Plan your visit, exhibitions and events."
+    with PageStore(work / "pages") as store:
+        store.put(PageRecord.web(LOUVRE, home, None, final_url="https://www.louvre.fr/en/"))
+    with monkeypatch.context() as before_the_rule:
+        before_the_rule.setattr(page_store, "served_instead", lambda *args: None)
+        assert run(work).exit_code == 0
+    first = result_files(work / "results")
+    judged = citing(first, LOUVRE)
+    assert judged and all(LOUVRE in reads(first[name])["read"] for name in judged)
+    # the new rule comes with new code, which no stamp of the earlier run's vouches for; here
+    # the code files are the same, so the stamp goes by hand
+    fresh_stamp.remove_stamp(work / "results")
+    again = run(work)
+    assert json.loads(again.stdout)["evaluated"] == len(judged)
+    missed = json.loads(again.stdout)["missing_pages"]
+    assert all(LOUVRE in missed[name.removesuffix(".json")] for name in judged)
+    assert "the site's home page stored in their place" in again.stderr
+    assert json.loads(run(work).stdout)["evaluated"] == 0
 
 
 def copy_prompts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

@@ -27,14 +27,7 @@ from pydantic import BaseModel
 from toolkit.errors import InfraError
 from toolkit.pages.pdf import PdfTextError, looks_like_pdf, pdf_text
 from toolkit.pages.store import INFRA_FAILURES, FailureKind, PageKind, PageRecord, PageStore
-from toolkit.pages.walls import (
-    blocked_reason,
-    bot_check,
-    home_reason,
-    redirect_home,
-    redirect_wall,
-    wall_reason,
-)
+from toolkit.pages.walls import served_instead
 from toolkit.urls import canonical_url, is_web_url
 
 if TYPE_CHECKING:
@@ -186,7 +179,8 @@ async def capture_pages(
     capture: CaptureFn | None = None,
 ) -> CaptureReport:
     """Capture every URL whose page is not already stored, under any spelling of it
-    (`PageStore.has_page`); all of them with `refresh`, where a failure keeps a stored page.
+    (`PageStore.has_page`); all of them with `refresh`, where a failure keeps a stored page
+    that reads serve (one they do not, such as a wall stored by an older judgegen, it replaces).
 
     URLs are canonicalized and de-duplicated; strings that are not http(s) URLs are ignored.
     Pages are captured by a local Chromium, or by `capture` (e.g. on a cluster's nodes) at
@@ -438,15 +432,11 @@ async def _web_record(
     # failed, draws as a blank screenshot. Only an image is its screenshot.
     if not (text or "").strip() and (shot is None or not image):
         return PageRecord.failure(url, "empty", NOTHING_RENDERED, **extra)
-    challenge = bot_check(text)
-    if challenge is not None:  # likewise: a bot check stored as the page
-        return PageRecord.failure(url, "blocked", blocked_reason(challenge), **extra)
-    wall = redirect_wall(url, final_url)
-    if wall is not None:  # or the sign-in or consent page the site sent the browser to
-        return PageRecord.failure(url, "blocked", wall_reason(wall), **extra)
-    home = redirect_home(url, final_url, via=hops)
-    if home is not None:  # or the home page a removed page is redirected to
-        return PageRecord.failure(url, "redirect_home", home_reason(home), **extra)
+    # likewise a bot check, the sign-in or consent page the site sent the browser to, or the
+    # home page a removed page is redirected to, stored as the page
+    wall = served_instead(url, final_url, text, via=hops)
+    if wall is not None:
+        return PageRecord.failure(url, wall.kind, wall.reason, **extra)
     return PageRecord.web(url, text, shot, **extra)
 
 

@@ -8,9 +8,14 @@ browser, or the capture host's network) they raise `InfraError`, so the evaluati
 incomplete and retried, never scored 0.
 A store that cannot be read or written (a damaged file, a disk error, a lock held past the
 busy timeout) raises `PageStoreError`, naming the file and the fix, never a bare SQLite error.
-A failure never overwrites a page that was captured successfully, nor hides one stored under
-another spelling of the same URL (`toolkit.urls.normalize_url`): reads serve that page.
+A failure never overwrites a page that was captured successfully and that reads serve, nor
+hides one stored under another spelling of the same URL (`toolkit.urls.normalize_url`): reads
+serve that page.
 Reads are local and offline, so a rerun sees exactly the pages the first run saw.
+A stored web page that is a wall under today's rules (`toolkit.pages.walls`: a bot check, a
+sign-in or consent page, or the home page a deep link was sent to), stored by a judgegen
+before the rule or imported, reads as the failure a capture records now: missing, and
+captured again; a failure may replace it.
 Keys keep a single-page app's hash route (`#/pricing`, `toolkit.urls`). A store written
 before they did holds what was read for a route under the app's address (its home page, or
 some route): a read of the route never finds it, so the route is missing and captured again
@@ -33,6 +38,7 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, Field
 
 from toolkit.errors import PAGES_ACCESS_FIX, InfraError, PageStoreError
+from toolkit.pages.walls import MAX_CHALLENGE_CHARS, Wall, served_instead
 from toolkit.urls import canonical_url, normalize_url, url_spellings
 from toolkit.util.hashing import sha256_bytes, sha256_text
 from toolkit.util.sqlite_errors import sqlite_errors
@@ -61,6 +67,12 @@ missing (loud, and captured again), never as a page against which every claim fa
 A web page's screenshot decides it alone: `typeof` reads the column's type, not its bytes,
 and CASE stops there, so neither the screenshot nor the text is read for it (an OR reads
 both: ~25% of a page-row query on the bench's store)."""
+WALL_COLUMNS = ("rowid", "kind", "requested_url", "final_url", "typeof(text)")
+"""What telling a stored page from a wall (`_wall`) reads of its row besides a short text
+(`PageStore._challenge_text`)."""
+MAX_CHALLENGE_BYTES = 4 * MAX_CHALLENGE_CHARS
+"""The most bytes a text of `MAX_CHALLENGE_CHARS` characters takes in UTF-8: a stored text
+longer than this is no bot check, told by its size alone."""
 FailureKind = Literal[
     "http",
     "timeout",
@@ -139,6 +151,21 @@ def _stored_text_hash(row: dict[str, Any], has_text: bool) -> str | None:
     if row["kind"] == "web" and row["content_hash"] and has_text:
         return str(row["content_hash"])
     return None
+
+
+def _wall(row: dict[str, Any], text: str | None) -> Wall | None:
+    """The wall a stored page `row` (its `WALL_COLUMNS`) showing `text` is under today's rules
+    (`walls.served_instead`, from the URL asked for and the one the browser ended on), or None:
+    a PDF, or the page. A page stored before a rule, or imported, may be one."""
+    if row["kind"] != "web":
+        return None
+    return served_instead(row["requested_url"], row["final_url"], text)
+
+
+def _served(row: dict[str, Any], text: str | None) -> bool:
+    """Whether reads serve the stored page `row` (`JUDGEABLE` and `WALL_COLUMNS` read) showing
+    `text`: it holds something to judge, and is no wall."""
+    return bool(row[JUDGEABLE]) and _wall(row, text) is None
 
 
 @dataclass(frozen=True)
@@ -358,14 +385,41 @@ class PageStore:
 
     # -- reading ----------------------------------------------------------------------------
 
+    @contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """The connection (`_guard`) in one read transaction: what several statements read
+        (a page's row, then its text's size) is one state of the store, whatever another
+        process writes meanwhile."""
+        with self._guard():
+            begun = not self._db.in_transaction
+            if begun:
+                self._db.execute("BEGIN")
+            try:
+                yield
+            finally:
+                if begun:
+                    self._db.execute("COMMIT")
+
     def _row(self, url: str, columns: tuple[str, ...]) -> dict[str, Any] | None:
         """`columns` of the row read for `url`: the first of its spellings (`url_spellings`:
-        taken whole, then as prose) with a row stored for it (`_row_for`)."""
+        taken whole, then as prose) with a row stored for it (`_row_for`). The caller holds
+        the connection (`_guard`)."""
         spellings = url_spellings(url) or [canonical_url(url)]
         select = ", ".join(("url", "status = 'ok'", *columns))
-        with self._guard():
-            row = next((found for key in spellings if (found := self._row_for(key, select))), None)
+        row = next((found for key in spellings if (found := self._row_for(key, select))), None)
         return dict(zip(columns, row[2:], strict=True)) if row else None
+
+    def _challenge_text(self, row: dict[str, Any]) -> str | None:
+        """The text of stored page `row` (its `WALL_COLUMNS`) when it is a web page's, short
+        enough to be a bot check (`MAX_CHALLENGE_BYTES`), else None. Its size is read from the
+        row's header (a blob handle), so no long text is read for this: a read that serves no
+        text (a page's hashes, its screenshot) reads none. The caller holds the connection."""
+        if row["kind"] != "web" or row["typeof(text)"] != "text":
+            return None
+        with self._db.blobopen("pages", "text", row["rowid"], readonly=True) as text:
+            if len(text) > MAX_CHALLENGE_BYTES:
+                return None
+            return text.read().decode("utf-8", errors="replace")
 
     def _row_for(self, key: str, select: str) -> tuple[Any, ...] | None:
         """The row for canonical URL `key`: the page stored under it, else one stored under
@@ -387,23 +441,38 @@ class PageStore:
         return row
 
     def lookup(self, url: str) -> PageRecord | None:
-        """The full record for `url` (a page or a failure), or None if it was never captured."""
-        row = self._row(url, _COLUMNS)
-        return PageRecord.model_validate(row) if row else None
+        """The full record for `url` (a page or a failure), or None if it was never captured.
+        A stored page that is a wall (`_wall`) is the failure a capture records now, with its
+        kind and reason (the row itself is in `records`)."""
+        with self._guard():
+            row = self._row(url, _COLUMNS)
+        if row is None:
+            return None
+        record = PageRecord.model_validate(row)
+        wall = _wall(row, row["text"]) if record.ok else None
+        if wall is None:
+            return record
+        content = dict.fromkeys(("kind", "text", "screenshot", "pdf", "content_hash"))
+        return record.model_copy(
+            update={"status": "failed", "error_kind": wall.kind, "error": wall.reason, **content}
+        )
 
     def _content(self, url: str, column: str) -> Any:
         row = self._page_row(url, (column,))
         return None if row is None else row[column]
 
     def _page_row(self, url: str, columns: tuple[str, ...]) -> dict[str, Any] | None:
-        """`columns` of the page stored for `url`; None when it is missing or its capture
-        failed because of the page. Raises `InfraError` when it failed on our side
-        (`INFRA_FAILURES`)."""
-        row = self._row(url, ("status", "error_kind", "error", JUDGEABLE, *columns))
-        if row is None:
-            return None
-        if row["status"] == "ok":
-            return row if row[JUDGEABLE] else None
+        """`columns` of the page stored for `url`; None when it is missing, is not served
+        (`_served`: nothing to judge, or a wall) or its capture failed because of the page.
+        Raises `InfraError` when it failed on our side (`INFRA_FAILURES`)."""
+        checks = ("status", "error_kind", "error", JUDGEABLE, *WALL_COLUMNS)
+        with self._snapshot():
+            row = self._row(url, (*checks, *columns))
+            if row is None:
+                return None
+            if row["status"] == "ok":
+                text = row["text"] if "text" in columns else self._challenge_text(row)
+                return row if _served(row, text) else None
         if row["error_kind"] in INFRA_FAILURES:
             raise InfraError(
                 f"capturing {canonical_url(url)} failed on our side ({row['error']}); "
@@ -522,11 +591,13 @@ class PageStore:
         return self._content(url, "pdf")
 
     def has_page(self, url: str) -> bool:
-        """Whether reads of `url` serve a page (not a failure, and with something to judge:
-        `JUDGEABLE`), stored under this spelling or another of the same page; if not, capture
-        it (again)."""
-        row = self._row(url, ("status", JUDGEABLE))
-        return row is not None and row["status"] == "ok" and bool(row[JUDGEABLE])
+        """Whether reads of `url` serve a page (not a failure, with something to judge and no
+        wall: `_served`), stored under this spelling or another of the same page; if not,
+        capture it (again)."""
+        try:
+            return self._page_row(url, ()) is not None
+        except InfraError:  # a failure on our side: no page
+            return False
 
     def records(self, status: Literal["ok", "failed"] | None = None) -> list[PageRecord]:
         """Every record (without screenshot and PDF bytes), oldest row first."""
@@ -549,12 +620,14 @@ class PageStore:
     # -- writing ----------------------------------------------------------------------------
 
     def put(self, record: PageRecord) -> bool:
-        """Store `record`; returns False when it is a failure and a page is already stored
-        (under this spelling or another of the same page).
+        """Store `record`; returns False when it is a failure and a page that reads serve is
+        already stored (under this spelling or another of the same page).
 
         A page replaces whatever was there. A failure replaces an earlier failure (counting
-        the attempt) but never a stored page, which stays what readers see; nor is it stored
-        beside a page stored under another spelling, which readers see instead.
+        the attempt) but never a stored page that reads serve, which stays what readers see;
+        nor is it stored beside one stored under another spelling, which readers see instead.
+        A stored page reads never serve (`_served`: a wall, or nothing to judge) is known
+        wrong: either replaces it, under any spelling of the page.
         """
         if self.readonly:
             raise PermissionError(f"page store {self.path} was opened read-only")
@@ -566,15 +639,15 @@ class PageStore:
         values["fetched_at"] = record.fetched_at.isoformat()
         values["screenshot_hash"] = sha256_bytes(record.screenshot) if record.screenshot else None
         with self._guard(), self._db:
+            self._db.execute("BEGIN IMMEDIATE")  # what is read here is what is replaced
+            served, unserved = self._stored_pages(values["url"], values["match_key"])
+            if record.status == "failed" and served:
+                return False
+            self._db.executemany("DELETE FROM pages WHERE url = ?", [(u,) for u in unserved])
             if record.status == "failed":
-                page = self._db.execute(
-                    "SELECT 1 FROM pages WHERE (url = ? OR match_key = ?) AND status = 'ok'",
-                    (values["url"], values["match_key"]),
-                ).fetchone()
-                if page is not None:
-                    return False
                 previous = self._db.execute(
-                    "SELECT attempts FROM pages WHERE url = ?", (values["url"],)
+                    "SELECT attempts FROM pages WHERE url = ? AND status = 'failed'",
+                    (values["url"],),
                 ).fetchone()
                 if previous:
                     values["attempts"] = previous[0] + 1
@@ -584,3 +657,16 @@ class PageStore:
                 tuple(values[c] for c in _STORED),
             )
         return True
+
+    def _stored_pages(self, url: str, match_key: str) -> tuple[bool, list[str]]:
+        """Of the pages stored for `url` or another spelling of it (`match_key`): whether reads
+        serve one, and the URLs of those they never serve (`_served`)."""
+        columns = ("url", JUDGEABLE, *WALL_COLUMNS)
+        rows = self._db.execute(
+            f"SELECT {', '.join(columns)} FROM pages"
+            " WHERE (url = ? OR match_key = ?) AND status = 'ok'",
+            (url, match_key),
+        ).fetchall()
+        pages = [dict(zip(columns, row, strict=True)) for row in rows]
+        unserved = [p["url"] for p in pages if not _served(p, self._challenge_text(p))]
+        return len(unserved) < len(pages), unserved

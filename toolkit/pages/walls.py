@@ -32,13 +32,21 @@ ended on one (`/index.html` → `/`, `/` → `/en/`) is not; nor is a redirect t
   as `/3xYz9Q` that the browser left for another site) names the page it sends to on
   another site: one that points at a home page is a cited home page, while one that points
   at an article since sent home is a deep link sent home.
+
+`served_instead` applies all three as a capture does. A store written before a rule (or
+imported from Mind2Web 2) may hold such a page as the page: the store applies them again to
+every page it serves (`toolkit.pages.store`), from the URL asked for and the URL the browser
+ended on, which it keeps (not the navigations between: a short link whose article was since
+sent home is not told there, and stays served, as before).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
-from typing import Final
+from dataclasses import dataclass
+from typing import Final, Literal
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from toolkit.checks.domains import url_domain
@@ -307,3 +315,44 @@ def blocked_reason(phrase: str) -> str:
         f"the site served a bot check instead of the page (it says '{phrase}'): capture it "
         "again later or from another network, or save the page by hand"
     )
+
+
+REMEMBERED_REDIRECTS: Final = 4096
+"""(cited URL, final URL) pairs whose verdict `served_instead` keeps."""
+
+
+@dataclass(frozen=True)
+class Wall:
+    """What a site served in place of a cited page, as a capture records it: the failure's
+    kind and reason."""
+
+    kind: Literal["blocked", "redirect_home"]
+    reason: str
+
+
+def served_instead(
+    cited_url: str, final_url: str | None, text: str | None, via: Sequence[str] = ()
+) -> Wall | None:
+    """The wall a web page read for `cited_url` is (`text`, ending on `final_url` through
+    `via`): a bot check, a sign-in or consent page, or the site's home page; None when it is
+    the page. Cheap for a page that was not redirected: only a short text is read."""
+    challenge = bot_check(text)
+    if challenge is not None:
+        return Wall("blocked", blocked_reason(challenge))
+    if not final_url or final_url == cited_url:  # neither rule finds a wall there
+        return None
+    return _redirected_to_wall(cited_url, final_url, tuple(via))
+
+
+@functools.lru_cache(maxsize=REMEMBERED_REDIRECTS)
+def _redirected_to_wall(cited_url: str, final_url: str, via: tuple[str, ...]) -> Wall | None:
+    """The sign-in or consent page, or the home page, the browser was sent to from
+    `cited_url` (`redirect_wall`, `redirect_home`); remembered, as a store applies the rules
+    to each read of a page (~10 µs each)."""
+    wall = redirect_wall(cited_url, final_url)
+    if wall is not None:
+        return Wall("blocked", wall_reason(wall))
+    home = redirect_home(cited_url, final_url, via)
+    if home is not None:
+        return Wall("redirect_home", home_reason(home))
+    return None
