@@ -7,6 +7,8 @@ Two ways, side by side in one run, on the same store:
   text, the base64 screenshot and the hashes the store keeps beside them;
 - separately: `get`, then `screenshot`, each hashed as read (the screenshot decoded from
   base64 first) — what a page source without `stored_page` costs, and what `run` did before.
+And what a rerun's freshness check spends on a page a result read: `text_hash` and
+`screenshot_hash` (`toolkit.runner.fingerprint.pages_unchanged`), one row read, no text.
 
 Pages: 30 KB of text, with screenshots of 40 KB (the runner bench's) and of 1 MB (a
 full-page capture). Each page is read once, as a new page is when an evaluation first cites
@@ -61,9 +63,18 @@ async def separately(pages: RecordingPages, url: str) -> None:
         await pages.screenshot(url)
 
 
+async def checked(pages: RecordingPages, url: str) -> None:
+    assert isinstance(pages.inner, PageStore)
+    pages.inner.text_hash(url)
+    pages.inner.screenshot_hash(url)
+
+
+WAYS = {"at once": at_once, "separately": separately, "checked": checked}
+
+
 async def per_page(directory: Path, urls: list[str], way: str) -> float:
     """µs of wall per first read of a page, through a fresh store (nothing remembered)."""
-    read = at_once if way == "at once" else separately
+    read = WAYS[way]
     with PageStore(directory, readonly=True) as store:
         pages = RecordingPages(store)
         with recording_page_reads():
@@ -85,16 +96,20 @@ def main() -> None:
         for label, size in SCREENSHOTS.items():
             directory = Path(scratch) / label.replace(" ", "")
             urls = build(directory, args.pages, size, args.redirected)
-            runs: dict[str, list[float]] = {"at once": [], "separately": []}
+            runs: dict[str, list[float]] = {way: [] for way in WAYS}
             for _ in range(args.repeat):
                 for way, times in runs.items():
                     times.append(asyncio.run(per_page(directory, urls, way)))
-            once, apart = (statistics.median(runs[w]) for w in ("at once", "separately"))
+            once, apart, check = (statistics.median(runs[way]) for way in WAYS)
             print(
                 f"first read of a page, 30 KB text + {label} screenshot: at once {once:,.0f} µs, "
                 f"separately {apart:,.0f} µs ({apart / once:.1f}x); runs at once "
                 f"{', '.join(f'{t:,.0f}' for t in runs['at once'])}, separately "
                 f"{', '.join(f'{t:,.0f}' for t in runs['separately'])}"
+            )
+            print(
+                f"freshness check of a page, 30 KB text + {label} screenshot: {check:,.0f} µs; "
+                f"runs {', '.join(f'{t:,.0f}' for t in runs['checked'])}"
             )
 
 
