@@ -74,6 +74,11 @@ class AbandonedCalls:
         self._rows.append(row)
         return row
 
+    @property
+    def calls(self) -> int:
+        """How many calls were abandoned since the last `settle`."""
+        return len(self._rows)
+
     def running(self) -> bool:
         """Whether a call abandoned so far has no row yet (settling would wait for it)."""
         return any(not row.done() for row in self._rows)

@@ -10,6 +10,13 @@ were paid for (and those still running there go on): the gateway tallies each at
 calls, and what a lost attempt spent is charged to its evaluation too, with a note saying so.
 So a result's usage is what judging its answer cost, and the results add up to the gateway's
 ledger, whichever nodes were lost.
+
+An attempt its node reported is ended at the gateway (`Gateway.end`), which holds the LLM
+client: what all its calls cost there is charged (an answer its node no longer read too), and
+the LLM calls its judge left running (it timed out, or returned without them) are handed to
+the scheduler's tracker of abandoned calls, filled in as the gateway learns what they cost
+(`Gateway.settle`). The scheduler then waits for them, charges them and notes them exactly as
+for a local evaluation (`toolkit.runner.metering.charge_abandoned`), its slot already free.
 """
 
 from __future__ import annotations
@@ -18,11 +25,12 @@ import asyncio
 import uuid
 from typing import Any
 
+from toolkit.llm.abandoned import CallRow, current_abandoned
 from toolkit.runner.metering import current_meter
 from toolkit.runner.page_reads import current_page_reads
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome
 from toolkit.scale.errors import ClusterError, is_ray_failure
-from toolkit.scale.messages import AttemptSpend, NodeResult
+from toolkit.scale.messages import AttemptEnd, AttemptSpend, LeftRunning, NodeResult
 from toolkit.scale.nodes import NodeSet, Runner
 
 DEFAULT_WAIT_S = 600.0
@@ -36,12 +44,22 @@ class ClusterExecutor:
 
     `gateway` is the gateway actor, asked what each attempt lost with its node spent (waiting
     up to `wait_s` for its calls still running); without one, that spend is noted as unknown.
+    It also ends each attempt its node reported, and follows the LLM calls it left running
+    for up to `abandoned_wait_s` (`RunOptions.abandoned_wait_s`, as the scheduler waits).
     """
 
-    def __init__(self, nodes: NodeSet, gateway: Any = None, wait_s: float = DEFAULT_WAIT_S):
+    def __init__(
+        self,
+        nodes: NodeSet,
+        gateway: Any = None,
+        wait_s: float = DEFAULT_WAIT_S,
+        abandoned_wait_s: float = DEFAULT_WAIT_S,
+    ) -> None:
         self.nodes = nodes
         self.gateway = gateway
         self.wait_s = wait_s
+        self.abandoned_wait_s = abandoned_wait_s
+        self._following: set[asyncio.Future[None]] = set()
 
     async def evaluate(self, job: EvalJob) -> EvalOutcome:
         """Run `job` on the least-loaded live node (retried elsewhere if that node dies)."""
@@ -62,17 +80,19 @@ class ClusterExecutor:
             )
         except ClusterError as exc:
             outcome = EvalOutcome.failure(job, exc.kind, str(exc), error_type="ClusterError")
-        else:
+        ended: AttemptEnd | None = None
+        if result is not None:
             outcome = result.outcome
-            await self._forget(result.attempt)
+            ended = await self._end(result.attempt)
         spends = [(runner, await spend) for runner, spend in lost]
         meter = current_meter.get()
         if meter is not None:
             if result is not None:
-                meter.usage = meter.usage + result.usage
+                meter.usage = meter.usage + (result.usage if ended is None else ended.usage)
                 meter.clipped.update(result.clipped)
                 meter.infra.extend(result.infra)
                 meter.tool_calls += result.tool_calls
+                meter.notes.extend(result.notes)
             for runner, spent in spends:
                 if spent is not None:
                     meter.usage = meter.usage + spent.usage
@@ -94,15 +114,47 @@ class ClusterExecutor:
             return None
         return spent
 
-    async def _forget(self, attempt: str) -> None:
-        """Have the gateway drop its tally of an attempt whose node reported its usage."""
+    async def _end(self, attempt: str) -> AttemptEnd | None:
+        """End `attempt`, whose node reported, at the gateway: what its calls cost there
+        (None: not known, no gateway; the node's report stands), the LLM calls it left running
+        followed into the evaluation's tracker of abandoned calls."""
         if self.gateway is None or not attempt:
-            return
+            return None
         try:
-            await self.gateway.forget.remote(attempt)
+            ended: AttemptEnd = await self.gateway.end.remote(attempt, self.abandoned_wait_s)
         except Exception as exc:  # a gateway lost: the run stops, as its calls say
             if not is_ray_failure(exc):
                 raise
+            return None
+        if ended.left_running:
+            tracker = current_abandoned.get()
+            rows = [tracker.add() for _ in range(ended.left_running)] if tracker else []
+            following = asyncio.ensure_future(self._settle(attempt, rows))
+            self._following.add(following)
+            following.add_done_callback(self._following.discard)
+        return ended
+
+    async def _settle(self, attempt: str, rows: list[asyncio.Future[CallRow | None]]) -> None:
+        """Fill in `rows`, the futures the evaluation's tracker waits on for the LLM calls
+        `attempt` left running, as the gateway learns what they cost; those still running
+        when it stops waiting, or all if the gateway is lost, stay unknown (the scheduler
+        counts them as calls whose cost is not known)."""
+        try:
+            left: LeftRunning = await self.gateway.settle.remote(attempt, self.abandoned_wait_s)
+        except Exception as exc:
+            if not is_ray_failure(exc):
+                raise
+            return
+        ended: list[CallRow | None] = [*left.rows, *([None] * left.unrecorded)]
+        for future, row in zip(rows, ended, strict=False):
+            if not future.done():
+                future.set_result(row)
+
+    async def aclose(self) -> None:
+        """Wait for the calls still followed at the gateway (its wait is the scheduler's:
+        they are over, or nearly), so none is cut off when the gateway closes."""
+        if self._following:
+            await asyncio.gather(*self._following, return_exceptions=True)
 
 
 def lost_attempt_note(node_id: str, spent: AttemptSpend | None) -> str:

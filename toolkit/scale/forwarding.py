@@ -7,7 +7,9 @@ the gateway's own error type and kind (a budget stop is still kind `budget`), as
 `InfraError` noted in that meter too: the node never holds a key. A call Ray fails (the
 gateway actor died) is `GatewayLost`, noted the same way, so it stops the run. Each call names
 the attempt it is made for (`current_attempt`), so the gateway can tell the driver what an
-attempt lost with its node spent, which that node can no longer report.
+attempt lost with its node spent, which that node can no longer report. Backend calls are
+known to the evaluation's meter while they run (`judge_call`, as the metered backend of a local
+run makes them), so the node can end those its judge left running when it ends.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pydantic import TypeAdapter
 from toolkit.backends import ExtractRequest, Verdict, VerifyRequest
 from toolkit.errors import InfraError
 from toolkit.pages.store import StoredPage
-from toolkit.runner.metering import current_meter, note_infra
+from toolkit.runner.metering import current_meter, judge_call, note_infra
 from toolkit.sandbox.broker import ToolProvider
 from toolkit.sandbox.protocol import Call, CallMethod
 from toolkit.scale.errors import GatewayLost, is_ray_failure
@@ -100,12 +102,13 @@ class GatewayBackend:
 
     async def extract(self, request: ExtractRequest) -> dict[str, Any]:
         payload = request.model_dump(mode="json", exclude={"template_class"})
-        return dict(await self.link.call("extract", payload) or {})
+        with judge_call():
+            return dict(await self.link.call("extract", payload) or {})
 
     async def verify(self, request: VerifyRequest) -> Verdict:
-        return Verdict.model_validate(
-            await self.link.call("verify", request.model_dump(mode="json"))
-        )
+        with judge_call():
+            reply = await self.link.call("verify", request.model_dump(mode="json"))
+        return Verdict.model_validate(reply)
 
 
 _STORED_PAGE: TypeAdapter[StoredPage] = TypeAdapter(StoredPage)

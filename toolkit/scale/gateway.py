@@ -6,9 +6,12 @@ the page store; the tool providers) from a factory the CLI gives, and answers th
 broker calls from every node. Node runners only ever see results and redacted errors, so no
 node but the driver's holds a key or writes the ledger, cache or page store.
 
-It also tallies what each attempt's calls cost (`spent`): a node reports its evaluation's
-usage with its result, so an attempt lost with its node reports nothing, while the calls it
-had answered here were paid for, and those still running here go on.
+It also tallies what each attempt's calls cost: a node reports its evaluation's usage with
+its result, so an attempt lost with its node reports nothing, while the calls it had answered
+here were paid for, and those still running here go on (`spent`). An attempt whose node
+reported is ended here as a local evaluation ends (`end`): its calls still running are
+cancelled, and the LLM calls it left running (tracked as `toolkit.llm.abandoned` tracks a
+local evaluation's) are waited for, so the driver can charge what they cost (`settle`).
 """
 
 from __future__ import annotations
@@ -20,13 +23,15 @@ from dataclasses import dataclass, field
 
 from toolkit.backends import JudgingBackend
 from toolkit.evaluator import PageSource
+from toolkit.llm.abandoned import AbandonedCalls, current_abandoned
+from toolkit.llm.ledger import LedgerRow
 from toolkit.llm.usage import UsageSummary
 from toolkit.runner.fingerprint import toolkit_identity
 from toolkit.runner.metering import Meter, current_meter
 from toolkit.runner.results import UsageTotals
 from toolkit.sandbox.broker import Broker, ToolProvider
 from toolkit.sandbox.protocol import Call, Reply
-from toolkit.scale.messages import AttemptSpend, GatewayInfo, GatewayReply
+from toolkit.scale.messages import AttemptEnd, AttemptSpend, GatewayInfo, GatewayReply, LeftRunning
 
 
 @dataclass
@@ -48,12 +53,19 @@ class GatewayServices:
 ServicesFactory = Callable[[], GatewayServices]
 
 
+LOST = "its attempt was found lost with its Ray node: the call was not made"
+ENDED = "its evaluation was over: the call was not made"
+
+
 @dataclass
 class _Attempt:
-    """The usage of one attempt's calls so far, and its calls still running."""
+    """The usage of one attempt's calls so far, its calls still running, the meters they are
+    charged to (one per call), and the LLM calls it left running."""
 
     usage: UsageTotals = field(default_factory=UsageTotals)
     running: set[asyncio.Future[GatewayReply]] = field(default_factory=set)
+    meters: list[Meter] = field(default_factory=list)
+    abandoned: AbandonedCalls = field(default_factory=AbandonedCalls)
 
 
 class Gateway:
@@ -72,8 +84,9 @@ class Gateway:
         self._info: GatewayInfo | None = None
         self._started = asyncio.Event()
         self._attempts: dict[str, _Attempt] = {}
-        self._lost: set[str] = set()
-        """Attempts the driver found lost with their node (`spent`): their calls are refused."""
+        self._closed: dict[str, str] = {}
+        """Attempts over, each with why (`LOST`, `ENDED`): their calls are refused. One short
+        entry per evaluation: a call sent just before its evaluation ended may arrive after."""
 
     async def start(self) -> GatewayInfo:
         """Build the services; what they offer, or the error that stopped them."""
@@ -110,10 +123,10 @@ class Gateway:
 
     async def handle(self, call: Call, attempt: str | None = None) -> GatewayReply:
         """Answer one judge's call, made for `attempt` (its usage tallied under it); never
-        raises (errors come back in the reply). A call of an attempt found lost is refused."""
-        if attempt in self._lost:
-            message = "its attempt was found lost with its Ray node: the call was not made"
-            error = {"type": "ClusterError", "kind": "cluster", "message": message}
+        raises (errors come back in the reply). A call of an attempt over is refused."""
+        refused = self._closed.get(attempt) if attempt else None
+        if refused is not None:
+            error = {"type": "ClusterError", "kind": "cluster", "message": refused}
             return GatewayReply(reply=Reply(call_id=call.call_id, error=error))
         tally = self._attempts.setdefault(attempt, _Attempt()) if attempt else None
         task = asyncio.ensure_future(self._metered(call, tally))  # own task: own meter
@@ -127,6 +140,9 @@ class Gateway:
             raise RuntimeError("the gateway was not started")
         meter = Meter()
         current_meter.set(meter)
+        if tally is not None:  # the calls this one leaves running are its attempt's
+            tally.meters.append(meter)
+            current_abandoned.set(tally.abandoned)
         try:
             reply = await self._broker.handle(call)
         finally:  # a call cancelled here still counts what it had cost
@@ -138,7 +154,7 @@ class Gateway:
         """What `attempt`, lost with its node, spent here: its calls answered, and those still
         running once they end (waited for up to `wait_s`, then cancelled: no judge is left to
         read them). Its later calls are refused."""
-        self._lost.add(attempt)
+        self._closed[attempt] = LOST
         tally = self._attempts.pop(attempt, None)
         if tally is None:
             return AttemptSpend()
@@ -152,9 +168,38 @@ class Gateway:
             cancelled = len(late)
         return AttemptSpend(usage=tally.usage, cancelled=cancelled)
 
-    async def forget(self, attempt: str) -> None:
-        """Drop the tally of `attempt`, whose node reported its usage with its result."""
-        self._attempts.pop(attempt, None)
+    async def end(self, attempt: str, wait_s: float) -> AttemptEnd:
+        """End `attempt`, whose node reported: its evaluation is over, as `end_calls` ends a
+        local one. Its calls still running here are cancelled (waited for up to `wait_s`),
+        and its later calls refused. What all its calls cost, and how many LLM calls it left
+        running (their caller stopped waiting, the calls go on: `settle` says what they cost).
+        """
+        self._closed[attempt] = ENDED
+        tally = self._attempts.get(attempt)
+        if tally is None:
+            return AttemptEnd()
+        for meter in tally.meters:
+            meter.ended = True
+        running = [task for task in tally.running if not task.done()]
+        for task in running:
+            task.cancel()
+        if running:
+            await asyncio.wait(running, timeout=max(0.0, wait_s))
+        left = tally.abandoned.calls
+        if not left:
+            self._attempts.pop(attempt, None)
+        return AttemptEnd(usage=tally.usage, left_running=left)
+
+    async def settle(self, attempt: str, wait_s: float) -> LeftRunning:
+        """What the LLM calls `attempt` left running cost, once each has ended or `wait_s`
+        has passed (`AbandonedCalls.settle`); its tally is dropped."""
+        tally = self._attempts.pop(attempt, None)
+        if tally is None:
+            return LeftRunning()
+        left = tally.abandoned.calls
+        spend = await tally.abandoned.settle(wait_s)
+        rows = [LedgerRow.model_validate(row, from_attributes=True) for row in spend.rows]
+        return LeftRunning(rows=rows, unrecorded=left - spend.calls, running=spend.running)
 
     async def summary_line(self) -> str | None:
         """The LLM client's end-of-command line (calls, cost, budget), if there is a client."""

@@ -10,17 +10,20 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from toolkit.llm.ledger import LedgerRow
 from toolkit.runner.fingerprint import PageReads
 from toolkit.runner.results import UsageTotals
 from toolkit.sandbox.protocol import EvalOutcome, Reply, SandboxLimits
 
-SCALE_VERSION = 5
+SCALE_VERSION = 6
 """2: the gateway says which judgegen code it runs (`GatewayInfo.code`); 3: a node's result
 carries the infrastructure errors its services raised (`NodeResult.infra`) and its tool
 calls (`NodeResult.tool_calls`); 4: the gateway says whether its page source reads a page
 whole (`GatewayInfo.stored_pages`); 5: each evaluation sent to a node is one attempt, named
 (`NodeResult.attempt`), whose gateway calls carry its name, so the gateway can say what an
-attempt lost with its node spent (`AttemptSpend`)."""
+attempt lost with its node spent (`AttemptSpend`); 6: an attempt its node reported is ended
+at the gateway (`AttemptEnd`), which says what the LLM calls it left running cost
+(`LeftRunning`), and a node's result carries the runner's notes (`NodeResult.notes`)."""
 
 
 class _Versioned(BaseModel):
@@ -85,6 +88,10 @@ class NodeResult(_Versioned):
         description="Infrastructure errors the node's services raised to the judge "
         "(`toolkit.runner.metering.Meter.infra`): seen by the node, whatever the judge did.",
     )
+    notes: list[str] = Field(
+        default_factory=list,
+        description="What the node's runner has to tell about how it ran (`Meter.notes`).",
+    )
     node_id: str = ""
     attempt: str = Field(default="", description="The attempt this was (`NodeSet.call`).")
 
@@ -99,3 +106,31 @@ class AttemptSpend(_Versioned):
         description="Its calls still running when the gateway stopped waiting for them, "
         "cancelled there: sent, perhaps billed, cost not known (the ledger has their rows).",
     )
+
+
+class AttemptEnd(_Versioned):
+    """An attempt its node reported, ended at the gateway (`Gateway.end`): what all its calls
+    cost there, and how many LLM calls it left running (what they cost: `LeftRunning`)."""
+
+    usage: UsageTotals = Field(
+        default_factory=UsageTotals,
+        description="Every call of the attempt, counting those whose answer its node no longer "
+        "read (the evaluation ended as they ended): what the node reported, and perhaps more.",
+    )
+    left_running: int = Field(
+        default=0,
+        description="LLM calls of the attempt whose caller stopped waiting while they went on "
+        "(`toolkit.llm.abandoned`): their cost is counted once they end (`Gateway.settle`).",
+    )
+
+
+class LeftRunning(_Versioned):
+    """What the LLM calls an attempt left running cost (`Gateway.settle`): the ledger rows of
+    those that ended within the wait, and how many ended without a row or were still running
+    (`toolkit.llm.abandoned.AbandonedSpend`, sent across)."""
+
+    rows: list[LedgerRow] = Field(default_factory=list)
+    unrecorded: int = Field(
+        default=0, description="Ended with an error the ledger keeps no row of."
+    )
+    running: int = Field(default=0, description="Still running when the wait ended.")

@@ -5,7 +5,10 @@ Evaluations run through the shared run builder (`judge_executor`) over the gatew
 forwarded services, so every node applies the same sandbox and limits as a local run. The
 pool and the browser start on first use and stay warm for the rest of the run. An evaluation
 fails on its own (the driver's retries are for a node's loss), with `GatewayLost` noted, when
-the gateway is lost before the pool could start: the node is fine, the run stops.
+the gateway is lost before the pool could start: the node is fine, the run stops. An
+evaluation ends as a local one does (`end_calls`): the backend or tool calls its judge left
+running are cancelled before its result goes back, so none answers into a result already
+sent; the gateway then ends its attempt there too (`Gateway.end`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from toolkit.pages.store import PageRecord
 from toolkit.runner.builder import judge_executor
 from toolkit.runner.executors import Executor
 from toolkit.runner.fingerprint import toolkit_identity
-from toolkit.runner.metering import Meter, current_meter
+from toolkit.runner.metering import Meter, current_meter, end_calls
 from toolkit.runner.page_reads import recording_page_reads
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome, error_dict
 from toolkit.scale.errors import GatewayLost, is_ray_failure
@@ -102,6 +105,7 @@ class NodeRunner:
         finally:
             current_attempt.reset(named)
             current_meter.reset(token)
+        await end_calls(meter, self.settings.limits.timeout_s)
         return NodeResult(
             outcome=outcome,
             usage=meter.usage,
@@ -109,6 +113,7 @@ class NodeRunner:
             reads=log.reads(),
             infra=meter.infra,
             tool_calls=meter.tool_calls,
+            notes=meter.notes,
             node_id=self.node_id,
             attempt=attempt,
         )

@@ -86,16 +86,23 @@ async def run_on_cluster(
         try:
             started = session.start_runners(gateway, runner, attempts=attempts)
             info, nodes = await asyncio.gather(session.start_gateway(gateway), started)
+            executor = ClusterExecutor(
+                nodes,
+                gateway,
+                wait_s=runner.limits.timeout_s,
+                abandoned_wait_s=options.abandoned_wait_s,
+            )
             try:
                 report = await run_evaluations(
                     inputs,
                     backend=GatewayModels(info),
                     options=replace(options, backend_spec=options.backend_spec or info.identity),
-                    executor=ClusterExecutor(nodes, gateway, wait_s=runner.limits.timeout_s),
+                    executor=executor,
                     pages=pages,
                     progress=progress,
                 )
             finally:
+                await executor.aclose()
                 await session.stop_runners(nodes)
             llm_line, llm = await _gateway_totals(gateway, report)
         finally:
