@@ -111,13 +111,14 @@ def openai_completion(
     prompt_tokens: int = 100,
     completion_tokens: int = 20,
     cached_tokens: int = 0,
+    model: str = "o4-mini",
 ) -> dict[str, Any]:
-    """A Chat Completions response body."""
+    """A Chat Completions response body; `model`: the model it says answered."""
     return {
         "id": "chatcmpl-stub",
         "object": "chat.completion",
         "created": 1_700_000_000,
-        "model": "o4-mini",
+        "model": model,
         "choices": [
             {
                 "index": 0,

@@ -56,6 +56,7 @@ async def test_an_abandoned_call_that_completes_still_gets_its_paid_row(tmp_path
     rows = client.ledger.rows
     assert len(rows) == 1 and not rows[0].cache_hit and rows[0].error is None
     assert rows[0].input_tokens > 0 and rows[0].cost_usd == client.budget.spent_usd
+    assert rows[0].answered_by == "o4-mini"  # the model the (scripted) answer names
     stored = client.cache.lookup(request.cache_key(client.provider.name))  # type: ignore[union-attr]
     assert stored is not None  # the answer is kept: a rerun will not pay again
     await client.aclose()

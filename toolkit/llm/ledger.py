@@ -26,7 +26,9 @@ from toolkit.llm.pricing import PriceTable, is_free, is_simulated
 from toolkit.llm.provider import Provider
 from toolkit.llm.usage import UsageSummary
 
-LEDGER_VERSION = 1
+LEDGER_VERSION = 2
+"""2: `answered_by`, the model the provider said answered (rows of version 1 read with None:
+not recorded)."""
 
 
 class LedgerRow(BaseModel):
@@ -37,7 +39,15 @@ class LedgerRow(BaseModel):
     purpose: str
     task_id: str | None = None
     provider: str = ""
-    model: str
+    model: str = Field(
+        description="The model asked for (an alias such as `o4-mini`, or a snapshot)."
+    )
+    answered_by: str | None = Field(
+        default=None,
+        description="The model the provider said answered (the response's `model`, e.g. the "
+        "dated snapshot an alias pointed to then; for a cache hit, the stored answer's); None "
+        "when it said none, or the request failed.",
+    )
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
@@ -127,9 +137,11 @@ class Ledger:
         latency: float,
         error: str | None,
         free: bool = False,
+        answered_by: str | None = None,
     ) -> LedgerRow:
         """A row for one finished request, priced from the table; a `free` (replayed) call
-        costs and saves nothing and records the live price as an estimate."""
+        costs and saves nothing and records the live price as an estimate. `answered_by`: the
+        model the response names (empty: None)."""
         cost = self.prices.cost(request.model, usage)
         estimate = 0.0 if hit else cost
         if free:
@@ -140,6 +152,7 @@ class Ledger:
             task_id=request.metadata.task_id,
             provider=request.provider,
             model=request.model,
+            answered_by=answered_by or None,
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             cache_read_tokens=usage.cache_read_tokens,
@@ -217,7 +230,7 @@ class LedgerProvider:
             raise
         finally:
             _call_started.reset(token)
-        row = self._row(request, response.usage, response.cache_hit, started, None)
+        row = self._row(request, response.usage, response.cache_hit, started, None, response.model)
         self.ledger.record(row)
         response.cost_usd, response.saved_usd = row.cost_usd, row.saved_usd
         response.estimated_usd = row.estimated_usd
@@ -253,7 +266,9 @@ class LedgerProvider:
             row = self._row(request, Usage(), False, started, ABANDONED)
         elif (error := done.exception()) is None:
             response = done.result()
-            row = self._row(request, response.usage, response.cache_hit, started, None)
+            row = self._row(
+                request, response.usage, response.cache_hit, started, None, response.model
+            )
         elif isinstance(error, (LLMError, CacheError)):
             usage = error.usage if isinstance(error.usage, Usage) else Usage()
             row = self._row(request, usage, False, started, error.kind)
@@ -263,8 +278,22 @@ class LedgerProvider:
             told.set_result(row)
 
     def _row(
-        self, request: LLMRequest, usage: Usage, hit: bool, started: float, error: str | None
+        self,
+        request: LLMRequest,
+        usage: Usage,
+        hit: bool,
+        started: float,
+        error: str | None,
+        answered_by: str | None = None,
     ) -> LedgerRow:
         latency = self._clock() - started
         free = is_free(self.name)
-        return self.ledger.row_for(request, usage, hit=hit, latency=latency, error=error, free=free)
+        return self.ledger.row_for(
+            request,
+            usage,
+            hit=hit,
+            latency=latency,
+            error=error,
+            free=free,
+            answered_by=answered_by,
+        )
