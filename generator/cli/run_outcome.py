@@ -65,6 +65,7 @@ def print_outcome(
     clipped = clipped_pages(report.results)
     _warn_clipped_pages(clipped)
     _warn_uncounted(report.summaries, results)
+    _warn_mixed_snapshots(report.summaries)
     unjudged = [s for s in strays if s.looks_like_answer]
     code = report.exit_code
     if code == 0 and unjudged:
@@ -188,6 +189,25 @@ def _warn_uncounted(summaries: dict[str, Summary], results: Path) -> None:
             click.echo(
                 f"note: the metrics of {agent} also count the results of {len(tasks)} task(s) "
                 f"this run did not check ({named}); run them too to check them",
+                err=True,
+            )
+
+
+def _warn_mixed_snapshots(summaries: dict[str, Summary]) -> None:
+    """Which model asked for (an alias) had an agent's complete results answered by more than
+    one model (snapshot), with how many results each, and how to judge them with one."""
+    for agent, summary in sorted(summaries.items()):
+        for asked, answered in summary.mixed_snapshots.items():
+            counts = ", ".join(f"{model} ({n} result(s))" for model, n in answered.items())
+            click.echo(
+                f"warning: the complete results of {agent} that asked for {asked} were answered by "
+                f"{len(answered)} models: {counts}. The vendor re-pointed {asked} between the "
+                "calls (cached answers replay the snapshot that gave them, new calls get the "
+                "one it names now), so these metrics mix two models' judgements. To judge them "
+                "all with one, rerun with --overwrite --cache-mode refresh (every call asked "
+                f"again, of the model {asked} names now), or pin a snapshot with --model "
+                "SNAPSHOT (e.g. one of those above: every result is redone under its name); "
+                "`mixed_snapshots` in summary.json lists them",
                 err=True,
             )
 

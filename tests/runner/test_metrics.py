@@ -222,6 +222,46 @@ def test_table_says_which_attempts_its_cost_figures_cover() -> None:
     assert earlier.endswith("$0.2500; all attempts $0.7500")
 
 
+def answered_by(task: str, answer: str, **models: list[str]) -> ResultHead:
+    """A complete result whose calls asking for each key were answered by its models."""
+    head = full(task, answer, 1.0)
+    head.usage = UsageTotals(answered_by={k.replace("_", "-"): v for k, v in models.items()})
+    return ResultHead.of(head)
+
+
+def test_the_summary_counts_the_results_each_answering_model_answered() -> None:
+    results = [
+        answered_by("a", "answer_1", o4_mini=["o4-mini-1"]),
+        answered_by("b", "answer_1", o4_mini=["o4-mini-1", "o4-mini-2"], gpt_4=["gpt-4-0613"]),
+        answered_by("c", "answer_1", o4_mini=["o4-mini-2"]),
+        res("d", "answer_1", 1.0),  # recorded none (written before judgegen recorded it)
+    ]
+    summary = compute_summary("agent", results)
+    assert summary.answered_by == {
+        "gpt-4": {"gpt-4-0613": 1},
+        "o4-mini": {"o4-mini-1": 2, "o4-mini-2": 2},
+    }
+    assert summary.mixed_snapshots == {"o4-mini": {"o4-mini-1": 2, "o4-mini-2": 2}}
+    assert summary.model_dump(mode="json")["mixed_snapshots"] == summary.mixed_snapshots
+
+
+def test_one_snapshot_per_model_asked_for_is_not_mixed() -> None:
+    results = [answered_by(t, "answer_1", o4_mini=["o4-mini-1"]) for t in ("a", "b")]
+    summary = compute_summary("agent", results)
+    assert summary.mixed_snapshots == {}
+    assert "WARNING" not in format_table(summary)
+
+
+def test_table_warns_when_one_model_asked_for_was_answered_by_two() -> None:
+    results = [
+        answered_by("a", "answer_1", o4_mini=["o4-mini-1"]),
+        answered_by("b", "answer_1", o4_mini=["o4-mini-2"]),
+    ]
+    table = format_table(compute_summary("agent", results))
+    assert "WARNING: results asking for o4-mini were answered by 2 models" in table
+    assert "o4-mini-1 (1), o4-mini-2 (1)" in table
+
+
 def test_table_warns_of_unreviewed_results_counted_without_the_flag() -> None:
     summary = compute_summary("agent", [res("a", "answer_1", 1.0)], include_unreviewed=False)
     summary.unreviewed_results = 1

@@ -42,7 +42,7 @@ def test_result_round_trips_through_the_store(tmp_path: Path) -> None:
     path = store.write(result())
     assert path == tmp_path / "agent" / "t" / "answer_1.json"
     assert store.read("agent", "t", "answer_1") == result()
-    assert json.loads(path.read_text())["version"] == RESULT_VERSION == 2
+    assert json.loads(path.read_text())["version"] == RESULT_VERSION == 3
 
 
 def test_a_result_written_before_attempts_were_counted_is_read_as_it_was(tmp_path: Path) -> None:
@@ -53,6 +53,7 @@ def test_a_result_written_before_attempts_were_counted_is_read_as_it_was(tmp_pat
     for key in ("earlier_attempts", "usage_all_attempts"):
         del data[key]
     del data["usage"]["unknown_cost_calls"]
+    del data["usage"]["answered_by"]
     data["version"] = 1
     path = tmp_path / "agent" / "t" / "answer_1.json"
     write_atomic(path, json.dumps(data, indent=2))
@@ -101,6 +102,28 @@ def test_score_file_holds_score_and_full_result_as_json_text(tmp_path: Path) -> 
 def test_usage_totals_add_field_by_field() -> None:
     total = UsageTotals(backend_calls=2, cost_usd=0.5) + UsageTotals(backend_calls=1, llm_calls=4)
     assert (total.backend_calls, total.llm_calls, total.cost_usd) == (3, 4, 0.5)
+
+
+def test_usage_totals_add_the_models_that_answered_as_a_union_by_model_asked_for() -> None:
+    first = UsageTotals(answered_by={"o4-mini": ["o4-mini-b"], "gpt-4.1": ["gpt-4.1-a"]})
+    second = UsageTotals(answered_by={"o4-mini": ["o4-mini-a", "o4-mini-b"]})
+    total = first + second
+    assert total.answered_by == {"o4-mini": ["o4-mini-a", "o4-mini-b"], "gpt-4.1": ["gpt-4.1-a"]}
+    total.note_answered("o4-mini", "o4-mini-c")
+    assert first.answered_by["o4-mini"] == ["o4-mini-b"]  # the sum shares no list with them
+    assert second.answered_by["o4-mini"] == ["o4-mini-a", "o4-mini-b"]
+
+
+def test_a_result_written_before_the_answering_models_were_recorded_reads_with_none(
+    tmp_path: Path,
+) -> None:
+    data = json.loads(result().model_dump_json())
+    del data["usage"]["answered_by"]
+    data["version"] = 2
+    path = tmp_path / "agent" / "t" / "answer_1.json"
+    write_atomic(path, json.dumps(data, indent=2))
+    found = ResultStore(tmp_path).read("agent", "t", "answer_1")
+    assert found is not None and found.version == 2 and found.usage.answered_by == {}
 
 
 def test_fingerprint_names_backend_class_and_model_without_a_spec() -> None:

@@ -1,7 +1,10 @@
 """A provider whose answers come from a Python policy: for tests, demos and offline runs.
 
 The policy receives each `LLMRequest` and returns a string (the text; parsed as JSON when the
-request has a schema), a dict (the parsed object), an `LLMResponse`, or raises. Its answers go
+request has a schema), a dict (the parsed object), an `LLMResponse`, or raises. The answer names
+the model asked for as the one that answered, unless the policy returns an `LLMResponse` naming
+another (`response_from(value, request).model_copy(update={"model": ...})`): a policy acting as
+an alias's dated snapshot, as a real API reports it. Its answers go
 through the same structured-output loop as the SDK providers (strict validation, bounded
 re-asks, truncation and refusal as errors). Every request, re-asks included, is recorded in
 `calls`, in order, so tests can assert exactly what was asked; a provider built for a run

@@ -132,6 +132,8 @@ def charge_abandoned(meter: Meter, spend: AbandonedSpend, waited_s: float) -> No
         counts["unknown_cost_calls"] += row.error == ABANDONED
         counts["cache_hits"] += int(row.cache_hit)
         counts["cost_usd"] += row.cost_usd
+        if row.answered_by:
+            meter.usage.note_answered(row.model, row.answered_by)
         if not row.cache_hit:
             for name in _TOKEN_FIELDS:
                 counts[name] += getattr(row, name)
@@ -215,7 +217,8 @@ class MeteredBackend:
 
 class MeteredClient:
     """Wraps an LLM client (`complete`) and charges calls, tokens and cost to the meter as the
-    LLM ledger counts them: failed calls too, tokens of paid calls only (hits cost nothing)."""
+    LLM ledger counts them: failed calls too, tokens of paid calls only (hits cost nothing);
+    and notes the model each answer names (`UsageTotals.answered_by`)."""
 
     def __init__(self, inner: Any, run_meter: Meter | None = None) -> None:
         self.inner = inner
@@ -231,10 +234,19 @@ class MeteredClient:
             self._charge(exc.usage if isinstance(exc.usage, Usage) else Usage(), exc.cost_usd)
             raise
         hit = bool(getattr(response, "cache_hit", False))
-        self._charge(Usage() if hit else response.usage, response.cost_usd, hit=hit)
+        answered = getattr(response, "model", "")
+        asked = (request.model, answered) if answered else None
+        self._charge(Usage() if hit else response.usage, response.cost_usd, hit=hit, asked=asked)
         return response
 
-    def _charge(self, usage: Usage, cost_usd: float, hit: bool = False) -> None:
+    def _charge(
+        self,
+        usage: Usage,
+        cost_usd: float,
+        hit: bool = False,
+        asked: tuple[str, str] | None = None,
+    ) -> None:
+        """Charge one call; `asked`: the model it asked for and the one that answered."""
         tokens = usage.__dict__
         for meter in _meters(current_meter.get(), self.run_meter):
             counts = meter.usage.__dict__  # plain fields: skip pydantic's per-assignment hook
@@ -243,6 +255,8 @@ class MeteredClient:
             for name in _TOKEN_FIELDS:
                 counts[name] += tokens[name]
             counts["cost_usd"] += cost_usd
+            if asked is not None:
+                meter.usage.note_answered(*asked)
 
 
 _TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")

@@ -33,7 +33,7 @@ from pydantic import BaseModel, Field, computed_field
 from toolkit.runner.results import EarlierAttempts, ResultHead, UsageTotals
 from toolkit.util.deferred import DEFERRED
 
-SUMMARY_VERSION = 6
+SUMMARY_VERSION = 7
 """2: `not_counted` and `unchecked_tasks` say which result files the metrics leave out or
 count unchecked. 3: a (task, run) pair the agent has no answer for scores 0 and is listed in
 `missing`, one whose answer was not evaluated is listed in `not_evaluated` (before, run r's
@@ -42,7 +42,9 @@ are all gone: scored 0 as missing (before, a run without --task counted their ol
 5: `usage.unknown_cost_calls`, LLM calls counted whose cost is not known; `earlier_attempts`,
 what the incomplete attempts the results redid cost (not in `usage`), and
 `usage_all_attempts`. 6: `not_evaluated` also lists the answers of a task or run without any
-counted result (before, a stopped run's summary did not name the answers it never reached)."""
+counted result (before, a stopped run's summary did not name the answers it never reached).
+7: `usage.answered_by`, `answered_by` and `mixed_snapshots`, the models that answered the
+counted results' LLM calls (results written before they recorded it count under none)."""
 SUCCESS_TOLERANCE = 1e-9
 
 
@@ -165,6 +167,13 @@ class Summary(BaseModel):
         "of tasks the run did not check (see unchecked_tasks), judged earlier with it.",
     )
     judge_models: dict[str, int] = Field(default_factory=dict)
+    answered_by: dict[str, dict[str, int]] = Field(
+        default_factory=dict,
+        description="The models that answered the complete results' LLM calls, as each "
+        "response named them (a cache hit's: the stored answer's), by the model asked for: "
+        "how many results each answered (a result answered by two counts under both). "
+        "Results that recorded none (written before judgegen recorded it) are not counted.",
+    )
     usage: UsageTotals = Field(
         default_factory=UsageTotals,
         description="What the attempts that wrote the counted results cost (their `usage`), "
@@ -204,6 +213,17 @@ class Summary(BaseModel):
         """`usage` plus what the earlier incomplete attempts cost."""
         return self.usage + self.earlier_attempts.usage
 
+    @computed_field(  # type: ignore[prop-decorator]
+        description="The models asked for (e.g. an alias, `o4-mini`) whose complete results "
+        "were answered by more than one model (snapshot), from `answered_by`: the vendor "
+        "re-pointed the alias between the calls (cached answers replay the old snapshot, new "
+        "calls get the new one), so the metrics mix two models' judgements. The run warns."
+    )
+    @property
+    def mixed_snapshots(self) -> dict[str, dict[str, int]]:
+        """The entries of `answered_by` naming more than one model."""
+        return {asked: by for asked, by in self.answered_by.items() if len(by) > 1}
+
 
 def _mean_std(per_run: dict[str, float]) -> MeanStd:
     values = list(per_run.values())
@@ -238,6 +258,7 @@ def compute_summary(
     )
     complete: dict[str, dict[str, float]] = {}
     models: Counter[str] = Counter()
+    answers: dict[str, Counter[str]] = {}
     for result in results:
         task = summary.per_task.setdefault(result.task_id, TaskMetrics())
         summary.usage = summary.usage + result.usage
@@ -250,6 +271,8 @@ def compute_summary(
             complete.setdefault(result.answer_name, {})[result.task_id] = result.final_score
             task.scores[result.answer_name] = result.final_score
             models[result.judge_model or "none"] += 1
+            for asked, snapshots in result.usage.answered_by.items():
+                answers.setdefault(asked, Counter()).update(snapshots)
         elif result.status == "incomplete":
             summary.counts.incomplete += 1
             task.incomplete.append(result.answer_name)
@@ -293,6 +316,9 @@ def compute_summary(
         value=statistics.fmean(float(t.passed) for t in tried) if tried else None,
     )
     summary.judge_models = dict(sorted(models.items()))
+    summary.answered_by = {
+        asked: dict(sorted(counts.items())) for asked, counts in sorted(answers.items())
+    }
     return summary
 
 
@@ -398,6 +424,12 @@ def format_table(summary: Summary, *, max_listed: int = 20) -> str:
         )
     if summary.unreviewed_results:
         lines.append(_unreviewed_warning(summary))
+    for asked, answered in summary.mixed_snapshots.items():
+        counts = ", ".join(f"{model} ({n})" for model, n in answered.items())
+        lines.append(
+            f"  WARNING: results asking for {asked} were answered by {len(answered)} models "
+            f"(results each): {counts}: the metrics mix their judgements"
+        )
     if summary.unchecked_tasks:
         lines.append(
             f"  Counted as found, not checked by this run: {', '.join(summary.unchecked_tasks)}"

@@ -12,12 +12,14 @@ from toolkit.runner.metrics import SkippedJudge, Summary
 from toolkit.runner.results import EarlierAttempts, ResultHead, UsageTotals
 from toolkit.util.deferred import DEFERRED
 
-RUN_RECORD_VERSION = 4
+RUN_RECORD_VERSION = 5
 """2: `llm`, the command's own LLM totals (abandoned calls included). 3: `usage` counts the
 LLM calls a judge left running when it stopped, as `llm` does (each result is charged them),
 those of unknown cost in `usage.unknown_cost_calls`; `earlier_attempts`, what the incomplete
 attempts the results written redid cost (not in `usage`). 4: `decided`, the results written
-without running a judge (before, a first run's counts left them out)."""
+without running a judge (before, a first run's counts left them out). 5: `usage.answered_by`,
+the models that answered the run's LLM calls, and each summary's `answered_by` and
+`mixed_snapshots` (summary version 7)."""
 
 
 @dataclass(repr=False)

@@ -17,6 +17,7 @@ trajectory and, for a file of the usual shape, only its first KiB.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import json
 import os
@@ -35,11 +36,12 @@ from toolkit.runner.options import DEFAULT_SCORE_NAME
 from toolkit.util.deferred import DEFERRED
 from toolkit.util.files import write_atomic
 
-RESULT_VERSION = 2
+RESULT_VERSION = 3
 """2: `usage.unknown_cost_calls`, the LLM calls counted whose cost is not known (earlier
 results count none: they left such calls out of `usage` altogether); `earlier_attempts`, what
 the incomplete attempts a result redid cost, and `usage_all_attempts` (earlier results carry
-none: a redone result's file showed its last attempt alone)."""
+none: a redone result's file showed its last attempt alone). 3: `usage.answered_by`, the
+models that answered its LLM calls (earlier results read with none: not recorded)."""
 SUMMARY_FILE = "summary.json"
 _DECODER = json.JSONDecoder()
 _EDGE_BYTES = 16 * 1024
@@ -70,10 +72,36 @@ class UsageTotals(BaseModel):
         "provider may bill a cancelled request), or were still running when the result was "
         "written (the LLM ledger has their cost once they end). The result's notes say which.",
     )
+    answered_by: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="The models that answered the LLM calls counted, by the model asked for, "
+        'sorted (e.g. `{"o4-mini": ["o4-mini-2025-04-16"]}`): what each answer names, a cache '
+        "hit's the stored answer's. Two under one name: the vendor re-pointed an alias between "
+        "the calls, and answers of both snapshots are counted. A call whose provider named no "
+        "model is not listed; results of version 1 and 2 list none (not recorded).",
+    )
 
     def __add__(self, other: UsageTotals) -> UsageTotals:
         mine, theirs = self.__dict__, other.__dict__
-        return UsageTotals.model_construct(**{name: mine[name] + theirs[name] for name in mine})
+        sums = {name: mine[name] + theirs[name] for name in mine if name != "answered_by"}
+        answered = merge_answered(mine["answered_by"], theirs["answered_by"])
+        return UsageTotals.model_construct(**sums, answered_by=answered)
+
+    def note_answered(self, asked: str, answered: str) -> None:
+        """Count that `answered` (a response's model) answered a call asking for `asked`."""
+        models = self.__dict__["answered_by"].setdefault(asked, [])
+        if answered not in models:
+            bisect.insort(models, answered)
+
+
+def merge_answered(
+    first: Mapping[str, list[str]], second: Mapping[str, list[str]]
+) -> dict[str, list[str]]:
+    """The union of two `UsageTotals.answered_by` (new lists: neither is shared)."""
+    merged = {asked: list(models) for asked, models in first.items()}
+    for asked, models in second.items():
+        merged[asked] = sorted({*merged.get(asked, ()), *models})
+    return merged
 
 
 class EarlierAttempts(BaseModel):
