@@ -138,3 +138,16 @@ def openai_completion(
 def error_body(kind: str, message: str) -> dict[str, Any]:
     """An error body both APIs accept."""
     return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+NOT_FOUND = {"detail": "Not Found"}
+"""What an OpenAI-compatible server (vLLM, FastAPI) answers for a path it does not serve."""
+TOO_LONG = {
+    "error": {
+        "message": "This model's maximum context length is 200000 tokens.",
+        "type": "invalid_request_error",
+        "param": "messages",
+        "code": "context_length_exceeded",
+    }
+}
+"""OpenAI's HTTP 400 body for a request longer than the model's context: that request's own."""

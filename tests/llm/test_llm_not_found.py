@@ -19,7 +19,9 @@ from generator.cli import main
 from tests.llm.conftest import verify_request
 from tests.llm.stub_api import (
     ANTHROPIC_PATH,
+    NOT_FOUND,
     OPENAI_PATH,
+    TOO_LONG,
     Reply,
     StubAPI,
     anthropic_message,
@@ -37,22 +39,12 @@ from toolkit.runner.scheduler import STOP_KINDS
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = '{"reasoning": "fine", "result": true}'
-NOT_FOUND = {"detail": "Not Found"}
-"""What an OpenAI-compatible server (vLLM, FastAPI) answers for a path it does not serve."""
 OPENAI_NO_MODEL = {
     "error": {
         "message": "The model `o4-mimi` does not exist or you do not have access to it.",
         "type": "invalid_request_error",
         "param": None,
         "code": "model_not_found",
-    }
-}
-TOO_LONG = {
-    "error": {
-        "message": "This model's maximum context length is 200000 tokens.",
-        "type": "invalid_request_error",
-        "param": "messages",
-        "code": "context_length_exceeded",
     }
 }
 

@@ -23,23 +23,13 @@ from werkzeug import Request, Response
 from generator.cli import main
 from tests.fixtures.runner.helpers import FIXTURES, result_files, run_args
 from tests.fixtures.runner.llm_policy import policy
-from tests.llm.stub_api import openai_completion
+from tests.llm.stub_api import NOT_FOUND, TOO_LONG, openai_completion
 from toolkit.llm.models import LLMRequest, Message
 from toolkit.llm.provider import NOT_FOUND_FIX
 
 ANSWERS = 6
-NOT_FOUND = {"detail": "Not Found"}
-"""What an OpenAI-compatible server (vLLM, FastAPI) answers for a path it does not serve."""
 OVERSIZED = "OVERSIZED-ANSWER"
 """A marker in one answer: the stub answers a request holding it as too long (HTTP 400)."""
-TOO_LONG = {
-    "error": {
-        "message": "This model's maximum context length is 200000 tokens.",
-        "type": "invalid_request_error",
-        "param": "messages",
-        "code": "context_length_exceeded",
-    }
-}
 
 
 @pytest.fixture
