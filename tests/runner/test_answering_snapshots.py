@@ -12,7 +12,7 @@ from typing import Any
 from click.testing import CliRunner, Result
 
 from generator.cli import main
-from tests.fixtures.runner.helpers import result_files, run_args
+from tests.fixtures.runner.helpers import llm_run, result_files
 from tests.fixtures.runner.llm_policy import SNAPSHOT_ENV
 from tests.llm.conftest import verify_request
 from toolkit.llm.abandoned import AbandonedSpend
@@ -28,15 +28,9 @@ LOUVRE = "louvre_hours"
 def judged(work: Path, snapshot: str, *extra: str) -> Result:
     """`judgegen run --json` with the scripted model whose alias `o4-mini` points at `snapshot`,
     the response cache and ledger in `work`."""
-    args = run_args(work, "--include-unreviewed", "--no-sandbox", "--json", *extra)
-    at = args.index("--backend")
-    del args[at : at + 2]
-    env = {
-        "JUDGEGEN_CACHE_PATH": str(work / "llm-cache.sqlite"),
-        "JUDGEGEN_LEDGER_PATH": str(work / "ledger.jsonl"),
-        SNAPSHOT_ENV: snapshot,
-    }
-    result = CliRunner(env=env).invoke(main, [*args, "--provider", POLICY], catch_exceptions=False)
+    args, env = llm_run(work, *extra, provider=POLICY)
+    env[SNAPSHOT_ENV] = snapshot
+    result = CliRunner(env=env).invoke(main, args, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     return result
 

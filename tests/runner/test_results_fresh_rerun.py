@@ -10,7 +10,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from generator.cli import main
-from tests.fixtures.runner.helpers import DictPages, options, result_files, run_args
+from tests.fixtures.runner.helpers import DictPages, llm_run, options, result_files, run_args
 from toolkit.runner.freshness import fresh_run
 from toolkit.runner.inputs import discover_answers
 from toolkit.runner.results import SUMMARY_FILE
@@ -20,18 +20,6 @@ RESULTS = 11
 
 def invoke(args: list[str], env: dict[str, str] | None = None):
     return CliRunner(env=env).invoke(main, args, catch_exceptions=False)
-
-
-def llm_run(work: Path, *extra: str) -> tuple[list[str], dict[str, str]]:
-    """`judgegen run` arguments with the default LLM backend on a scripted provider."""
-    args = run_args(work, "--include-unreviewed", "--no-sandbox", "--json", *extra)
-    at = args.index("--backend")
-    del args[at : at + 2]
-    env = {
-        "JUDGEGEN_CACHE_PATH": str(work / "llm-cache.sqlite"),
-        "JUDGEGEN_LEDGER_PATH": str(work / "ledger.jsonl"),
-    }
-    return [*args, "--provider", "scripted:tests.fixtures.runner.llm_policy:policy"], env
 
 
 def snapshot(results: Path) -> dict[str, bytes]:
