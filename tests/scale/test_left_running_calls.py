@@ -25,13 +25,17 @@ from tests.scale.workspace import judgegen
 pytestmark = pytest.mark.timeout(300)
 
 
+NEVER_ANSWERED = "scripted:tests.fixtures.runner.llm_policy:verifications_never_answered"
+"""A model holding every verification until it is cancelled: still running after any wait."""
+
+
 def cluster_run(
-    work: Path, cluster: LocalCluster, *extra: str
+    work: Path, cluster: LocalCluster, *extra: str, provider: str = OUTLIVED
 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
-    """`judgegen run --ray --json` of louvre_hours's answers with the `OUTLIVED` model: the
-    run's record, its results and its ledger rows."""
+    """`judgegen run --ray --json` of louvre_hours's answers with the `OUTLIVED` model (or
+    `provider`): the run's record, its results and its ledger rows."""
     args = ["run", "--answers", "answers", "--judges", "judges", "--results", "results"]
-    args += ["--include-unreviewed", "--task", "louvre_hours", "--provider", OUTLIVED]
+    args += ["--include-unreviewed", "--task", "louvre_hours", "--provider", provider]
     args += ["--json", "--ray", cluster.address, *extra]
     env = {"JUDGEGEN_CACHE_PATH": "llm-cache.sqlite", "JUDGEGEN_LEDGER_PATH": "ledger.jsonl"}
     done = judgegen(work, *args, env=env)
@@ -85,6 +89,23 @@ def test_calls_cancelled_on_a_node_with_the_cache_off_are_counted_with_their_cos
     for result in results:
         (note,) = abandoned_notes(result)
         assert "cancelled" in note and "cost is not known" in note
+
+
+def test_calls_still_running_when_the_gateway_closes_get_an_abandoned_ledger_row(
+    tmp_path: Path, cluster: LocalCluster
+) -> None:
+    """They outlive the wait for them (its results count them, cost unknown): the gateway's
+    close cancels them and writes their rows, as a local command's end does, before its actor
+    is killed. So the ledger and the `LLM:` line count every call the results count."""
+    work = copy_fixtures(tmp_path)
+    extra = ("--no-sandbox", "--timeout", "1")
+    record, results, rows = cluster_run(work, cluster, *extra, provider=NEVER_ANSWERED)
+    abandoned = [row for row in rows if row["error"] == "abandoned"]
+    verifications = [row for row in rows if row["purpose"] != "extract"]
+    assert abandoned and abandoned == verifications
+    assert all(row["cost_usd"] == 0 for row in abandoned)
+    assert sum(r["usage"]["llm_calls"] for r in results) == len(rows) == record["llm"]["calls"]
+    assert record["usage"]["unknown_cost_calls"] == len(abandoned)
 
 
 def test_an_attempts_call_still_running_at_the_gateway_when_its_evaluation_ended_is_cancelled(

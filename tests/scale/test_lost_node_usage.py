@@ -20,12 +20,17 @@ from click.testing import CliRunner
 
 from generator.cli import main
 from tests.fixtures.runner.helpers import BACKEND
+from tests.fixtures.runner.llm_policy import verifications_never_answered
 from tests.fixtures.runner.scripted import make_backend
 from tests.scale import lost_nodes
 from tests.scale.fake_cluster import Actor, fake_sessions
 from tests.scale.lost_nodes import POLICY, Killer, KnownNodes
-from toolkit.backends import VerifyRequest
-from toolkit.runner.metering import Meter, MeteredBackend, current_meter
+from toolkit.backends import LLMBackend, VerifyRequest
+from toolkit.llm import LLMRequest
+from toolkit.llm.client import LLMClient
+from toolkit.llm.ledger import ABANDONED, Ledger
+from toolkit.llm.scripted import ScriptedProvider
+from toolkit.runner.metering import Meter, MeteredBackend, MeteredClient, current_meter
 from toolkit.sandbox.protocol import Call, EvalJob
 from toolkit.scale import run as cluster_run
 from toolkit.scale.executor import ClusterExecutor
@@ -274,3 +279,33 @@ def test_the_spend_of_a_lost_attempt_the_gateway_cannot_report_is_noted_as_unkno
 
     (note,) = asyncio.run(lose()).notes
     assert "node00000000" in note and "unknown" in note and "leaves it out" in note
+
+
+def test_the_llm_calls_a_lost_attempts_cancelled_call_left_running_get_their_ledger_rows_to_charge(
+    work: Path,
+) -> None:
+    """Cancelled at the gateway, its LLM call is cancelled too (cache off), but the request was
+    sent: its `abandoned` row is what the gateway hands over to charge, as for an ended attempt."""
+    asked = asyncio.Event()
+
+    async def model(request: LLMRequest) -> dict[str, Any]:
+        asked.set()
+        return await verifications_never_answered(request)
+
+    client = LLMClient(ScriptedProvider(model), ledger=Ledger())
+    backend = LLMBackend(MeteredClient(client), model="scripted-judge")
+
+    async def lose() -> tuple[Any, Any]:
+        gateway = gateway_serving(work, backend)
+        await gateway.start.remote()
+        call = gateway.handle.remote(verify_call(1), "tag#1")
+        await asyncio.wait_for(asked.wait(), timeout=10)  # the verification reached the model
+        spent = await gateway.spent.remote("tag#1", 0.05)
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        return spent, await gateway.settle.remote("tag#1", 5.0)
+
+    spent, left = asyncio.run(asyncio.wait_for(lose(), timeout=30))
+    assert spent.cancelled == 1 and spent.left_running == len(left.rows) >= 1
+    assert all(row.error == ABANDONED for row in left.rows) and left.running == 0
+    assert len(left.rows) == len(client.ledger.rows)

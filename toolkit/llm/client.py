@@ -32,6 +32,11 @@ if TYPE_CHECKING:
     from toolkit.backends import LLMBackend
 
 
+CLOSE_WAIT_S = 5.0
+"""How long closing a client waits for the calls it cancels to end (a call ends at once when
+cancelled, unless its provider ignores the cancellation): closing never hangs on one."""
+
+
 class LLMClient:
     """One provider behind the cache, concurrency limit, outage breaker, and its account's
     budget and ledger."""
@@ -94,7 +99,10 @@ class LLMClient:
         return self.account.summary_line()
 
     async def aclose(self) -> None:
-        """Close the provider's connections, the cache file and the ledger file."""
+        """Cancel the calls nobody waits for any more that are still running, writing their
+        ledger rows (`abandoned`; waited for up to `CLOSE_WAIT_S`), then close the provider's
+        connections, the cache file and the ledger file."""
+        await self._chain.cancel_abandoned(CLOSE_WAIT_S)
         close = getattr(self.provider, "aclose", None)
         if close is not None:
             await close()

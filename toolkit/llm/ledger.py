@@ -206,6 +206,8 @@ class LedgerProvider:
         self.ledger = ledger
         self.name = inner.name
         self._clock = clock
+        self._left: set[asyncio.Future[LLMResponse]] = set()
+        """Calls nobody waits for any more, still running: their row is written when they end."""
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """Forward `request`; record usage, cost, latency and cache hit, or the error kind.
@@ -253,6 +255,21 @@ class LedgerProvider:
         tracker = current_abandoned.get()  # the abandoning caller's, as `started`
         told = tracker.add() if tracker is not None else None
         call.add_done_callback(lambda done: self._late_row(request, started, done, told))
+        if not call.done():
+            self._left.add(call)
+            call.add_done_callback(self._left.discard)
+
+    async def cancel_abandoned(self, wait_s: float) -> int:
+        """Cancel the calls nobody waits for that are still running, as the end of
+        `asyncio.run` cancels them in a local command, and wait up to `wait_s` for their rows
+        (`abandoned`): a process that ends by other means (a Ray actor killed) writes them too.
+        How many were still running after the wait (their rows are lost with the process)."""
+        left = [call for call in self._left if not call.done()]
+        for call in left:
+            call.cancel()
+        if left:
+            await asyncio.wait(left, timeout=max(0.0, wait_s))
+        return sum(not call.done() for call in left)
 
     def _late_row(
         self,

@@ -7,7 +7,8 @@ page-read log here, so results record the same usage and pages as locally.
 
 An attempt lost with its node reports nothing, but the LLM calls the gateway answered for it
 were paid for (and those still running there go on): the gateway tallies each attempt's
-calls, and what a lost attempt spent is charged to its evaluation too, with a note saying so.
+calls, and what a lost attempt spent is charged to its evaluation too, with a note saying so;
+the LLM calls its calls cancelled there left running are followed as an ended attempt's.
 So a result's usage is what judging its answer cost, and the results add up to the gateway's
 ledger, whichever nodes were lost.
 
@@ -69,9 +70,11 @@ class ClusterExecutor:
             return EvalOutcome.failure(job, "judge_load", f"cannot read the judge: {exc}")
         what = f"the evaluation of {job.agent_name}/{job.task_id}/{job.answer_name}"
         lost: list[tuple[Runner, asyncio.Future[AttemptSpend | None]]] = []
+        names: list[str] = []
 
         def on_lost(attempt: str, runner: Runner) -> None:  # asked now: the retry goes on
             lost.append((runner, asyncio.ensure_future(self._spent(attempt))))
+            names.append(attempt)
 
         result: NodeResult | None = None
         try:
@@ -85,6 +88,9 @@ class ClusterExecutor:
             outcome = result.outcome
             ended = await self._end(result.attempt)
         spends = [(runner, await spend) for runner, spend in lost]
+        for attempt, (_, spent) in zip(names, spends, strict=True):
+            if spent is not None and spent.left_running:
+                self._follow(attempt, spent.left_running)
         meter = current_meter.get()
         if meter is not None:
             if result is not None:
@@ -127,12 +133,17 @@ class ClusterExecutor:
                 raise
             return None
         if ended.left_running:
-            tracker = current_abandoned.get()
-            rows = [tracker.add() for _ in range(ended.left_running)] if tracker else []
-            following = asyncio.ensure_future(self._settle(attempt, rows))
-            self._following.add(following)
-            following.add_done_callback(self._following.discard)
+            self._follow(attempt, ended.left_running)
         return ended
+
+    def _follow(self, attempt: str, calls: int) -> None:
+        """Hand the `calls` LLM calls `attempt` left running at the gateway to the
+        evaluation's tracker of abandoned calls, filled in as the gateway learns their cost."""
+        tracker = current_abandoned.get()
+        rows = [tracker.add() for _ in range(calls)] if tracker else []
+        following = asyncio.ensure_future(self._settle(attempt, rows))
+        self._following.add(following)
+        following.add_done_callback(self._following.discard)
 
     async def _settle(self, attempt: str, rows: list[asyncio.Future[CallRow | None]]) -> None:
         """Fill in `rows`, the futures the evaluation's tracker waits on for the LLM calls
@@ -174,7 +185,7 @@ def lost_attempt_note(node_id: str, spent: AttemptSpend | None) -> str:
     )
     if spent.cancelled:
         text += (
-            f"; {spent.cancelled} of its call(s) still running were cancelled, their cost "
-            "not known (see the LLM ledger)"
+            f"; {spent.cancelled} of its call(s) still running were cancelled: the LLM calls "
+            "they made are counted as for any call left running"
         )
     return text

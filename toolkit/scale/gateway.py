@@ -8,7 +8,8 @@ node but the driver's holds a key or writes the ledger, cache or page store.
 
 It also tallies what each attempt's calls cost: a node reports its evaluation's usage with
 its result, so an attempt lost with its node reports nothing, while the calls it had answered
-here were paid for, and those still running here go on (`spent`). An attempt whose node
+here were paid for, and those still running here are waited for, then cancelled (`spent`;
+the LLM calls they leave running are followed as an ended attempt's). An attempt whose node
 reported is ended here as a local evaluation ends (`end`): its calls still running are
 cancelled, and the LLM calls it left running (tracked as `toolkit.llm.abandoned` tracks a
 local evaluation's) are waited for, so the driver can charge what they cost (`settle`).
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from toolkit.backends import JudgingBackend
 from toolkit.evaluator import PageSource
 from toolkit.llm.abandoned import AbandonedCalls, current_abandoned
+from toolkit.llm.client import CLOSE_WAIT_S
 from toolkit.llm.ledger import LedgerRow
 from toolkit.llm.usage import UsageSummary
 from toolkit.runner.fingerprint import toolkit_identity
@@ -84,6 +86,7 @@ class Gateway:
         self._info: GatewayInfo | None = None
         self._started = asyncio.Event()
         self._attempts: dict[str, _Attempt] = {}
+        self._closing = False
         self._closed: dict[str, str] = {}
         """Attempts over, each with why (`LOST`, `ENDED`): their calls are refused. One short
         entry per evaluation: a call sent just before its evaluation ended may arrive after."""
@@ -153,9 +156,10 @@ class Gateway:
     async def spent(self, attempt: str, wait_s: float) -> AttemptSpend:
         """What `attempt`, lost with its node, spent here: its calls answered, and those still
         running once they end (waited for up to `wait_s`, then cancelled: no judge is left to
-        read them). Its later calls are refused."""
+        read them), and how many LLM calls the cancelled ones left running (`settle` says what
+        they cost, as for an attempt ended). Its later calls are refused."""
         self._closed[attempt] = LOST
-        tally = self._attempts.pop(attempt, None)
+        tally = self._attempts.get(attempt)
         if tally is None:
             return AttemptSpend()
         running = set(tally.running)
@@ -166,7 +170,10 @@ class Gateway:
                 task.cancel()
             await asyncio.gather(*late, return_exceptions=True)
             cancelled = len(late)
-        return AttemptSpend(usage=tally.usage, cancelled=cancelled)
+        left = tally.abandoned.calls
+        if not left:
+            self._attempts.pop(attempt, None)
+        return AttemptSpend(usage=tally.usage, cancelled=cancelled, left_running=left)
 
     async def end(self, attempt: str, wait_s: float) -> AttemptEnd:
         """End `attempt`, whose node reported: its evaluation is over, as `end_calls` ends a
@@ -210,12 +217,21 @@ class Gateway:
         return self._services.usage() if self._services else None
 
     async def aclose(self) -> None:
-        """Close the LLM client (flushes the ledger and cache) and the page store."""
-        if self._services is None:
+        """Close the services, once: the calls still running are cancelled and their ledger
+        rows written (`abandoned`), as a local command's end cancels them, before the LLM
+        client closes (flushing the ledger and cache) and the page store. The actor is killed
+        next, so a call left running would otherwise never get its row. The `LLM:` line and
+        totals still answer after, counting those rows."""
+        if self._services is None or self._closing:
             return
+        self._closing = True
+        running = [task for tally in self._attempts.values() for task in tally.running]
+        for task in running:  # no attempt should be open by now: none is left to read them
+            task.cancel()
+        if running:
+            await asyncio.wait(running, timeout=CLOSE_WAIT_S)
         if self._services.aclose is not None:
             await self._services.aclose()
         close = getattr(self._services.pages, "close", None)
         if callable(close):
             close()
-        self._services = None

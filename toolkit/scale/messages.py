@@ -15,7 +15,7 @@ from toolkit.runner.fingerprint import PageReads
 from toolkit.runner.results import UsageTotals
 from toolkit.sandbox.protocol import EvalOutcome, Reply, SandboxLimits
 
-SCALE_VERSION = 6
+SCALE_VERSION = 7
 """2: the gateway says which judgegen code it runs (`GatewayInfo.code`); 3: a node's result
 carries the infrastructure errors its services raised (`NodeResult.infra`) and its tool
 calls (`NodeResult.tool_calls`); 4: the gateway says whether its page source reads a page
@@ -23,7 +23,9 @@ whole (`GatewayInfo.stored_pages`); 5: each evaluation sent to a node is one att
 (`NodeResult.attempt`), whose gateway calls carry its name, so the gateway can say what an
 attempt lost with its node spent (`AttemptSpend`); 6: an attempt its node reported is ended
 at the gateway (`AttemptEnd`), which says what the LLM calls it left running cost
-(`LeftRunning`), and a node's result carries the runner's notes (`NodeResult.notes`)."""
+(`LeftRunning`), and a node's result carries the runner's notes (`NodeResult.notes`); 7: an
+attempt lost with its node says how many LLM calls it left running too
+(`AttemptSpend.left_running`), followed as an ended attempt's."""
 
 
 class _Versioned(BaseModel):
@@ -104,7 +106,12 @@ class AttemptSpend(_Versioned):
     cancelled: int = Field(
         default=0,
         description="Its calls still running when the gateway stopped waiting for them, "
-        "cancelled there: sent, perhaps billed, cost not known (the ledger has their rows).",
+        "cancelled there (the LLM calls they made are counted in `left_running`).",
+    )
+    left_running: int = Field(
+        default=0,
+        description="LLM calls of the attempt whose caller stopped waiting (a call cancelled "
+        "here) while they went on or were cancelled in turn: what they cost, `Gateway.settle`.",
     )
 
 

@@ -104,13 +104,20 @@ async def run_on_cluster(
             finally:
                 await executor.aclose()
                 await session.stop_runners(nodes)
+            await _close_gateway(session, gateway)  # its calls left running get their rows
             llm_line, llm = await _gateway_totals(gateway, report)
         finally:
-            with contextlib.suppress(session.ray.exceptions.RayError):
-                await gateway.aclose.remote()
+            await _close_gateway(session, gateway)  # (once: a second close does nothing)
             session.ray.kill(gateway, no_restart=True)
         lost = {r.node_id: r.lost for r in nodes.runners if r.lost}
         return ClusterRun(report, llm_line, nodes.line("evaluations"), lost, llm)
+
+
+async def _close_gateway(session: Any, gateway: Any) -> None:
+    """Close the gateway's services before its actor is killed (`Gateway.aclose`); a gateway
+    lost by then is found so by `_gateway_totals`."""
+    with contextlib.suppress(session.ray.exceptions.RayError):
+        await gateway.aclose.remote()
 
 
 async def _gateway_totals(
