@@ -183,6 +183,19 @@ def test_a_cached_bot_check_is_reported_not_stored_as_the_page(tmp_path: Path) -
     assert "bot check" in report.problems[0].reason
 
 
+@pytest.mark.parametrize("text", [b"", b" \n\t "], ids=["empty", "blank"])
+def test_a_cached_page_with_nothing_to_judge_is_reported_not_counted_as_imported(
+    tmp_path: Path, text: bytes
+) -> None:
+    url = "https://example.com/blank"
+    write_task(tmp_path / "cache" / "agent_a" / "task_1", {url: "web"}, {f"{md5(url)}.txt": text})
+    with PageStore(tmp_path / "store") as store:
+        report = import_m2w2(tmp_path / "cache", store)
+        assert store.counts()["ok"] == 0  # reads would never serve it
+    assert report.imported == 0 and [p.url for p in report.problems] == [url]
+    assert "nothing to judge" in report.problems[0].reason
+
+
 def write_m2w2_task(task_dir: Path, pages: dict[str, str]) -> None:
     """A task folder as Mind2Web 2 writes it: keyed by storage key, files by its MD5."""
     keys = {m2w2_storage_key(url): text for url, text in pages.items()}

@@ -576,7 +576,7 @@ async def test_a_failed_refresh_of_another_spelling_keeps_the_stored_page(tmp_pa
         )
         assert [(o.result, o.kept_previous) for o in report.outcomes] == [("failed", True)]
         assert store.get("http://example.com/a/") == "Good copy"
-        assert store.counts() == {"ok": 1, "failed": 0}
+        assert store.counts() == {"ok": 1, "failed": 0, "not_served": 0}
 
 
 def closed_port() -> int:
@@ -959,7 +959,7 @@ def test_cache_pages_captures_again_a_wall_stored_as_the_page_before_the_rules(
         assert gone is not None and (gone.status, gone.error_kind) == ("failed", "redirect_home")
         assert "Tall top" in (store.get(server + "/tall") or "")
         assert "The capital is Paris." in (store.get(server + "/static") or "")
-        assert store.counts() == {"ok": 2, "failed": 1}
+        assert store.counts() == {"ok": 2, "failed": 1, "not_served": 0}
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from tests.fixtures.sqlite_faults import FailingConnection, damage
 from toolkit import Evaluator, InfraError, ScriptedBackend, VerifyRequest
 from toolkit.errors import PageStoreError
 from toolkit.pages import PageRecord, PageStore
-from toolkit.pages.store import SCHEMA_VERSION
+from toolkit.pages.store import NOTHING_TO_JUDGE, SCHEMA_VERSION
 from toolkit.pages.walls import MAX_CHALLENGE_CHARS
 from toolkit.util.hashing import sha256_bytes
 
@@ -61,7 +61,12 @@ def test_a_stored_page_with_nothing_to_judge_counts_as_missing(
     for url in ("https://example.com/scan.pdf", "https://example.com/blank"):
         assert store.get(url) is None and store.text_hash(url) is None
         assert not store.has_page(url)  # `cache-pages` captures it again
-        assert store.lookup(url) is not None  # what was stored is still there to inspect
+        record = store.lookup(url)
+        assert record is not None and record.status == "failed"
+        assert record.error == NOTHING_TO_JUDGE
+    assert {r.error_kind for r in store.records("failed")} == {"pdf", "empty"}
+    assert len(store.records(raw=True)) == 2  # what was stored is still there to inspect
+    assert store.counts() == {"ok": 0, "failed": 2, "not_served": 2}
 
 
 DEEP = "https://news.example.com/2023/05/story"
@@ -122,7 +127,41 @@ def test_a_wall_stored_as_the_page_is_looked_up_as_the_failure_a_capture_records
     assert (record.status, record.error_kind) == ("failed", KINDS[case])
     assert reason in (record.error or "")
     assert (record.text, record.screenshot, record.final_url) == (None, None, stored.final_url)
-    assert store.records("ok")[0].text == stored.text  # what was stored, to inspect
+    assert store.records(raw=True)[0].text == stored.text  # what was stored, to inspect
+
+
+@pytest.mark.parametrize("case", STORED_BEFORE_THE_RULES)
+def test_counts_count_a_wall_stored_as_the_page_as_a_failure_not_served(
+    store: PageStore, case: str
+) -> None:
+    store.put(STORED_BEFORE_THE_RULES[case][0])
+    store.put(PageRecord.web("https://example.com/a", "A page", JPEG))
+    assert store.counts() == {"ok": 1, "failed": 1, "not_served": 1}
+
+
+@pytest.mark.parametrize("case", STORED_BEFORE_THE_RULES)
+def test_records_list_a_wall_stored_as_the_page_as_the_failure_lookup_gives(
+    store: PageStore, case: str
+) -> None:
+    stored, _ = STORED_BEFORE_THE_RULES[case]
+    store.put(stored)
+    store.put(PageRecord.web("https://example.com/a", "A page", JPEG))
+    assert [r.url for r in store.records("ok")] == ["https://example.com/a"]
+    [failed] = store.records("failed")
+    looked_up = store.lookup(stored.requested_url)
+    assert looked_up is not None
+    assert (failed.url, failed.error_kind, failed.error) == (
+        looked_up.url,
+        KINDS[case],
+        looked_up.error,
+    )
+    assert [r.status for r in store.records(raw=True)] == ["ok", "ok"]  # as stored
+
+
+def test_counts_do_not_count_a_long_page_quoting_a_bot_check_as_a_wall(store: PageStore) -> None:
+    text = "How bot checks work. " * 200 + "Cloudflare: enable JavaScript and cookies to continue"
+    store.put(PageRecord.web("https://blog.example.com/bots", text, None))
+    assert store.counts() == {"ok": 1, "failed": 0, "not_served": 0}
 
 
 @pytest.mark.parametrize(
@@ -169,7 +208,7 @@ def test_a_failure_replaces_a_home_page_stored_as_the_page(store: PageStore) -> 
     record = store.lookup(DEEP)
     assert record is not None
     assert (record.error_kind, record.error, record.attempts) == ("http", "HTTP 404", 1)
-    assert store.counts() == {"ok": 0, "failed": 1}
+    assert store.counts() == {"ok": 0, "failed": 1, "not_served": 0}
 
 
 def test_a_capture_of_the_page_replaces_a_wall_stored_under_another_spelling(
@@ -179,7 +218,7 @@ def test_a_capture_of_the_page_replaces_a_wall_stored_under_another_spelling(
     store.put(stored)
     store.put(PageRecord.web("http://news.example.com/2023/05/story/", "The story", None))
     assert store.get(DEEP) == "The story"
-    assert store.counts() == {"ok": 1, "failed": 0}
+    assert store.counts() == {"ok": 1, "failed": 0, "not_served": 0}
 
 
 async def test_the_evaluator_lists_a_wall_stored_as_the_page_among_missing_sources(
@@ -308,7 +347,7 @@ def test_a_failure_is_not_stored_for_a_page_stored_under_another_spelling(
 ) -> None:
     store.put(PageRecord.web(WWW, "Good copy", None))
     assert store.put(PageRecord.failure(PLAIN, "timeout", "slow today")) is False
-    assert store.counts() == {"ok": 1, "failed": 0}
+    assert store.counts() == {"ok": 1, "failed": 0, "not_served": 0}
     record = store.lookup(PLAIN)
     assert record is not None and record.text == "Good copy"
 
@@ -513,7 +552,7 @@ def test_readonly_store_refuses_writes(tmp_path: Path) -> None:
 def test_counts_and_records_list_pages_and_failures(store: PageStore) -> None:
     store.put(PageRecord.web("https://example.com/a", "A", JPEG))
     store.put(PageRecord.failure("https://example.com/b", "http", "HTTP 500"))
-    assert store.counts() == {"ok": 1, "failed": 1}
+    assert store.counts() == {"ok": 1, "failed": 1, "not_served": 0}
     assert [r.url for r in store.records("failed")] == ["https://example.com/b"]
     assert store.records("ok")[0].screenshot is None
 

@@ -164,6 +164,10 @@ def _page_record(task_dir: Path, key: str, url: str, content_type: Any) -> PageR
         challenge = bot_check(text)
         if challenge is not None:
             raise ValueError(f"the cached text is a bot check, not the page ('{challenge}')")
+        if not text.strip() and not shot.is_file():  # reads would never serve it
+            raise ValueError(
+                "the cached text is empty and there is no screenshot: nothing to judge"
+            )
         return PageRecord.web(
             url,
             text,

@@ -15,7 +15,9 @@ Reads are local and offline, so a rerun sees exactly the pages the first run saw
 A stored web page that is a wall under today's rules (`toolkit.pages.walls`: a bot check, a
 sign-in or consent page, or the home page a deep link was sent to), stored by a judgegen
 before the rule or imported, reads as the failure a capture records now: missing, and
-captured again; a failure may replace it.
+captured again; a failure may replace it. So does one with nothing to judge (`JUDGEABLE`).
+`counts` and `records` say what reads serve: such a row is a failure there too (`not_served`
+counts them), and `records(raw=True)` shows it as stored.
 Keys keep a single-page app's hash route (`#/pricing`, `toolkit.urls`). A store written
 before they did holds what was read for a route under the app's address (its home page, or
 some route): a read of the route never finds it, so the route is missing and captured again
@@ -153,6 +155,19 @@ def _stored_text_hash(row: dict[str, Any], has_text: bool) -> str | None:
     return None
 
 
+NOTHING_TO_JUDGE = "stored with no text and no screenshot: nothing in it can be checked"
+"""The reason a stored page with nothing to judge (not `JUDGEABLE`) reads as a failure."""
+
+
+@dataclass(frozen=True)
+class NothingToJudge:
+    """A stored page that holds nothing to judge, as the failure a capture records now: `empty`
+    for a web page (a blank render), `pdf` for a PDF (no text layer)."""
+
+    kind: Literal["empty", "pdf"]
+    reason: str
+
+
 def _wall(row: dict[str, Any], text: str | None) -> Wall | None:
     """The wall a stored page `row` (its `WALL_COLUMNS`) showing `text` is under today's rules
     (`walls.served_instead`, from the URL asked for and the one the browser ended on), or None:
@@ -165,7 +180,15 @@ def _wall(row: dict[str, Any], text: str | None) -> Wall | None:
 def _served(row: dict[str, Any], text: str | None) -> bool:
     """Whether reads serve the stored page `row` (`JUDGEABLE` and `WALL_COLUMNS` read) showing
     `text`: it holds something to judge, and is no wall."""
-    return bool(row[JUDGEABLE]) and _wall(row, text) is None
+    return _not_served(row, text) is None
+
+
+def _not_served(row: dict[str, Any], text: str | None) -> Wall | NothingToJudge | None:
+    """Why reads do not serve the stored page `row` (`JUDGEABLE` and `WALL_COLUMNS` read)
+    showing `text`, as the failure a capture records now; None when they serve it."""
+    if not row[JUDGEABLE]:
+        return NothingToJudge("pdf" if row["kind"] == "pdf" else "empty", NOTHING_TO_JUDGE)
+    return _wall(row, text)
 
 
 @dataclass(frozen=True)
@@ -278,6 +301,20 @@ class PageRecord(BaseModel):
         data["screenshot_bytes"] = len(self.screenshot) if self.screenshot else None
         data["pdf_bytes"] = len(self.pdf) if self.pdf else None
         return data
+
+
+def _as_read(row: dict[str, Any]) -> PageRecord:
+    """The record reads give for `row` (its `_COLUMNS`, or those but blobs, and `JUDGEABLE`):
+    a stored page they do not serve (`_not_served`) is the failure a capture records now, with
+    its kind and reason, and without the content."""
+    record = PageRecord.model_validate(row)
+    why = _not_served(row, row["text"]) if record.ok else None
+    if why is None:
+        return record
+    content = dict.fromkeys(("kind", "text", "screenshot", "pdf", "content_hash"))
+    return record.model_copy(
+        update={"status": "failed", "error_kind": why.kind, "error": why.reason, **content}
+    )
 
 
 class PageStore:
@@ -442,20 +479,12 @@ class PageStore:
 
     def lookup(self, url: str) -> PageRecord | None:
         """The full record for `url` (a page or a failure), or None if it was never captured.
-        A stored page that is a wall (`_wall`) is the failure a capture records now, with its
-        kind and reason (the row itself is in `records`)."""
+        A stored page reads do not serve (`_not_served`: a wall, or nothing to judge) is the
+        failure a capture records now, with its kind and reason (the row itself is in
+        `records(raw=True)`)."""
         with self._guard():
-            row = self._row(url, _COLUMNS)
-        if row is None:
-            return None
-        record = PageRecord.model_validate(row)
-        wall = _wall(row, row["text"]) if record.ok else None
-        if wall is None:
-            return record
-        content = dict.fromkeys(("kind", "text", "screenshot", "pdf", "content_hash"))
-        return record.model_copy(
-            update={"status": "failed", "error_kind": wall.kind, "error": wall.reason, **content}
-        )
+            row = self._row(url, (*_COLUMNS, JUDGEABLE))
+        return None if row is None else _as_read(row)
 
     def _content(self, url: str, column: str) -> Any:
         row = self._page_row(url, (column,))
@@ -599,23 +628,43 @@ class PageStore:
         except InfraError:  # a failure on our side: no page
             return False
 
-    def records(self, status: Literal["ok", "failed"] | None = None) -> list[PageRecord]:
-        """Every record (without screenshot and PDF bytes), oldest row first."""
+    def records(
+        self, status: Literal["ok", "failed"] | None = None, *, raw: bool = False
+    ) -> list[PageRecord]:
+        """Every record (without screenshot and PDF bytes) as `lookup` gives it, oldest row
+        first: a stored page reads do not serve (a wall, or nothing to judge) is its failure,
+        so `ok` lists the pages reads serve. `raw`: the rows as stored, to inspect."""
         columns = tuple(c for c in _COLUMNS if c not in _BLOBS)
-        query = f"SELECT {', '.join(columns)} FROM pages"
+        selected = columns if raw else (*columns, JUDGEABLE)
+        query = f"SELECT {', '.join(selected)} FROM pages"
         params: tuple[str, ...] = ()
-        if status is not None:
+        if status is not None and (raw or status == "ok"):  # a page may read as a failure
             query, params = query + " WHERE status = ?", (status,)
         with self._guard():
             rows = self._db.execute(query + " ORDER BY rowid", params).fetchall()
-        return [PageRecord.model_validate(dict(zip(columns, r, strict=True))) for r in rows]
+        stored = [dict(zip(selected, r, strict=True)) for r in rows]
+        if raw:
+            return [PageRecord.model_validate(row) for row in stored]
+        read = [_as_read(row) for row in stored]
+        return [r for r in read if status is None or r.status == status]
 
     def counts(self) -> dict[str, int]:
-        """How many pages (`ok`) and failures (`failed`) the store holds."""
-        with self._guard():
-            rows = self._db.execute("SELECT status, COUNT(*) FROM pages GROUP BY status")
-            found = dict(rows.fetchall())
-        return {"ok": found.get("ok", 0), "failed": found.get("failed", 0)}
+        """What reads serve: pages (`ok`) and failures (`failed`), which include the stored
+        pages reads do not serve (`not_served`: a wall, or nothing to judge; `cache-pages`
+        captures them again), as `lookup` and `records` give them. `ok` + `failed` is the
+        number of rows. No long text is read (`_challenge_text`)."""
+        columns = (JUDGEABLE, *WALL_COLUMNS)
+        with self._snapshot():
+            (failed,) = self._db.execute(
+                "SELECT COUNT(*) FROM pages WHERE status = 'failed'"
+            ).fetchone()
+            rows = self._db.execute(
+                f"SELECT {', '.join(columns)} FROM pages WHERE status = 'ok'"
+            ).fetchall()
+            pages = [dict(zip(columns, row, strict=True)) for row in rows]
+            served = sum(_served(page, self._challenge_text(page)) for page in pages)
+        not_served = len(pages) - served
+        return {"ok": served, "failed": failed + not_served, "not_served": not_served}
 
     # -- writing ----------------------------------------------------------------------------
 
