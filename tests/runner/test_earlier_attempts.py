@@ -21,11 +21,10 @@ from tests.fixtures.runner.helpers import (
     run_answers,
     run_args,
 )
-from tests.fixtures.runner.llm_policy import VERIFY_AT_ONCE_ENV
 from tests.fixtures.runner.scripted import failing_factory, make_backend
 
 LOUVRE = "alpha/louvre_hours/answer_1.json"
-OUTLIVED = "scripted:tests.fixtures.runner.llm_policy:verifications_outlive_their_evaluation"
+SLOW = "scripted:tests.fixtures.runner.llm_policy:slow_verifications"
 
 
 @pytest.fixture
@@ -135,20 +134,18 @@ def test_a_run_that_redoes_incomplete_results_says_what_their_earlier_attempts_c
         "JUDGEGEN_LEDGER_PATH": str(work / "ledger.jsonl"),
     }
 
-    def run(verify_at_once: bool) -> Any:
+    def run(verify_delay_s: str) -> Any:
         args = run_args(work, "--include-unreviewed", "--no-sandbox", "--task", "louvre_hours")
         at = args.index("--backend")
         del args[at : at + 2]
-        args += ["--provider", OUTLIVED, "--timeout", "1", "--json"]
-        at_once = {VERIFY_AT_ONCE_ENV: "1" if verify_at_once else None}
-        return CliRunner(env=env | at_once).invoke(main, args, catch_exceptions=False)
+        args += ["--provider", SLOW, "--timeout", "1", "--json"]
+        delay = {"RUNNER_TEST_VERIFY_DELAY_S": verify_delay_s}
+        return CliRunner(env=env | delay).invoke(main, args, catch_exceptions=False)
 
-    assert run(verify_at_once=False).exit_code == 1  # every judge timed out, verifications out
-    first = result_files(work / "results").values()
-    assert all(any("counted in this result's usage" in n for n in r["notes"]) for r in first)
-    spent = sum(r["usage"]["cost_usd"] for r in first)
+    assert run("1.25").exit_code == 1  # every judge timed out
+    spent = sum(r["usage"]["cost_usd"] for r in result_files(work / "results").values())
     assert spent > 0
-    second = run(verify_at_once=True)  # the same model, answering in time
+    second = run("0")  # the same model, answering in time
     assert second.exit_code == 0, second.output
     record = json.loads(second.stdout)
     assert record["earlier_attempts"]["attempts"] == 4
