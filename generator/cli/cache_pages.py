@@ -20,6 +20,7 @@ from toolkit.pages import (
     ImportReport,
     PageStore,
     answer_files,
+    answer_texts,
     capture_pages,
     cited_urls_in,
     import_m2w2,
@@ -72,7 +73,7 @@ def cited_pages(answers: Path | None, trajectories: Path | None) -> dict[str, li
         files = answer_files(answers)
         if not files:
             raise click.UsageError(_no_answer_files(answers))
-        sources += [(p, p.read_text(encoding="utf-8", errors="replace")) for p in files]
+        sources += answer_texts(files)
         counts.append(f"{len(files)} answer file(s)")
     if trajectories is not None:
         found = discover_trajectories(trajectories)

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
         default_chromium,
         require_chromium,
     )
-    from toolkit.pages.citations import answer_files, cited_urls, cited_urls_in
+    from toolkit.pages.citations import answer_files, answer_texts, cited_urls, cited_urls_in
     from toolkit.pages.m2w2 import (
         ImportProblem,
         ImportReport,
@@ -49,6 +49,7 @@ _HOMES = {
     "PageStore": "toolkit.pages.store",
     "PdfTextError": "toolkit.pages.pdf",
     "answer_files": "toolkit.pages.citations",
+    "answer_texts": "toolkit.pages.citations",
     "capture_page": "toolkit.pages.capture",
     "capture_pages": "toolkit.pages.capture",
     "cited_urls": "toolkit.pages.citations",
@@ -76,6 +77,7 @@ __all__ = [
     "PageStore",
     "PdfTextError",
     "answer_files",
+    "answer_texts",
     "capture_page",
     "capture_pages",
     "cited_urls",

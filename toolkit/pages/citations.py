@@ -15,11 +15,14 @@ def answer_files(root: Path) -> list[Path]:
     return sorted(path for path in root.rglob("*.md") if path.is_file())
 
 
+def answer_texts(files: Iterable[Path]) -> list[tuple[Path, str]]:
+    """Each answer file with its text, as citations are read from it (invalid UTF-8 replaced)."""
+    return [(path, path.read_text(encoding="utf-8", errors="replace")) for path in files]
+
+
 def cited_urls(files: Iterable[Path]) -> dict[str, list[Path]]:
     """Each page cited in `files` (canonical URL, first-seen order) with the files citing it."""
-    return cited_urls_in(
-        (path, path.read_text(encoding="utf-8", errors="replace")) for path in files
-    )
+    return cited_urls_in(answer_texts(files))
 
 
 def cited_urls_in(answers: Iterable[tuple[Path, str]]) -> dict[str, list[Path]]:
