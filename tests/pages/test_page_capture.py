@@ -976,6 +976,7 @@ def test_a_short_link_to_a_home_page_is_stored_as_that_home_page(
     record = shortened["/x7Kq2A"]
     assert (record.status, record.final_url) == ("ok", server + "/"), record.error
     assert "Top stories today" in (record.text or "")
+    assert record.linked_url == server + "/"  # what a read of it needs of the navigations
 
 
 def test_a_short_link_to_an_article_sent_home_is_a_redirect_home_failure(
@@ -984,3 +985,30 @@ def test_a_short_link_to_an_article_sent_home_is_a_redirect_home_failure(
     record = shortened["/r4Nd0m9"]
     assert (record.status, record.error_kind) == ("failed", "redirect_home")
     assert record.final_url == server + "/"
+    assert record.linked_url == server + "/news/2023/some-article"
+
+
+def test_cache_pages_captures_again_a_short_link_stored_without_where_it_pointed(
+    server: str, tmp_path: Path
+) -> None:
+    """An older judgegen stored both short links as the home page they ended on; which one
+    pointed at an article since sent home, only a new capture tells."""
+    short_host = server.replace("127.0.0.1", "localhost")
+    store_dir = tmp_path / "store"
+    with PageStore(store_dir) as store:
+        for path in SHORT_LINKS:
+            home = HOME_HTML.decode()
+            store.put(PageRecord.web(short_host + path, home, None, final_url=server + "/"))
+    answers = tmp_path / "answer.md"
+    answers.write_text(" and ".join(short_host + path for path in SHORT_LINKS), encoding="utf-8")
+    args = ["--answers", str(answers), "--store", str(store_dir), "--json"]
+    result = invoke([*args, "--chromium", default_chromium(), "--timeout", str(CAPTURE_TIMEOUT_S)])
+    outcomes = json.loads(result.stdout)["capture"]["outcomes"]
+    assert [(o["result"], o["error_kind"]) for o in outcomes] == [
+        ("captured", None),
+        ("failed", "redirect_home"),
+    ]
+    with PageStore(store_dir, readonly=True) as store:
+        assert "Top stories today" in (store.get(short_host + "/x7Kq2A") or "")
+        assert store.get(short_host + "/r4Nd0m9") is None
+        assert store.counts() == {"ok": 1, "failed": 1, "not_served": 0}

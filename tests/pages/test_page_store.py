@@ -34,7 +34,7 @@ def test_web_page_round_trips_text_screenshot_and_details(store: PageStore) -> N
     assert record.text == "Hello page"
     assert record.screenshot == JPEG
     assert record.content_hash is not None and record.content_hash.startswith("sha256:")
-    assert record.version == 1
+    assert record.version == 2
 
 
 def test_get_returns_text_and_screenshot_returns_base64_jpeg(store: PageStore) -> None:
@@ -71,9 +71,11 @@ def test_a_stored_page_with_nothing_to_judge_counts_as_missing(
 
 DEEP = "https://news.example.com/2023/05/story"
 HOME_TEXT = "Example News. Top stories today: markets rally, and the weather turns cold."
+SHORT = "https://bit.ly/3xYz9Q"
 # pages an older judgegen stored as the cited page (with the store's API, as it did): the site
 # had sent the browser to its home page, to sign in, or served a bot check (as Mind2Web 2's
-# cache may hold one, with no final URL)
+# cache may hold one, with no final URL); or a short link had, to another site's home page,
+# stored without where it pointed (maybe an article since sent home)
 STORED_BEFORE_THE_RULES = {
     "redirect_home": (
         PageRecord.web(DEEP, HOME_TEXT, JPEG, final_url="https://news.example.com/?from=404"),
@@ -97,8 +99,17 @@ STORED_BEFORE_THE_RULES = {
         ),
         "bot check instead of the page",
     ),
+    "short link": (
+        PageRecord.web(SHORT, HOME_TEXT, JPEG, final_url="https://news.example.com/"),
+        "stored before the page store recorded where a short link pointed",
+    ),
 }
-KINDS = {"redirect_home": "redirect_home", "sign-in": "blocked", "bot check": "blocked"}
+KINDS = {
+    "redirect_home": "redirect_home",
+    "sign-in": "blocked",
+    "bot check": "blocked",
+    "short link": "redirect_home",
+}
 
 
 @pytest.mark.parametrize("case", STORED_BEFORE_THE_RULES)
@@ -156,6 +167,35 @@ def test_records_list_a_wall_stored_as_the_page_as_the_failure_lookup_gives(
         looked_up.error,
     )
     assert [r.status for r in store.records(raw=True)] == ["ok", "ok"]  # as stored
+
+
+def test_a_short_link_is_served_as_the_home_page_its_capture_recorded_it_pointed_at(
+    tmp_path: Path,
+) -> None:
+    with PageStore(tmp_path / "pages") as writer:
+        home = "https://news.example.com/"
+        writer.put(PageRecord.web(SHORT, HOME_TEXT, JPEG, final_url=home, linked_url=home))
+    with PageStore(tmp_path / "pages", readonly=True) as store:
+        assert store.get(SHORT) == HOME_TEXT and store.has_page(SHORT)
+        assert store.counts() == {"ok": 1, "failed": 0, "not_served": 0}
+
+
+def test_a_short_link_whose_capture_recorded_an_article_sent_home_reads_as_missing(
+    tmp_path: Path,
+) -> None:
+    """Stored by a capture that did not apply the rule (or by any path that stored it), the
+    home page is no more the page than it was when captured."""
+    home = "https://news.example.com/"
+    with PageStore(tmp_path / "pages") as writer:
+        writer.put(PageRecord.web(SHORT, HOME_TEXT, JPEG, final_url=home, linked_url=DEEP))
+    with PageStore(tmp_path / "pages", readonly=True) as store:
+        assert store.get(SHORT) is None and not store.has_page(SHORT)
+        assert store.text_hash(SHORT) is None
+        record = store.lookup(SHORT)
+        assert record is not None
+        assert (record.status, record.error_kind) == ("failed", "redirect_home")
+        assert f"redirected to the site's home page {home}" in (record.error or "")
+        assert record.linked_url == DEEP
 
 
 def test_counts_do_not_count_a_long_page_quoting_a_bot_check_as_a_wall(store: PageStore) -> None:
@@ -484,8 +524,57 @@ def test_a_screenshot_hash_is_read_from_its_column_not_from_the_image(tmp_path: 
         assert store.screenshot_hash("https://example.com/shot") == "sha256:as-stored"
 
 
+def _as_written_by_schema_4(path: Path) -> None:
+    """Make a store look as judgegen wrote it before it recorded the page a URL names."""
+    with sqlite3.connect(path) as db:
+        db.execute("ALTER TABLE pages DROP COLUMN linked_url")
+        db.execute("PRAGMA user_version = 4")
+
+
+def _schema_4_store(directory: Path) -> None:
+    """A schema 4 store holding an article and a short link that ended on a home page."""
+    with PageStore(directory) as first:
+        first.put(PageRecord.web(DEEP, "The story", JPEG))
+        first.put(PageRecord.web(SHORT, HOME_TEXT, JPEG, final_url="https://news.example.com/"))
+    _as_written_by_schema_4(directory / "pages.sqlite")
+
+
+def test_a_schema_4_store_read_only_serves_its_pages_but_no_short_link_sent_to_a_home_page(
+    tmp_path: Path,
+) -> None:
+    _schema_4_store(tmp_path / "pages")
+    with PageStore(tmp_path / "pages", readonly=True) as old:
+        assert old.get(DEEP) == "The story"
+        assert old.get(SHORT) is None and not old.has_page(SHORT)
+        record = old.lookup(SHORT)
+        assert record is not None and record.error_kind == "redirect_home"
+        assert "judgegen cache-pages" in (record.error or "")
+        assert old.counts() == {"ok": 1, "failed": 1, "not_served": 1}
+        assert [r.linked_url for r in old.records(raw=True)] == [None, None]
+
+
+def test_opening_a_schema_4_store_for_writing_adds_the_linked_pages_as_not_recorded(
+    tmp_path: Path,
+) -> None:
+    _schema_4_store(tmp_path / "pages")
+    home = "https://news.example.com/"
+    with PageStore(tmp_path / "pages") as upgraded:
+        assert upgraded.get(SHORT) is None  # not recorded: it may be an article sent home
+        assert upgraded.get(DEEP) == "The story"
+        upgraded.put(PageRecord.web(SHORT, HOME_TEXT, JPEG, final_url=home, linked_url=home))
+    with sqlite3.connect(tmp_path / "pages" / "pages.sqlite") as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+        assert db.execute("SELECT url, linked_url FROM pages ORDER BY rowid").fetchall() == [
+            (DEEP, None),
+            (SHORT, home),
+        ]
+    with PageStore(tmp_path / "pages", readonly=True) as store:
+        assert store.get(SHORT) == HOME_TEXT  # captured again, with where it pointed
+
+
 def _as_written_by_schema_2(path: Path) -> None:
     """Make a store look as judgegen wrote it before screenshot hashes were stored."""
+    _as_written_by_schema_4(path)
     with sqlite3.connect(path) as db:
         db.execute("ALTER TABLE pages DROP COLUMN screenshot_hash")
         db.execute("PRAGMA user_version = 2")

@@ -2,13 +2,25 @@
 is the whole (short) text (a real page that quotes such a phrase is not taken for one); a
 sign-in or consent page by where the browser was sent, only when the cited URL is not one; a
 site's home page likewise, only when the cited URL is a deep link (a short link is the page it
-points at)."""
+points at, as its capture recorded it; unrecorded, one that ended on another site's home page
+is not taken for that home page)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
-from toolkit.pages.walls import MAX_CHALLENGE_CHARS, bot_check, redirect_home, redirect_wall
+from toolkit.pages.walls import (
+    MAX_CHALLENGE_CHARS,
+    Wall,
+    bot_check,
+    home_reason,
+    linked_page,
+    redirect_home,
+    redirect_wall,
+    served_instead,
+)
 
 CHALLENGES = {
     "cloudflare": "Just a moment...\n\nEnable JavaScript and cookies to continue",
@@ -191,9 +203,15 @@ HOME_REDIRECTS = {
 }
 
 
+def captured(cited: str, final: str | None, via: Sequence[str] = ()) -> str | None:
+    """`redirect_home` as a capture applies it: with the page `cited` names, told by the
+    navigations `via` (none: the browser was sent straight to `final`)."""
+    return redirect_home(cited, final, linked_page(cited, final, via) if final else cited)
+
+
 @pytest.mark.parametrize(("cited", "final"), HOME_REDIRECTS.values(), ids=HOME_REDIRECTS.keys())
 def test_a_deep_link_sent_to_the_sites_home_page_is_a_redirect_home(cited: str, final: str) -> None:
-    assert redirect_home(cited, final) == final
+    assert captured(cited, final) == final
 
 
 NOT_HOME_REDIRECTS = {
@@ -256,7 +274,7 @@ NOT_HOME_REDIRECTS = {
 def test_a_cited_home_page_or_a_redirect_to_another_page_is_not_a_redirect_home(
     cited: str, final: str | None
 ) -> None:
-    assert redirect_home(cited, final) is None
+    assert captured(cited, final) is None
 
 
 SHORT_LINKS_SENT_HOME = {
@@ -279,7 +297,7 @@ SHORT_LINKS_SENT_HOME = {
 def test_a_short_link_to_a_deep_link_sent_home_is_a_redirect_home(
     cited: str, via: list[str], final: str
 ) -> None:
-    assert redirect_home(cited, final, via=via) == final
+    assert captured(cited, final, via) == final
 
 
 SHORT_LINKS_TO_HOME = {
@@ -302,4 +320,87 @@ SHORT_LINKS_TO_HOME = {
 def test_a_short_link_to_a_home_page_is_a_cited_home_page(
     cited: str, via: list[str], final: str
 ) -> None:
-    assert redirect_home(cited, final, via=via) is None
+    assert captured(cited, final, via) is None
+
+
+HOME_TEXT = "Acme. Welcome! Our products, news and careers."
+
+
+@pytest.mark.parametrize(
+    ("cited", "via", "final"), SHORT_LINKS_SENT_HOME.values(), ids=SHORT_LINKS_SENT_HOME.keys()
+)
+def test_a_read_decides_a_short_link_sent_home_from_the_page_its_capture_recorded(
+    cited: str, via: list[str], final: str
+) -> None:
+    """A store keeps `linked_page`, not the navigations: from it, a read finds the same wall."""
+    linked = linked_page(cited, final, via)
+    wall = served_instead(cited, final, HOME_TEXT, linked_url=linked)
+    assert wall == Wall("redirect_home", home_reason(final))
+
+
+@pytest.mark.parametrize(
+    ("cited", "via", "final"), SHORT_LINKS_TO_HOME.values(), ids=SHORT_LINKS_TO_HOME.keys()
+)
+def test_a_read_serves_a_short_link_to_a_home_page_from_the_page_its_capture_recorded(
+    cited: str, via: list[str], final: str
+) -> None:
+    linked = linked_page(cited, final, via)
+    assert served_instead(cited, final, HOME_TEXT, linked_url=linked) is None
+
+
+UNRECORDED_SHORT_LINKS_TO_HOME = {
+    "a shortener's link": ("https://bit.ly/acme-site", "https://acme.example/"),
+    "a tweet's link": ("https://t.co/AbCdEfGhIj", "https://www.example.com/"),
+    "an opaque short link on its own host": ("https://nyti.ms/3xYz9Q", "https://www.nytimes.com/"),
+    "through another shortener's home": ("https://bit.ly/3xYz9Q", "https://ow.ly/"),
+}
+
+
+@pytest.mark.parametrize(
+    ("cited", "final"),
+    UNRECORDED_SHORT_LINKS_TO_HOME.values(),
+    ids=UNRECORDED_SHORT_LINKS_TO_HOME.keys(),
+)
+def test_a_short_link_to_another_sites_home_page_with_its_page_unrecorded_is_no_page(
+    cited: str, final: str
+) -> None:
+    """Stored before the store recorded where a short link pointed, it may be an article since
+    sent home: never served as the page, it fails naming the fix."""
+    wall = served_instead(cited, final, HOME_TEXT, linked_url=None)
+    assert wall is not None and wall.kind == "redirect_home"
+    assert cited in wall.reason and final in wall.reason
+    assert "judgegen cache-pages" in wall.reason
+
+
+DECIDED_WITHOUT_THE_LINKED_PAGE = {
+    "a deep link sent home": (
+        "https://news.example.com/news/2023/some-article",
+        "https://news.example.com/",
+        Wall("redirect_home", home_reason("https://news.example.com/")),
+    ),
+    "a dead short link to the shortener's home": (
+        "https://bit.ly/3xYz9Q",
+        "https://bit.ly/",
+        Wall("redirect_home", home_reason("https://bit.ly/")),
+    ),
+    "a short link to an article": (
+        "https://bit.ly/3xYz9Q",
+        "https://acme.example/news/2023/a",
+        None,
+    ),
+    "a cited home page to its locale": ("https://example.com/", "https://example.com/en/", None),
+    "an article moved": ("https://example.com/news/2023/a", "https://example.com/articles/a", None),
+}
+
+
+@pytest.mark.parametrize(
+    ("cited", "final", "wall"),
+    DECIDED_WITHOUT_THE_LINKED_PAGE.values(),
+    ids=DECIDED_WITHOUT_THE_LINKED_PAGE.keys(),
+)
+def test_a_page_whose_navigations_could_not_change_the_verdict_is_decided_unrecorded(
+    cited: str, final: str, wall: Wall | None
+) -> None:
+    """Any URL but a short link names itself, and a short link that never left its site, or
+    left for a page that is no home page, is decided as a capture would."""
+    assert served_instead(cited, final, HOME_TEXT, linked_url=None) == wall

@@ -107,7 +107,7 @@ def test_a_result_judged_against_a_home_page_stored_as_the_cited_page_is_redone(
     with PageStore(work / "pages") as store:
         store.put(PageRecord.web(LOUVRE, home, None, final_url="https://www.louvre.fr/en/"))
     with monkeypatch.context() as before_the_rule:
-        before_the_rule.setattr(page_store, "served_instead", lambda *args: None)
+        before_the_rule.setattr(page_store, "served_instead", lambda *args, **kwargs: None)
         assert run(work).exit_code == 0
     first = result_files(work / "results")
     judged = citing(first, LOUVRE)

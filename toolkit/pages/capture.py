@@ -27,7 +27,7 @@ from pydantic import BaseModel
 from toolkit.errors import InfraError
 from toolkit.pages.pdf import PdfTextError, looks_like_pdf, pdf_text
 from toolkit.pages.store import INFRA_FAILURES, FailureKind, PageKind, PageRecord, PageStore
-from toolkit.pages.walls import served_instead
+from toolkit.pages.walls import linked_page, served_instead
 from toolkit.urls import canonical_url, is_web_url
 
 if TYPE_CHECKING:
@@ -381,7 +381,7 @@ async def _visit(
 def _navigations(page: Page) -> list[str]:
     """The URLs `page`'s main frame is sent to from now on, in order: each HTTP redirect's
     and each script's (filled in as the page loads). Where a cited short link pointed is
-    the first of them on another site (`walls.redirect_home`)."""
+    the first of them on another site (`walls.linked_page`), which the page's record keeps."""
     hops: list[str] = []
 
     def on_request(request: Request) -> None:
@@ -423,10 +423,12 @@ async def _web_record(
     text, shot, final_url = read
     if not text.strip():  # no text of its own: maybe all of it is in shadow roots or frames
         text = await _nested_text(page)
+    linked_url = linked_page(url, final_url, hops)  # what a read of the page needs of `hops`
     extra: dict[str, Any] = {
         "http_status": response.status,
         "content_type": content_type,
         "final_url": final_url,
+        "linked_url": linked_url,
     }
     # No text, judged, would fail every claim unseen: a blank page, or an app whose scripts
     # failed, draws as a blank screenshot. Only an image is its screenshot.
@@ -434,7 +436,7 @@ async def _web_record(
         return PageRecord.failure(url, "empty", NOTHING_RENDERED, **extra)
     # likewise a bot check, the sign-in or consent page the site sent the browser to, or the
     # home page a removed page is redirected to, stored as the page
-    wall = served_instead(url, final_url, text, via=hops)
+    wall = served_instead(url, final_url, text, linked_url=linked_url)
     if wall is not None:
         return PageRecord.failure(url, wall.kind, wall.reason, **extra)
     return PageRecord.web(url, text, shot, **extra)

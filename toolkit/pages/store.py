@@ -16,6 +16,10 @@ A stored web page that is a wall under today's rules (`toolkit.pages.walls`: a b
 sign-in or consent page, or the home page a deep link was sent to), stored by a judgegen
 before the rule or imported, reads as the failure a capture records now: missing, and
 captured again; a failure may replace it. So does one with nothing to judge (`JUDGEABLE`).
+The rules read what a capture read, as the row keeps it: the URL asked for, the one the
+browser ended on, and the page the first names (`linked_url`: where a short link pointed).
+A short link stored without it (before schema 5) that ended on a home page on another site
+may be an article since sent home: it reads as missing too (`walls.served_instead`).
 `counts` and `records` say what reads serve: such a row is a failure there too (`not_served`
 counts them), and `records(raw=True)` shows it as stored.
 Keys keep a single-page app's hash route (`#/pricing`, `toolkit.urls`). A store written
@@ -40,18 +44,22 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, Field
 
 from toolkit.errors import PAGES_ACCESS_FIX, InfraError, PageStoreError
-from toolkit.pages.walls import MAX_CHALLENGE_CHARS, Wall, served_instead
+from toolkit.pages.walls import MAX_CHALLENGE_CHARS, Wall, served_instead, short_link
 from toolkit.urls import canonical_url, normalize_url, url_spellings
 from toolkit.util.hashing import sha256_bytes, sha256_text
 from toolkit.util.sqlite_errors import sqlite_errors
 
-PAGE_RECORD_VERSION = 1
+PAGE_RECORD_VERSION = 2
+"""2: `linked_url` (a version 1 record has none: not recorded)."""
 STORE_FILENAME = "pages.sqlite"
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """2: `match_key` holds `toolkit.urls.normalize_url` (version 1 had a looser key).
 3: `screenshot_hash`, so checking that a result's screenshots are unchanged reads no image.
 4: a URL ending in punctuation is stored with it encoded (`canonical_url`), and `match_key`
-keeps an encoded slash (`a%2Fb` is not `a/b`)."""
+keeps an encoded slash (`a%2Fb` is not `a/b`).
+5: `linked_url`, the page a captured URL names (where a short link pointed), so a read tells
+a short link to a home page from one to an article since sent home; NULL in the rows stored
+before (not recorded)."""
 RECENT_READS = 64  # answers a read-only store keeps (judges check several claims per page)
 
 PageKind = Literal["web", "pdf"]
@@ -110,11 +118,13 @@ _COLUMNS = (
     "origin",
 )
 _BLOBS = ("screenshot", "pdf")
-_STORED = (*_COLUMNS, "screenshot_hash")  # the row as `put` writes it
+_STORED = (*_COLUMNS, "screenshot_hash", "linked_url")  # the row as `put` writes it
 
 # The large columns come last: SQLite reaches a column stored after them by walking their
 # overflow pages, so a freshness check reading the hashes would read every image and text.
-# (Stores created before schema 3 keep their order, with `screenshot_hash` added at the end.)
+# (Stores created before schema 3 keep their order, with `screenshot_hash` added at the end,
+# and those created before schema 5 with `linked_url` added at the end: reads of a page read
+# it only for a short link, `PageStore._recorded_link`.)
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS pages (
     url TEXT PRIMARY KEY,
@@ -128,6 +138,7 @@ CREATE TABLE IF NOT EXISTS pages (
     content_type TEXT,
     content_hash TEXT,
     screenshot_hash TEXT,
+    linked_url TEXT,
     fetched_at TEXT NOT NULL,
     error_kind TEXT,
     error TEXT,
@@ -168,27 +179,31 @@ class NothingToJudge:
     reason: str
 
 
-def _wall(row: dict[str, Any], text: str | None) -> Wall | None:
+def _wall(row: dict[str, Any], text: str | None, linked_url: str | None) -> Wall | None:
     """The wall a stored page `row` (its `WALL_COLUMNS`) showing `text` is under today's rules
-    (`walls.served_instead`, from the URL asked for and the one the browser ended on), or None:
-    a PDF, or the page. A page stored before a rule, or imported, may be one."""
+    (`walls.served_instead`, from the URL asked for, the one the browser ended on and the page
+    the first names as its capture recorded it, `linked_url`), or None: a PDF, or the page. A
+    page stored before a rule, or imported, may be one."""
     if row["kind"] != "web":
         return None
-    return served_instead(row["requested_url"], row["final_url"], text)
+    return served_instead(row["requested_url"], row["final_url"], text, linked_url=linked_url)
 
 
-def _served(row: dict[str, Any], text: str | None) -> bool:
+def _served(row: dict[str, Any], text: str | None, linked_url: str | None) -> bool:
     """Whether reads serve the stored page `row` (`JUDGEABLE` and `WALL_COLUMNS` read) showing
-    `text`: it holds something to judge, and is no wall."""
-    return _not_served(row, text) is None
+    `text`, its URL naming `linked_url`: it holds something to judge, and is no wall."""
+    return _not_served(row, text, linked_url) is None
 
 
-def _not_served(row: dict[str, Any], text: str | None) -> Wall | NothingToJudge | None:
+def _not_served(
+    row: dict[str, Any], text: str | None, linked_url: str | None
+) -> Wall | NothingToJudge | None:
     """Why reads do not serve the stored page `row` (`JUDGEABLE` and `WALL_COLUMNS` read)
-    showing `text`, as the failure a capture records now; None when they serve it."""
+    showing `text`, its URL naming `linked_url`, as the failure a capture records now; None
+    when they serve it."""
     if not row[JUDGEABLE]:
         return NothingToJudge("pdf" if row["kind"] == "pdf" else "empty", NOTHING_TO_JUDGE)
-    return _wall(row, text)
+    return _wall(row, text, linked_url)
 
 
 @dataclass(frozen=True)
@@ -218,6 +233,11 @@ class PageRecord(BaseModel):
     """The URL as it was asked for (cited form, or the Mind2Web 2 index key on import)."""
     final_url: str | None = None
     """Where the browser ended up after redirects, when known."""
+    linked_url: str | None = None
+    """The page `requested_url` names, as a capture of a web page records it
+    (`walls.linked_page`): itself, or for a short link the first page it reached on another
+    site. None when not recorded (a record of version 1, an import): a stored short link that
+    ended on a home page on another site then reads as missing (`walls.served_instead`)."""
     status: Literal["ok", "failed"]
     """`ok`: the page is stored; `failed`: only the failure is recorded."""
     kind: PageKind | None = None
@@ -304,11 +324,11 @@ class PageRecord(BaseModel):
 
 
 def _as_read(row: dict[str, Any]) -> PageRecord:
-    """The record reads give for `row` (its `_COLUMNS`, or those but blobs, and `JUDGEABLE`):
-    a stored page they do not serve (`_not_served`) is the failure a capture records now, with
-    its kind and reason, and without the content."""
+    """The record reads give for `row` (its `_COLUMNS`, or those but blobs, `JUDGEABLE`, and
+    `linked_url` when the store has it): a stored page they do not serve (`_not_served`) is the
+    failure a capture records now, with its kind and reason, and without the content."""
     record = PageRecord.model_validate(row)
-    why = _not_served(row, row["text"]) if record.ok else None
+    why = _not_served(row, row["text"], record.linked_url) if record.ok else None
     if why is None:
         return record
     content = dict.fromkeys(("kind", "text", "screenshot", "pdf", "content_hash"))
@@ -349,7 +369,7 @@ class PageStore:
                 self._upgrade()
                 self._db.executescript(_SCHEMA)
         self._db.execute("PRAGMA busy_timeout=5000")
-        self._hashes_stored: bool | None = None  # `screenshot_hash` column, once looked up
+        self._table: frozenset[str] | None = None  # the table's columns, once looked up
 
     @contextmanager
     def _guard(self) -> Iterator[None]:
@@ -361,7 +381,8 @@ class PageStore:
     def _upgrade(self) -> None:
         """Bring a store written by an older judgegen to this schema: recompute the same-page
         keys (before 2, and 4), add and fill the screenshot hashes (before 3), re-spell the
-        URLs that end in punctuation (before 4)."""
+        URLs that end in punctuation (before 4), add the linked pages (before 5), left NULL:
+        not recorded, as the navigations they come from were not kept."""
         (version,) = self._db.execute("PRAGMA user_version").fetchone()
         if not 0 < version < SCHEMA_VERSION:
             return
@@ -373,8 +394,11 @@ class PageStore:
                     "UPDATE pages SET match_key = ? WHERE url = ?",
                     [(normalize_url(url), url) for url in urls],
                 )
-            if not self._has_screenshot_hashes():
+            columns = self._table_columns()
+            if "screenshot_hash" not in columns:
                 self._db.execute("ALTER TABLE pages ADD COLUMN screenshot_hash TEXT")
+            if "linked_url" not in columns:
+                self._db.execute("ALTER TABLE pages ADD COLUMN linked_url TEXT")
             if version >= 3:
                 return
             for url in urls:  # one image in memory at a time
@@ -403,11 +427,17 @@ class PageStore:
             kept.append(spelled)
         return kept
 
-    def _has_screenshot_hashes(self) -> bool:
-        """Whether the table has the `screenshot_hash` column (a store an older judgegen
-        wrote and this one has only read has not)."""
-        columns = self._db.execute("PRAGMA table_info(pages)").fetchall()
-        return any(column[1] == "screenshot_hash" for column in columns)
+    def _table_columns(self) -> frozenset[str]:
+        """The columns the table has now. The caller holds the connection."""
+        return frozenset(column[1] for column in self._db.execute("PRAGMA table_info(pages)"))
+
+    def _stored_column(self, column: str) -> list[str]:
+        """[`column`] when the table has it, else []: a store an older judgegen wrote and this
+        one has only read lacks the columns added since (`_upgrade`). Looked up once. The
+        caller holds the connection."""
+        if self._table is None:
+            self._table = self._table_columns()
+        return [column] if column in self._table else []
 
     def close(self) -> None:
         """Close the database connection."""
@@ -458,6 +488,20 @@ class PageStore:
                 return None
             return text.read().decode("utf-8", errors="replace")
 
+    def _recorded_link(self, row: dict[str, Any]) -> str | None:
+        """The page stored page `row` (its `WALL_COLUMNS`) was asked for names, as its capture
+        recorded it (`linked_url`; None: not recorded). Read only for a short link
+        (`walls.short_link`: the rules need it for no other URL, which names itself), by rowid,
+        as the column may lie after a store's images (`_upgrade` adds it at the end). The
+        caller holds the connection."""
+        if row["kind"] != "web" or not short_link(row["requested_url"]):
+            return None
+        if not self._stored_column("linked_url"):
+            return None
+        query = "SELECT linked_url FROM pages WHERE rowid = ?"
+        (linked,) = self._db.execute(query, (row["rowid"],)).fetchone()
+        return None if linked is None else str(linked)
+
     def _row_for(self, key: str, select: str) -> tuple[Any, ...] | None:
         """The row for canonical URL `key`: the page stored under it, else one stored under
         another spelling of the same page (`match_key`), else a failure (`key`'s first). A
@@ -483,7 +527,7 @@ class PageStore:
         failure a capture records now, with its kind and reason (the row itself is in
         `records(raw=True)`)."""
         with self._guard():
-            row = self._row(url, (*_COLUMNS, JUDGEABLE))
+            row = self._row(url, (*_COLUMNS, *self._stored_column("linked_url"), JUDGEABLE))
         return None if row is None else _as_read(row)
 
     def _content(self, url: str, column: str) -> Any:
@@ -501,7 +545,7 @@ class PageStore:
                 return None
             if row["status"] == "ok":
                 text = row["text"] if "text" in columns else self._challenge_text(row)
-                return row if _served(row, text) else None
+                return row if _served(row, text, self._recorded_link(row)) else None
         if row["error_kind"] in INFRA_FAILURES:
             raise InfraError(
                 f"capturing {canonical_url(url)} failed on our side ({row['error']}); "
@@ -601,10 +645,8 @@ class PageStore:
     def _screenshot_hash_column(self) -> list[str]:
         """["screenshot_hash"] when the table has that column (an older store read-only
         may not), else []."""
-        if self._hashes_stored is None:
-            with self._guard():
-                self._hashes_stored = self._has_screenshot_hashes()
-        return ["screenshot_hash"] if self._hashes_stored else []
+        with self._guard():
+            return self._stored_column("screenshot_hash")
 
     def screenshot(self, url: str) -> str | None:
         """The page's screenshot as base64 JPEG; None for PDFs, failures and missing pages."""
@@ -634,13 +676,16 @@ class PageStore:
         """Every record (without screenshot and PDF bytes) as `lookup` gives it, oldest row
         first: a stored page reads do not serve (a wall, or nothing to judge) is its failure,
         so `ok` lists the pages reads serve. `raw`: the rows as stored, to inspect."""
-        columns = tuple(c for c in _COLUMNS if c not in _BLOBS)
-        selected = columns if raw else (*columns, JUDGEABLE)
-        query = f"SELECT {', '.join(selected)} FROM pages"
-        params: tuple[str, ...] = ()
-        if status is not None and (raw or status == "ok"):  # a page may read as a failure
-            query, params = query + " WHERE status = ?", (status,)
         with self._guard():
+            columns = (
+                *(c for c in _COLUMNS if c not in _BLOBS),
+                *self._stored_column("linked_url"),
+            )
+            selected = columns if raw else (*columns, JUDGEABLE)
+            query = f"SELECT {', '.join(selected)} FROM pages"
+            params: tuple[str, ...] = ()
+            if status is not None and (raw or status == "ok"):  # a page may read as a failure
+                query, params = query + " WHERE status = ?", (status,)
             rows = self._db.execute(query + " ORDER BY rowid", params).fetchall()
         stored = [dict(zip(selected, r, strict=True)) for r in rows]
         if raw:
@@ -662,7 +707,10 @@ class PageStore:
                 f"SELECT {', '.join(columns)} FROM pages WHERE status = 'ok'"
             ).fetchall()
             pages = [dict(zip(columns, row, strict=True)) for row in rows]
-            served = sum(_served(page, self._challenge_text(page)) for page in pages)
+            served = sum(
+                _served(page, self._challenge_text(page), self._recorded_link(page))
+                for page in pages
+            )
         not_served = len(pages) - served
         return {"ok": served, "failed": failed + not_served, "not_served": not_served}
 
@@ -717,5 +765,9 @@ class PageStore:
             (url, match_key),
         ).fetchall()
         pages = [dict(zip(columns, row, strict=True)) for row in rows]
-        unserved = [p["url"] for p in pages if not _served(p, self._challenge_text(p))]
+        unserved = [
+            p["url"]
+            for p in pages
+            if not _served(p, self._challenge_text(p), self._recorded_link(p))
+        ]
         return len(unserved) < len(pages), unserved

@@ -33,11 +33,14 @@ ended on one (`/index.html` → `/`, `/` → `/en/`) is not; nor is a redirect t
   another site: one that points at a home page is a cited home page, while one that points
   at an article since sent home is a deep link sent home.
 
-`served_instead` applies all three as a capture does. A store written before a rule (or
-imported from Mind2Web 2) may hold such a page as the page: the store applies them again to
-every page it serves (`toolkit.pages.store`), from the URL asked for and the URL the browser
-ended on, which it keeps (not the navigations between: a short link whose article was since
-sent home is not told there, and stays served, as before).
+`served_instead` applies all three, at capture and again at every read of a stored page
+(`toolkit.pages.store`: a store written before a rule, or imported from Mind2Web 2, may hold
+such a page as the page), from the same facts: the URL asked for, the URL the browser ended
+on, a short text, and the page the cited URL names (`linked_page`: where a short link
+pointed, the one thing a read needs of the navigations), which the store keeps with the page.
+For a page stored before the store kept that fact, where a short link pointed is unknown: one
+that left for a home page on another site reads as missing, to be captured again
+(`unrecorded_link_reason`), never served as a home page it may not have pointed at.
 """
 
 from __future__ import annotations
@@ -208,14 +211,30 @@ _NUMBERED_WORD = re.compile(r"[a-z]+\d+|\d+[a-z]+", re.IGNORECASE)
 site's page may be named."""
 
 
-def redirect_home(cited_url: str, final_url: str | None, via: Sequence[str] = ()) -> str | None:
+def linked_page(cited_url: str, final_url: str, via: Sequence[str] = ()) -> str:
+    """The page `cited_url` names, as a capture that ended on `final_url` through `via` (the
+    URLs the browser was sent through, in order) tells it: itself, or for a short link the
+    first page it reached on another site (`_linked_page`). What a stored page keeps of the
+    navigations, so a read applies `redirect_home` as the capture did."""
+    return _linked_page(cited_url, [*via, final_url])
+
+
+def redirect_home(cited_url: str, final_url: str | None, linked_url: str) -> str | None:
     """`final_url` when the browser was sent from `cited_url`, a deep link, to a site's home
     page (what the failure names); None when the cited URL is a home page itself, or when the
-    browser stayed or went to another page. `via`: the URLs it was sent through, in order,
-    which tell what page a cited short link named (without them, the last one)."""
-    if not final_url or _is_home_url(_linked_page(cited_url, [*via, final_url])):
+    browser stayed or went to another page. `linked_url`: the page `cited_url` names
+    (`linked_page`), so a cited short link is the page it pointed at."""
+    if not final_url or _is_home_url(linked_url):
         return None
     return final_url if _is_home_url(final_url) else None
+
+
+def unrecorded_link(cited_url: str, final_url: str) -> bool:
+    """Whether `cited_url`, a short link that ended on a home page on another site
+    (`final_url`), needs the page it pointed at, unrecorded, to be told: it may have pointed at
+    that home page (a cited home page) or at an article since sent home (`redirect_home`);
+    only the capture's navigations told which."""
+    return linked_page(cited_url, final_url) != cited_url and _is_home_url(final_url)
 
 
 def _linked_page(cited_url: str, hops: list[str]) -> str:
@@ -223,7 +242,7 @@ def _linked_page(cited_url: str, hops: list[str]) -> str:
     site (itself followed if it is one: `bit.ly` → `ow.ly` → the page). A short link that
     never left its site (a dead link sent to the shortener's home) names itself."""
     page = cited_url
-    while _short_link(page):
+    while short_link(page):
         site = url_domain(page)
         away = next((i for i, hop in enumerate(hops) if url_domain(hop) not in (None, site)), None)
         if away is None:
@@ -232,10 +251,11 @@ def _linked_page(cited_url: str, hops: list[str]) -> str:
     return page
 
 
-def _short_link(url: str) -> bool:
+def short_link(url: str) -> bool:
     """Whether `url` looks like a short link: one path segment, on a `SHORTENER_HOSTS` host or
     an opaque token (`_SHORT_TOKEN`). Only a link the browser left for another site is read
-    as one (`_linked_page`), so a site's own page so named is still its page."""
+    as one (`_linked_page`), so a site's own page so named is still its page. Any other URL
+    names itself: `linked_page` and the rules never need its navigations."""
     segments = [step for step in urlsplit(url).path.split("/") if step]
     if len(segments) != 1:
         return False
@@ -301,6 +321,18 @@ def wall_reason(where: str) -> str:
     )
 
 
+def unrecorded_link_reason(cited_url: str, final_url: str) -> str:
+    """Why a stored short link that ended on a home page on another site, with the page it
+    pointed at unrecorded (`unrecorded_link`), reads as a `redirect_home` failure, and the fix."""
+    return (
+        f"the short link {cited_url} ended on the home page {final_url}, stored before the page "
+        "store recorded where a short link pointed: it may have pointed at that home page or "
+        "at an article since sent home, which only a new capture tells; capture it again with "
+        "`judgegen cache-pages` (it reads as missing, so it is captured again, with or without "
+        "--refresh)"
+    )
+
+
 def bot_check(text: str | None) -> str | None:
     """The challenge phrase `text` says when it is a short bot-check page, else None."""
     if not text or len(text) > MAX_CHALLENGE_CHARS:
@@ -318,7 +350,7 @@ def blocked_reason(phrase: str) -> str:
 
 
 REMEMBERED_REDIRECTS: Final = 4096
-"""(cited URL, final URL) pairs whose verdict `served_instead` keeps."""
+"""(cited URL, final URL, linked page) triples whose verdict `served_instead` keeps."""
 
 
 @dataclass(frozen=True)
@@ -331,28 +363,42 @@ class Wall:
 
 
 def served_instead(
-    cited_url: str, final_url: str | None, text: str | None, via: Sequence[str] = ()
+    cited_url: str, final_url: str | None, text: str | None, *, linked_url: str | None
 ) -> Wall | None:
-    """The wall a web page read for `cited_url` is (`text`, ending on `final_url` through
-    `via`): a bot check, a sign-in or consent page, or the site's home page; None when it is
-    the page. Cheap for a page that was not redirected: only a short text is read."""
+    """The wall a web page read for `cited_url` is (`text`, ending on `final_url`): a bot check,
+    a sign-in or consent page, or the site's home page; None when it is the page. Cheap for a
+    page that was not redirected: only a short text is read.
+
+    `linked_url`: the page `cited_url` names (`linked_page`, from the capture's navigations),
+    or None when it was not recorded (a page stored before the store kept it). It matters only
+    for a short link (`short_link`; any other URL names itself), and unrecorded, a short link
+    that ended on a home page on another site is not taken for that home page: it may have
+    pointed at an article since sent home, which would then be served as the cited page,
+    silently. It reads as a `redirect_home` failure naming the fix (`unrecorded_link_reason`):
+    missing, and captured again, which records the page it points at. A short link that never
+    left its site, or ended on a page that is no home page, is decided as before: the
+    navigations could not change that."""
     challenge = bot_check(text)
     if challenge is not None:
         return Wall("blocked", blocked_reason(challenge))
     if not final_url or final_url == cited_url:  # neither rule finds a wall there
         return None
-    return _redirected_to_wall(cited_url, final_url, tuple(via))
+    return _redirected_to_wall(cited_url, final_url, linked_url)
 
 
 @functools.lru_cache(maxsize=REMEMBERED_REDIRECTS)
-def _redirected_to_wall(cited_url: str, final_url: str, via: tuple[str, ...]) -> Wall | None:
+def _redirected_to_wall(cited_url: str, final_url: str, linked_url: str | None) -> Wall | None:
     """The sign-in or consent page, or the home page, the browser was sent to from
-    `cited_url` (`redirect_wall`, `redirect_home`); remembered, as a store applies the rules
-    to each read of a page (~10 µs each)."""
+    `cited_url` (`redirect_wall`, `redirect_home`, `unrecorded_link` when `linked_url` is
+    None); remembered, as a store applies the rules to each read of a page (~10 µs each)."""
     wall = redirect_wall(cited_url, final_url)
     if wall is not None:
         return Wall("blocked", wall_reason(wall))
-    home = redirect_home(cited_url, final_url, via)
+    if linked_url is None:
+        if unrecorded_link(cited_url, final_url):
+            return Wall("redirect_home", unrecorded_link_reason(cited_url, final_url))
+        linked_url = linked_page(cited_url, final_url)
+    home = redirect_home(cited_url, final_url, linked_url)
     if home is not None:
         return Wall("redirect_home", home_reason(home))
     return None
