@@ -5,7 +5,7 @@ if rerun at once (it runs the slow fresh path again, output captured) and stores
 `RESULTS/.judgegen-fresh.stamp` under a key: a hash of the command's parsed flags (without
 --overwrite), the working directory, the whole environment, the interpreter, judgegen's code
 and version, the judge templates, the config file, and a manifest of every input (answers or
-trajectories, judges, reviews, results, page store, and the recordings or policy module an
+trajectories, judges, reviews, results, page store, and the recordings or policy modules an
 offline provider answers from, which the stamp lists as `watched`). `replay` — stdlib only, run before
 pydantic, asyncio or the runner is imported — prints the stored output when the key computed
 now is the stored one, and otherwise says no, so the slow path decides. Any doubt is a no:

@@ -7,6 +7,7 @@ runtime, the LLM layer's providers or the response cache.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,18 +31,19 @@ class LLMIdentity:
     extract_model: str
     trials: int
 
-    def spec(self, settings: LLMSettings) -> str:
-        """The fingerprint's backend identity: provider (with a hash of the recordings or
-        policy module an offline one answers from, so re-recording or editing them in place
-        makes its results stale), models, the server and the structured-output mode when not
-        the defaults (as the provider's `endpoint.identity` names them, a server from the
-        SDK's own variable included), and trials."""
-        from toolkit.llm.answer_source import answer_digest
+    def spec(self, settings: LLMSettings, sources: Sequence[Path] | None = None) -> str:
+        """The fingerprint's backend identity: provider (with a hash of the `sources` an
+        offline one answers from, `answer_sources` of the provider when not given, so
+        re-recording or editing them in place makes its results stale), models, the server
+        and the structured-output mode when not the defaults (as the provider's
+        `endpoint.identity` names them, a server from the SDK's own variable included), and
+        trials."""
+        from toolkit.llm.answer_source import answer_digest, answer_sources
         from toolkit.llm.endpoint import DEFAULT_MODES, server
 
         provider = settings.provider_for(self.model)
         parts = [f"llm provider={provider}"]
-        answers = answer_digest(provider)
+        answers = answer_digest(answer_sources(provider) if sources is None else sources)
         if answers is not None:
             parts.append(f"answers={answers}")
         parts.append(f"model={self.model}")
@@ -61,7 +63,8 @@ class RunBackend:
 
     A `--backend` factory is called at once (a wrong spec is a usage error even when nothing
     needs judging); the default LLM backend and its client are built by `build()`.
-    `answer_sources` are the files an offline provider answers from, for the fresh stamp.
+    `answer_sources` are the files an offline provider answers from: the one list whose hash
+    the fingerprint records and the fresh stamp watches.
     """
 
     def __init__(self, backend_spec: str | None, settings: LLMSettings) -> None:
@@ -76,8 +79,8 @@ class RunBackend:
 
             model = settings.model_for("judge")
             llm = LLMIdentity(model=model, extract_model=model, trials=LLM_TRIALS)
-            self.identity, self.spec = llm, llm.spec(settings)
             self.answer_sources = answer_sources(settings.provider_for(model))
+            self.identity, self.spec = llm, llm.spec(settings, self.answer_sources)
         self.client: Any = None
         self._built: Any = None
 

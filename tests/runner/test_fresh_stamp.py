@@ -279,6 +279,75 @@ def test_an_edited_scripted_policy_redoes_the_results_it_answered(
     assert runs.slow(*flags)["evaluated"] == JUDGED
 
 
+ANSWERING = "from tests.fixtures.runner.llm_policy import policy  # noqa: F401\n"
+POLICIES_WITH_HELPERS = {
+    "helper": (
+        "scripted:work_policy:policy",
+        {"work_policy.py": "from work_helpers import policy  # noqa: F401\n"},
+        ("work_helpers.py", ANSWERING),
+    ),
+    "relative": (
+        "scripted:work_policies.judge:policy",
+        {
+            "work_policies/__init__.py": "",
+            "work_policies/judge.py": "from . import answers\n\npolicy = answers.policy\n",
+        },
+        ("work_policies/answers.py", ANSWERING),
+    ),
+}
+"""A policy whose answers come from a module of the run's own it imports: a helper module of
+the working directory (`import`-ed by name), a package's module imported relatively; each
+with its provider and the helper (path, source)."""
+
+
+@pytest.fixture(params=sorted(POLICIES_WITH_HELPERS))
+def helped_policy(
+    request: pytest.FixtureRequest, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[tuple[str, str], Path]]:
+    """Writes a `POLICIES_WITH_HELPERS` policy under `work` (importable from it): its
+    --provider flags and its helper module's file. Its modules are forgotten after."""
+    provider, modules, (helper, source) = POLICIES_WITH_HELPERS[request.param]
+    for relative, text in {**modules, helper: source}.items():
+        (work / relative).parent.mkdir(parents=True, exist_ok=True)
+        (work / relative).write_text(text)
+    monkeypatch.syspath_prepend(str(work))
+    yield ("--provider", provider), work / helper
+    for name, module in list(sys.modules.items()):
+        if str(getattr(module, "__file__", None) or "").startswith(str(work)):
+            del sys.modules[name]
+
+
+def test_an_edited_module_the_policy_imports_redoes_the_results_it_answered(
+    runs: Runs, helped_policy: tuple[tuple[str, str], Path]
+) -> None:
+    flags, helper = helped_policy
+    assert runs.record(*flags)["evaluated"] == JUDGED
+    helper.write_text(helper.read_text() + "# edited\n")
+    assert runs.slow(*flags)["evaluated"] == JUDGED
+
+
+def test_an_edited_module_the_policy_imports_makes_results_stale_without_a_stamp_too(
+    runs: Runs, helped_policy: tuple[tuple[str, str], Path]
+) -> None:
+    flags, helper = helped_policy
+    assert runs.record(*flags)["evaluated"] == JUDGED
+    runs.stamp.unlink()
+    helper.write_text(helper.read_text() + "# edited\n")
+    assert runs.slow(*flags)["evaluated"] == JUDGED
+
+
+def test_unchanged_modules_the_policy_imports_keep_every_result_with_or_without_a_stamp(
+    runs: Runs, helped_policy: tuple[tuple[str, str], Path]
+) -> None:
+    flags, _ = helped_policy
+    assert runs.record(*flags)["evaluated"] == JUDGED
+    assert runs.record(*flags)["reused"] == ANSWERS and runs.answered[-1] is True
+    runs.stamp.unlink()
+    slow = runs(*flags)
+    assert (runs.answered[-1], json.loads(slow.stdout)["reused"]) == (False, ANSWERS)
+    assert "LLM: 0 calls" in slow.stderr
+
+
 def test_an_edited_judge_redoes_its_results(runs: Runs, work: Path) -> None:
     runs.first()
     judge = work / "judges" / "louvre_hours.py"

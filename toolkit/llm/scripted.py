@@ -21,8 +21,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from toolkit.errors import LLMError, SpecError
-from toolkit.llm.answer_source import importable_from_cwd
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
+from toolkit.llm.policy_sources import importable_from_cwd
 from toolkit.llm.provider import RawOutput, complete_structured
 
 Policy = Callable[[LLMRequest], str | dict | LLMResponse | Awaitable[Any]]

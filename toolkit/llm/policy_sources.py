@@ -1,0 +1,174 @@
+"""The source files a scripted policy runs: its module, the packages holding it and the user's own
+modules it imports, transitively, so editing a helper module (`from mypolicies.tables import
+ANSWERS`, `import helpers`, `from . import data`) makes the answers' hash change too.
+
+Imports are read from the source (`ast`) and resolved as import would resolve them (relative
+ones, and `from pkg import submodule`, included) without running them. The user's own are the
+modules found on the sys.path entry the policy was found on (the working directory, or the
+folder holding its top-level package); the standard library, installed packages and judgegen
+itself are the tool's, not the answers, and are neither hashed nor read. On a site-packages
+entry only the policy's own top-level package is the user's.
+
+Not seen: a module imported by a name computed at run time (`importlib.import_module(name)`),
+and data files a policy reads (`json.load(open("answers.json"))`). Keep such answers where the
+hash sees them: in a module the policy imports (`tables.py` holding the dict), or recorded
+and replayed with `--provider replay:DIR`, whose recordings are hashed.
+
+Stdlib only and nothing imported from the user: a rerun with nothing to redo computes this.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import sys
+from importlib.machinery import ModuleSpec, PathFinder
+from pathlib import Path
+
+TOOL_PACKAGES = ("toolkit", "generator", "prompts")
+"""judgegen's own packages (the fresh stamp's `CODE_PACKAGES`): the tool, not a policy's
+answers, even in a checkout that puts them on the policy's sys.path entry."""
+PACKAGES_FOLDERS = ("site-packages", "dist-packages")
+
+
+def importable_from_cwd() -> None:
+    """Let modules of the working directory be imported, as `--backend` factories are."""
+    if "" not in sys.path and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+
+
+def policy_sources(module_name: str) -> list[Path]:
+    """The files (resolved, sorted) of the policy module `module_name` (as `load_policy` would
+    import it, from the working directory too) and of the user's modules it runs; none when
+    there is no module file. Its parent packages are imported, as `importlib.util.find_spec`
+    does; nothing else is."""
+    if not module_name:
+        return []
+    importable_from_cwd()
+    try:
+        spec = importlib.util.find_spec(module_name)
+    except (ImportError, ValueError):
+        return []
+    if spec is None or not spec.has_location or not spec.origin:
+        return []
+    policy = Path(spec.origin)
+    walk = _Walk(_entry(spec.name, policy), module_name.partition(".")[0])
+    walk.run(module_name)
+    return sorted({policy.resolve(), *walk.files})
+
+
+class _Walk:
+    """Follows imports from a module through the user's modules found on `root`."""
+
+    def __init__(self, root: Path, top: str) -> None:
+        self.root = root.resolve()
+        self.only = top if self.root.name in PACKAGES_FOLDERS else None
+        self.found: dict[str, ModuleSpec | None] = {}
+        self.sources: dict[str, Path | None] = {}
+        self.read: set[str] = set()
+        self.files: set[Path] = set()
+
+    def run(self, module_name: str) -> None:
+        """Read `module_name` and every user module it imports, transitively."""
+        pending = [module_name]
+        while pending:
+            name = pending.pop()
+            top = name.partition(".")[0]
+            if top in TOOL_PACKAGES or (self.only is not None and top != self.only):
+                continue
+            for spec in self._chain(name):
+                if spec.name not in self.read:
+                    self.read.add(spec.name)
+                    pending += self._read(spec)
+
+    def _chain(self, name: str) -> list[ModuleSpec]:
+        """The user's modules `import name` runs: each package on the way, then the module,
+        stopping at the first that is not found or not the user's."""
+        chain: list[ModuleSpec] = []
+        parts = name.split(".")
+        parent: ModuleSpec | None = None
+        for depth in range(1, len(parts) + 1):
+            spec = self._find(".".join(parts[:depth]), parent)
+            if spec is None:
+                break
+            if spec.origin is not None and spec.has_location:
+                if self._source(spec) is None:
+                    break  # the standard library's, an installed package's: not followed
+                chain.append(spec)
+            parent = spec  # a namespace package (no file) may hold the user's modules
+        return chain
+
+    def _find(self, name: str, parent: ModuleSpec | None) -> ModuleSpec | None:
+        """`name`'s spec as import would find it now: the loaded module's, else searched for
+        on sys.path (top level) or in `parent`'s folders, without importing anything."""
+        if name not in self.found:
+            self.found[name] = self._search(name, parent)
+        return self.found[name]
+
+    def _search(self, name: str, parent: ModuleSpec | None) -> ModuleSpec | None:
+        loaded = sys.modules.get(name)
+        if loaded is not None:
+            return getattr(loaded, "__spec__", None)
+        if parent is None:
+            try:
+                return importlib.util.find_spec(name)  # top level: no parent to import
+            except (ImportError, ValueError):
+                return None
+        if parent.submodule_search_locations is None:
+            return None  # `from module import name`: an attribute, not a module
+        return PathFinder.find_spec(name, list(parent.submodule_search_locations))
+
+    def _source(self, spec: ModuleSpec) -> Path | None:
+        """The Python source of `spec` if it is the user's (found on `root`), else None."""
+        if spec.name not in self.sources:
+            origin = Path(spec.origin or "")
+            mine = origin.suffix == ".py" and _entry(spec.name, origin).resolve() == self.root
+            self.sources[spec.name] = origin if mine else None
+        return self.sources[spec.name]
+
+    def _read(self, spec: ModuleSpec) -> list[str]:
+        """Note the user's module `spec` and return the absolute names its source imports."""
+        origin = self._source(spec)
+        if origin is None:
+            return []
+        self.files.add(origin.resolve())
+        try:
+            tree = ast.parse(origin.read_bytes(), str(origin))
+        except (OSError, SyntaxError, ValueError):
+            return []  # its bytes are hashed; importing it fails anyway
+        package = spec.name if origin.name == "__init__.py" else spec.name.rpartition(".")[0]
+        return imported_names(tree, package)
+
+
+def imported_names(tree: ast.AST, package: str) -> list[str]:
+    """Absolute names of the modules the statements in `tree` may import, nested ones
+    included, relative ones resolved against `package` (the module's `__package__`):
+    `from a import b` gives `a` and `a.b`, which is a module only if there is one."""
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(node.module, node.level, package)
+            if base is not None:
+                names.append(base)
+                names += [f"{base}.{alias.name}" for alias in node.names if alias.name != "*"]
+    return names
+
+
+def _absolute(module: str | None, level: int, package: str) -> str | None:
+    """The absolute name `from <level dots><module> import ...` names in `package`; None when
+    the dots climb above the top-level package (import raises)."""
+    if not level:
+        return module
+    parts = package.split(".") if package else []
+    if len(parts) < level:
+        return None
+    base = parts[: len(parts) - level + 1]
+    return ".".join([*base, module] if module else base)
+
+
+def _entry(name: str, origin: Path) -> Path:
+    """The sys.path entry (or package root) module `name` at `origin` was found on."""
+    depth = name.count(".") + (1 if origin.name == "__init__.py" else 0)
+    return origin.parents[min(depth, len(origin.parents) - 1)]
