@@ -96,6 +96,8 @@ class LLMError(InfraError):
         self.body = body
         self.cost_usd = 0.0
         """What the failed call was billed, once the budget has priced it."""
+        self.answer: object | None = None
+        """What the server answered, for an HTTP error (`toolkit.llm.server_answer`)."""
         super().__init__(message, kind=kind, usage=usage)
 
 

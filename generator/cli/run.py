@@ -546,8 +546,9 @@ def run(
     inputs, judges held back for approval, or nothing evaluated; 2 usage or input error
     (or the results folder is busy with --no-wait); 3 an infrastructure failure (e.g.
     budget, the provider failing N calls in a row: N = max(10, 2 x --concurrency), or
-    refusing the configuration: a rejected key, or HTTP 404 for a --base-url or --model it
-    does not have) stopped the run.
+    refusing the configuration: a rejected key, HTTP 404 for a --base-url or --model it
+    does not have, or the same HTTP 400 for 3 different requests in a row, e.g. a
+    response_format it does not take) stopped the run.
 
     With --ray, judges run on the nodes of a Ray cluster (each node sandboxes them the same
     way) while this process writes every result; one gateway actor on this node holds the

@@ -1,10 +1,10 @@
 """A server with no such endpoint or model fails every call as `not_found`, naming the fix.
 
-A --base-url without its API path (`/v1`), a web page's URL, or a model the server does not
-serve: the server answers HTTP 404 (or 405) to every call, whatever it asks, so the error is
-the configuration's and stops the command (exit 3). A 400 for one request (too long for the
-model's context) stays that request's own `request` error. The real SDKs talk to a loopback
-stub.
+A --base-url without its API path (`/v1`), a web page's URL, a server that does not implement
+the API, or a model the server does not serve: the server answers HTTP 404 (or 405, or 501)
+to every call, whatever it asks, so the error is the configuration's and stops the command
+(exit 3). A 400 for one request (too long for the model's context) stays that request's own
+`request` error. The real SDKs talk to a loopback stub.
 """
 
 from __future__ import annotations
@@ -113,6 +113,23 @@ async def test_a_405_from_a_url_that_takes_no_calls_is_not_found(stub: StubAPI) 
     stub.queue(OPENAI_PATH, Reply(405, {"detail": "Method Not Allowed"}))
     error = await failure(provider("openai", stub.url("/v1")))
     assert error.kind == "not_found" and "HTTP 405" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("kind", "base", "path"), [("openai", "/v1", OPENAI_PATH), ("anthropic", "", ANTHROPIC_PATH)]
+)
+async def test_a_501_from_a_server_without_this_api_is_not_found_at_its_first_call(
+    stub: StubAPI, kind: str, base: str, path: str
+) -> None:
+    stub.queue(path, Reply(501, {"detail": "Not Implemented"}))
+    client = LLMClient(provider(kind, stub.url(base)), concurrency=1)
+    error = await failure(client, model="some-model")
+    message = str(error)
+    assert error.kind == "not_found" and "HTTP 501" in message
+    assert f"POST {stub.url()}{path} with HTTP 501" in message and "'some-model'" in message
+    assert "does not implement" in message and message.endswith(f"Fix: {NOT_FOUND_FIX}")
+    assert len(stub.server.log) == 1 and not client.breaker.open
+    await client.aclose()
 
 
 @pytest.mark.parametrize(

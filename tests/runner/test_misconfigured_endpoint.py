@@ -2,9 +2,11 @@
 
 A --base-url without its `/v1`, or a model the server does not serve, makes the server answer
 every call with HTTP 404: no retry or later call can succeed, so the run stops as it does on a
-rejected key, instead of trying every answer and leaving each result incomplete. A 400 for one
-request (an answer too long for the model's context) is that request's own: its evaluation is
-incomplete and the run goes on. The real OpenAI SDK talks to a loopback server.
+rejected key, instead of trying every answer and leaving each result incomplete. A server that
+does not take the `response_format` every request carries answers each with the same 400: the
+run stops after a few. A 400 for one request (an answer too long for the model's context) is
+that request's own: its evaluation is incomplete and the run goes on. The real OpenAI SDK
+talks to a loopback server.
 """
 
 from __future__ import annotations
@@ -26,8 +28,17 @@ from tests.fixtures.runner.llm_policy import policy
 from tests.llm.stub_api import NOT_FOUND, TOO_LONG, openai_completion
 from toolkit.llm.models import LLMRequest, Message
 from toolkit.llm.provider import NOT_FOUND_FIX
+from toolkit.llm.rejection import REJECTION_THRESHOLD, STRUCTURED_FIXES
 
 ANSWERS = 6
+NO_JSON_SCHEMA = {
+    "error": {
+        "code": 400,
+        "message": '"response_format" must be one of "text" or "json_object"',
+        "type": "invalid_request_error",
+    }
+}
+"""What llama.cpp's server answers every request asking for a `json_schema` response format."""
 OVERSIZED = "OVERSIZED-ANSWER"
 """A marker in one answer: the stub answers a request holding it as too long (HTTP 400)."""
 
@@ -56,14 +67,16 @@ def answering(request: Request) -> Response:
     return Response(json.dumps(reply), content_type="application/json")
 
 
-def many_answers(work: Path, oversized: int | None = None) -> Path:
+def many_answers(work: Path, oversized: int | None = None, numbered: bool = False) -> Path:
     """An answers folder of `ANSWERS` copies of one python_match answer; answer number
-    `oversized`, if given, holds the `OVERSIZED` marker."""
+    `oversized`, if given, holds the `OVERSIZED` marker; `numbered` copies end with their
+    number, so each asks the model something else."""
     text = (FIXTURES / "answers" / "alpha" / "python_match" / "answer_1.md").read_text()
     folder = work / "many" / "alpha" / "python_match"
     folder.mkdir(parents=True)
     for index in range(1, ANSWERS + 1):
         extra = f"\n{OVERSIZED}\n" if index == oversized else ""
+        extra += f"\n(copy {index})\n" if numbered else ""
         (folder / f"answer_{index}.md").write_text(text + extra)
     return work / "many"
 
@@ -106,6 +119,25 @@ def test_a_run_on_a_base_url_answering_404_stops_at_its_first_call_with_exit_3_n
     assert "ends in /v1" in outcome.stderr
     assert len(api.log) == 1 and [row["error"] for row in rows] == ["not_found"]
     assert (record["evaluated"], record["not_started"]) == (1, ANSWERS - 1)
+
+
+@pytest.mark.parametrize("mode", [["--no-sandbox"], []], ids=["in_process", "sandboxed"])
+def test_a_run_on_a_server_refusing_response_format_stops_after_a_few_calls_naming_the_fix(
+    work: Path, api: HTTPServer, mode: list[str]
+) -> None:
+    api.expect_request("/v1/chat/completions").respond_with_json(NO_JSON_SCHEMA, status=400)
+    base_url = api.url_for("/v1").rstrip("/")
+    answers = many_answers(work, numbered=True)
+    outcome, record, rows = run_on(work, base_url, answers, *mode)
+    assert outcome.exit_code == 3, outcome.stderr
+    stopped = record["stopped"]
+    assert stopped.startswith("LLMError: LLM call failed (rejected, HTTP 400)")
+    assert f"POST {base_url}/chat/completions for model 'o4-mini'" in stopped
+    assert NO_JSON_SCHEMA["error"]["message"] in stopped and STRUCTURED_FIXES["openai"] in stopped
+    assert "--schema-mode json" in outcome.stderr
+    assert len(api.log) == REJECTION_THRESHOLD
+    assert [row["error"] for row in rows] == ["request", "request", "rejected"]
+    assert (record["evaluated"], record["not_started"]) == (3, ANSWERS - 3)  # a call each
 
 
 def test_a_400_for_one_oversized_request_leaves_its_answer_incomplete_and_the_run_goes_on(

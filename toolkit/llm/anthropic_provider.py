@@ -84,6 +84,7 @@ class AnthropicProvider:
             timeout=isinstance(error, anthropic.APITimeoutError),
             connection=isinstance(error, anthropic.APIConnectionError),
             overloaded=status == 529,
+            provider="anthropic",
         )
 
     async def aclose(self) -> None:

@@ -1,13 +1,14 @@
 """`LLMClient`: what callers use (`await client.complete(request)`), and `build_client`.
 
 The client composes the wrappers around one provider, outermost first:
-ledger → cache → concurrency limit → outage breaker → budget → provider. So every request
-leaves a ledger row (a refused one too, at $0); cache hits need no slot and no budget and are
-served even when the provider is down; the breaker and the budget are checked when a call gets
-its slot, so queued calls stop once the provider failed too many calls in a row (`outage`) or
-the cap is reached, while calls already in flight finish. Each client has its own breaker (an
-outage is its provider's); the budget, ledger and prices belong to an `Account` that several
-clients of one command may share.
+ledger → cache → concurrency limit → rejection guard → outage breaker → budget → provider. So
+every request leaves a ledger row (a refused one too, at $0); cache hits need no slot and no
+budget and are served even when the provider is down; the guard, the breaker and the budget
+are checked when a call gets its slot, so queued calls stop once the server gave several
+requests in a row the same 400 (`rejected`), the provider failed too many calls in a row
+(`outage`) or the cap is reached, while calls already in flight finish. Each client has its
+own guard and breaker (a rejection or an outage is its provider's); the budget, ledger and
+prices belong to an `Account` that several clients of one command may share.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from toolkit.llm.models import LLMRequest, LLMResponse
 from toolkit.llm.outage import OutageBreaker, outage_threshold
 from toolkit.llm.pricing import PriceTable
 from toolkit.llm.provider import Provider
+from toolkit.llm.rejection import RejectionGuard
 from toolkit.llm.settings import LLMSettings, Role
 
 if TYPE_CHECKING:
@@ -62,7 +64,8 @@ class LLMClient:
         self.cache = cache
         budgeted = BudgetProvider(provider, self.account.budget, self.account.prices)
         self.breaker = OutageBreaker(budgeted, outage_threshold(concurrency))
-        self.limit = ConcurrencyLimit(self.breaker, concurrency)
+        self.guard = RejectionGuard(self.breaker)
+        self.limit = ConcurrencyLimit(self.guard, concurrency)
         cached = CachedProvider(self.limit, cache, cache_mode if cache else CacheMode.OFF)
         self._chain = LedgerProvider(cached, self.account.ledger)
         cached.on_abandoned = self._chain.abandoned

@@ -21,6 +21,11 @@ from toolkit.errors import LLMError
 
 URL_VARIABLES: Final = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
 """The variable each SDK reads its server from when none is passed."""
+KEY_VARIABLES: Final = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN",
+}
+"""The variables each SDK (and judgegen for a --base-url) reads the key it sends from."""
 OFFICIAL_DOMAINS: Final = {"openai": "openai.com", "anthropic": "anthropic.com"}
 """Servers on these domains (the API, its mTLS and data-residency hosts) serve one service."""
 DEFAULT_MODES: Final = {"openai": "native", "anthropic": "auto"}

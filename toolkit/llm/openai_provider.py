@@ -73,6 +73,7 @@ class OpenAIProvider:
             status=getattr(error, "status_code", None),
             timeout=isinstance(error, openai.APITimeoutError),
             connection=isinstance(error, openai.APIConnectionError),
+            provider="openai",
         )
 
     async def aclose(self) -> None:

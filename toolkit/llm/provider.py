@@ -8,7 +8,6 @@ output failed validation, at most `MAX_REASKS` times, and keeps the usage of eve
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -16,9 +15,10 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel
 
 from toolkit.errors import LLMError
-from toolkit.llm.endpoint import shown_url
+from toolkit.llm.endpoint import KEY_VARIABLES, URL_VARIABLES
 from toolkit.llm.models import LLMRequest, LLMResponse, Message, Usage
 from toolkit.llm.schema import output_problems, parse_json_output
+from toolkit.llm.server_answer import ServerAnswer, server_answer
 from toolkit.util.redact import redact
 
 MAX_REASKS = 2
@@ -31,6 +31,7 @@ ErrorKind = Literal[
     "connection",
     "auth",
     "not_found",
+    "rejected",
     "request",
     "truncated",
     "refused",
@@ -41,14 +42,19 @@ ErrorKind = Literal[
 ]
 """What went wrong, independent of the SDK: the ledger and the runner report these. Each
 provider's `classify` sets one of them; `outage` is set above the providers, by the breaker
-refusing calls to a provider that failed too many in a row (`toolkit.llm.outage`). `auth` and
-`not_found` are the server's answer to the configuration, not to one request (a wrong key; no
-such endpoint or model): every call would fail the same way."""
+refusing calls to a provider that failed too many in a row (`toolkit.llm.outage`), and
+`rejected` by the rejection guard, once the server answered several different requests in a
+row with the same 400 (`toolkit.llm.rejection`). `auth`, `not_found` and `rejected` are the
+server's answer to the configuration, not to one request (a wrong key; no such endpoint or
+model; a parameter every request carries): every call would fail the same way."""
 
-NOT_FOUND_STATUSES = frozenset({404, 405})
+NOT_IMPLEMENTED = 501
+NOT_FOUND_STATUSES = frozenset({404, 405, NOT_IMPLEMENTED})
 """HTTP statuses meaning the server has no such endpoint (a --base-url without its `/v1`, a
-web page's URL) or serves no such model (`model_not_found`): the configuration is wrong, for
-every request alike. A 400 (one request too large or malformed) is that request's own."""
+web page's URL; a server that does not implement this API answers 501) or serves no such
+model (`model_not_found`): the configuration is wrong, for every request alike. A 501 is no
+outage (the SDK still retries it as a 5xx, but no later call can succeed). A 400 (one request
+too large or malformed) is that request's own, unless it recurs (`toolkit.llm.rejection`)."""
 NOT_FOUND_FIX = (
     "check the server's URL (--base-url / JUDGEGEN_LLM_BASE_URL, else the SDK's "
     "OPENAI_BASE_URL / ANTHROPIC_BASE_URL; an OpenAI-compatible server's usually ends in /v1) "
@@ -214,41 +220,60 @@ def classify_sdk_error(
     timeout: bool,
     connection: bool,
     overloaded: bool = False,
+    provider: str = "",
 ) -> LLMError:
-    """The `LLMError` for an SDK failure, from facts the provider read off its own exception;
-    a `not_found` one also names the URL called, the model asked for and the fix."""
+    """The `LLMError` for an SDK failure, from facts the provider read off its own exception
+    (`provider`: its kind, `openai` or `anthropic`, for the settings a message names). An HTTP
+    error carries the `ServerAnswer` (`LLMError.answer`); an `auth` or `not_found` one also
+    names the URL called, the model asked for, the server's answer and the fix."""
     kind = _kind_for(status, timeout=timeout, connection=connection, overloaded=overloaded)
     detail = redact(str(getattr(error, "message", "") or error))[:500]
     where = f"HTTP {status}" if status else type(error).__name__
     message = f"LLM call failed ({kind}, {where}): {detail}"
-    if kind == "not_found":
-        message += _not_found(error, status, detail)
-    return LLMError(message, kind=kind, usage=Usage())
+    answer = server_answer(error, status) if status else None
+    if answer is not None and kind == "not_found":
+        message += _explained(answer, detail, _not_found_meaning(answer), NOT_FOUND_FIX)
+    if answer is not None and kind == "auth":
+        message += _explained(answer, detail, _auth_meaning(answer), auth_fix(provider))
+    failed = LLMError(message, kind=kind, usage=Usage())
+    failed.answer = answer
+    return failed
 
 
-def _not_found(error: BaseException, status: int | None, detail: str) -> str:
-    """What a `not_found` answer means, from the HTTP request the SDK sent (`error.request`)."""
-    sent = getattr(error, "request", None)
-    url = getattr(sent, "url", None)
-    called = f"{getattr(sent, 'method', 'POST')} {shown_url(str(url))}" if url else "the call"
-    body = getattr(error, "body", None)
-    shown = f" {json.dumps(body, sort_keys=True, default=str)[:300]}" if body else ""
-    answer = shown if body and str(body) not in detail else ""
-    model = _sent_model(sent) or "(unknown)"
-    return redact(
-        f"; the server answered {called} with HTTP {status}{answer}: it has no such endpoint, "
-        f"or no model {model!r}, so every call would fail the same way. Fix: {NOT_FOUND_FIX}"
+def auth_fix(provider: str) -> str:
+    """What to check when the `provider` kind's server refuses the key (401/403)."""
+    key = KEY_VARIABLES.get(provider, "the provider's API key variable")
+    url = URL_VARIABLES.get(provider)
+    sdk_url = f", else the SDK's {url}" if url else ""
+    return (
+        f"check the key the SDK sends ({key}; a local server started with an API key wants "
+        f"that key), that the server (--base-url / JUDGEGEN_LLM_BASE_URL{sdk_url}) is the "
+        "one the key is for, and that the key may use the model (--model / JUDGEGEN_LLM_MODEL), "
+        "then run the command again"
     )
 
 
-def _sent_model(sent: Any) -> str | None:
-    """The model an SDK's HTTP request asked for (its JSON body's `model`), None if unknown."""
-    try:
-        body = json.loads(getattr(sent, "content", b"") or b"{}")
-    except (ValueError, TypeError, RuntimeError):  # not JSON, or a stream not read
-        return None
-    model = body.get("model") if isinstance(body, dict) else None
-    return model if isinstance(model, str) else None
+def _explained(answer: ServerAnswer, detail: str, meaning: str, fix: str) -> str:
+    """What an answer to the configuration means: the call, the server's answer (its body
+    unless `detail` already quotes its message), why every call would fail, and the fix."""
+    quoted = bool(answer.message) and answer.message in detail
+    shown = f" {answer.body}" if answer.body and not quoted else ""
+    return redact(
+        f"; the server answered {answer.called} with HTTP {answer.status}{shown}: {meaning}, "
+        f"so every call would fail the same way. Fix: {fix}"
+    )
+
+
+def _not_found_meaning(answer: ServerAnswer) -> str:
+    if answer.status == NOT_IMPLEMENTED:
+        return f"it does not implement this endpoint (asked for model {answer.shown_model()})"
+    return f"it has no such endpoint, or no model {answer.shown_model()}"
+
+
+def _auth_meaning(answer: ServerAnswer) -> str:
+    if answer.status == 401:
+        return f"it does not accept the key sent (asked for model {answer.shown_model()})"
+    return f"it denies the key sent this endpoint or model {answer.shown_model()}"
 
 
 def _kind_for(status: int | None, *, timeout: bool, connection: bool, overloaded: bool) -> str:

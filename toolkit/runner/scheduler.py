@@ -80,6 +80,7 @@ STOP_KINDS = frozenset(
         "cluster",
         "auth",
         "not_found",
+        "rejected",
         "config",
         "outage",
         REQUIRED_KIND,
@@ -88,8 +89,10 @@ STOP_KINDS = frozenset(
 """Kinds of the infrastructure errors the runner saw (`Meter.infra`) that stop a run (exit 3):
 every later evaluation would fail the same way. `cluster`: a cluster run lost its gateway
 (`GatewayLost`); a node lost is not noted so, its evaluations go to the other nodes. `auth`
-(the API answered 401/403), `not_found` (404/405: no such endpoint or model, e.g. a --base-url
-without its /v1 or a misspelt model) and `config` (no credentials, an unpriced model under a
+(the API answered 401/403), `not_found` (404/405/501: no such endpoint or model, e.g. a
+--base-url without its /v1 or a misspelt model), `rejected` (the same 400 for several different
+requests in a row: a parameter every request carries, e.g. a response_format the server does
+not take; `toolkit.llm.rejection`) and `config` (no credentials, an unpriced model under a
 cap): `LLMError`s no retry or later call can fix. `outage`: the provider failed so many calls in a
 row that the LLM client calls it no more (`toolkit.llm.outage`); the evaluations that failed
 before stay incomplete, for the rerun."""
