@@ -43,3 +43,14 @@ def is_ray_failure(error: BaseException) -> bool:
     without importing Ray where it is not installed (then nothing raised it)."""
     ray_exceptions = sys.modules.get("ray.exceptions")
     return ray_exceptions is not None and isinstance(error, ray_exceptions.RayError)
+
+
+def raised_in_actor(error: BaseException) -> BaseException | None:
+    """What an actor's own method raised, when `error` is Ray passing it on (a `RayTaskError`,
+    whose `cause` it is), for the caller to raise as a local call would; None when `error` is
+    not that (Ray's own failure: an actor that died, a call Ray lost)."""
+    ray_exceptions = sys.modules.get("ray.exceptions")
+    if ray_exceptions is None or not isinstance(error, ray_exceptions.RayTaskError):
+        return None
+    cause: BaseException | None = error.cause
+    return cause

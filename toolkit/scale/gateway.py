@@ -221,7 +221,9 @@ class Gateway:
         rows written (`abandoned`), as a local command's end cancels them, before the LLM
         client closes (flushing the ledger and cache) and the page store. The actor is killed
         next, so a call left running would otherwise never get its row. The `LLM:` line and
-        totals still answer after, counting those rows."""
+        totals still answer after, counting those rows. A late row that could not be written
+        raises its `LedgerError` here, as a local command's close does (the page store is
+        closed all the same), for the driver to raise in turn (`toolkit.scale.run`)."""
         if self._services is None or self._closing:
             return
         self._closing = True
@@ -230,8 +232,10 @@ class Gateway:
             task.cancel()
         if running:
             await asyncio.wait(running, timeout=CLOSE_WAIT_S)
-        if self._services.aclose is not None:
-            await self._services.aclose()
-        close = getattr(self._services.pages, "close", None)
-        if callable(close):
-            close()
+        try:
+            if self._services.aclose is not None:
+                await self._services.aclose()
+        finally:
+            close = getattr(self._services.pages, "close", None)
+            if callable(close):
+                close()

@@ -9,7 +9,6 @@ gateway stops the run too (exit 3), whether an evaluation or the end of the run 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -21,7 +20,7 @@ from toolkit.runner.inputs import AnswerInput
 from toolkit.runner.report import Progress, RunReport
 from toolkit.runner.scheduler import RunOptions, run_evaluations
 from toolkit.scale.cluster import cluster_session
-from toolkit.scale.errors import GatewayLost, is_ray_failure
+from toolkit.scale.errors import GatewayLost, is_ray_failure, raised_in_actor
 from toolkit.scale.executor import ClusterExecutor
 from toolkit.scale.gateway import ServicesFactory
 from toolkit.scale.messages import GatewayInfo, RunnerSettings
@@ -115,9 +114,15 @@ async def run_on_cluster(
 
 async def _close_gateway(session: Any, gateway: Any) -> None:
     """Close the gateway's services before its actor is killed (`Gateway.aclose`); a gateway
-    lost by then is found so by `_gateway_totals`."""
-    with contextlib.suppress(session.ray.exceptions.RayError):
+    lost by then is found so by `_gateway_totals`. What closing them raised there (a late
+    ledger row that could not be written: `LedgerError`) is raised here, as a local run's
+    close raises it: the command stops saying so (exit 3)."""
+    try:
         await gateway.aclose.remote()
+    except session.ray.exceptions.RayError as exc:
+        raised = raised_in_actor(exc)
+        if raised is not None:
+            raise raised from None
 
 
 async def _gateway_totals(

@@ -1,0 +1,53 @@
+"""The gateway's close on a cluster tells what it found wrong with the ledger as a local
+command's close does: a late row it could not write stops the run (exit 3, naming the ledger
+file and the fix).
+
+The judge starts a verification and returns without it (`LEAVES_A_CALL_RUNNING`); the model
+never answers it, so its row is only written when the gateway's close cancels the call.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.runner.helpers import copy_fixtures
+from tests.runner.test_abandoned_calls import LEAVES_A_CALL_RUNNING
+from tests.scale.local_cluster import LocalCluster
+from tests.scale.workspace import judgegen
+
+pytestmark = pytest.mark.timeout(300)
+
+NEVER_ANSWERED = "scripted:tests.fixtures.runner.llm_policy:verifications_never_answered"
+
+
+def run_args(results: str, provider: str, *extra: str) -> list[str]:
+    """`judgegen run` of louvre_hours's answers, judged by `LEAVES_A_CALL_RUNNING`."""
+    args = ["run", "--answers", "answers", "--judges", "judges", "--results", results]
+    args += ["--include-unreviewed", "--task", "louvre_hours", "--provider", provider]
+    return [*args, "--no-sandbox", "--timeout", "1", *extra]
+
+
+def error_line(done: subprocess.CompletedProcess[str]) -> str:
+    return next(line for line in done.stderr.splitlines() if line.startswith("error:"))
+
+
+def test_a_late_ledger_row_the_gateway_cannot_write_stops_the_run_as_locally(
+    tmp_path: Path, cluster: LocalCluster
+) -> None:
+    """No row is written before the close: the ledger's folder is a file, so the first (the
+    cancelled call's `abandoned` row) fails there."""
+    work = copy_fixtures(tmp_path)
+    (work / "judges" / "louvre_hours.py").write_text(LEAVES_A_CALL_RUNNING)
+    (work / "taken").write_text("a file where the ledger's folder belongs\n")
+    env = {"JUDGEGEN_CACHE_PATH": "llm-cache.sqlite", "JUDGEGEN_LEDGER_PATH": "taken/ledger.jsonl"}
+    local = judgegen(work, *run_args("results-local", NEVER_ANSWERED), env=env)
+    ray = judgegen(
+        work, *run_args("results-ray", NEVER_ANSWERED, "--ray", cluster.address), env=env
+    )
+    assert (ray.returncode, local.returncode) == (3, 3), ray.stderr
+    assert error_line(ray) == error_line(local)
+    assert "usage ledger taken/ledger.jsonl cannot be written" in error_line(ray)
+    assert "Fix: " in error_line(ray) and "JUDGEGEN_LEDGER_PATH" in error_line(ray)
