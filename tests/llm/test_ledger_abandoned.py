@@ -17,7 +17,7 @@ from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.client import LLMClient
 from toolkit.llm.ledger import Ledger
 from toolkit.llm.pricing import PriceTable
-from toolkit.llm.scripted import ScriptedProvider
+from toolkit.llm.scripted import Policy, ScriptedProvider
 
 GOOD = {"reasoning": "r", "result": True}
 FULL_DISK = Path("/dev/full")
@@ -28,8 +28,13 @@ def gated_client(tmp_path: Path, gate: asyncio.Event) -> LLMClient:
         await gate.wait()
         return GOOD
 
+    return cached_client(tmp_path, answer)
+
+
+def cached_client(tmp_path: Path, model: Policy) -> LLMClient:
+    """A client of `model` with the response cache on (a call its maker leaves goes on)."""
     return LLMClient(
-        ScriptedProvider(answer),
+        ScriptedProvider(model),
         cache=ResponseCache(tmp_path / "cache.sqlite"),
         cache_mode=CacheMode.RW,
         ledger=Ledger(tmp_path / "ledger.jsonl", PriceTable(), keep_rows=True),
@@ -224,3 +229,55 @@ async def test_a_call_still_running_when_the_wait_ends_is_told_as_running(
     spend = await abandoned.settle(0.05)
     assert (spend.running, spend.rows, client.ledger.rows) == (1, (), [])
     await client.aclose()
+
+
+def ignoring_cancellation(tmp_path: Path, answer: asyncio.Event) -> LLMClient:
+    """A client whose model, once its call is cancelled, goes on regardless (as a provider
+    ignoring the cancellation does) and answers when `answer` is set; its close waits 0.05 s."""
+
+    async def model(request: object) -> dict[str, object]:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            await answer.wait()
+        return GOOD
+
+    client = cached_client(tmp_path, model)
+    client.close_wait_s = 0.05
+    return client
+
+
+async def abandon_one_call(client: LLMClient) -> None:
+    waiting = asyncio.ensure_future(client.complete(verify_request("a")))
+    await asyncio.sleep(0.05)
+    waiting.cancel()  # e.g. the judge timed out: the shared call goes on
+    await asyncio.gather(waiting, return_exceptions=True)
+
+
+async def test_a_call_still_running_after_the_close_wait_is_counted_as_having_no_ledger_row(
+    tmp_path: Path,
+) -> None:
+    answer = asyncio.Event()
+    client = ignoring_cancellation(tmp_path, answer)
+    await abandon_one_call(client)
+    await client.aclose()
+    summary = client.summary()
+    assert (summary.calls, summary.unrecorded_calls, client.ledger.rows) == (0, 1, [])
+    assert client.summary_line().endswith("; 1 more with no ledger row (cost unknown)")
+    answer.set()  # (let it end)
+
+
+async def test_a_row_that_comes_after_the_close_wait_is_no_longer_counted_as_missing(
+    tmp_path: Path,
+) -> None:
+    """A local command's end (`asyncio.run`) waits for such a call: its row may come after all."""
+    answer = asyncio.Event()
+    client = ignoring_cancellation(tmp_path, answer)
+    await abandon_one_call(client)
+    await client.aclose()
+    answer.set()
+    await settle(client, 1)
+    summary = client.summary()
+    assert (summary.calls, summary.unrecorded_calls) == (1, 0)
+    assert [row.error for row in client.ledger.rows] == [None]  # it answered: paid
+    client.ledger.close()

@@ -43,6 +43,10 @@ class LLMClient:
     """One provider behind the cache, concurrency limit, outage breaker, and its account's
     budget and ledger."""
 
+    close_wait_s: float = CLOSE_WAIT_S
+    """How long `aclose` waits for the calls it cancels (a test of a provider ignoring the
+    cancellation may shorten it)."""
+
     def __init__(
         self,
         provider: Provider,
@@ -103,9 +107,10 @@ class LLMClient:
 
     async def aclose(self) -> None:
         """Cancel the calls nobody waits for any more that are still running, writing their
-        ledger rows (`abandoned`; waited for up to `CLOSE_WAIT_S`), then close the provider's
-        connections, the cache file and the ledger file."""
-        await self._chain.cancel_abandoned(CLOSE_WAIT_S)
+        ledger rows (`abandoned`; waited for up to `close_wait_s`: those still running then
+        are counted as having no row, `UsageSummary.unrecorded_calls`), then close the
+        provider's connections, the cache file and the ledger file."""
+        await self._chain.cancel_abandoned(self.close_wait_s)
         close = getattr(self.provider, "aclose", None)
         if close is not None:
             await close()

@@ -1,7 +1,9 @@
 """The usage ledger: one row per LLM request (paid, cached or failed) and the summary line.
 
 Invariant: every request the client answers or fails leaves exactly one row, so the
-summary's figures add up to what was paid, including failed calls whose tokens were billed.
+summary's figures add up to what was paid, including failed calls whose tokens were billed. A
+call still running when its client has closed (its provider ignored the cancellation) has no
+row yet, perhaps never: the summary counts it apart (`UsageSummary.unrecorded_calls`).
 Rows are appended as JSON lines when a path is given; they never contain prompts or keys.
 The file is opened once per ledger and each row is flushed to the OS as it is recorded, so a
 killed process loses no row (a power cut may lose what the OS had not yet written).
@@ -103,13 +105,21 @@ class Ledger:
                 self._drop_file()  # the row it holds could not be written: never retried
                 raise LedgerError(self.path, exc.strerror or str(exc)) from None
 
-    def record_late(self, row: LedgerRow) -> None:
+    def record_late(self, row: LedgerRow, *, overdue: bool = False) -> None:
         """`record` a row from a callback, where no caller would see its failure: the first
-        failure is kept in `lost`, for `close` to raise (the command then stops, exit 3)."""
+        failure is kept in `lost`, for `close` to raise (the command then stops, exit 3).
+        `overdue`: the row of a call counted as unrecorded, come after all (no longer so)."""
+        if overdue:
+            self._totals.unrecorded_calls -= 1
         try:
             self.record(row)
         except LedgerError as exc:
             self.lost = self.lost or exc
+
+    def unrecorded(self, calls: int) -> None:
+        """Count `calls` LLM calls the ledger has no row of (still running as their client
+        closes), so `summary` does not pass for every call's (`UsageSummary.unrecorded_calls`)."""
+        self._totals.unrecorded_calls += calls
 
     def close(self) -> None:
         """Close the file (rows are already flushed; a later `record` reopens it); raise the
@@ -208,6 +218,9 @@ class LedgerProvider:
         self._clock = clock
         self._left: set[asyncio.Future[LLMResponse]] = set()
         """Calls nobody waits for any more, still running: their row is written when they end."""
+        self._overdue: set[asyncio.Future[LLMResponse]] = set()
+        """Of those, the ones still running after `cancel_abandoned`'s wait: counted by the
+        ledger as unrecorded until their row comes, if it ever does."""
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """Forward `request`; record usage, cost, latency and cache hit, or the error kind.
@@ -263,13 +276,18 @@ class LedgerProvider:
         """Cancel the calls nobody waits for that are still running, as the end of
         `asyncio.run` cancels them in a local command, and wait up to `wait_s` for their rows
         (`abandoned`): a process that ends by other means (a Ray actor killed) writes them too.
-        How many were still running after the wait (their rows are lost with the process)."""
+        Those still running after the wait (their provider ignores the cancellation) are
+        counted by the ledger as calls it has no row of (their rows are lost with the process,
+        unless they come after all); how many."""
         left = [call for call in self._left if not call.done()]
         for call in left:
             call.cancel()
         if left:
             await asyncio.wait(left, timeout=max(0.0, wait_s))
-        return sum(not call.done() for call in left)
+        overdue = [call for call in left if not call.done()]
+        self._overdue.update(overdue)
+        self.ledger.unrecorded(len(overdue))
+        return len(overdue)
 
     def _late_row(
         self,
@@ -289,8 +307,10 @@ class LedgerProvider:
         elif isinstance(error, (LLMError, CacheError)):
             usage = error.usage if isinstance(error.usage, Usage) else Usage()
             row = self._row(request, usage, False, started, error.kind)
+        overdue = done in self._overdue
+        self._overdue.discard(done)
         if row is not None:
-            self.ledger.record_late(row)
+            self.ledger.record_late(row, overdue=overdue)
         if told is not None and not told.done():
             told.set_result(row)
 

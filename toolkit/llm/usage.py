@@ -23,6 +23,12 @@ class UsageSummary(BaseModel):
         "no model was called, so it is a simulated spend (kept so budget caps can be tried).",
     )
     unpriced_models: list[str] = Field(default_factory=list)
+    unrecorded_calls: int = Field(
+        default=0,
+        description="LLM calls not in `calls` because the ledger has no row of them: still "
+        "running when their client closed (their provider ignored the cancellation, past the "
+        "close's wait), so what they cost is unknown to the ledger. 0: every call has its row.",
+    )
 
     def line(self) -> str:
         """E.g. 'LLM: 412 calls, 388 cached, 1.2M in / 80k out tokens, $0.94; saved $6.10'."""
@@ -42,6 +48,8 @@ class UsageSummary(BaseModel):
             text += f"; {self.errors} failed"
         if self.unpriced_models:
             text += f"; no price for {', '.join(self.unpriced_models)}"
+        if self.unrecorded_calls:
+            text += f"; {self.unrecorded_calls} more with no ledger row (cost unknown)"
         return text
 
 

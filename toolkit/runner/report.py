@@ -12,14 +12,15 @@ from toolkit.runner.metrics import SkippedJudge, Summary
 from toolkit.runner.results import EarlierAttempts, ResultHead, UsageTotals
 from toolkit.util.deferred import DEFERRED
 
-RUN_RECORD_VERSION = 5
+RUN_RECORD_VERSION = 6
 """2: `llm`, the command's own LLM totals (abandoned calls included). 3: `usage` counts the
 LLM calls a judge left running when it stopped, as `llm` does (each result is charged them),
 those of unknown cost in `usage.unknown_cost_calls`; `earlier_attempts`, what the incomplete
 attempts the results written redid cost (not in `usage`). 4: `decided`, the results written
 without running a judge (before, a first run's counts left them out). 5: `usage.answered_by`,
 the models that answered the run's LLM calls, and each summary's `answered_by` and
-`mixed_snapshots` (summary version 7)."""
+`mixed_snapshots` (summary version 7). 6: `llm.unrecorded_calls`, the LLM calls the ledger has
+no row of (still running when the LLM client closed)."""
 
 
 @dataclass(repr=False)
@@ -168,7 +169,9 @@ class RunRecord(BaseModel):
         "call cancelled (the cache off, or the command ended first) is $0 in both, and also "
         "counted in `unknown_cost_calls`: the provider may still bill it. Not charged to any "
         "result, so in `llm` alone: in a --ray run, calls a node's stopped judge left at the "
-        "gateway.",
+        "gateway. A call still running when the client closed (its provider ignored the "
+        "cancellation) has no ledger row: `llm.unrecorded_calls` counts those, outside "
+        "`llm.calls`, and the run warns.",
     )
     summaries: dict[str, Summary] = Field(default_factory=dict)
     unjudged_files: list[str] = Field(

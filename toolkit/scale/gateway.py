@@ -221,9 +221,11 @@ class Gateway:
         rows written (`abandoned`), as a local command's end cancels them, before the LLM
         client closes (flushing the ledger and cache) and the page store. The actor is killed
         next, so a call left running would otherwise never get its row. The `LLM:` line and
-        totals still answer after, counting those rows. A late row that could not be written
-        raises its `LedgerError` here, as a local command's close does (the page store is
-        closed all the same), for the driver to raise in turn (`toolkit.scale.run`)."""
+        totals still answer after, counting those rows, and the calls still running after the
+        client's wait, whose rows are lost with the actor (`UsageSummary.unrecorded_calls`). A
+        late row that could not be written raises its `LedgerError` here, as a local command's
+        close does (the page store is closed all the same), for the driver to raise in turn
+        (`toolkit.scale.run`)."""
         if self._services is None or self._closing:
             return
         self._closing = True
