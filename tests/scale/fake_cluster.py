@@ -151,7 +151,8 @@ def node_set(gateway: Actor, settings: RunnerSettings, nodes: int, attempts: int
     """One node runner `Actor` per node, calling `gateway`."""
     runners = [
         Runner(
-            f"node{index:02d}".ljust(16, "0"), Actor(NodeRunner(f"node{index}", gateway, settings))
+            f"node{index:02d}".ljust(16, "0"),
+            Actor(NodeRunner(f"node{index}", gateway, settings, cancel=_cancel)),
         )
         for index in range(nodes)
     ]
@@ -166,3 +167,9 @@ def fake_sessions(session: FakeSession) -> Callable[[str], Any]:
         yield session
 
     return cluster_session
+
+
+def _cancel(pending: asyncio.Future[Any]) -> None:
+    """Cancel an in-process actor's call, as `ray.cancel` cancels a real one (which, given
+    this future, would quietly start a real Ray instance)."""
+    pending.cancel()

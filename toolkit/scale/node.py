@@ -14,6 +14,7 @@ sent; the gateway then ends its attempt there too (`Gateway.end`).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -41,11 +42,19 @@ class NodeRunner:
     """Runs evaluations and page captures on one node; `node_id` names the node."""
 
     def __init__(
-        self, node_id: str, gateway: Any = None, settings: RunnerSettings | None = None
+        self,
+        node_id: str,
+        gateway: Any = None,
+        settings: RunnerSettings | None = None,
+        cancel: Callable[[Any], Any] | None = None,
     ) -> None:
         self.node_id = node_id
         self.gateway = gateway
         self.settings = settings or RunnerSettings()
+        self.cancel = cancel
+        """How a gateway call the judge gave up on is cancelled there: `ray.cancel` (None), or
+        the in-process actors' own (`tests/scale/fake_cluster.py`), where `ray.cancel` would
+        quietly start a real Ray instance."""
         self._stack = AsyncExitStack()
         self._executor: Executor | None = None
         self._browser: Any = None
@@ -64,15 +73,13 @@ class NodeRunner:
             if self._executor is None:
                 if self.gateway is None:
                     raise RuntimeError("this node runner has no gateway: it only captures pages")
-                import ray
-
                 try:
                     info: GatewayInfo = await self.gateway.info.remote()
                 except Exception as exc:
                     if not is_ray_failure(exc):
                         raise
                     raise GatewayLost.of(exc) from None
-                link = GatewayLink(self.gateway, info, cancel=ray.cancel)
+                link = GatewayLink(self.gateway, info, cancel=self.cancel or _ray_cancel)
                 settings = self.settings
                 self._executor = await self._stack.enter_async_context(
                     judge_executor(
@@ -133,3 +140,10 @@ class NodeRunner:
         """Stop the pool's workers and the browser."""
         await self._stack.aclose()
         self._executor = self._browser = None
+
+
+def _ray_cancel(pending: Any) -> Any:
+    """`ray.cancel` (Ray is imported on a node only when a judge's call is first linked)."""
+    import ray
+
+    return ray.cancel(pending)
