@@ -21,10 +21,11 @@ from tests.fixtures.runner.helpers import (
     run_answers,
     run_args,
 )
+from tests.fixtures.runner.llm_policy import ANSWER_AT_ONCE_ENV
 from tests.fixtures.runner.scripted import failing_factory, make_backend
 
 LOUVRE = "alpha/louvre_hours/answer_1.json"
-SLOW = "scripted:tests.fixtures.runner.llm_policy:slow_verifications"
+OUTLIVED = "scripted:tests.fixtures.runner.llm_policy:calls_outlive_their_evaluation"
 
 
 @pytest.fixture
@@ -125,27 +126,38 @@ def test_overwrite_still_carries_an_incomplete_attempts_spend(work: Path) -> Non
 def test_a_run_that_redoes_incomplete_results_says_what_their_earlier_attempts_cost(
     work: Path,
 ) -> None:
-    """End to end with the LLM layer: the first run's judges time out with paid calls out
+    """End to end with the LLM layer: the first run's judges time out with a paid call out
     (charged to their results), the second redoes them; its record and stderr say what the
-    earlier attempts cost apart from its own spend."""
+    earlier attempts cost apart from its own spend. The model of the first run answers each
+    call once its evaluation is over, so how the run goes does not depend on the machine's
+    speed; the second run's is the same model answering at once, with time to finish (the
+    --timeout is no part of the judgement)."""
     build_page_store(work / "pages")
     env = {
         "JUDGEGEN_CACHE_PATH": str(work / "llm-cache.sqlite"),
         "JUDGEGEN_LEDGER_PATH": str(work / "ledger.jsonl"),
     }
 
-    def run(verify_delay_s: str) -> Any:
+    def run(timeout_s: str, answer_at_once: bool) -> Any:
         args = run_args(work, "--include-unreviewed", "--no-sandbox", "--task", "louvre_hours")
         at = args.index("--backend")
         del args[at : at + 2]
-        args += ["--provider", SLOW, "--timeout", "1", "--json"]
-        delay = {"RUNNER_TEST_VERIFY_DELAY_S": verify_delay_s}
-        return CliRunner(env=env | delay).invoke(main, args, catch_exceptions=False)
+        args += ["--provider", OUTLIVED, "--timeout", timeout_s, "--json"]
+        at_once = {ANSWER_AT_ONCE_ENV: "1" if answer_at_once else None}
+        return CliRunner(env=env | at_once).invoke(main, args, catch_exceptions=False)
 
-    assert run("1.25").exit_code == 1  # every judge timed out
-    spent = sum(r["usage"]["cost_usd"] for r in result_files(work / "results").values())
-    assert spent > 0
-    second = run("0")  # the same model, answering in time
+    assert run("1", answer_at_once=False).exit_code == 1  # every judge timed out
+    stored = result_files(work / "results")
+    first = stored.values()
+    assert len(first) == 4 and all(r["status"] == "incomplete" for r in first)
+    paid_out = "went on and ended"  # the note of a call left running, ended and counted
+    assert [name for name, r in stored.items() if not any(paid_out in n for n in r["notes"])] == []
+    assert not any(r["usage"]["unknown_cost_calls"] for r in first)
+    rows = [json.loads(line) for line in (work / "ledger.jsonl").read_text().splitlines()]
+    assert sum(r["usage"]["llm_calls"] for r in first) == len(rows)  # every call charged
+    spent = sum(r["usage"]["cost_usd"] for r in first)
+    assert spent == pytest.approx(sum(row["cost_usd"] for row in rows)) and spent > 0
+    second = run("60", answer_at_once=True)  # the same model, answering in time
     assert second.exit_code == 0, second.output
     record = json.loads(second.stdout)
     assert record["earlier_attempts"]["attempts"] == 4
