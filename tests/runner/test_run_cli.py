@@ -180,12 +180,18 @@ def test_report_without_results_is_a_usage_error(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("mode", ["--no-sandbox", "--jobs=2"], ids=["in_process", "sandboxed"])
 def test_run_killed_with_sigkill_then_rerun_leaves_every_result_once(work: Path, mode: str) -> None:
+    """The run is killed once it has written 3 results and its model holds every request
+    after them (`held_after_results`): evaluations are in flight, and the other results cannot
+    be written before the kill, however slow this process is to send it."""
     cmd = [sys.executable, "-c", "from generator.cli import main; main()"]
-    args = run_args(work, "--include-unreviewed", "--jobs", "2", mode)
+    held_after = "tests.fixtures.runner.gated:held_after_results"
+    args = run_args(work, "--include-unreviewed", "--jobs", "2", mode, backend=held_after)
     temp = work / "tmp"  # the runs' temp dir: where a sandbox keeps its host folder
     temp.mkdir()
-    env = {**os.environ, "RUNNER_TEST_LATENCY_S": "0.08", "PYTHONPATH": str(REPO)}
-    env["TMPDIR"] = str(temp)
+    results, held, gate = work / "results", work / "held", work / "gate"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(temp)}
+    env |= {"JUDGEGEN_TEST_RESULTS": str(results), "JUDGEGEN_TEST_HOLD_AFTER": "3"}
+    env |= {"JUDGEGEN_TEST_HELD": str(held), "JUDGEGEN_TEST_GATE": str(gate)}
     process = subprocess.Popen(
         cmd + args,
         cwd=REPO,
@@ -194,15 +200,16 @@ def test_run_killed_with_sigkill_then_rerun_leaves_every_result_once(work: Path,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    results = work / "results"
     deadline = time.monotonic() + 60
-    while len(list(results.glob("*/*/*.json"))) < 3 and time.monotonic() < deadline:
+    while not held.exists():
+        assert process.poll() is None, "the run ended before its model held a request"
+        assert time.monotonic() < deadline, "the run's model never held a request"
         time.sleep(0.01)
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
     written = set(result_files(results))
     assert 3 <= len(written) < len(EXPECTED)
-    env["RUNNER_TEST_LATENCY_S"] = "0"
+    gate.touch()  # the same model, answering every request of the rerun
     rerun = subprocess.run(cmd + args, cwd=REPO, env=env, capture_output=True, text=True)
     assert rerun.returncode == 0, rerun.stderr
     assert f"{len(written)} up to date" in rerun.stderr
