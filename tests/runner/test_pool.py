@@ -93,7 +93,10 @@ async def test_an_outcome_counts_the_cpu_its_job_process_used() -> None:
 
 
 async def test_judge_that_allocates_without_bound_hits_the_memory_limit() -> None:
-    outcome = await evaluate_one("memory_hog", FAST.model_copy(update={"memory_mb": 256}))
+    # The limit is reached within a few allocations; the wall-clock timeout is long only so
+    # that a loaded machine's slow start never ends the job first (it would read `timeout`).
+    limits = FAST.model_copy(update={"memory_mb": 256, "timeout_s": 30})
+    outcome = await evaluate_one("memory_hog", limits)
     assert outcome.status == "incomplete" and kinds(outcome) == ["memory_limit"]
     assert "out of memory" in outcome.errors[0]["message"]
 
