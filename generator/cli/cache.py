@@ -92,13 +92,24 @@ def export(directory: Path, cache_path: Path | None) -> None:
 @cache.command(name="import")
 @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @cache_path_option
-@click.option("--replace", is_flag=True, help="Overwrite entries that already exist.")
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Store the imported answers over entries that answer the same requests differently "
+    "(without it, such an entry stops the import and nothing is stored).",
+)
 def import_(directory: Path, cache_path: Path | None, replace: bool) -> None:
-    """Load the JSON records in DIRECTORY (from `cache export`) into the cache."""
-    count = _guarded(
+    """Load the JSON records in DIRECTORY (from `cache export`) into the cache.
+
+    A record is refused (exit 2, nothing stored) if its file has a field judgegen does not
+    know, its request no longer hashes to its key (changed after it was recorded), another
+    file answers the same request differently, or the cache already answers its request
+    differently and --replace is not given.
+    """
+    report = _guarded(
         lambda: _open(cache_path, must_exist=False).import_dir(directory, replace=replace)
     )
-    click.echo(f"imported {count} records from {directory}", err=True)
+    click.echo(f"imported {report.line()} from {directory}", err=True)
 
 
 @cache.command()

@@ -111,12 +111,11 @@ class CallTape:
         """Names of the recording files in `directory` that answered this generation's calls."""
         if directory is None or not directory.is_dir():
             return []
-        from toolkit.llm.cache import CacheRecord
+        from toolkit.llm.records import load_record_files
         from toolkit.llm.replay import replay_key
 
         by_key = {}
-        for path in sorted(directory.glob("*.json")):
-            record = CacheRecord.model_validate_json(path.read_text("utf-8"))
+        for path, record in load_record_files(directory):
             by_key[replay_key(record.request)] = path.name
         used = {by_key.get(replay_key(request)) for request, _ in self.entries}
         return sorted(name for name in used if name)

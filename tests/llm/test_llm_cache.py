@@ -12,7 +12,7 @@ import pytest
 
 from tests.llm.conftest import verify_request
 from tests.llm.policies import verdict
-from toolkit.errors import LLMError, ReplayMiss
+from toolkit.errors import LLMError, ReplayMiss, SpecError
 from toolkit.llm.cache import CacheRecord, ResponseCache, record_json
 from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.client import LLMClient
@@ -194,7 +194,7 @@ async def test_import_then_strict_serves_the_recording(tmp_path: Path) -> None:
     client, _ = client_on(tmp_path / "a.sqlite", CacheMode.RW)
     recorded = await client.complete(verify_request())
     ResponseCache(tmp_path / "a.sqlite").export_dir(tmp_path / "fixtures")
-    assert ResponseCache(tmp_path / "b.sqlite").import_dir(tmp_path / "fixtures") == 1
+    assert ResponseCache(tmp_path / "b.sqlite").import_dir(tmp_path / "fixtures").added == 1
     strict, provider = client_on(tmp_path / "b.sqlite", CacheMode.STRICT)
     assert (await strict.complete(verify_request())).parsed == recorded.parsed
     assert provider.calls == []
@@ -206,11 +206,71 @@ async def test_an_imported_truncated_answer_is_a_miss_not_a_hit(tmp_path: Path) 
     (tmp_path / "fixtures").mkdir()
     record = CacheRecord.of(request.model_copy(update={"output_schema": None}), cut)
     (tmp_path / "fixtures" / record.file_name()).write_text(record_json(record))
-    assert ResponseCache(tmp_path / "c.sqlite").import_dir(tmp_path / "fixtures") == 1
+    assert ResponseCache(tmp_path / "c.sqlite").import_dir(tmp_path / "fixtures").added == 1
     client, provider = client_on(tmp_path / "c.sqlite", CacheMode.RW, lambda r: "The answer is 4.")
     response = await client.complete(record.request)
     assert (response.text, response.cache_hit) == ("The answer is 4.", False)
     assert len(provider.calls) == 1
+
+
+def answer(result: bool) -> LLMResponse:
+    parsed = {"reasoning": "r", "result": result}
+    return LLMResponse(
+        text=json.dumps(parsed), parsed=parsed, model="o4-mini", stop_reason="end_turn"
+    )
+
+
+def exported(directory: Path, *records: CacheRecord) -> Path:
+    directory.mkdir()
+    for record in records:
+        (directory / record.file_name()).write_text(record_json(record))
+    return directory
+
+
+def test_an_import_that_answers_a_cached_request_differently_stores_nothing(
+    tmp_path: Path,
+) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    held = verify_request("held")
+    cache.put(CacheRecord.of(held, answer(True)))
+    other = CacheRecord.of(verify_request("other"), answer(True))
+    directory = exported(tmp_path / "in", CacheRecord.of(held, answer(False)), other)
+    with pytest.raises(SpecError) as caught:
+        cache.import_dir(directory)
+    assert (
+        "already answers, differently" in caught.value.problem and "--replace" in caught.value.fix
+    )
+    assert cache.get_response(held.cache_key()).parsed["result"] is True
+    assert cache.get_response(other.key) is None
+
+
+def test_import_replace_stores_the_imported_answer_over_a_different_one(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    held = verify_request("held")
+    cache.put(CacheRecord.of(held, answer(True)), checked=True)
+    directory = exported(tmp_path / "in", CacheRecord.of(held, answer(False)))
+    report = cache.import_dir(directory, replace=True)
+    assert (report.added, report.replaced, report.unchanged) == (0, 1, 0)
+    assert cache.lookup(held.cache_key()) == (answer(False), False)
+
+
+def test_an_import_counts_what_it_added_and_what_the_cache_already_held(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    held = CacheRecord.of(verify_request("held"), answer(True))
+    cache.put(held)
+    new = CacheRecord.of(verify_request("new"), answer(False))
+    report = cache.import_dir(exported(tmp_path / "in", held, new))
+    assert (report.added, report.replaced, report.unchanged) == (1, 0, 1)
+    assert report.line() == "2 records: 1 new, 0 replaced, 1 already in the cache"
+
+
+def test_an_import_replaces_an_entry_that_is_never_served(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    request = verify_request()
+    cut = LLMResponse(text='{"reasoning": "r', model="o4-mini", stop_reason="max_tokens")
+    cache.put(CacheRecord.of(request, cut))
+    report = cache.import_dir(exported(tmp_path / "in", CacheRecord.of(request, answer(True))))
+    assert report.replaced == 1 and cache.get_response(request.cache_key()) == answer(True)
 
 
 def test_record_key_is_the_request_cache_key() -> None:

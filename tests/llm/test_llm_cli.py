@@ -12,7 +12,7 @@ from generator.cli import main
 from generator.cli.llm_options import llm_options
 from tests.llm.conftest import verify_request
 from tests.llm.policies import verdict
-from toolkit.llm.cache import ResponseCache
+from toolkit.llm.cache import ResponseCache, record_json
 from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.client import LLMClient
 from toolkit.llm.scripted import ScriptedProvider
@@ -76,6 +76,24 @@ def test_import_of_a_malformed_record_is_a_usage_error(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2
     assert "bad.json" in result.output
+
+
+async def test_import_over_a_different_cached_answer_exits_2_until_replace(tmp_path: Path) -> None:
+    await filled_cache(tmp_path / "c.sqlite", count=1)
+    (record,) = ResponseCache(tmp_path / "c.sqlite").records()
+    parsed = {"reasoning": "edited", "result": not record.response.parsed["result"]}
+    edited = record.model_copy(
+        update={"response": record.response.model_copy(update={"parsed": parsed})}
+    )
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / record.file_name()).write_text(record_json(edited))
+    args = ["cache", "import", str(tmp_path / "in"), "--cache-path", str(tmp_path / "c.sqlite")]
+    refused = CliRunner().invoke(main, args)
+    assert refused.exit_code == 2 and record.file_name() in refused.output
+    replaced = CliRunner().invoke(main, [*args, "--replace"])
+    assert replaced.exit_code == 0
+    assert "imported 1 records: 0 new, 1 replaced, 0 already in the cache" in replaced.stderr
+    assert ResponseCache(tmp_path / "c.sqlite").get_response(record.key).parsed == parsed
 
 
 def _probe() -> click.Command:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from tests.llm.conftest import verify_request
 from tests.llm.policies import always_supported, never_supported, verdict
-from toolkit.errors import LLMError, ReplayMiss
-from toolkit.llm.cache import CacheRecord, ResponseCache
+from toolkit.errors import LLMError, ReplayMiss, SpecError
+from toolkit.llm.cache import CacheRecord, ResponseCache, record_json
 from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.client import LLMClient, build_client
 from toolkit.llm.models import LLMResponse
@@ -100,6 +101,32 @@ async def test_a_truncated_recording_is_an_error_not_an_answer(tmp_path: Path) -
     with pytest.raises(LLMError) as caught:
         await replay.complete(verify_request())
     assert caught.value.kind == "truncated" and "re-record it" in str(caught.value)
+
+
+def test_recordings_answering_one_request_differently_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "rec").mkdir()
+    for provider, result in (("anthropic", True), ("openai", False)):
+        request = verify_request().model_copy(update={"provider": provider})
+        parsed = {"reasoning": provider, "result": result}
+        record = CacheRecord.of(request, LLMResponse(text=json.dumps(parsed), parsed=parsed))
+        (tmp_path / "rec" / f"{provider}.json").write_text(record_json(record))
+    with pytest.raises(SpecError) as caught:
+        ReplayProvider.from_path(tmp_path / "rec")
+    assert caught.value.file == str(tmp_path / "rec" / "openai.json")
+    assert str(tmp_path / "rec" / "anthropic.json") in caught.value.problem
+
+
+def test_recordings_in_a_cache_file_answering_one_request_differently_are_refused(
+    tmp_path: Path,
+) -> None:
+    cache = ResponseCache(tmp_path / "rec.sqlite")
+    for provider, text in (("anthropic", "The answer is 4."), ("openai", "The answer is 5.")):
+        request = verify_request().model_copy(update={"provider": provider, "output_schema": None})
+        cache.put(CacheRecord.of(request, LLMResponse(text=text)))
+    cache.close()
+    with pytest.raises(SpecError) as caught:
+        ReplayProvider.from_path(tmp_path / "rec.sqlite")
+    assert caught.value.file.startswith(f"{tmp_path / 'rec.sqlite'} entry sha256-v2:")
 
 
 async def test_replay_miss_names_purpose_key_and_nearest_diff(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from toolkit.util.lazy import lazy_exports
 if TYPE_CHECKING:
     from toolkit.llm.account import Account, account_for
     from toolkit.llm.budget import Budget, SkippedRequest
-    from toolkit.llm.cache import CacheRecord, ResponseCache
+    from toolkit.llm.cache import ResponseCache
     from toolkit.llm.cache_mode import CacheMode
     from toolkit.llm.cached_provider import CachedProvider
     from toolkit.llm.client import (
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from toolkit.llm.models import LLMRequest, LLMResponse, Message, RequestMeta, SystemBlock, Usage
     from toolkit.llm.pricing import ModelPrice, PriceTable
     from toolkit.llm.provider import MAX_REASKS, Provider
+    from toolkit.llm.records import CacheRecord
     from toolkit.llm.replay import ReplayProvider
     from toolkit.llm.scripted import ScriptedProvider
     from toolkit.llm.settings import LLMSettings
@@ -40,7 +41,7 @@ _HOMES = {
     "Account": "toolkit.llm.account",
     "Budget": "toolkit.llm.budget",
     "CacheMode": "toolkit.llm.cache_mode",
-    "CacheRecord": "toolkit.llm.cache",
+    "CacheRecord": "toolkit.llm.records",
     "CachedProvider": "toolkit.llm.cached_provider",
     "LLMClient": "toolkit.llm.client",
     "LLMRequest": "toolkit.llm.models",

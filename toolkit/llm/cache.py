@@ -9,8 +9,10 @@ content digest, in `blobs`, however many trials and requests repeat them; each e
 whether its answer was checked against its schema. The file's format is `PRAGMA user_version`; an older format is
 migrated in one transaction on open, a newer one or a file that is not (or no longer) SQLite is
 a `CacheError`. A garbled row is a miss, reported once per cache. Export writes one small JSON
-file per entry with a stable name, sorted keys and indentation, so recordings are reviewable in
-a pull request and serve as test fixtures.
+file per entry with a stable name, sorted keys and indentation (`records.py`), so recordings
+are reviewable in a pull request and serve as test fixtures; an import never keeps an entry
+over a record that answers its request differently without saying so (it refuses, or with
+`replace` takes the record's answer).
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 import sqlite3
 import threading
 import time
@@ -32,9 +33,10 @@ from pydantic import BaseModel, Field
 from toolkit.errors import CACHE_ACCESS_FIX, CacheError, SpecError
 from toolkit.llm.cache_writer import PendingWrite, WriteBehind
 from toolkit.llm.models import LLMRequest, LLMResponse
+from toolkit.llm.provider import REFUSED_STOPS, TRUNCATED_STOPS
+from toolkit.llm.records import CacheRecord, load_record_files, record_json
 from toolkit.util.sqlite_errors import sqlite_errors
 
-RECORD_VERSION = 1
 FORMAT_VERSION = 3
 """1: one `responses` table with whole requests; 2: `entries` plus content-addressed `blobs`;
 3: each entry records whether its answer was checked against its schema (hits skip the check)."""
@@ -64,34 +66,6 @@ CREATE TABLE IF NOT EXISTS blobs (
 """
 
 
-class CacheRecord(BaseModel):
-    """One stored exchange: the full request (with metadata) and the provider's response."""
-
-    version: int = RECORD_VERSION
-    key: str = Field(description="LLMRequest.cache_key() of `request`.")
-    request: LLMRequest
-    response: LLMResponse
-
-    @classmethod
-    def of(cls, request: LLMRequest, response: LLMResponse, key: str | None = None) -> CacheRecord:
-        """The record for an exchange, with the response's per-call flags reset.
-
-        Pass `key` when the caller already has it: hashing a request with images is costly.
-        """
-        stored = response.model_copy(update={"cache_hit": False})
-        # Made of validated models: validating them again is all the constructor would add.
-        return cls.model_construct(key=key or request.cache_key(), request=request, response=stored)
-
-    def file_name(self) -> str:
-        """Stable, readable export name: purpose, model and the start of the key digest."""
-        digest = self.key.split(":")[-1][:16]
-        return f"{self.request.metadata.purpose}-{_slug(self.request.model)}-{digest}.json"
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)[:60] or "model"
-
-
 class CacheStats(BaseModel):
     """What `judgegen cache stats` prints."""
 
@@ -101,6 +75,26 @@ class CacheStats(BaseModel):
     bytes: int
     by_model: dict[str, int]
     by_purpose: dict[str, int]
+
+
+class ImportReport(BaseModel):
+    """What `judgegen cache import` did with the records it read."""
+
+    added: int = Field(default=0, description="Requests the cache held no answer for.")
+    unchanged: int = Field(default=0, description="Records whose answer the cache already held.")
+    replaced: int = Field(
+        default=0,
+        description="Entries whose answer the import replaced: with --replace, or one never "
+        "served (truncated, refused, unreadable).",
+    )
+
+    def line(self) -> str:
+        """`5 records: 3 new, 1 replaced, 1 already in the cache`."""
+        total = self.added + self.unchanged + self.replaced
+        return (
+            f"{total} records: {self.added} new, {self.replaced} replaced, "
+            f"{self.unchanged} already in the cache"
+        )
 
 
 class ResponseCache:
@@ -289,12 +283,38 @@ class ResponseCache:
             (directory / record.file_name()).write_text(record_json(record), encoding="utf-8")
         return len(records)
 
-    def import_dir(self, directory: Path, *, replace: bool = False) -> int:
-        """Load every `*.json` record in `directory` (key recomputed from the request)."""
-        records = load_records(directory)
-        for record in records:
-            self.put(record, replace=replace)
-        return len(records)
+    def import_dir(self, directory: Path, *, replace: bool = False) -> ImportReport:
+        """Store every `*.json` record in `directory` (read strictly: `load_record_files`) in
+        one transaction. A record whose request the cache already answers differently is a
+        `SpecError` naming its file, and nothing is stored, unless `replace` (its answer then
+        replaces the cache's); an entry never served (truncated, refused, unreadable) is
+        replaced all the same."""
+        named = load_record_files(directory)
+        self._behind.flush()
+        report, writes, differing = ImportReport(), list[PendingWrite](), list[Path]()
+        seen: set[str] = set()  # files that say the same (`load_record_files` refused others)
+        for path, record in named:
+            if record.key in seen:
+                report.unchanged += 1
+                continue
+            seen.add(record.key)
+            held = self.lookup(record.key)  # an unreadable entry is a miss, replaced by `_write`
+            if held is None:
+                report.added += 1
+            elif held[0].same_answer(record.response):
+                report.unchanged += 1
+                continue
+            elif replace or held[0].stop_reason in TRUNCATED_STOPS | REFUSED_STOPS:
+                report.replaced += 1
+            else:
+                differing.append(path)
+                continue
+            writes.append(_pending(record, replace=held is not None, checked=False))
+        if differing:
+            raise _differing_error(self.path, differing)
+        if writes:
+            self._write(writes)
+        return report
 
     def _read(self, sql: str, args: tuple[Any, ...]) -> Iterator[CacheRecord]:
         self._behind.flush()
@@ -396,6 +416,19 @@ class ResponseCache:
             yield
 
 
+def _differing_error(path: Path, files: list[Path]) -> SpecError:
+    """The refusal of an import that would keep the cache's answers over different ones."""
+    more = f" (and {len(files) - 1} more: {', '.join(f.name for f in files[1:6])})"
+    return SpecError(
+        str(files[0]),
+        "response",
+        f"it answers a request the cache {path} already answers, differently"
+        f"{more if len(files) > 1 else ''}; nothing was imported",
+        "pass --replace to store the imported answers instead, or delete those files to keep "
+        "the cache's",
+    )
+
+
 def _pending(record: CacheRecord, replace: bool, checked: bool) -> PendingWrite:
     return PendingWrite(record.key, record.request, record.response, replace, checked)
 
@@ -424,27 +457,3 @@ def _check_file(path: Path) -> None:
         raise CacheError(
             path, f"it is truncated ({path.stat().st_size} bytes of {pages * page_size})"
         )
-
-
-def record_json(record: CacheRecord) -> str:
-    """The reviewable file form of a record: sorted keys, two-space indent, final newline."""
-    data = record.model_dump(mode="json")
-    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
-
-
-def load_records(directory: Path) -> list[CacheRecord]:
-    """Read a directory of exported records; a malformed file is a `SpecError` naming it."""
-    if not directory.is_dir():
-        raise SpecError(
-            str(directory), "-", "not a directory", "pass a directory of exported records"
-        )
-    return [_load_record(path) for path in sorted(directory.glob("*.json"))]
-
-
-def _load_record(path: Path) -> CacheRecord:
-    try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
-        record = CacheRecord.model_validate(data)
-    except ValueError as exc:
-        raise SpecError(str(path), "-", f"not a cache record ({exc})", "re-export it") from None
-    return record.model_copy(update={"key": record.request.cache_key()})

@@ -17,12 +17,13 @@ from collections.abc import Callable
 
 from toolkit.awaitables import mark_retrieved
 from toolkit.errors import CacheError, LLMError, ReplayMiss
-from toolkit.llm.cache import CacheRecord, ResponseCache
+from toolkit.llm.cache import ResponseCache
 from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.commits import current_barrier
 from toolkit.llm.diff import miss_message
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
 from toolkit.llm.provider import REFUSED_STOPS, TRUNCATED_STOPS, Provider, answer_problems
+from toolkit.llm.records import CacheRecord
 
 
 def cacheable(response: LLMResponse) -> bool:

@@ -315,6 +315,16 @@ class LLMResponse(BaseModel):
     cache_hit: bool = False
     latency_s: float = 0.0
 
+    def same_answer(self, other: LLMResponse) -> bool:
+        """Whether `other` says the same: text, parsed output, answering model and stop reason
+        (usage, cost, latency and request id aside). Parsed outputs compare as JSON, so
+        `true` and `1` differ."""
+        return (self.text, self.model, self.stop_reason) == (
+            other.text,
+            other.model,
+            other.stop_reason,
+        ) and json.dumps(self.parsed, sort_keys=True) == json.dumps(other.parsed, sort_keys=True)
+
     def mark_checked(self, schema: dict[str, Any] | None) -> None:
         """Record that `parsed` was validated against `schema` (this very object), so the
         layers above do not validate the same answer again."""

@@ -2,7 +2,9 @@
 
 Recordings are a directory of exported cache records (`judgegen cache export`) or a cache
 SQLite file. A request matches a recording when everything but the provider name is equal,
-so a run recorded against `anthropic` replays as-is. A truncated or refused recording is an
+so a run recorded against `anthropic` replays as-is; two recordings that match one request
+but answer it differently (recorded against two providers, or a file copied and edited) are
+refused when loaded, never one of them served. A truncated or refused recording is an
 error, as the live call was. A miss raises `ReplayMiss` naming the
 purpose, the key and a unified diff against the nearest recording of the same purpose and
 model.
@@ -10,13 +12,15 @@ model.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from toolkit.errors import LLMError, ReplayMiss
-from toolkit.llm.cache import CacheRecord, ResponseCache, load_records
+from toolkit.llm.cache import ResponseCache
 from toolkit.llm.diff import miss_message
 from toolkit.llm.models import LLMRequest, LLMResponse
 from toolkit.llm.provider import REFUSED_STOPS, TRUNCATED_STOPS, answer_problems
+from toolkit.llm.records import CacheRecord, load_record_files, one_answer_each
 from toolkit.util.hashing import sha256_text
 
 
@@ -33,31 +37,46 @@ def recordings_name(path: Path, records: list[CacheRecord]) -> str:
     return f"replay:{path.resolve()} recorded={digest}"
 
 
+def _replay_key(record: CacheRecord) -> str:
+    return replay_key(record.request)
+
+
 class ReplayProvider:
     """`Provider` that serves recorded responses and fails loudly on anything else. `name` is
     its identity in cache keys and ledger rows: `from_path` names the recordings by place and
     content (`recordings_name`), so answers cached while replaying one set, or an earlier
     recording of the same directory, never serve another."""
 
-    def __init__(self, records: list[CacheRecord], name: str = "replay") -> None:
+    def __init__(
+        self,
+        records: Sequence[CacheRecord],
+        name: str = "replay",
+        sources: Sequence[str] | None = None,
+    ) -> None:
+        """`sources` say where each record came from, for the error naming two that answer
+        one request differently (`SpecError`); by default their export file names."""
         self.name = name
-        self._records = {replay_key(r.request): r for r in records}
+        where = sources or [record.file_name() for record in records]
+        self._records = one_answer_each(zip(where, records, strict=True), _replay_key)
 
     @classmethod
     def from_path(cls, path: Path | str) -> ReplayProvider:
         """Load recordings from an export directory or a cache SQLite file."""
         path = Path(path)
         if path.is_dir():
-            records = load_records(path)
+            named = load_record_files(path)
+            records = [record for _, record in named]
+            sources = [str(file) for file, _ in named]
         elif path.is_file():
             cache = ResponseCache(path)
             try:
                 records = cache.records()
             finally:
                 cache.close()
+            sources = [f"{path} entry {record.key}" for record in records]
         else:
             raise ReplayMiss(f"replay recordings not found at {path}")
-        return cls(records, recordings_name(path, records))
+        return cls(records, recordings_name(path, records), sources)
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """The recorded response for `request`, or `ReplayMiss` with a diff."""
