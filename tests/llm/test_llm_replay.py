@@ -146,6 +146,27 @@ async def test_replay_miss_names_purpose_key_and_nearest_diff(tmp_path: Path) ->
     assert client.ledger.rows == []
 
 
+async def test_a_replay_miss_for_a_model_nothing_was_recorded_for_shows_the_nearest_diff(
+    tmp_path: Path,
+) -> None:
+    replay = ReplayProvider.from_path(await record(tmp_path, "Paris is in France."))
+    with pytest.raises(ReplayMiss) as caught:
+        await replay.complete(verify_request("Paris is in France.", model="gpt-4.1"))
+    message = str(caught.value)
+    assert "nothing recorded for model gpt-4.1; diff against the nearest" in message
+    assert "-model: o4-mini" in message and "+model: gpt-4.1" in message
+
+
+async def test_a_replay_miss_finds_its_models_recording_among_many_of_other_models() -> None:
+    answer = LLMResponse(text="{}", parsed={"reasoning": "r", "result": True})
+    others = [CacheRecord.of(verify_request(f"c{i}", model="a-model"), answer) for i in range(500)]
+    own = CacheRecord.of(verify_request("Paris is in France."), answer)
+    with pytest.raises(ReplayMiss) as caught:
+        await ReplayProvider([*others, own]).complete(verify_request("Paris is in Germany."))
+    message = str(caught.value)
+    assert "-Paris is in France." in message and "+Paris is in Germany." in message
+
+
 async def test_a_replayed_fixture_costs_nothing_and_its_live_price_is_a_labelled_estimate(
     tmp_path: Path,
 ) -> None:

@@ -47,10 +47,13 @@ def _part_lines(part: object) -> list[str]:
 
 
 def nearest(request: LLMRequest, recorded: Iterable[LLMRequest]) -> LLMRequest | None:
-    """The recorded request most similar to `request`, preferring the same purpose and model."""
-    pool = list(recorded)[:MAX_CANDIDATES]
-    same = [r for r in pool if r.model == request.model]
-    best_pool = [r for r in same if r.metadata.purpose == request.metadata.purpose] or same
+    """The recorded request most similar to `request`, preferring the same model, then the
+    same purpose; one of another model when none of its own was recorded, so the miss still
+    shows what differs. The first MAX_CANDIDATES of the preferred ones are compared."""
+    pool = list(recorded)
+    same = [r for r in pool if r.model == request.model] or pool
+    purpose = [r for r in same if r.metadata.purpose == request.metadata.purpose]
+    best_pool = (purpose or same)[:MAX_CANDIDATES]
     if not best_pool:
         return None
     target = render_lines(request)
@@ -91,7 +94,9 @@ def miss_message(what: str, request: LLMRequest, recorded: Iterable[LLMRequest])
     closest = nearest(request, recorded)
     if closest is None:
         return f"{head}; nothing recorded for model {request.model}"
+    if closest.model != request.model:
+        head += f"; nothing recorded for model {request.model}"
     return (
         f"{head}; diff against the nearest recorded {closest.metadata.purpose} request "
-        f"{closest.cache_key()}:\n{unified_diff(closest, request)}"
+        f"{closest.cache_key()} ({closest.model}):\n{unified_diff(closest, request)}"
     )

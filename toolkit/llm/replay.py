@@ -6,8 +6,8 @@ so a run recorded against `anthropic` replays as-is; two recordings that match o
 but answer it differently (recorded against two providers, or a file copied and edited) are
 refused when loaded, never one of them served. A truncated or refused recording is an
 error, as the live call was. A miss raises `ReplayMiss` naming the
-purpose, the key and a unified diff against the nearest recording of the same purpose and
-model.
+purpose, the key and a unified diff against the nearest recording (of the same model and
+purpose when there is one).
 """
 
 from __future__ import annotations
