@@ -66,13 +66,16 @@ def cache() -> None:
 @cache_path_option
 @click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
 def stats(cache_path: Path | None, as_json: bool) -> None:
-    """Entries by model and purpose, and the size on disk."""
+    """Entries by model and purpose, those never served (truncated, refused or unreadable: a
+    lookup treats them as misses), and the size on disk."""
     figures = _guarded(lambda: _open(cache_path).stats())
     if as_json:
         click.echo(json.dumps(figures.model_dump(mode="json"), sort_keys=True, indent=2))
         return
+    unserved = figures.never_served
+    never = f" ({unserved} never served: truncated, refused or unreadable)" if unserved else ""
     click.echo(
-        f"{figures.path}: {figures.entries} entries, {figures.blobs} blobs, "
+        f"{figures.path}: {figures.entries} entries{never}, {figures.blobs} blobs, "
         f"{figures.bytes / 1024:.0f} KiB"
     )
     for label, counts in (("model", figures.by_model), ("purpose", figures.by_purpose)):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import click
@@ -12,9 +13,10 @@ from generator.cli import main
 from generator.cli.llm_options import llm_options
 from tests.llm.conftest import verify_request
 from tests.llm.policies import verdict
-from toolkit.llm.cache import ResponseCache, record_json
+from toolkit.llm.cache import CacheRecord, ResponseCache, record_json
 from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.client import LLMClient
+from toolkit.llm.models import LLMResponse
 from toolkit.llm.scripted import ScriptedProvider
 from toolkit.llm.settings import LLMSettings
 
@@ -35,6 +37,21 @@ async def test_stats_prints_counts_as_json(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     figures = json.loads(result.stdout)
     assert figures["entries"] == 3 and figures["by_purpose"] == {"verify": 3}
+
+
+def test_stats_counts_the_entries_never_served_apart(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    for index, stop in enumerate(("end_turn", "max_tokens", "refusal")):
+        response = LLMResponse(text="The answer is", stop_reason=stop)
+        request = verify_request(f"claim {index}").model_copy(update={"output_schema": None})
+        cache.put(CacheRecord.of(request, response))
+    cache.put(CacheRecord.of(verify_request("garbled"), LLMResponse(text="x")))
+    with sqlite3.connect(tmp_path / "c.sqlite") as db:
+        db.execute("UPDATE entries SET response = '{oops' WHERE request LIKE '%garbled%'")
+    args = ["cache", "stats", "--cache-path", str(tmp_path / "c.sqlite")]
+    assert json.loads(CliRunner().invoke(main, [*args, "--json"]).stdout)["never_served"] == 3
+    text = CliRunner().invoke(main, args).stdout
+    assert "4 entries (3 never served: truncated, refused or unreadable)" in text
 
 
 async def test_export_import_round_trip(tmp_path: Path) -> None:

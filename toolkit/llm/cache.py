@@ -48,6 +48,14 @@ ENTRY_COLUMNS = (
     "(key, provider, model, purpose, request, response, created, checked) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
+UNSERVED_STOPS = tuple(sorted(TRUNCATED_STOPS | REFUSED_STOPS))
+NEVER_SERVED_SQL = (
+    "SELECT COUNT(*) FROM entries WHERE CASE WHEN json_valid(response) THEN "
+    f"json_extract(response, '$.stop_reason') IN ({', '.join('?' * len(UNSERVED_STOPS))}) "
+    "ELSE 1 END"
+)
+"""Counts the entries a lookup treats as misses without validating them: truncated or refused
+answers, and rows that are not JSON."""
 SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS entries (
     key TEXT PRIMARY KEY,
@@ -72,6 +80,12 @@ class CacheStats(BaseModel):
     path: str
     entries: int
     blobs: int = Field(default=0, description="Distinct large request parts, each stored once.")
+    never_served: int = Field(
+        default=0,
+        description="Entries a lookup treats as a miss: a truncated or refused answer (one "
+        "imported from recordings), or an unreadable row. An answer that fails its schema is "
+        "found only when it is looked up.",
+    )
     bytes: int
     by_model: dict[str, int]
     by_purpose: dict[str, int]
@@ -256,11 +270,13 @@ class ResponseCache:
             purposes = self._db.execute("SELECT purpose, COUNT(*) FROM entries GROUP BY purpose")
             by_purpose = dict(purposes.fetchall())
             blobs = self._db.execute("SELECT COUNT(*) FROM blobs").fetchone()[0]
+            never_served = self._db.execute(NEVER_SERVED_SQL, UNSERVED_STOPS).fetchone()[0]
         size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*"))
         return CacheStats(
             path=str(self.path),
             entries=total,
             blobs=blobs,
+            never_served=never_served,
             bytes=size,
             by_model=by_model,
             by_purpose=by_purpose,
@@ -304,7 +320,7 @@ class ResponseCache:
             elif held[0].same_answer(record.response):
                 report.unchanged += 1
                 continue
-            elif replace or held[0].stop_reason in TRUNCATED_STOPS | REFUSED_STOPS:
+            elif replace or held[0].stop_reason in UNSERVED_STOPS:
                 report.replaced += 1
             else:
                 differing.append(path)
