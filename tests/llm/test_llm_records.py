@@ -11,7 +11,8 @@ import pytest
 
 from tests.llm.conftest import verify_request
 from toolkit.errors import SpecError
-from toolkit.llm.models import LLMResponse
+from toolkit.llm.cache import ResponseCache
+from toolkit.llm.models import LLMRequest, LLMResponse, Message, SystemBlock
 from toolkit.llm.records import CacheRecord, load_records, record_json
 
 SUPPORTED = LLMResponse(
@@ -101,6 +102,26 @@ def test_two_files_answering_one_request_alike_both_load(tmp_path: Path) -> None
     recording(tmp_path, "a.json", CacheRecord.of(verify_request(), SUPPORTED))
     recording(tmp_path, "b.json", CacheRecord.of(verify_request(), SUPPORTED))
     assert len(load_records(tmp_path)) == 2
+
+
+def test_export_then_import_gives_back_every_request_and_answer_exactly(tmp_path: Path) -> None:
+    page, shot = "Crème brûlée ✓ 東京\u2028" * 400, "iVBORw0KGgo" * 800  # both stored as blobs
+    request = LLMRequest(
+        model="o4-mini",
+        provider="openai",
+        system=(SystemBlock(text=page, cache=True),),
+        messages=(Message.user(f"Claim: ü\n{page}", [shot, "small"]),),
+        output_schema={"type": "object"},
+        sample_index=2,
+    )
+    answered = SUPPORTED.model_copy(update={"model": "o4-mini-2025-04-16", "text": "ü ✓"})
+    source = ResponseCache(tmp_path / "a.sqlite")
+    source.put(CacheRecord.of(request, answered), checked=True)
+    source.export_dir(tmp_path / "out")
+    target = ResponseCache(tmp_path / "b.sqlite")
+    assert target.import_dir(tmp_path / "out").added == 1
+    assert target.records() == source.records()
+    assert target.lookup(request.cache_key()) == (answered, False)  # checked again when served
 
 
 def test_every_committed_recording_reads_strictly() -> None:
