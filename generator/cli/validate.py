@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 from pydantic import BaseModel, Field
@@ -22,11 +22,11 @@ from generator.cli.common import (
 from generator.cli.llm_options import llm_options
 from generator.review.labels import AnswerLabels, LabelAgreement, agreement, task_labels
 from generator.review.runs import JudgeRunError, ReviewRuns
-from generator.stages.spec import SPEC_FILE, LoadedSpec
+from generator.stages.spec import SPEC_FILE, LoadedSpec, SampleAnswer, cites_pages
 from toolkit.errors import SpecError
 from toolkit.llm.settings import LLMSettings
 
-VALIDATION_VERSION = 1
+VALIDATION_VERSION = 2  # 2: each answer's missing_pages
 
 
 class TaskValidation(BaseModel):
@@ -118,20 +118,62 @@ def _labels(loaded: LoadedSpec) -> dict[str, AnswerLabels]:
         raise click.UsageError(str(exc)) from exc
 
 
-async def _validate_task(
-    runs: ReviewRuns, loaded: LoadedSpec, labels: dict[str, AnswerLabels], judges: Path
-) -> TaskValidation:
+class LabelledTask(NamedTuple):
+    """A task to validate: its spec, each label with the sample answer it labels, and the
+    labels naming no sample answer."""
+
+    loaded: LoadedSpec
+    pairs: list[tuple[SampleAnswer, AnswerLabels]]
+    problems: list[str]
+
+
+def _labelled(loaded: LoadedSpec, labels: dict[str, AnswerLabels]) -> LabelledTask:
+    """Match each label to its answer by file name; a label file without `answer:` labels the
+    answer of its own name whatever the answer's extension (`labels/x.yaml`: `answers/x.txt`)."""
+    by_file = {Path(a.path).name: a for a in loaded.answers}
+    by_name = {a.name: a for a in loaded.answers}
+    task = LabelledTask(loaded, [], [])
+    for answer_file, label in labels.items():
+        answer = by_file.get(answer_file)
+        if answer is None and label.answer is None:
+            answer = by_name.get(Path(answer_file).stem)
+        if answer is None:
+            task.problems.append(f"labels name answer {answer_file}, which does not exist")
+        else:
+            task.pairs.append((answer, label))
+    return task
+
+
+def _check_pages(todo: list[LabelledTask], pages: Path | None) -> None:
+    """Refuse to judge labelled answers that cite pages without a page store: every cited page
+    would be missing, so unsupported, and a `fail` label would agree for that reason alone."""
+    if pages is not None:
+        return
+    citing = [
+        f"{task.loaded.task_id}/{Path(answer.path).name}"
+        for task in todo
+        for answer, _ in task.pairs
+        if cites_pages([answer])
+    ]
+    if citing:
+        raise click.UsageError(
+            f"the labelled answers cite pages ({', '.join(citing[:3])}"
+            f"{', …' if len(citing) > 3 else ''}) and no page store was given: every cited page "
+            "would be judged missing (unsupported), which no label assumes. Pass --pages DIR "
+            "(see `judgegen cache-pages`)"
+        )
+
+
+async def _validate_task(runs: ReviewRuns, task: LabelledTask, judges: Path) -> TaskValidation:
+    loaded = task.loaded
     result = TaskValidation(task_id=loaded.task_id)
     judge = judges / f"{loaded.task_id}.py"
     if not judge.is_file():
         result.problems.append(f"no judge {judge}")
         return result
-    answers = {Path(a.path).name: a for a in loaded.answers}
-    for answer_file, label in labels.items():
-        answer = answers.get(answer_file)
-        if answer is None:
-            result.problems.append(f"labels name answer {answer_file}, which does not exist")
-            continue
+    result.problems += task.problems
+    for answer, label in task.pairs:
+        answer_file = Path(answer.path).name
         click.echo(f"[{loaded.task_id}] judging {answer_file}", err=True)
         try:
             summary = await runs.summary(
@@ -145,7 +187,7 @@ async def _validate_task(
 
 
 async def _validate(
-    todo: list[tuple[LoadedSpec, dict[str, AnswerLabels]]],
+    todo: list[LabelledTask],
     judges: Path,
     backend: Any,
     client: Any,
@@ -155,7 +197,7 @@ async def _validate(
 ) -> list[TaskValidation]:
     try:
         async with ReviewRuns(backend, pages=pages, sandbox=sandbox, timeout_s=timeout_s) as runs:
-            return [await _validate_task(runs, loaded, labels, judges) for loaded, labels in todo]
+            return [await _validate_task(runs, task, judges) for task in todo]
     finally:
         if client is not None:
             click.echo(client.summary_line(), err=True)
@@ -186,9 +228,21 @@ def render_text(report: ValidationReport) -> str:
             lines += [
                 f"  unknown node id {i}: not in the judge's tree" for i in item.unknown_node_ids
             ]
+            if item.missing_pages:
+                lines.append(
+                    f"  judged without {len(item.missing_pages)} cited page(s) missing from the "
+                    f"page store (unsupported, never read): {', '.join(item.missing_pages)}"
+                )
         lines += [f"{task.task_id}: problem: {p}" for p in task.problems]
     if report.unlabelled:
         lines.append(f"tasks without labels: {', '.join(report.unlabelled)}")
+    missing = {url for task in report.tasks for item in task.answers for url in item.missing_pages}
+    if missing:
+        lines.append(
+            f"warning: {len(missing)} cited page(s) missing from the page store: the nodes "
+            "checked on them were judged without the page; capture them with `judgegen "
+            "cache-pages --answers tasks/<task>/answers --store <pages>` and validate again"
+        )
     lines.append(
         "node agreement "
         + _fraction(report.node_agreement, report.nodes_agreeing, report.nodes_labelled)
@@ -230,8 +284,14 @@ def validate(
     Runs each judge on every labelled sample answer and reports node-level agreement,
     root-score agreement and the disagreeing nodes. A label naming a node id the judge no
     longer builds is reported (and fails the gate). Tasks without labels are listed, not
-    failed, but the gate fails when no label at all was compared. A label file `labels/<answer>.yaml` holds `root_score: 0..1` and/or
-    `nodes: {node_id: pass|fail|skip}`.
+    failed, but the gate fails when no label at all was compared. A label file
+    `labels/<answer>.yaml` (or `.yml`) holds `root_score: 0..1` and/or
+    `nodes: {node_id: pass|fail|skip}`; it labels the answer of its name (any extension), or
+    the one its `answer:` names. Two label files for one answer are an input error.
+
+    Labelled answers citing pages need --pages: a page missing from the store is judged
+    unsupported without being read, so a `fail` label would agree for that reason alone.
+    Pages still missing are listed under their answer and in a closing warning.
 
     \b
     Example:
@@ -242,16 +302,19 @@ def validate(
 
     \b
     Exit codes: 0 ok (or no gate given); 1 below --min-agreement, nothing labelled, stale
-    labels, or a judge that failed; 2 usage or input error (bad label file); 3 infrastructure failure.
+    labels, or a judge that failed; 2 usage or input error (bad label file, two label files
+    for one answer, no --pages for answers citing pages); 3 infrastructure failure.
     """
-    todo, unlabelled = [], []
+    todo: list[LabelledTask] = []
+    unlabelled: list[str] = []
     for task_id in _task_ids(task_ids, tasks_dir):
         loaded = load_task(task_id, tasks_dir)
         labels = _labels(loaded)
         if labels:
-            todo.append((loaded, labels))
+            todo.append(_labelled(loaded, labels))
         else:
             unlabelled.append(loaded.task_id)
+    _check_pages(todo, pages)
     report = ValidationReport(unlabelled=unlabelled)
     if todo:
         backend, client = open_backend(backend_spec, llm_settings)

@@ -19,6 +19,7 @@ from generator.stages.spec import LoadedSpec
 from toolkit.errors import SpecError
 
 LABELS_VERSION = 1
+LABEL_SUFFIXES = (".yaml", ".yml")
 Outcome = Literal["pass", "fail", "skip"]
 _STATUS_TO_OUTCOME = {"passed": "pass", "failed": "fail", "skipped": "skip"}
 
@@ -57,6 +58,11 @@ class LabelAgreement(BaseModel):
     root_actual: float | None = None
     root_agrees: bool | None = None
     status: str = "complete"
+    missing_pages: list[str] = Field(
+        default_factory=list,
+        description="Cited pages the judge could not read (not in the page store, or a failed "
+        "capture): judged unsupported unread, so a node checked on one agrees or not for that.",
+    )
 
     @property
     def node_agreement(self) -> float | None:
@@ -90,11 +96,29 @@ def load_labels(path: Path) -> AnswerLabels:
 
 
 def task_labels(task_dir: Path) -> dict[str, AnswerLabels]:
-    """All label files of a task, keyed by the answer file name they label."""
-    labels = {}
-    for path in sorted((task_dir / "labels").glob("*.yaml")):
+    """All label files of a task (`*.yaml` or `*.yml`), keyed by the answer file name they
+    label (`answer:`, default `<stem>.md`).
+
+    Two files labelling one answer (by name, whatever the extension) are an error naming
+    both: keeping either would drop the other's labels without a word.
+    """
+    labels: dict[str, AnswerLabels] = {}
+    seen: dict[str, Path] = {}
+    folder = task_dir / "labels"
+    paths = sorted(p for p in folder.glob("*") if p.suffix.lower() in LABEL_SUFFIXES)
+    for path in (p for p in paths if p.is_file()):
         label = load_labels(path)
-        labels[label.answer or f"{path.stem}.md"] = label
+        answer = label.answer or f"{path.stem}.md"
+        name = Path(answer).stem
+        if name in seen:
+            raise SpecError(
+                str(path),
+                "answer",
+                f"labels answer '{name}', as {seen[name]} does",
+                "merge the two label files into one",
+            )
+        seen[name] = path
+        labels[answer] = label
     return labels
 
 
@@ -136,7 +160,10 @@ def agreement(
     """Compare a judge's result summary with the human labels for the same answer."""
     nodes = {n.id: n for n in flatten(tree_of(summary))}
     result = LabelAgreement(
-        task_id=task_id, answer=answer, status=summary.get("status", "complete")
+        task_id=task_id,
+        answer=answer,
+        status=summary.get("status", "complete"),
+        missing_pages=list(summary.get("missing_sources") or []),
     )
     for node_id, expected in sorted(labels.nodes.items()):
         if node_id not in nodes:

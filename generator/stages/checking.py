@@ -29,6 +29,7 @@ from generator.stages.acceptance import (
 from generator.stages.debug import DebugIssue, DebugReport, SharedExtractor, debug_stage
 from generator.stages.draft import Problem, offending_lines
 from generator.stages.lint import lint_source
+from generator.stages.spec import cites_pages
 from toolkit.backends import LLMBackend
 
 if TYPE_CHECKING:
@@ -116,11 +117,6 @@ def _debug_record(run: GenerationRun, report: DebugReport, number: int, label: s
     )
 
 
-def cites_pages(loaded: LoadedSpec) -> bool:
-    """Whether any sample answer cites a URL (so judging it reads pages)."""
-    return any("http://" in a.text or "https://" in a.text for a in loaded.answers)
-
-
 def uncompared_reason(loaded: LoadedSpec, options: PipelineOptions) -> str | None:
     """Why acceptance could not compare the judge with the intended scores (None: it can,
     none are given, or --no-acceptance declined it).
@@ -130,7 +126,7 @@ def uncompared_reason(loaded: LoadedSpec, options: PipelineOptions) -> str | Non
     """
     if not options.acceptance or not intended_labels(loaded):
         return None
-    if options.pages is None and cites_pages(loaded):
+    if options.pages is None and cites_pages(loaded.answers):
         return (
             "the sample answers cite pages and no page store was given, so acceptance cannot "
             "compare the judge's scores with the intended ones: pass --pages DIR (see "
@@ -273,7 +269,7 @@ def acceptance_skip(run: GenerationRun) -> str | None:
         return "--no-acceptance"
     if acceptance_backend(run) is None:
         return "no verification model"
-    if run.pages is None and cites_pages(run.loaded):
+    if run.pages is None and cites_pages(run.loaded.answers):
         return "no page store for the cited pages (--pages)"
     return None
 

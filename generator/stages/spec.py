@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -174,6 +175,11 @@ def _answers(task_dir: Path, file: str) -> list[SampleAnswer]:
             file, "answers/", "no sample answers found", f"add one or more .md files in {folder}"
         )
     return [SampleAnswer(name=p.stem, path=str(p), text=p.read_text("utf-8")) for p in paths]
+
+
+def cites_pages(answers: Iterable[SampleAnswer]) -> bool:
+    """Whether any of `answers` cites a URL (so judging it reads pages)."""
+    return any("http://" in a.text or "https://" in a.text for a in answers)
 
 
 def load_spec(task: str | Path, tasks_root: str | Path = "tasks") -> LoadedSpec:

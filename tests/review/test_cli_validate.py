@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.review.helpers import BACKEND, TASK, invoke, workspace
+from tests.fixtures.review.scripted import page_store
 
 RUN = ["--backend", BACKEND, "--pages", "pages", "--no-sandbox"]
+K2_PAGE = "https://peaks.example/k2"
 
 
 @pytest.fixture
@@ -84,7 +86,7 @@ def test_json_report_has_totals_and_per_answer_agreement(work: Path) -> None:
     result = invoke(["validate", TASK, "--json", *RUN])
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
-    assert data["version"] == 1
+    assert data["version"] == 2
     assert (data["nodes_labelled"], data["nodes_agreeing"], data["node_agreement"]) == (10, 10, 1)
     assert [a["answer"] for a in data["tasks"][0]["answers"]] == ["good.md", "wrong.md"]
     assert data["passed"] is None
@@ -108,7 +110,7 @@ def test_a_label_for_a_missing_answer_is_a_problem(work: Path) -> None:
 
 def test_an_llm_outage_is_an_infrastructure_failure_not_a_disagreement(work: Path) -> None:
     outage = "tests.fixtures.review.scripted:outage_backend"
-    result = invoke(["validate", TASK, "--backend", outage, "--no-sandbox"])
+    result = invoke(["validate", TASK, "--backend", outage, "--pages", "pages", "--no-sandbox"])
     assert result.exit_code == 3
     assert result.stdout == ""
     assert "evaluation incomplete" in result.stderr
@@ -126,3 +128,69 @@ def test_a_misspelled_task_id_suggests_the_closest_task(work: Path) -> None:
     result = invoke(["validate", "first_ascent", *RUN])
     assert result.exit_code == 2
     assert f"did you mean `{TASK}`?" in result.stderr
+
+
+def test_two_label_files_for_one_answer_are_an_input_error_naming_both(work: Path) -> None:
+    _label(work, "a_second_reading.yaml", "answer: wrong.md\nnodes:\n  k2_date: pass\n")
+    result = invoke(["validate", TASK, "--min-agreement", "0.9", *RUN])
+    assert result.exit_code == 2, result.stdout
+    assert "a_second_reading.yaml" in result.stderr and "wrong.yaml" in result.stderr
+    assert "merge the two label files into one" in result.stderr
+
+
+def test_a_yml_label_file_is_compared(work: Path) -> None:
+    _label(work, "partial.yml", "nodes:\n  k2_cited: pass\n")
+    result = invoke(["validate", TASK, "--min-agreement", "0.95", *RUN])
+    assert result.exit_code == 1
+    assert "first_ascents/partial.md: nodes 0/1 agree" in result.stdout
+    assert "  disagrees k2_cited: labelled pass, judge fail" in result.stdout
+
+
+def test_a_label_file_labels_the_answer_of_its_name_whatever_its_extension(work: Path) -> None:
+    answers = work / "tasks" / TASK / "answers"
+    (answers / "wrong.md").rename(answers / "wrong.txt")
+    result = invoke(["validate", TASK, "--min-agreement", "0.9", *RUN])
+    assert result.exit_code == 0, result.stdout
+    assert "first_ascents/wrong.txt: nodes 5/5 agree" in result.stdout
+
+
+def test_labelled_answers_citing_pages_need_a_page_store(work: Path) -> None:
+    result = invoke(["validate", TASK, "--backend", BACKEND, "--no-sandbox"])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert "first_ascents/good.md, first_ascents/wrong.md" in result.stderr
+    assert "no page store was given" in result.stderr and "--pages DIR" in result.stderr
+
+
+def test_a_cited_page_missing_from_the_store_is_named_beside_the_agreement(work: Path) -> None:
+    page_store(work / "partial-pages", without={K2_PAGE})
+    result = invoke(
+        ["validate", TASK, "--backend", BACKEND, "--pages", "partial-pages", "--no-sandbox"]
+    )
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    at = lines.index("first_ascents/wrong.md: nodes 5/5 agree")
+    assert lines[at + 1] == (
+        "  judged without 1 cited page(s) missing from the page store (unsupported, never "
+        f"read): {K2_PAGE}"
+    )
+    assert "warning: 1 cited page(s) missing from the page store" in result.stdout
+
+
+def test_json_report_lists_each_answers_missing_pages(work: Path) -> None:
+    page_store(work / "partial-pages", without={K2_PAGE})
+    result = invoke(
+        [
+            "validate",
+            TASK,
+            "--json",
+            "--backend",
+            BACKEND,
+            "--pages",
+            "partial-pages",
+            "--no-sandbox",
+        ]
+    )
+    data = json.loads(result.stdout)
+    missing = {a["answer"]: a["missing_pages"] for a in data["tasks"][0]["answers"]}
+    assert missing == {"good.md": [K2_PAGE], "wrong.md": [K2_PAGE]}

@@ -99,3 +99,16 @@ def test_invalid_outcome_is_rejected(tmp_path):
 def test_task_labels_map_to_answer_files(tmp_path):
     write(tmp_path, "answer_2.yaml", "root_score: 0\n")
     assert list(task_labels(tmp_path)) == ["answer_2.md"]
+
+
+def test_task_labels_read_yml_files_too(tmp_path):
+    write(tmp_path, "answer_3.yml", "root_score: 1\n")
+    assert list(task_labels(tmp_path)) == ["answer_3.md"]
+
+
+def test_two_label_files_for_one_answer_name_both(tmp_path):
+    first = write(tmp_path, "good.yaml", "root_score: 1\n")
+    second = write(tmp_path, "reviewer_2.yaml", "answer: good.txt\nroot_score: 0\n")
+    with pytest.raises(SpecError) as info:
+        task_labels(tmp_path)
+    assert str(first) in str(info.value) and str(second) in str(info.value)
