@@ -23,11 +23,14 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import NamedTuple
 from urllib.parse import SplitResult, parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 __all__ = [
     "DEFAULT_PORTS",
+    "Citation",
     "canonical_url",
+    "citations",
     "extract_urls",
     "is_web_url",
     "normalize_url",
@@ -266,6 +269,52 @@ def is_web_url(url: str) -> bool:
     return _web_parts(url) is not None
 
 
+class Citation(NamedTuple):
+    """Where one URL is cited in a text, as character offsets (`citations`)."""
+
+    start: int
+    """The URL's first character as written."""
+    end: int
+    """One past its last; a bare URL's trailing prose punctuation is the prose's, left out."""
+    outer_start: int
+    """The whole citation's first character: a Markdown link's `[`, an autolink's `<`, or
+    `start` for a bare URL."""
+    outer_end: int
+    """One past the whole citation's last character."""
+    label: str
+    """A Markdown link's label ("" otherwise): what remains when the citation is removed."""
+
+
+def _cited(text: str) -> list[tuple[re.Match[str], bool]]:
+    """Each citation's match in `text` (offsets are `text`'s), in order, and whether it
+    spells its URL out whole: Markdown links and autolinks, then bare URLs outside them."""
+    found: list[tuple[re.Match[str], bool]] = []
+    masked = list(text)
+    for pattern in (_MARKDOWN_LINK, _AUTOLINK):
+        for match in pattern.finditer("".join(masked)):
+            found.append((match, True))
+            masked[match.start() : match.end()] = " " * (match.end() - match.start())
+    found += [(match, False) for match in _BARE_URL.finditer("".join(masked))]
+    return sorted(found, key=lambda item: item[0].start())
+
+
+def citations(text: str) -> list[Citation]:
+    """Every http(s) URL cited in `text` where it is written, in order, each occurrence: the
+    spans `extract_urls` reads, so text changed outside them cites the same pages."""
+    found = []
+    for match, whole in _cited(text):
+        if whole:
+            start, end = match.span("url")
+            label = match.groupdict().get("label") or ""
+            found.append(Citation(start, end, match.start(), match.end(), label))
+            continue
+        raw, start = match.group(0), match.start()
+        kept = _strip_wrappers(raw)
+        end = start + len(kept) if kept and raw.startswith(kept) else match.end()
+        found.append(Citation(start, end, start, end, ""))
+    return found
+
+
 def extract_urls(text: str) -> list[str]:
     """Every http(s) URL cited in `text` (Markdown link targets and bare URLs), canonical.
 
@@ -273,17 +322,9 @@ def extract_urls(text: str) -> list[str]:
     was first cited with. A Markdown link counts by its target; its label is not read as a
     second citation.
     """
-    found: list[tuple[int, str, bool]] = []  # (where, URL, spelled out whole)
-    masked = list(text)
-    for pattern in (_MARKDOWN_LINK, _AUTOLINK):
-        for match in pattern.finditer("".join(masked)):
-            found.append((match.start(), match.group("url"), True))
-            masked[match.start() : match.end()] = " " * (match.end() - match.start())
-    for match in _BARE_URL.finditer("".join(masked)):
-        found.append((match.start(), match.group(0), False))
     urls: dict[str, str] = {}
-    for _, raw, whole in sorted(found, key=lambda item: item[0]):
-        url = canonical_url(raw, whole=whole)
+    for match, whole in _cited(text):
+        url = canonical_url(match.group("url") if whole else match.group(0), whole=whole)
         key = normalize_url(url)
         if key:
             urls.setdefault(key, url)

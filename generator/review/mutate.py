@@ -3,7 +3,9 @@
 Each mutation is a named function that damages one fact of an answer a careful judge must
 notice: a cited URL dropped, a date or number changed, a list item removed, a name replaced,
 two items' sources swapped. A judge "kills" a mutation when the mutated answer scores lower
-than the original. Every function returns None when its kind of fact is absent.
+than the original. Every function returns None when its kind of fact is absent. Cited URLs
+are found as the toolkit reads them (`toolkit.urls.citations`) and never rewritten: a changed
+address would name a page missing from the store, and the score would drop for that alone.
 """
 
 from __future__ import annotations
@@ -17,14 +19,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from toolkit.urls import citations, same_page
+
 if TYPE_CHECKING:
     from generator.review.runs import ReviewRuns
 
 MUTATION_VERSION = 1
 MUTATION_STAGE_VERSION = 2  # 2: the stage's LLM calls and cost
 
-_MARKDOWN_LINK = re.compile(r"\[([^\]]*)\]\((https?://[^)\s]+)\)")
-_URL = re.compile(r"https?://[^\s)\]>\"']+")
 _MONTH_DATE = re.compile(
     r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?\s+(\d{1,2})(st|nd|rd|th)?,?\s+(\d{4})\b"
 )
@@ -57,7 +59,9 @@ class Mutation(BaseModel):
 
 
 def _masked_spans(text: str) -> list[tuple[int, int]]:
-    return [m.span() for m in _URL.finditer(text)]
+    """Where `text` cites URLs, as the toolkit reads them: no mutation may rewrite a cited
+    page's address, or the page would be missing and the score drop for that alone."""
+    return [(c.start, c.end) for c in citations(text)]
 
 
 def _outside(spans: list[tuple[int, int]], start: int, end: int) -> bool:
@@ -66,15 +70,13 @@ def _outside(spans: list[tuple[int, int]], start: int, end: int) -> bool:
 
 def drop_cited_url(answer: str) -> Mutation | None:
     """Remove the first cited URL (a markdown link keeps its text, a bare URL disappears)."""
-    link = _MARKDOWN_LINK.search(answer)
-    bare = _URL.search(answer)
-    if link and (bare is None or link.start() <= bare.start()):
-        text = answer[: link.start()] + link.group(1) + answer[link.end() :]
-        return Mutation(name="drop_cited_url", description=f"dropped {link.group(2)}", text=text)
-    if bare:
-        text = answer[: bare.start()] + answer[bare.end() :]
-        return Mutation(name="drop_cited_url", description=f"dropped {bare.group(0)}", text=text)
-    return None
+    cited = citations(answer)
+    if not cited:
+        return None
+    first = cited[0]
+    text = answer[: first.outer_start] + first.label + answer[first.outer_end :]
+    url = answer[first.start : first.end]
+    return Mutation(name="drop_cited_url", description=f"dropped {url}", text=text)
 
 
 def change_date(answer: str) -> Mutation | None:
@@ -132,27 +134,19 @@ def replace_name(answer: str) -> Mutation | None:
 
 
 def swap_sources(answer: str) -> Mutation | None:
-    """Swap the cited URLs of the first two list items that cite different URLs."""
-    cited = [
-        (m, u) for m in _LIST_ITEM.finditer(answer) if (u := _URL.search(m.group(0))) is not None
+    """Swap the cited URLs of the first two list items that cite different pages."""
+    cited = citations(answer)
+    firsts = [
+        c
+        for item in _LIST_ITEM.finditer(answer)
+        if (c := next((c for c in cited if item.start() <= c.start < item.end()), None))
     ]
-    for (first, url_a), (second, url_b) in itertools.pairwise(cited):
-        if url_a.group(0) == url_b.group(0):
+    for a, b in itertools.pairwise(firsts):
+        url_a, url_b = answer[a.start : a.end], answer[b.start : b.end]
+        if same_page(url_a, url_b):
             continue
-        a_start, a_end = first.start() + url_a.start(), first.start() + url_a.end()
-        b_start, b_end = second.start() + url_b.start(), second.start() + url_b.end()
-        text = (
-            answer[:a_start]
-            + url_b.group(0)
-            + answer[a_end:b_start]
-            + url_a.group(0)
-            + answer[b_end:]
-        )
-        return Mutation(
-            name="swap_sources",
-            description=f"swapped {url_a.group(0)} <-> {url_b.group(0)}",
-            text=text,
-        )
+        text = answer[: a.start] + url_b + answer[a.end : b.start] + url_a + answer[b.end :]
+        return Mutation(name="swap_sources", description=f"swapped {url_a} <-> {url_b}", text=text)
     return None
 
 

@@ -20,6 +20,7 @@ from generator.review.mutate import (
     replace_name,
     swap_sources,
 )
+from toolkit.urls import extract_urls
 
 ANSWER = """The commit a1b2c3d was made on Dec 7, 2023 by Haotian Liu \
 ([commit](https://github.com/h/LLaVA/commit/a1b2c3d)). It changed 12 files.
@@ -75,6 +76,45 @@ def test_swap_sources_exchanges_two_items_urls():
     text = swap_sources(ANSWER).text
     assert "- Haotian Liu: https://github.com/c" in text
     assert "- Chunyuan Li: https://github.com/h" in text
+
+
+# Bare and linked URLs with parentheses, a query and a date in them, as Wikipedia links are.
+WIKI_ANSWER = """Planets without moons:
+
+- Mercury (https://en.wikipedia.org/wiki/Mercury_(planet)?oldid=1180000000)
+- Venus: [Venus](https://en.wikipedia.org/wiki/Venus_(planet)) <https://x.example/2024-01-01>
+"""
+MERCURY = "https://en.wikipedia.org/wiki/Mercury_(planet)?oldid=1180000000"
+VENUS = "https://en.wikipedia.org/wiki/Venus_(planet)"
+
+
+def test_no_mutation_rewrites_a_cited_url():
+    """A rewritten URL names a page the store lacks, so the score drops for the missing page."""
+    cited = set(extract_urls(WIKI_ANSWER))
+    mutations = mutate_all(WIKI_ANSWER)
+    assert mutations
+    for mutation in mutations:
+        assert set(extract_urls(mutation.text)) <= cited, mutation.name
+
+
+def test_change_number_ignores_numbers_inside_a_url_with_parentheses():
+    assert change_number(f"See {MERCURY} for it.") is None
+
+
+def test_drop_cited_url_drops_a_bare_url_with_parentheses_whole():
+    mutation = drop_cited_url(WIKI_ANSWER)
+    assert mutation.description == f"dropped {MERCURY}"
+    assert "- Mercury ()\n" in mutation.text
+
+
+def test_swap_sources_swaps_whole_urls_with_parentheses():
+    mutation = swap_sources(WIKI_ANSWER)
+    assert extract_urls(mutation.text) == [VENUS, MERCURY, "https://x.example/2024-01-01"]
+    assert f"[Venus]({MERCURY})" in mutation.text
+
+
+def test_swap_sources_skips_two_spellings_of_one_page():
+    assert swap_sources("- A: https://a.example/x\n- B: http://www.a.example/x/\n") is None
 
 
 def test_mutations_that_do_not_apply_return_none():

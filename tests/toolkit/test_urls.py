@@ -7,7 +7,14 @@ from pathlib import Path
 import pytest
 
 from toolkit.pages import answer_files, cited_urls
-from toolkit.urls import canonical_url, extract_urls, normalize_url, same_page, url_spellings
+from toolkit.urls import (
+    canonical_url,
+    citations,
+    extract_urls,
+    normalize_url,
+    same_page,
+    url_spellings,
+)
 
 
 @pytest.mark.parametrize(
@@ -163,6 +170,26 @@ def test_extract_finds_markdown_and_bare_urls_in_order() -> None:
         "https://c.example/three?q=1",
         "https://d.example/four",
     ]
+
+
+def test_citations_give_where_each_url_is_written_and_the_whole_citation() -> None:
+    text = "See [Mercury](https://w.example/M_(p)), <https://c.example/x> and https://b.example/y."
+    found = citations(text)
+    assert [text[c.start : c.end] for c in found] == [
+        "https://w.example/M_(p)",
+        "https://c.example/x",
+        "https://b.example/y",
+    ]
+    assert [text[c.outer_start : c.outer_end] for c in found] == [
+        "[Mercury](https://w.example/M_(p))",
+        "<https://c.example/x>",
+        "https://b.example/y",
+    ]
+    assert [c.label for c in found] == ["Mercury", "", ""]
+
+
+def test_citations_list_every_occurrence_of_a_page() -> None:
+    assert len(citations("https://a.example/x and again https://a.example/x")) == 2
 
 
 def test_extract_deduplicates_by_page_keeping_the_first_spelling() -> None:
