@@ -22,7 +22,8 @@ from generator.cli.common import (
 from generator.cli.llm_options import llm_options
 from generator.review.labels import AnswerLabels, LabelAgreement, agreement, task_labels
 from generator.review.runs import JudgeRunError, ReviewRuns
-from generator.stages.spec import SPEC_FILE, LoadedSpec, SampleAnswer, cites_pages
+from generator.review.staleness import task_folders
+from generator.stages.spec import LoadedSpec, SampleAnswer, cites_pages
 from toolkit.errors import SpecError
 from toolkit.llm.settings import LLMSettings
 
@@ -108,7 +109,7 @@ def _task_ids(task_ids: tuple[str, ...], tasks_dir: Path) -> list[str]:
         return list(task_ids)
     if not tasks_dir.is_dir():
         raise click.UsageError(f"no tasks directory {tasks_dir} (use --tasks DIR)")
-    return sorted(p.parent.name for p in tasks_dir.glob(f"*/{SPEC_FILE}"))
+    return [folder.name for folder in task_folders(tasks_dir)]
 
 
 def _labels(loaded: LoadedSpec) -> dict[str, AnswerLabels]:

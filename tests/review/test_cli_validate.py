@@ -194,3 +194,19 @@ def test_json_report_lists_each_answers_missing_pages(work: Path) -> None:
     data = json.loads(result.stdout)
     missing = {a["answer"]: a["missing_pages"] for a in data["tasks"][0]["answers"]}
     assert missing == {"good.md": [K2_PAGE], "wrong.md": [K2_PAGE]}
+
+
+def test_tasks_with_a_markdown_spec_are_validated_too(work: Path) -> None:
+    task = work / "tasks" / "ascents_md"
+    shutil.copytree(work / "tasks" / TASK, task)
+    spec = (task / "task.yaml").read_text().replace("id: first_ascents", "id: ascents_md")
+    front, _, guidance = spec.partition("rubric_guidance: |\n")
+    guidance, _, rest = guidance.partition("ground_truth:")
+    (task / "task.md").write_text(f"---\n{front}ground_truth:{rest}---\n\n{guidance}")
+    (task / "task.yaml").unlink()
+    judge = (work / "generated_judges" / f"{TASK}.py").read_text()
+    (work / "generated_judges" / "ascents_md.py").write_text(judge)
+    (task / "labels" / "wrong.yaml").write_text("nodes:\n  k2_date: pass\n")
+    result = invoke(["validate", "--min-agreement", "0.95", *RUN])
+    assert result.exit_code == 1, result.stdout
+    assert "ascents_md/wrong.md: nodes 0/1 agree" in result.stdout
