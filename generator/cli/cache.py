@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from toolkit.errors import CacheError, SpecError
+from toolkit.errors import CACHE_ACCESS_FIX, DAMAGED_CACHE_FIX, CacheError, SpecError
 from toolkit.llm.cache import ResponseCache
 from toolkit.llm.settings import LLMSettings
 
@@ -20,6 +20,16 @@ cache_path_option = click.option(
     type=click.Path(dir_okay=False, path_type=Path),
     help="Cache file (default: JUDGEGEN_CACHE_PATH, judgegen.toml, .judgegen/llm-cache.sqlite).",
 )
+
+
+OWN_FIXES = {
+    DAMAGED_CACHE_FIX: "move it aside or delete it (a new cache starts empty), or pass "
+    "--cache-path elsewhere",
+    CACHE_ACCESS_FIX: "check its disk (free space, permissions) and that no other process "
+    "holds it locked, then rerun; or pass --cache-path elsewhere",
+}
+"""These commands' fixes for an unusable cache: the cache's own fixes also offer
+--cache-mode off, an option of the commands that call the LLM, not of these."""
 
 
 def _open(cache_path: Path | None, *, must_exist: bool = True) -> ResponseCache:
@@ -39,7 +49,8 @@ def _guarded(action: Callable[[], Any]) -> Any:
     except SpecError as exc:
         raise click.UsageError(str(exc)) from None
     except CacheError as exc:
-        click.echo(f"error: {exc}", err=True)
+        fix = OWN_FIXES.get(exc.fix, exc.fix)
+        click.echo(f"error: {CacheError(exc.path, exc.cause, fix)}", err=True)
         sys.exit(3)
     except (sqlite3.Error, OSError) as exc:
         click.echo(f"error: response cache failed: {exc}", err=True)

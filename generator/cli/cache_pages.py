@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from generator.cli.ray_options import ray_options, require_ray
-from toolkit.errors import InfraError
+from toolkit.errors import DAMAGED_PAGES_FIX, InfraError, PageStoreError
 from toolkit.pages import (
     DEFAULT_CHROMIUM,
     CaptureOptions,
@@ -28,6 +28,9 @@ from toolkit.pages import (
 from toolkit.pages.store import INFRA_FAILURES
 
 DEFAULT_STORE = "pages"
+DAMAGED_STORE_FIX = "capture the pages into a new store instead: rerun with --store NEW"
+"""This command's fix for a damaged store: `DAMAGED_PAGES_FIX` tells a command that reads
+pages to take another one (--pages), an option this one, writing its --store, does not have."""
 
 
 def _progress(done: int, total: int, outcome: CaptureOutcome) -> None:
@@ -238,7 +241,11 @@ def cache_pages(
                 ours_failed = any(o.error_kind in INFRA_FAILURES for o in captured.outcomes)
                 if not as_json:
                     _print_capture(captured)
-    except InfraError as exc:  # the browser, the cluster, or the store itself (PageStoreError)
+    except PageStoreError as exc:
+        fix = DAMAGED_STORE_FIX if exc.fix == DAMAGED_PAGES_FIX else exc.fix
+        click.echo(f"error: {PageStoreError(exc.path, exc.cause, fix)}", err=True)
+        ctx.exit(3)
+    except InfraError as exc:  # the browser or the cluster
         click.echo(f"error: {exc}", err=True)
         ctx.exit(3)
     if as_json:

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from generator.cli import main
 from generator.cli.llm_options import llm_options
+from tests.fixtures.cli_flags import flags_named, flags_of
 from tests.llm.conftest import verify_request
 from tests.llm.policies import verdict
 from toolkit.llm.cache import CacheRecord, ResponseCache, record_json
@@ -83,6 +84,18 @@ def test_stats_on_a_missing_cache_is_a_usage_error(tmp_path: Path) -> None:
         main, ["cache", "stats", "--cache-path", str(tmp_path / "none.sqlite")]
     )
     assert result.exit_code == 2
+
+
+def test_a_damaged_cache_stops_cache_stats_with_a_fix_naming_only_its_flags(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "c.sqlite").write_text("not a database, though named like one " * 4)
+    result = CliRunner().invoke(
+        main, ["cache", "stats", "--cache-path", str(tmp_path / "c.sqlite")]
+    )
+    assert result.exit_code == 3
+    assert "is unusable: it is not an SQLite database. Fix: move it aside" in result.stderr
+    assert flags_named(result.stderr) <= flags_of("cache", "stats")
 
 
 def test_import_of_a_malformed_record_is_a_usage_error(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
+from tests.fixtures.cli_flags import flags_named, flags_of
 from toolkit.pages import (
     PageStore,
     import_m2w2,
@@ -155,6 +156,19 @@ def test_cli_import_into_a_store_that_is_not_a_database_exits_3_naming_it(
     assert result.exit_code == 3, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)  # no traceback
     assert "pages.sqlite is unusable: file is not a database" in result.stderr
+
+
+def test_a_damaged_store_stops_cache_pages_with_a_fix_naming_only_its_flags(
+    cache_tree: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "pages.sqlite").write_text("not a database, though named like one " * 4)
+    result = CliRunner().invoke(
+        main, ["cache-pages", "--import-m2w2", str(cache_tree), "--store", str(tmp_path / "s")]
+    )
+    assert result.exit_code == 3
+    assert "Fix: capture the pages into a new store instead: rerun with --store" in result.stderr
+    assert flags_named(result.stderr) <= flags_of("cache-pages")
 
 
 def test_a_pdf_without_text_is_reported_not_stored_as_an_empty_page(
