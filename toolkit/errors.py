@@ -81,7 +81,11 @@ class InfraError(JudgegenError):
 
 
 class LLMError(InfraError):
-    """An LLM request failed for good (after the SDK's retries and our bounded re-asks)."""
+    """An LLM request failed for good (after the SDK's retries and our bounded re-asks).
+
+    A stop's message (an outage, a refused key, endpoint, model or parameter) ends with the
+    fix: what to check, alike for every command that calls the LLM, naming only settings they
+    all have; what a rerun then keeps and redoes is each command's to say."""
 
     def __init__(
         self,

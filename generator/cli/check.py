@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from generator.cli.llm_options import llm_options
+from generator.cli.rerun import cache_after, rerun_note
 from generator.review.runs import extraction_backend
 from generator.stages.debug import DebugReport, debug_stage
 from generator.stages.lint import LintReport, lint_files
@@ -83,6 +84,8 @@ def check(
         raise click.UsageError(str(exc)) from exc
     except InfraError as exc:
         click.echo(f"error: {exc}", err=True)
+        mode = cache_after(exc, llm_settings.cache_mode) if task else None
+        click.echo(rerun_note("check", mode), err=True)
         ctx.exit(3)
     _print(files, reports, debug, as_json)
     total = sum(len(report.findings) for report in reports)

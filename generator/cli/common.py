@@ -21,6 +21,7 @@ from toolkit.keywords import did_you_mean
 if TYPE_CHECKING:
     from generator.stages.spec import LoadedSpec, SampleAnswer
     from toolkit.backends import JudgingBackend
+    from toolkit.llm.cache_mode import CacheMode
     from toolkit.llm.settings import LLMSettings
 
 T = TypeVar("T")
@@ -91,16 +92,20 @@ def pick_answer(loaded: LoadedSpec, name: str | None) -> SampleAnswer:
     raise click.UsageError(f"task {loaded.task_id} has no sample answer '{name}' (has: {known})")
 
 
-def run_review(work: Coroutine[Any, Any, T]) -> T:
-    """Run `work`; infrastructure failures exit 3, a failing judge exits 1."""
+def run_review(work: Coroutine[Any, Any, T], command: str, cache_mode: CacheMode | None) -> T:
+    """Run `work` for `command`; infrastructure failures exit 3, followed by what its rerun
+    keeps and redoes with its LLM client's `cache_mode` (None for a --backend's:
+    `generator.cli.rerun`); a failing judge exits 1."""
     import asyncio
 
+    from generator.cli.rerun import cache_after, rerun_note
     from generator.review.runs import JudgeRunError
 
     try:
         return asyncio.run(work)
     except InfraError as exc:
         click.echo(f"error: infrastructure failure: {exc}", err=True)
+        click.echo(rerun_note(command, cache_after(exc, cache_mode)), err=True)
         sys.exit(3)
     except JudgeRunError as exc:
         click.echo(f"error: {exc}", err=True)

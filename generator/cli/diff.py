@@ -160,7 +160,9 @@ def diff(
     note = _presence_note(path, sources, rev_a, rev_b)
     answer = pick_answer(loaded, answer_name)
     result = run_review(
-        _diff(loaded.task_id, sources, answer, llm_settings, not no_sandbox, timeout_s)
+        _diff(loaded.task_id, sources, answer, llm_settings, not no_sandbox, timeout_s),
+        "diff",
+        llm_settings.cache_mode,
     )
     if as_json:
         presence = {"new": sources[0] is None, "deleted": sources[1] is None}

@@ -86,7 +86,7 @@ def generate_cmd(
     (use --no-commit); 3 infrastructure failure (LLM, budget, replay miss, sandbox, or the
     branch moved while publishing).
     """
-    with generation_errors(ctx):
+    with generation_errors(ctx, "generate", llm_settings):
         specs = [load_spec(task_id, tasks_dir) for task_id in task_ids]
         settings = llm_settings
         options = PipelineOptions(

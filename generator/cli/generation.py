@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from generator.cli.rerun import cache_after, rerun_note
 from generator.gitops import GitError, RefChanged
 from generator.stages.checking import uncompared_reason
 from generator.stages.run import GenerationFailed, PipelineOptions
@@ -173,14 +174,16 @@ def generation_clients(settings: LLMSettings) -> tuple[LLMClient, LLMClient]:
 
 
 @contextmanager
-def generation_errors(ctx: click.Context) -> Iterator[None]:
-    """Map failures to the documented exit codes: bad input 2, infrastructure 3."""
+def generation_errors(ctx: click.Context, command: str, settings: LLMSettings) -> Iterator[None]:
+    """Map failures to the documented exit codes: bad input 2, infrastructure 3 (followed by
+    what a rerun of `command`, `generate` or `regenerate`, keeps and redoes)."""
     try:
         yield
     except SpecError as exc:
         raise click.UsageError(str(exc)) from exc
     except (InfraError, RefChanged) as exc:
         click.echo(f"error: {exc}", err=True)
+        click.echo(rerun_note(command, cache_after(exc, settings.cache_mode)), err=True)
         ctx.exit(3)
     except GitError as exc:
         raise click.UsageError(f"{exc} (use --no-commit outside a git repository)") from exc

@@ -306,8 +306,11 @@ def mutate(
     chosen = pick_answer(loaded, answer_name) if answer_name else None
     backend, client = open_backend(backend_spec, llm_settings)
     setup = (backend, client, open_pages(pages))
+    mode = llm_settings.cache_mode if client is not None else None
     try:
-        report, spend = run_review(_mutate(loaded, judge, chosen, setup, not no_sandbox, timeout_s))
+        report, spend = run_review(
+            _mutate(loaded, judge, chosen, setup, not no_sandbox, timeout_s), "mutate", mode
+        )
     except NotAccepted as exc:
         if chosen is not None:
             raise click.UsageError(f"--answer {chosen.name}: {exc.message}") from exc

@@ -113,7 +113,7 @@ def regenerate_cmd(
     --no-commit); 3 infrastructure failure (LLM, budget, replay miss,
     sandbox, or the branch moved while publishing).
     """
-    with generation_errors(ctx):
+    with generation_errors(ctx, "regenerate", llm_settings):
         selected = _select(task_ids, stale, tasks_dir, judges)
         specs = [load_spec(task_id, tasks_dir) for task_id in selected]
         for loaded in specs:

@@ -629,8 +629,10 @@ def run(
 
     import asyncio
 
+    from generator.cli.rerun import cache_after, rerun_note
     from toolkit.runner.results_lock import results_lock
 
+    mode = None if backend_spec else llm_settings.cache_mode
     try:
         say = functools.partial(click.echo, err=True)
         with results_lock(results, wait=not no_wait, notify=say) as locked:
@@ -647,6 +649,8 @@ def run(
                             "as_json": as_json,
                             "pages": pages,
                             "results": results,
+                            "cache_mode": mode,
+                            "overwrite": overwrite,
                             "score_name": score_name,
                         },
                     ),
@@ -657,6 +661,7 @@ def run(
         sys.exit(2)
     except (InfraError, OSError) as exc:
         click.echo(f"error: infrastructure failure stopped the run: {exc}", err=True)
+        click.echo(rerun_note("run", cache_after(exc, mode), overwrite=overwrite), err=True)
         sys.exit(3)
     except JudgegenError as exc:
         raise click.UsageError(str(exc)) from exc
@@ -670,6 +675,8 @@ def run(
         inputs=source,
         pages=pages,
         results=results,
+        cache_mode=mode,
+        overwrite=overwrite,
         score_name=score_name,
     )
     sys.exit(code)

@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+from generator.cli.rerun import cache_after, rerun_note
+from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.usage import UsageSummary
 from toolkit.runner.answers_layout import StrayFile
 from toolkit.runner.metrics import Summary, format_table
@@ -28,17 +30,21 @@ def print_outcome(
     inputs: Path,
     pages: Path | None,
     results: Path,
+    cache_mode: CacheMode | None,
+    overwrite: bool,
     score_name: str = DEFAULT_SCORE_NAME,
 ) -> int:
-    """Print the run's outcome and return its exit code."""
+    """Print the run's outcome and return its exit code. A stopped run ends with what its
+    rerun keeps and redoes (`generator.cli.rerun`), with its LLM client's `cache_mode` (None
+    for a --backend's) and `--overwrite`."""
     for skipped in report.skipped_judges:
         click.echo(f"skipped judge {skipped.task_id}: {skipped.reason}", err=True)
     if report.stopped:
         click.echo(
-            f"stopped: {report.stopped}; {report.not_started} evaluation(s) not started "
-            "(rerun to continue)",
-            err=True,
+            f"stopped: {report.stopped}; {report.not_started} evaluation(s) not started", err=True
         )
+        cache = cache_after(report.stopped, cache_mode)
+        click.echo(rerun_note("run", cache, overwrite=overwrite), err=True)
     decided = f"{report.decided} decided without a judge, " if report.decided else ""
     click.echo(
         f"{report.evaluated} evaluated, {decided}{report.reused} up to date, "

@@ -104,7 +104,9 @@ def tree(
             llm_settings,
             not no_sandbox,
             timeout_s,
-        )
+        ),
+        "tree",
+        llm_settings.cache_mode,
     )
     if fmt == "json":
         payload = {

@@ -320,7 +320,9 @@ def validate(
     if todo:
         backend, client = open_backend(backend_spec, llm_settings)
         report.tasks = run_review(
-            _validate(todo, judges, backend, client, open_pages(pages), not no_sandbox, timeout_s)
+            _validate(todo, judges, backend, client, open_pages(pages), not no_sandbox, timeout_s),
+            "validate",
+            llm_settings.cache_mode if client is not None else None,
         )
     report.tally()
     if min_agreement is not None:

@@ -10,11 +10,18 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
+from generator.cli.rerun import rerun_note
 from generator.stages.provenance import Provenance, strip_header, with_header
+from tests.fixtures.cli_flags import flags_named, flags_of, stop_lines
 from tests.generator.conftest import git
 from tests.generator.scripted_generation import RIVER_FIXTURE
+from toolkit.llm.budget import BUDGET_FIX
+from toolkit.llm.cache_mode import CacheMode
+from toolkit.llm.outage import OUTAGE_FIX
 
 PROVIDER = "scripted:tests.generator.scripted_generation:river_policy"
+DOWN = "scripted:tests.fixtures.runner.llm_policy:provider_down"
+OUTAGE = "scripted:tests.fixtures.runner.llm_policy:outage"
 PROVENANCE = Provenance(
     task_id="demo",
     spec_sha256="sha256:aa",
@@ -110,6 +117,36 @@ def test_budget_stop_is_an_infrastructure_exit_with_usage_shown(
     assert "budget of $0.01 reached" in result.stderr
     assert "LLM: " in result.stderr
     assert not (git_repo / "generated_judges" / "river_lengths.py").exists()
+
+
+def test_a_budget_stop_says_what_a_rerun_of_generate_redoes_naming_only_its_flags(
+    git_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = invoke(git_repo, monkeypatch, "--budget-usd", "0.01")
+    assert result.exit_code == 3
+    assert f"Fix: {BUDGET_FIX}" in result.stderr
+    assert rerun_note("generate", CacheMode.OFF) in result.stderr.splitlines()
+    assert flags_named(stop_lines(result.stderr)) <= flags_of("generate")
+
+
+def test_a_provider_down_stop_says_what_a_rerun_of_generate_redoes_naming_only_its_flags(
+    git_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = invoke(git_repo, monkeypatch, "--provider", DOWN)
+    assert result.exit_code == 3
+    assert "LLM call failed (connection" in result.stderr
+    assert rerun_note("generate", CacheMode.OFF) in result.stderr.splitlines()
+    assert flags_named(stop_lines(result.stderr)) <= flags_of("generate")
+
+
+def test_an_outage_stop_of_generate_claims_no_kept_results(
+    git_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = invoke(git_repo, monkeypatch, "--provider", OUTAGE)
+    assert result.exit_code == 3
+    assert f"Fix: {OUTAGE_FIX}" in result.stderr
+    assert "results are kept" not in result.stderr and "evaluations" not in result.stderr
+    assert rerun_note("generate", CacheMode.OFF) in result.stderr.splitlines()
 
 
 def test_judges_dir_outside_the_repository_is_a_usage_error(

@@ -10,6 +10,7 @@ import pytest
 from tests.llm.conftest import verify_request
 from tests.llm.stub_api import OPENAI_PATH, Reply, StubAPI, openai_completion
 from toolkit.errors import BudgetExceeded, LLMError
+from toolkit.llm.budget import BUDGET_FIX
 from toolkit.llm.client import LLMClient
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
 from toolkit.llm.openai_provider import OpenAIProvider
@@ -48,7 +49,7 @@ async def test_a_refused_call_names_the_cap_as_given_and_the_fix() -> None:
     with pytest.raises(BudgetExceeded) as refused:
         await client.complete(verify_request("c1", model="m"))
     assert "budget of $0.0001 reached" in str(refused.value)
-    assert "a larger --budget-usd" in str(refused.value)
+    assert str(refused.value).endswith(f"Fix: {BUDGET_FIX}")
 
 
 async def test_in_flight_calls_finish_and_queued_ones_are_refused() -> None:

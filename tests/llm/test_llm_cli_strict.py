@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from generator.cli.rerun import rerun_note
 from tests.fixtures.runner.helpers import build_page_store, copy_fixtures, result_files
 
 REPO = Path(__file__).resolve().parents[2]
@@ -103,8 +104,9 @@ def test_an_unusable_cache_file_stops_the_run_with_exit_3_and_the_fix(
     result = judgegen(work, GOOD, "--overwrite")
     assert result.returncode == 3
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in result.stderr
+    assert len(lines) == 2 and "Traceback" not in result.stderr
     assert str(cache) in lines[0] and "Fix: move it aside or delete it" in lines[0]
+    assert lines[1] == rerun_note("run", None, overwrite=True)  # nothing said of that cache
 
 
 @pytest.mark.parametrize("provider", [GOOD, BAD], ids=["answered", "failed"])

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from generator.cli.rerun import rerun_note
+from tests.fixtures.cli_flags import flags_named, flags_of, stop_lines
 from tests.fixtures.review.helpers import BACKEND, TASK, invoke, workspace
 from tests.fixtures.review.scripted import page_store
 
@@ -115,6 +117,8 @@ def test_an_llm_outage_is_an_infrastructure_failure_not_a_disagreement(work: Pat
     assert result.stdout == ""
     assert "evaluation incomplete" in result.stderr
     assert "scripted outage: 529 overloaded" in result.stderr
+    assert rerun_note("validate", None) in result.stderr.splitlines()
+    assert flags_named(stop_lines(result.stderr)) <= flags_of("validate")
 
 
 def test_gate_fails_when_nothing_is_labelled(work: Path) -> None:

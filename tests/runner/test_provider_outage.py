@@ -15,7 +15,11 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
+from generator.cli.rerun import rerun_note
+from tests.fixtures.cli_flags import flags_named, flags_of, stop_lines
 from tests.fixtures.runner.helpers import FIXTURES, result_files, run_args
+from toolkit.llm.cache_mode import CacheMode
+from toolkit.llm.outage import OUTAGE_FIX
 
 DOWN = "scripted:tests.fixtures.runner.llm_policy:provider_down"
 ANSWERS = 24
@@ -57,7 +61,6 @@ def test_a_run_on_a_provider_that_is_down_stops_with_exit_3_naming_the_outage(
     assert outcome.exit_code == 3, outcome.stderr
     assert record["stopped"].startswith(f"LLMError: LLM provider {DOWN} looks down: {THRESHOLD}")
     assert f"stopped: LLMError: LLM provider {DOWN} looks down" in outcome.stderr
-    assert "then rerun: finished results are kept" in outcome.stderr
     assert record["evaluated"] < ANSWERS
     assert record["evaluated"] + record["not_started"] == ANSWERS
     assert sum(row["error"] == "connection" for row in rows) == THRESHOLD - 1
@@ -72,3 +75,19 @@ def test_only_the_answers_started_before_the_outage_have_results_and_none_is_sco
     assert 0 < len(results) == record["evaluated"] < ANSWERS
     assert all(r["status"] == "incomplete" and r["final_score"] is None for r in results)
     assert len(record["incomplete"]) == record["evaluated"]
+
+
+def test_the_outage_stop_says_what_a_rerun_of_run_keeps_and_names_only_its_flags(
+    work: Path,
+) -> None:
+    outcome, _, _ = run_while_down(work, "--no-sandbox")
+    assert f"Fix: {OUTAGE_FIX}" in outcome.stderr
+    assert rerun_note("run", CacheMode.RW) in outcome.stderr.splitlines()
+    assert flags_named(stop_lines(outcome.stderr)) <= flags_of("run")
+
+
+def test_the_outage_stop_of_a_run_with_overwrite_says_its_rerun_redoes_every_result(
+    work: Path,
+) -> None:
+    outcome, _, _ = run_while_down(work, "--no-sandbox", "--overwrite")
+    assert rerun_note("run", CacheMode.RW, overwrite=True) in outcome.stderr.splitlines()

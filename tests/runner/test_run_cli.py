@@ -15,6 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
+from generator.cli.rerun import rerun_note
+from tests.fixtures.cli_flags import flags_named, flags_of, stop_lines
 from tests.fixtures.runner.helpers import (
     build_page_store,
     copy_fixtures,
@@ -22,6 +24,8 @@ from tests.fixtures.runner.helpers import (
     run_args,
     without_timing,
 )
+from toolkit.llm.budget import BUDGET_FIX
+from toolkit.llm.cache_mode import CacheMode
 from toolkit.runner.results_lock import LOCK_FILE
 
 REPO = Path(__file__).resolve().parents[2]
@@ -285,6 +289,9 @@ def test_budget_cap_stops_an_llm_run_with_exit_code_3(work: Path) -> None:
     result = CliRunner(env=llm_env(work)).invoke(main, args, catch_exceptions=False)
     assert result.exit_code == 3, result.output
     assert "stopped: BudgetExceeded" in result.stderr
+    assert f"Fix: {BUDGET_FIX}" in result.stderr
+    assert rerun_note("run", CacheMode.RW) in result.stderr.splitlines()
+    assert flags_named(stop_lines(result.stderr)) <= flags_of("run")
     rerun = CliRunner(env=llm_env(work)).invoke(main, llm_args(work), catch_exceptions=False)
     assert rerun.exit_code == 0
     assert len(result_files(work / "results")) == len(EXPECTED)

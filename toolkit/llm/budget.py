@@ -16,6 +16,11 @@ from toolkit.llm.models import LLMRequest, LLMResponse, Usage
 from toolkit.llm.pricing import PriceTable, is_free
 from toolkit.llm.provider import Provider
 
+BUDGET_FIX = (
+    "raise the cap (--budget-usd, JUDGEGEN_BUDGET_USD or budget_usd under [llm] in judgegen.toml)"
+)
+"""What to change, for any command (what a rerun keeps and pays for again is the command's:
+`generator.cli.rerun`)."""
 PAID_PROVIDERS = ("openai", "anthropic")
 """Names (`endpoint.identity`) of the providers that call a model someone may bill for."""
 
@@ -70,8 +75,7 @@ class BudgetProvider:
             raise BudgetExceeded(
                 f"budget of ${self.budget.cap_usd:g} reached "
                 f"(spent ${self.budget.spent_usd:.4f}); {request.metadata.purpose} request "
-                f"for {request.model} not made. Fix: rerun with a larger --budget-usd (what was "
-                "judged is kept; answers already paid for come from the response cache)"
+                f"for {request.model} not made. Fix: {BUDGET_FIX}"
             )
         self._check_priced(request)
         try:

@@ -14,7 +14,8 @@ not hide an outage either.
 
 Once open, the breaker stays open for the client's life (a command): it never half-opens to
 try again. A run is short, and a stop that says why is better than flapping between refused
-and failing calls; the rerun retries what was left unfinished.
+and failing calls. The stop's fix says what to check, alike for every command: what a rerun of
+the command then keeps and redoes is the command's to say (`generator.cli.rerun`).
 """
 
 from __future__ import annotations
@@ -31,9 +32,9 @@ NEUTRAL_KINDS = frozenset({"rate_limit"})
 OUTAGE_KIND = "outage"
 OUTAGE_FIX = (
     "check that the provider is reachable (network, --base-url / JUDGEGEN_LLM_BASE_URL, the "
-    "provider's status page), then rerun: finished results are kept and only the unfinished "
-    "evaluations run again"
+    "provider's status page)"
 )
+"""What to check, for any command (what a rerun keeps is the command's: `generator.cli.rerun`)."""
 MIN_THRESHOLD = 10
 
 

@@ -60,7 +60,7 @@ NOT_FOUND_FIX = (
     "OPENAI_BASE_URL / ANTHROPIC_BASE_URL; an OpenAI-compatible server's usually ends in /v1) "
     "and the model's name (--model / JUDGEGEN_LLM_MODEL, JUDGEGEN_JUDGE_MODEL, "
     "JUDGEGEN_GENERATION_MODEL) against the models that server serves (an OpenAI-compatible "
-    "server lists them at its /v1/models), then run the command again"
+    "server lists them at its /v1/models)"
 )
 
 TRUNCATED_STOPS = frozenset({"max_tokens", "length", "model_context_window_exceeded"})
@@ -248,8 +248,7 @@ def auth_fix(provider: str) -> str:
     return (
         f"check the key the SDK sends ({key}; a local server started with an API key wants "
         f"that key), that the server (--base-url / JUDGEGEN_LLM_BASE_URL{sdk_url}) is the "
-        "one the key is for, and that the key may use the model (--model / JUDGEGEN_LLM_MODEL), "
-        "then run the command again"
+        "one the key is for, and that the key may use the model (--model / JUDGEGEN_LLM_MODEL)"
     )
 
 

@@ -78,7 +78,6 @@ REJECTED_FIX = (
     "JUDGEGEN_LLM_BASE_URL is the server meant; for an OpenAI-compatible server refusing "
     "response_format, pass --schema-mode json or --schema-mode prompt"
 )
-RERUN = "then run the command again"
 
 
 def signature(answer: ServerAnswer) -> str | None:
@@ -101,11 +100,12 @@ def _normalized(message: str) -> str:
 
 
 def rejected_fix(answer: ServerAnswer, provider: str) -> str:
-    """The fix for `answer` refused to every request of a `provider` kind."""
+    """The fix for `answer` refused to every request of a `provider` kind: what to change, for
+    any command (what its rerun then redoes is the command's: `generator.cli.rerun`)."""
     words = f"{answer.param} {answer.message}"
     if STRUCTURED_WORDS.search(words) and provider in STRUCTURED_FIXES:
-        return f"{STRUCTURED_FIXES[provider]}; {RERUN}"
-    return f"{REJECTED_FIX}; {RERUN}"
+        return STRUCTURED_FIXES[provider]
+    return REJECTED_FIX
 
 
 class RejectionGuard:
