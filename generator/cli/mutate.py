@@ -31,18 +31,20 @@ from generator.cli.llm_options import llm_options
 from generator.review.cost import CheckingCost, LLMSpend
 from generator.review.mutate import (
     MutationReport,
-    errors_count,
-    errors_note,
     mutate_answer,
+    unproven_count,
+    unproven_note,
 )
-from generator.review.runs import ReviewRuns
+from generator.review.runs import JudgedAnswer, ReviewRuns
 from generator.stages.spec import LoadedSpec, SampleAnswer
 from toolkit.llm.pricing import is_free
 from toolkit.llm.settings import LLMSettings
 from toolkit.util.files import write_atomic
 from toolkit.util.hashing import sha256_file
 
-MUTATION_REPORT_VERSION = 2  # the sidecar's mutation_testing; 2: `llm`, the run's calls and cost
+# the sidecar's mutation_testing; 2: `llm`, the run's calls and cost; 3: `inconclusive`, and a
+# kill_rate counting errors and inconclusive mutations as not killed
+MUTATION_REPORT_VERSION = 3
 SECTION_START = "<!-- judgegen:mutation:start -->"
 SECTION_END = "<!-- judgegen:mutation:end -->"
 SIDECAR_KEY = "mutation_testing"
@@ -54,20 +56,20 @@ class NotAccepted(click.ClickException):
     exit_code = 1
 
 
-async def _score(runs: ReviewRuns, judge: Path, task_id: str, name: str, text: str) -> float:
-    summary = await runs.summary(judge, text, task_id=task_id, answer_name=name)
-    return float(summary.get("final_score") or 0.0)
-
-
 async def _accepted(
     runs: ReviewRuns, judge: Path, loaded: LoadedSpec, chosen: SampleAnswer | None
-) -> tuple[SampleAnswer, float]:
+) -> tuple[SampleAnswer, float, JudgedAnswer]:
+    """The first candidate scoring 1, its score and its run (whose missing pages a
+    mutation's run is compared with)."""
     candidates = [chosen] if chosen else loaded.answers
     scores = []
     for answer in candidates:
-        score = await _score(runs, judge, loaded.task_id, answer.name, answer.text)
+        judged = await runs.judged(
+            judge, answer.text, task_id=loaded.task_id, answer_name=answer.name
+        )
+        score = float(judged.summary.get("final_score") or 0.0)
         if score >= 1.0:
-            return answer, score
+            return answer, score, judged
         scores.append(f"{answer.name}={score:g}")
     raise NotAccepted(
         f"no sample answer of {loaded.task_id} scores 1 ({', '.join(scores)}); "
@@ -88,7 +90,7 @@ async def _mutate(
     backend, client, pages = setup
     try:
         async with ReviewRuns(backend, pages=pages, sandbox=sandbox, timeout_s=timeout_s) as runs:
-            answer, original = await _accepted(runs, judge, loaded, chosen)
+            answer, original, judged = await _accepted(runs, judge, loaded, chosen)
             report = await mutate_answer(
                 runs,
                 judge,
@@ -96,6 +98,7 @@ async def _mutate(
                 answer.name,
                 answer.text,
                 original,
+                original_missing=judged.missing_pages,
                 progress=lambda message: click.echo(message, err=True),
             )
             return report, command_spend(client)
@@ -126,23 +129,29 @@ def render_text(report: MutationReport) -> str:
     lines = [
         f"{report.task_id}: mutating answer '{report.answer}' (score {report.original_score:g})"
     ]
+    width = max([8, *(len(row.outcome) for row in report.mutations)])
     for row in report.mutations:
         score = "error" if row.score is None else f"{row.score:.3f}"
-        lines.append(f"  {row.outcome:<8} {row.name:<18} {score:>6}  {row.description}")
+        lines.append(f"  {row.outcome:<{width}} {row.name:<18} {score:>6}  {row.description}")
+        indent = " " * (width + 3)
         if row.error:
-            lines.append(f"           {row.error}")
+            lines.append(f"{indent}{row.error}")
+        if row.missing_pages:
+            pages = ", ".join(row.missing_pages)
+            lines.append(f"{indent}cited pages missing from the page store: {pages}")
     lines.append(_rate_line(report))
     return "\n".join(lines) + "\n"
 
 
 def _rate_line(report: MutationReport) -> str:
     if report.kill_rate is None:
-        if report.errors:
-            return f"no mutation was scored ({errors_count(report.errors)})"
+        if report.errors or report.inconclusive:
+            counted = unproven_count(report.errors, report.inconclusive)
+            return f"no mutation was judged conclusively ({counted})"
         return "no mutation applies to this answer"
     return (
-        f"kill rate {report.kill_rate:.2f} ({report.killed} of {report.scored} "
-        f"mutations lowered the score{errors_note(report.errors)})"
+        f"kill rate {report.kill_rate:.2f} ({report.killed} of {len(report.mutations)} "
+        f"mutations lowered the score{unproven_note(report.errors, report.inconclusive)})"
     )
 
 
@@ -177,7 +186,7 @@ def review_section(
     for row in report.mutations:
         change = row.description.replace("|", "\\|").replace("\n", " ")
         score = "error" if row.score is None else f"{row.score:.3f}"
-        lines.append(f"| {row.name} | {change} | {score} | {row.outcome} |")
+        lines.append(f"| {row.name} | {change} | {score} | {row.outcome_cell()} |")
     lines.append(SECTION_END)
     return "\n".join(lines) + "\n"
 
@@ -237,6 +246,7 @@ def record_in_review(
             "answer": report.answer,
             "mutations": len(report.mutations),
             "killed": report.killed,
+            "inconclusive": report.inconclusive,
             "errors": report.errors,
             "kill_rate": report.kill_rate,
             "judge_sha256": judge_sha256,
@@ -285,6 +295,8 @@ def mutate(
     mutation (cited URL dropped, date or number changed, list item removed, name replaced,
     sources swapped), runs the judge on each and reports whether the score dropped
     (killed) and the kill rate. A surviving mutation points at a fact the judge never checks.
+    A drop while the run missed a cited page the original's run did not is inconclusive;
+    it and a mutation the judge failed on (error) count as not killed in the kill rate.
 
     \b
     Example:

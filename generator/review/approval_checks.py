@@ -4,7 +4,8 @@ review record and its task spec.
 An approval binds exact bytes, so it is only as good as what the reviewer read. These checks
 name each way the review record (`reviews/<task_id>.json`) fails to vouch for the file being
 approved: no record, a record of other bytes, a failed or skipped gate, an unmeasured kill
-rate, or a spec edited since the judge was generated.
+rate, mutations the judge failed on or scored lower only while a cited page was missing (not
+evidence it notices them), or a spec edited since the judge was generated.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from generator.review.mutate import MutationStage, unproven_count
 from generator.review.record import ReviewRecord
 from generator.review.staleness import staleness
 from generator.stages.spec import load_spec
@@ -70,7 +72,24 @@ def _record_warnings(task_id: str, judge_sha256: str, reviews_dir: Path) -> list
             f"{sidecar}: mutation kill rate not measured ({why}); run "
             f"`judgegen mutate {task_id} --write-review` or regenerate with --pages PAGES"
         )
+    if mutation is not None:
+        warnings += _unproven_warnings(sidecar, mutation)
     return warnings
+
+
+def _unproven_warnings(sidecar: Path, mutation: MutationStage) -> list[str]:
+    """The mutations the recorded kill rate counts as not killed though none survived (errors,
+    inconclusive), named with what to do; none when every mutation was killed or survived."""
+    counted = unproven_count(mutation.errors, mutation.inconclusive)
+    if not counted:
+        return []
+    named = "; ".join(mutation.unproven()[:3])
+    more = len(mutation.unproven()) - 3
+    named += f" (+{more} more)" if more > 0 else ""
+    return [
+        f"{sidecar}: mutation testing counts {counted} as not killed: {named}; "
+        + "; ".join(mutation.unproven_fixes())
+    ]
 
 
 def _spec_warnings(task_id: str, judge: Path, tasks_dir: Path) -> list[str]:

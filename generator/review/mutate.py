@@ -6,14 +6,15 @@ two items' sources swapped. A judge "kills" a mutation when the mutated answer s
 than the original. Every function returns None when its kind of fact is absent. Cited URLs
 are found as the toolkit reads them (`toolkit.urls.citations`) and never rewritten: a changed
 address would name a page missing from the store, and the score would drop for that alone.
+A judge may still ask for such a page (one building URLs from extracted values): a drop while
+its run missed a cited page the original's did not is `inconclusive`, not a kill.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -24,8 +25,8 @@ from toolkit.urls import citations, same_page
 if TYPE_CHECKING:
     from generator.review.runs import ReviewRuns
 
-MUTATION_VERSION = 1
-MUTATION_STAGE_VERSION = 2  # 2: the stage's LLM calls and cost
+MUTATION_VERSION = 2  # 2: inconclusive rows, missing_pages; kill rate over every mutation
+MUTATION_STAGE_VERSION = 3  # 2: the stage's LLM calls and cost; 3: reports of version 2
 
 _MONTH_DATE = re.compile(
     r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?\s+(\d{1,2})(st|nd|rd|th)?,?\s+(\d{4})\b"
@@ -165,14 +166,7 @@ def mutate_all(answer: str) -> list[Mutation]:
     return [m for m in (fn(answer) for fn in MUTATIONS) if m is not None and m.text != answer]
 
 
-@dataclass(frozen=True)
-class MutationResult:
-    """How the judge scored one mutation, compared with the original answer."""
-
-    mutation: Mutation
-    score: float
-    status: str
-    killed: bool
+Outcome = Literal["killed", "survived", "inconclusive", "error"]
 
 
 class MutationRow(BaseModel):
@@ -181,8 +175,25 @@ class MutationRow(BaseModel):
     name: str
     description: str
     score: float | None = Field(description="Root score of the mutated answer; None on error.")
-    outcome: Literal["killed", "survived", "error"]
+    outcome: Outcome = Field(
+        description="killed: the score dropped; survived: it did not; inconclusive: it dropped "
+        "while the run missed cited pages the original's run did not (`missing_pages`), so the "
+        "drop may be the missing page's; error: the judge failed on it. Only killed counts as "
+        "killed in the kill rate."
+    )
     error: str | None = None
+    missing_pages: list[str] = Field(
+        default_factory=list,
+        description="Cited pages this mutation's run asked for that the page store lacks and the "
+        "original answer's run did not miss (the runner's page-read log).",
+    )
+
+    def outcome_cell(self) -> str:
+        """The outcome for a Markdown table cell, with the missing pages that made it so."""
+        if not self.missing_pages:
+            return self.outcome
+        pages = ", ".join(self.missing_pages).replace("|", "\\|")
+        return f"{self.outcome} (cited pages missing from the page store: {pages})"
 
 
 class MutationReport(BaseModel):
@@ -196,60 +207,102 @@ class MutationReport(BaseModel):
 
     @property
     def killed(self) -> int:
-        """Mutations that lowered the score."""
-        return sum(row.outcome == "killed" for row in self.mutations)
+        """Mutations that lowered the score, every cited page read as the original's was."""
+        return _count(self.mutations, "killed")
 
     @property
-    def scored(self) -> int:
-        """Mutations the judge scored (a run the judge crashed on is listed, not counted)."""
-        return sum(row.outcome != "error" for row in self.mutations)
+    def survived(self) -> int:
+        """Mutations that left the score as it was."""
+        return _count(self.mutations, "survived")
+
+    @property
+    def inconclusive(self) -> int:
+        """Mutations whose score dropped while a cited page was missing: neither killed nor
+        survived."""
+        return _count(self.mutations, "inconclusive")
 
     @property
     def errors(self) -> int:
         """Mutations whose judge run failed: neither killed nor survived."""
-        return len(self.mutations) - self.scored
+        return _count(self.mutations, "error")
 
     @property
     def kill_rate(self) -> float | None:
-        """Killed over scored mutations, errors left out of both (None when none scored)."""
-        return kill_rate_of(self.killed, self.scored)
+        """Killed over every mutation (see `kill_rate_of`; None when none was judged)."""
+        return kill_rate_of(self.mutations)
 
     def to_dict(self) -> dict[str, Any]:
         """The report with its computed counts, as written to JSON."""
         return {
             **self.model_dump(mode="json"),
             "killed": self.killed,
+            "survived": self.survived,
+            "inconclusive": self.inconclusive,
             "errors": self.errors,
             "kill_rate": self.kill_rate,
         }
 
 
-def kill_rate_of(killed: int, scored: int) -> float | None:
-    """The one definition of the kill rate: killed over scored mutations (None when none)."""
-    return killed / scored if scored else None
+def _count(rows: list[MutationRow], outcome: Outcome) -> int:
+    return sum(row.outcome == outcome for row in rows)
 
 
-def errors_note(errors: int) -> str:
-    """`; 1 error left out` to follow a kill-rate count, or "" when every mutation scored."""
-    return f"; {errors_count(errors)} left out" if errors else ""
+def kill_rate_of(rows: list[MutationRow]) -> float | None:
+    """The one definition of the kill rate: killed mutations over every mutation applied.
+
+    A mutation the judge failed on (error) or whose score dropped only while a cited page was
+    missing (inconclusive) is no evidence that the judge catches that damage, so it counts as
+    not killed: the rate is a lower bound, and `--min-kill-rate` cannot pass on kills the judge
+    never showed. Failing the gate on any error instead would let one slow run block a judge
+    whose proven rate clears the gate, and would still need a rule for inconclusive rows,
+    which a page store cannot always fix. None when no mutation was killed or survived.
+    """
+    judged = _count(rows, "killed") + _count(rows, "survived")
+    return _count(rows, "killed") / len(rows) if judged else None
 
 
-def errors_count(errors: int) -> str:
-    """`1 error`, `2 errors`."""
-    return f"{errors} error{'' if errors == 1 else 's'}"
+def unproven_count(errors: int, inconclusive: int) -> str:
+    """`2 errors and 1 inconclusive`, leaving out a zero count ("" for both)."""
+    parts = [f"{errors} error{'' if errors == 1 else 's'}"] if errors else []
+    parts += [f"{inconclusive} inconclusive"] if inconclusive else []
+    return " and ".join(parts)
 
 
-def mutation_row(result: MutationResult, error: str | None) -> MutationRow:
-    """The report row of one scored mutation (an error is neither killed nor survived)."""
-    outcome: Literal["killed", "survived", "error"] = (
-        "error" if error else ("killed" if result.killed else "survived")
-    )
+def unproven_note(errors: int, inconclusive: int) -> str:
+    """`; 1 error counts as not killed` to follow a kill-rate count, or "" when every mutation
+    was killed or survived."""
+    if not errors + inconclusive:
+        return ""
+    verb = "counts" if errors + inconclusive == 1 else "count"
+    return f"; {unproven_count(errors, inconclusive)} {verb} as not killed"
+
+
+def mutation_row(
+    mutation: Mutation,
+    original: float,
+    score: float | None,
+    *,
+    missing: list[str] | None = None,
+    error: str | None = None,
+) -> MutationRow:
+    """The report row of one mutation: an error when the judge failed on it (`score` None);
+    inconclusive when its score dropped while its run missed cited pages the original's did
+    not (`missing`); otherwise killed when the score dropped, else survived."""
+    missing = missing or []
+    outcome: Outcome
+    if error is not None or score is None:
+        outcome, score = "error", None
+    elif score >= original - 1e-9:
+        outcome = "survived"
+    else:
+        outcome = "inconclusive" if missing else "killed"
     return MutationRow(
-        name=result.mutation.name,
-        description=result.mutation.description,
-        score=None if error else result.score,
+        name=mutation.name,
+        description=mutation.description,
+        score=score,
         outcome=outcome,
         error=error,
+        missing_pages=missing,
     )
 
 
@@ -260,30 +313,31 @@ async def mutate_answer(
     answer_name: str,
     answer_text: str,
     original: float,
+    *,
+    original_missing: Collection[str],
     progress: Any = None,
 ) -> MutationReport:
-    """Score every mutation of one accepted answer with the judge at `judge`."""
+    """Score every mutation of one accepted answer with the judge at `judge`.
+
+    `original_missing` are the cited pages the original answer's run missed: a mutation whose
+    run misses others, and scores lower, is inconclusive rather than killed.
+    """
     from generator.review.runs import JudgeRunError
 
     report = MutationReport(task_id=task_id, answer=answer_name, original_score=original)
     for mutation in mutate_all(answer_text):
         if progress is not None:
             progress(f"[{task_id}] {mutation.name}: {mutation.description}")
-        error, score = None, 0.0
         try:
-            summary = await runs.summary(
+            judged = await runs.judged(
                 judge, mutation.text, task_id=task_id, answer_name=f"{answer_name}~{mutation.name}"
             )
-            score = float(summary.get("final_score") or 0.0)
         except JudgeRunError as exc:
-            error = str(exc)
-        result = MutationResult(
-            mutation=mutation,
-            score=score,
-            status="error" if error else "complete",
-            killed=score < original - 1e-9,
-        )
-        report.mutations.append(mutation_row(result, error))
+            report.mutations.append(mutation_row(mutation, original, None, error=str(exc)))
+            continue
+        score = float(judged.summary.get("final_score") or 0.0)
+        missing = sorted(set(judged.missing_pages) - set(original_missing))
+        report.mutations.append(mutation_row(mutation, original, score, missing=missing))
     return report
 
 
@@ -308,13 +362,23 @@ class MutationStage(BaseModel):
 
     @property
     def total(self) -> int:
-        """Mutations the judge scored (a run the judge crashed on is listed, not counted)."""
-        return sum(r.scored for r in self.reports)
+        """Mutations applied to all accepted answers, whatever their outcome."""
+        return sum(len(r.mutations) for r in self.reports)
+
+    @property
+    def errors(self) -> int:
+        """Mutations the judge failed on."""
+        return sum(r.errors for r in self.reports)
+
+    @property
+    def inconclusive(self) -> int:
+        """Mutations whose score dropped while a cited page was missing."""
+        return sum(r.inconclusive for r in self.reports)
 
     @property
     def kill_rate(self) -> float | None:
-        """Killed over scored mutations of all accepted answers (None when none scored)."""
-        return kill_rate_of(sum(r.killed for r in self.reports), self.total)
+        """Killed over every mutation of all accepted answers (`kill_rate_of`)."""
+        return kill_rate_of([row for r in self.reports for row in r.mutations])
 
     def survivors(self) -> list[str]:
         """`answer: mutation (change) scored s` for each surviving mutation."""
@@ -325,18 +389,52 @@ class MutationStage(BaseModel):
             if row.outcome == "survived" and row.score is not None
         ]
 
+    def unproven(self) -> list[str]:
+        """Each mutation counted as not killed without surviving: what the judge failed with,
+        or which cited pages were missing when its score dropped."""
+        lines = []
+        for r in self.reports:
+            for row in r.mutations:
+                what = f"{r.answer}: {row.name} ({row.description})"
+                if row.outcome == "error":
+                    lines.append(f"{what} error: {row.error}")
+                elif row.outcome == "inconclusive":
+                    lines.append(
+                        f"{what} inconclusive: scored {row.score:g} while cited pages were "
+                        f"missing from the page store: {', '.join(row.missing_pages)}"
+                    )
+        return lines
+
+    def unproven_fixes(self) -> list[str]:
+        """What to do about the mutations counted as not killed without surviving, one line per
+        kind present."""
+        fixes = []
+        if self.errors:
+            fixes.append(
+                "a mutation the judge failed on counts as not killed: make the judge score such "
+                "answers instead of failing on them, then regenerate it"
+            )
+        if self.inconclusive:
+            fixes.append(
+                "an inconclusive mutation (its score dropped while a cited page was missing) "
+                "counts as not killed: add the missing pages to the page store (`judgegen "
+                "cache-pages`), or have the judge check the cited pages rather than addresses "
+                "it builds from extracted values"
+            )
+        return fixes
+
     def summary_line(self) -> str:
         """`kill rate 0.67 (4 of 6 mutations of good)` or why it did not run."""
         if not self.ran:
             return f"skipped: {self.note}"
-        errors = sum(r.errors for r in self.reports)
         if self.kill_rate is None:
-            if errors:
-                return f"no mutation was scored ({errors_count(errors)})"
+            if self.errors or self.inconclusive:
+                counted = unproven_count(self.errors, self.inconclusive)
+                return f"no mutation was judged conclusively ({counted})"
             return "no mutation applies to the accepted sample answers"
         killed = sum(r.killed for r in self.reports)
         answers = ", ".join(r.answer for r in self.reports)
         return (
             f"kill rate {self.kill_rate:.2f} ({killed} of {self.total} mutations of {answers}"
-            f"{errors_note(errors)})"
+            f"{unproven_note(self.errors, self.inconclusive)})"
         )

@@ -286,7 +286,8 @@ def _mutation_lines(stage: MutationStage | None) -> list[str]:
         for row in report.mutations:
             change = row.description.replace("|", "\\|").replace("\n", " ")
             score = "error" if row.score is None else f"{row.score:.3f}"
-            lines.append(f"| {report.answer} | {row.name} | {change} | {score} | {row.outcome} |")
+            outcome = row.outcome_cell()
+            lines.append(f"| {report.answer} | {row.name} | {change} | {score} | {outcome} |")
     return [*lines, ""]
 
 

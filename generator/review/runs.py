@@ -9,6 +9,7 @@ reads an outage as a verdict; the judge's own failures (exception, timeout, cras
 from __future__ import annotations
 
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -24,6 +25,8 @@ from toolkit.evaluator import PageSource
 from toolkit.llm.settings import LLMSettings
 from toolkit.runner.builder import judge_executor
 from toolkit.runner.executors import Executor
+from toolkit.runner.fingerprint import PageReads
+from toolkit.runner.page_reads import recording_page_reads
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits
 
 if TYPE_CHECKING:
@@ -59,6 +62,20 @@ def check_outcome(outcome: EvalOutcome, where: str) -> dict[str, Any]:
             f"{where}: evaluation incomplete: {_first_error(summary.get('errors', []))}"
         )
     return summary
+
+
+@dataclass(frozen=True)
+class JudgedAnswer:
+    """A complete summary of one run, and the cited pages it read or found missing (the
+    runner's page-read log, as a result's fingerprint records them)."""
+
+    summary: dict[str, Any]
+    pages: PageReads
+
+    @property
+    def missing_pages(self) -> tuple[str, ...]:
+        """Cited pages the evaluation asked for that the page source lacks (sorted)."""
+        return self.pages.missing
 
 
 class ReviewRuns:
@@ -112,8 +129,20 @@ class ReviewRuns:
         self, judge_path: Path, answer: str, *, task_id: str, answer_name: str
     ) -> dict[str, Any]:
         """The judge's complete summary on `answer` (raises InfraError / JudgeRunError)."""
-        outcome = await self.outcome(judge_path, answer, task_id=task_id, answer_name=answer_name)
-        return check_outcome(outcome, f"{task_id}/{answer_name}")
+        judged = await self.judged(judge_path, answer, task_id=task_id, answer_name=answer_name)
+        return judged.summary
+
+    async def judged(
+        self, judge_path: Path, answer: str, *, task_id: str, answer_name: str
+    ) -> JudgedAnswer:
+        """The judge's complete summary on `answer` with the pages its run read or missed, as
+        `judgegen run` notes them (raises InfraError / JudgeRunError)."""
+        with recording_page_reads() as log:
+            outcome = await self.outcome(
+                judge_path, answer, task_id=task_id, answer_name=answer_name
+            )
+        summary = check_outcome(outcome, f"{task_id}/{answer_name}")
+        return JudgedAnswer(summary, log.reads(summary.get("missing_sources") or []))
 
 
 class RubricAndCodeDiff(BaseModel):

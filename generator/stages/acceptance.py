@@ -34,7 +34,7 @@ from toolkit.backends import ExtractRequest, Verdict, VerifyRequest
 from toolkit.errors import BudgetExceeded
 from toolkit.llm.models import LLMRequest, LLMResponse
 
-ACCEPTANCE_VERSION = 2
+ACCEPTANCE_VERSION = 3  # 3: each answer's missing_pages
 DEFAULT_BUDGET_USD = 1.0
 AnswerStatus = Literal["match", "mismatch", "unlabelled", "error"]
 
@@ -108,6 +108,11 @@ class AnswerAcceptance(BaseModel):
     verifications: list[VerificationEntry] = Field(default_factory=list)
     extracted: list[dict[str, Any]] = Field(default_factory=list)
     error: str | None = None
+    missing_pages: list[str] = Field(
+        default_factory=list,
+        description="Cited pages the run asked for that the page store lacks (the runner's "
+        "page-read log); mutation testing tells a drop caused by another missing page apart.",
+    )
 
 
 class AcceptanceReport(BaseModel):
@@ -251,7 +256,7 @@ async def acceptance_stage(
     for answer in loaded.answers:
         label = labels.get(answer.name)
         try:
-            summary = await runs.summary(
+            judged = await runs.judged(
                 judge, answer.text, task_id=loaded.task_id, answer_name=answer.name
             )
         except JudgeRunError as exc:
@@ -264,10 +269,12 @@ async def acceptance_stage(
                 )
             )
             continue
-        summaries[answer.name] = summary
+        summary = summaries[answer.name] = judged.summary
         if not report.skeleton:
             report.skeleton = outline(tree_of(summary))
-        report.answers.append(judge_answer(answer.name, summary, label, loaded.task_id))
+        item = judge_answer(answer.name, summary, label, loaded.task_id)
+        item.missing_pages = list(judged.missing_pages)
+        report.answers.append(item)
     _add_pages_never_read(report, loaded, summaries)
     return report, summaries
 

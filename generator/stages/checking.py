@@ -329,7 +329,13 @@ async def mutation_stage(run: GenerationRun, source: str) -> MutationStage:
                 for item in accepted:
                     stage.reports.append(
                         await mutate_answer(
-                            runs, path, run.loaded.task_id, item.answer, texts[item.answer], 1.0
+                            runs,
+                            path,
+                            run.loaded.task_id,
+                            item.answer,
+                            texts[item.answer],
+                            1.0,
+                            original_missing=item.missing_pages,
                         )
                     )
         finally:
@@ -346,7 +352,6 @@ async def mutation_stage(run: GenerationRun, source: str) -> MutationStage:
     if gate is not None and (stage.kill_rate is None or stage.kill_rate < gate):
         status = "failed"  # below the gate, or the gate could not be measured
     summary = stage.summary_line() if stage.ran else stage.note
-    run.record(
-        StageRecord(stage="mutation", status=status, summary=summary, details=stage.survivors())
-    )
+    details = stage.survivors() + stage.unproven()
+    run.record(StageRecord(stage="mutation", status=status, summary=summary, details=details))
     return stage

@@ -254,21 +254,25 @@ async def prove(
 
 def check_kill_rate(run: GenerationRun, mutation: MutationStage) -> None:
     """Fail when the kill rate is below --min-kill-rate, or when it could not be measured:
-    a gate the user set must never pass just because mutation testing did not run."""
+    a gate the user set must never pass just because mutation testing did not run, nor on
+    mutations the judge failed on or scored lower only while a cited page was missing (they
+    count as not killed, `kill_rate_of`). The message names them and what to do."""
     gate = run.options.min_kill_rate
     if gate is None:
         return
+    fixes = "".join(f"; {fix}" for fix in mutation.unproven_fixes())
     if not mutation.ran or mutation.kill_rate is None:
         why = mutation.note if not mutation.ran else mutation.summary_line()
         raise GenerationFailed(
             f"--min-kill-rate {gate:.2f} could not be checked: mutation testing measured no "
-            f"kill rate ({why})",
+            f"kill rate ({why}){fixes}",
             run.stages,
         )
     if mutation.kill_rate < gate:
+        named = "; ".join((mutation.unproven() + mutation.survivors())[:3])
         raise GenerationFailed(
             f"mutation kill rate {mutation.kill_rate:.2f} is below --min-kill-rate "
-            f"{gate:.2f}: {'; '.join(mutation.survivors()[:3])}",
+            f"{gate:.2f}: {named}{fixes}",
             run.stages,
         )
 

@@ -104,3 +104,13 @@ def walkthrough_policy(request: LLMRequest) -> LLMResponse:
     """The README's `judgegen regenerate` walkthrough: authored replies to the edited example."""
     task_id = request.metadata.task_id or ""
     return FixturePolicy(ROOT / "tasks" / task_id, WALKTHROUGH / task_id / "replies")(request)
+
+
+BRITTLE_MUTANTS = ROOT / "tests" / "fixtures" / "generator" / "brittle_mutants"
+
+
+def brittle_mutants_policy(request: LLMRequest) -> LLMResponse:
+    """The example task generated as a judge that crashes on most mutations of its good answer
+    (`tests/fixtures/generator/brittle_mutants/README.md`)."""
+    task_id = request.metadata.task_id or ""
+    return FixturePolicy(ROOT / "tasks" / task_id, BRITTLE_MUTANTS / task_id / "replies")(request)

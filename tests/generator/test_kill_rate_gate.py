@@ -1,6 +1,7 @@
 """--min-kill-rate is a gate that never passes unmeasured: when mutation testing did not run,
 the generation fails and says why, and nothing is published; asked together with a flag that
-turns mutation testing off, it is refused before any LLM call."""
+turns mutation testing off, it is refused before any LLM call. Mutations the judge failed on
+count as not killed, so a few kills among crashes do not pass it."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from generator.stages.pipeline import generate
 from generator.stages.run import GenerationFailed, PipelineOptions
 from generator.stages.spec import load_spec
 from tests.generator.scripted_generation import RIVER_FIXTURE, FixturePolicy
+from tests.generator.test_examples import checkout
 from toolkit.llm.client import LLMClient
 from toolkit.llm.scripted import ScriptedProvider
 
@@ -62,3 +64,27 @@ def test_min_kill_rate_with_mutation_testing_turned_off_is_a_usage_error_before_
     assert "--min-kill-rate" in result.stderr and flag in result.stderr
     assert "LLM:" not in result.stderr  # the usage line of a generation that ran
     assert not (tmp_path / "generated_judges" / f"{TASK}.py").exists()
+
+
+def test_min_kill_rate_counts_mutations_the_judge_crashed_on_as_not_killed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One kill and two crashes is a kill rate of 1/3, not 1/1 (`brittle_mutants` fixture)."""
+    example = "rust_2024_edition"
+    checkout(tmp_path, example)
+    monkeypatch.chdir(tmp_path)
+    pages = ["cache-pages", "--import-m2w2", "examples/pages", "--store", "pages"]
+    assert CliRunner().invoke(main, pages).exit_code == 0
+    provider = "scripted:tests.generator.scripted_generation:brittle_mutants_policy"
+    args = ["generate", example, "--provider", provider, "--pages", "pages", "--no-commit"]
+    result = CliRunner().invoke(main, [*args, "--cache-mode", "off", "--min-kill-rate", "0.8"])
+    assert result.exit_code == 1, result.stderr
+    message = " ".join(result.stderr.split())
+    assert (
+        "mutation: failed: kill rate 0.33 (1 of 3 mutations of good; 2 errors count as not "
+        "killed)" in message
+    )
+    assert "mutation kill rate 0.33 is below --min-kill-rate 0.80: good: drop_cited_url" in message
+    assert "ValueError: the judge raised: the answer gives no announcement URL" in message
+    assert "make the judge score such answers instead of failing on them" in message
+    assert not (tmp_path / "reviews" / f"{example}.json").exists()

@@ -60,6 +60,34 @@ def test_an_unmeasured_kill_rate_is_warned_about(work: Path) -> None:
     assert f"judgegen mutate {TASK} --write-review" in done.stderr
 
 
+def _with_first_mutation(work: Path, **row: object) -> None:
+    """The record, its mutation stage's first row replaced by `row`'s fields."""
+    mutation = json.loads((work / f"reviews/{TASK}.json").read_text())["mutation"]
+    first = mutation["reports"][0]["mutations"][0]
+    first.update(row)
+    _edit_record(work, mutation=mutation)
+
+
+def test_a_mutation_the_judge_failed_on_is_warned_about(work: Path) -> None:
+    error = "nobel_physics_2023/good~drop_cited_url: the judge failed: KeyError: 'url'"
+    _with_first_mutation(work, outcome="error", score=None, error=error)
+    done = _approve(work)
+    assert done.exit_code == 0
+    message = " ".join(done.stderr.split())
+    assert "mutation testing counts 1 error as not killed: good: drop_cited_url" in message
+    assert "KeyError: 'url'" in message
+    assert "make the judge score such answers instead of failing on them" in message
+
+
+def test_an_inconclusive_mutation_is_warned_about(work: Path) -> None:
+    missing = ["https://www.nobelprize.org/prizes/physics/2023/quillfeather/facts/"]
+    _with_first_mutation(work, outcome="inconclusive", missing_pages=missing)
+    done = _approve(work)
+    message = " ".join(done.stderr.split())
+    assert "mutation testing counts 1 inconclusive as not killed" in message
+    assert missing[0] in message and "judgegen cache-pages" in message
+
+
 def test_skipped_acceptance_is_warned_about(work: Path) -> None:
     _edit_record(work, acceptance={"ran": False, "note": "--no-acceptance"})
     done = _approve(work)

@@ -43,7 +43,7 @@ def test_json_report_has_scores_and_kill_rate(work: Path) -> None:
     result = invoke(["mutate", TASK, "--json", *RUN])
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
-    assert (data["version"], data["answer"], data["original_score"]) == (1, "good", 1.0)
+    assert (data["version"], data["answer"], data["original_score"]) == (2, "good", 1.0)
     rows = {row["name"]: row for row in data["mutations"]}
     assert rows["change_date"]["description"] == "May 29, 1953 -> May 29, 1954"
     assert rows["change_date"]["score"] == pytest.approx(2 / 3)
@@ -148,6 +148,67 @@ def test_a_judge_crashing_on_a_mutation_is_an_error_not_a_kill(work: Path) -> No
         "ValueError: the judge raised: no URL for Mount Everest" in rows["drop_cited_url"]["error"]
     )
     assert rows["change_date"]["outcome"] == "killed"
+
+
+def test_mutations_the_judge_crashed_on_count_as_not_killed(work: Path) -> None:
+    brittle = Path(__file__).parents[1] / "fixtures/review/judges/first_ascents_brittle.py"
+    shutil.copy(brittle, work / "generated_judges" / f"{TASK}.py")
+    result = invoke(["mutate", TASK, "--json", *RUN])
+    data = json.loads(result.stdout)
+    assert (data["killed"], data["errors"], len(data["mutations"])) == (3, 2, 6)
+    assert data["kill_rate"] == pytest.approx(3 / 6)
+
+
+URL_BUILDER = Path(__file__).parents[1] / "fixtures/review/judges/first_ascents_url_builder.py"
+
+
+@pytest.fixture
+def url_builder(work: Path) -> Path:
+    """The workspace judged by a judge that builds page addresses from extracted names."""
+    shutil.copy(URL_BUILDER, work / "generated_judges" / f"{TASK}.py")
+    return work
+
+
+def test_a_drop_caused_by_a_page_the_judge_built_is_inconclusive_not_killed(
+    url_builder: Path,
+) -> None:
+    """The renamed mountain makes the judge ask for a page the store lacks (sandboxed run)."""
+    result = invoke(["mutate", TASK, "--json", "--backend", BACKEND, "--pages", "pages"])
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    rows = {row["name"]: row for row in data["mutations"]}
+    assert rows["replace_name"]["outcome"] == "inconclusive"
+    assert rows["replace_name"]["missing_pages"] == ["https://peaks.example/quillfeather"]
+    assert rows["change_date"] == {**rows["change_date"], "outcome": "killed", "missing_pages": []}
+    assert (data["killed"], data["inconclusive"], data["kill_rate"]) == (2, 1, 2 / 6)
+
+
+def test_the_report_shows_an_inconclusive_mutation_and_its_missing_page(url_builder: Path) -> None:
+    result = invoke(["mutate", TASK, *RUN])
+    lines = result.stdout.splitlines()
+    assert "  inconclusive replace_name        0.750  Mount Everest -> Morgan Quillfeather" in lines
+    assert (
+        "               cited pages missing from the page store: https://peaks.example/quillfeather"
+        in lines
+    )
+    assert lines[-1] == (
+        "kill rate 0.33 (2 of 6 mutations lowered the score; 1 inconclusive counts as not killed)"
+    )
+
+
+def test_write_review_records_the_inconclusive_mutation(url_builder: Path) -> None:
+    (url_builder / "reviews").mkdir()
+    (url_builder / "reviews" / f"{TASK}.json").write_text(json.dumps({"task_id": TASK}))
+    assert invoke(["mutate", TASK, "--write-review", *RUN]).exit_code == 0
+    sidecar = json.loads((url_builder / "reviews" / f"{TASK}.json").read_text())
+    recorded = sidecar["mutation_testing"]
+    assert (recorded["killed"], recorded["inconclusive"]) == (2, 1)
+    assert recorded["kill_rate"] == pytest.approx(2 / 6)
+    text = (url_builder / "reviews" / f"{TASK}.md").read_text()
+    assert (
+        "| replace_name | Mount Everest -> Morgan Quillfeather | 0.750 | inconclusive (cited "
+        "pages missing from the page store: https://peaks.example/quillfeather) |" in text
+    )
 
 
 def test_the_documented_mutate_output_is_the_real_one(work: Path) -> None:

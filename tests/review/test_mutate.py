@@ -1,5 +1,6 @@
 """Each answer mutation damages exactly one kind of fact, deterministically; the kill rate
-leaves out mutations the judge crashed on."""
+counts mutations the judge crashed on, or scored lower only while a cited page was missing
+(inconclusive), as not killed."""
 
 from __future__ import annotations
 
@@ -16,10 +17,16 @@ from generator.review.mutate import (
     change_number,
     drop_cited_url,
     mutate_all,
+    mutate_answer,
+    mutation_row,
     remove_list_item,
     replace_name,
     swap_sources,
 )
+from generator.review.runs import ReviewRuns
+from generator.stages.spec import load_spec
+from tests.fixtures.review.scripted import HERE, backend, page_store
+from toolkit.pages.store import PageStore
 from toolkit.urls import extract_urls
 
 ANSWER = """The commit a1b2c3d was made on Dec 7, 2023 by Haotian Liu \
@@ -145,9 +152,10 @@ def report_with(outcomes: list[str]) -> MutationReport:
         MutationRow(
             name=f"m{i}",
             description="change",
-            score=None if outcome == "error" else (0.0 if outcome == "killed" else 1.0),
+            score={"error": None, "survived": 1.0}.get(outcome, 0.0),
             outcome=outcome,
             error="judge crashed" if outcome == "error" else None,
+            missing_pages=["https://x.example/built"] if outcome == "inconclusive" else [],
         )
         for i, outcome in enumerate(outcomes)
     ]
@@ -155,23 +163,30 @@ def report_with(outcomes: list[str]) -> MutationReport:
 
 
 CRASHED = report_with(["killed", "killed", "killed", "survived", "error", "error"])
+MOSTLY_CRASHED = report_with(["killed", "error", "error", "error", "error", "error"])
+NAME = replace_name(ANSWER)
 
 
-def test_errors_are_left_out_of_the_kill_rate():
-    assert (CRASHED.killed, CRASHED.scored, CRASHED.errors) == (3, 4, 2)
-    assert CRASHED.kill_rate == 0.75
+def test_errors_count_as_not_killed_in_the_kill_rate():
+    assert (CRASHED.killed, CRASHED.survived, CRASHED.errors) == (3, 1, 2)
+    assert CRASHED.kill_rate == 0.5
+
+
+def test_one_kill_among_judge_failures_is_not_a_perfect_kill_rate():
+    """A mutation the judge could not evaluate is no evidence the judge catches it."""
+    assert MOSTLY_CRASHED.kill_rate == 1 / 6
 
 
 def test_the_command_and_the_generate_stage_give_the_same_kill_rate():
     assert MutationStage(reports=[CRASHED]).kill_rate == CRASHED.kill_rate
 
 
-def test_the_kill_rate_line_shows_the_errors_left_out():
+def test_the_kill_rate_line_says_the_errors_count_as_not_killed():
     assert render_text(CRASHED).endswith(
-        "kill rate 0.75 (3 of 4 mutations lowered the score; 2 errors left out)\n"
+        "kill rate 0.50 (3 of 6 mutations lowered the score; 2 errors count as not killed)\n"
     )
     assert MutationStage(reports=[CRASHED]).summary_line() == (
-        "kill rate 0.75 (3 of 4 mutations of good; 2 errors left out)"
+        "kill rate 0.50 (3 of 6 mutations of good; 2 errors count as not killed)"
     )
 
 
@@ -179,11 +194,73 @@ def test_write_review_records_the_errors_and_the_same_kill_rate(tmp_path: Path):
     (tmp_path / "t.json").write_text(json.dumps({"version": 1, "task_id": "t"}))
     record_in_review(tmp_path, CRASHED, "sha256:" + "a" * 64)
     sidecar = json.loads((tmp_path / "t.json").read_text())["mutation_testing"]
-    assert (sidecar["mutations"], sidecar["errors"], sidecar["kill_rate"]) == (6, 2, 0.75)
-    assert "2 errors left out" in (tmp_path / "t.md").read_text()
+    assert (sidecar["version"], sidecar["mutations"], sidecar["errors"]) == (3, 6, 2)
+    assert sidecar["kill_rate"] == 0.5
+    assert "2 errors count as not killed" in (tmp_path / "t.md").read_text()
 
 
 def test_a_report_whose_every_mutation_errored_has_no_kill_rate():
     report = report_with(["error"])
     assert report.kill_rate is None
-    assert render_text(report).endswith("no mutation was scored (1 error)\n")
+    assert render_text(report).endswith("no mutation was judged conclusively (1 error)\n")
+
+
+def test_a_drop_while_a_cited_page_was_missing_is_inconclusive():
+    row = mutation_row(NAME, 1.0, 0.5, missing=["https://x.example/built"])
+    assert (row.outcome, row.missing_pages) == ("inconclusive", ["https://x.example/built"])
+
+
+def test_a_drop_with_every_cited_page_read_is_a_kill():
+    assert mutation_row(NAME, 1.0, 0.5).outcome == "killed"
+
+
+def test_a_score_that_did_not_drop_survives_even_with_a_page_missing():
+    assert mutation_row(NAME, 1.0, 1.0, missing=["https://x.example/built"]).outcome == "survived"
+
+
+def test_an_inconclusive_mutation_counts_as_not_killed():
+    report = report_with(["killed", "survived", "inconclusive"])
+    assert (report.killed, report.survived, report.inconclusive) == (1, 1, 1)
+    assert report.kill_rate == 1 / 3
+    assert render_text(report).endswith(
+        "kill rate 0.33 (1 of 3 mutations lowered the score; 1 inconclusive counts as not killed)\n"
+    )
+
+
+def test_the_report_names_the_missing_pages_of_an_inconclusive_mutation():
+    report = report_with(["inconclusive"])
+    assert "cited pages missing from the page store: https://x.example/built" in render_text(report)
+    assert MutationStage(reports=[report]).unproven() == [
+        "good: m0 (change) inconclusive: scored 0 while cited pages were missing from the page "
+        "store: https://x.example/built"
+    ]
+
+
+K2 = "https://peaks.example/k2"
+
+
+async def test_a_page_the_original_run_missed_too_does_not_make_a_drop_inconclusive(
+    tmp_path: Path,
+) -> None:
+    """With K2's page missing for the original and the mutations alike, a changed date is
+    still a kill; only a page the mutation alone misses makes it inconclusive."""
+    judge = HERE / "judges" / "first_ascents_url_builder.py"
+    good = next(a for a in load_spec(HERE / "tasks" / "first_ascents").answers if a.name == "good")
+    pages = PageStore(page_store(tmp_path / "pages", without=[K2]), readonly=True)
+    async with ReviewRuns(backend(), pages=pages, sandbox=False) as runs:
+        original = await runs.judged(judge, good.text, task_id="first_ascents", answer_name="good")
+        assert original.missing_pages == (K2,)
+        score = float(original.summary["final_score"])
+        report = await mutate_answer(
+            runs,
+            judge,
+            "first_ascents",
+            "good",
+            good.text,
+            score,
+            original_missing=original.missing_pages,
+        )
+    rows = {row.name: row for row in report.mutations}
+    assert (rows["change_date"].outcome, rows["change_date"].missing_pages) == ("killed", [])
+    assert rows["replace_name"].outcome == "inconclusive"
+    assert rows["replace_name"].missing_pages == ["https://peaks.example/quillfeather"]
