@@ -16,7 +16,15 @@ from click.testing import CliRunner
 from generator.cli import main
 from tests.fixtures.runner.helpers import result_files, run_args
 from toolkit.backends import ScriptedBackend, VerifyRequest
-from toolkit.runner.metering import Meter, MeteredBackend, current_meter, end_calls, judge_call
+from toolkit.llm.abandoned import AbandonedSpend
+from toolkit.runner.metering import (
+    Meter,
+    MeteredBackend,
+    abandoned_note,
+    current_meter,
+    end_calls,
+    judge_call,
+)
 
 OUTLIVED = "scripted:tests.fixtures.runner.llm_policy:verifications_outlive_their_evaluation"
 """A model whose verifications end only once their evaluation is over: still running when it
@@ -187,3 +195,11 @@ def test_a_timed_out_judge_frees_its_jobs_slot_while_its_result_waits_for_its_ca
     assert "counted in this result's usage" in notes[0] and "not known" not in notes[0]
     assert record["usage"]["unknown_cost_calls"] == 0
     assert sum(r["usage"]["llm_calls"] for r in results) == len(rows)
+
+
+def test_the_note_on_calls_still_running_points_at_the_count_of_calls_with_no_ledger_row() -> None:
+    """Such a call may still be running when the LLM client closes (its provider ignoring the
+    cancellation) and then never get a ledger row: the note must not promise one."""
+    note = abandoned_note(AbandonedSpend(running=2), 1.0)
+    assert "2 were still running 1 s after it ended" in note
+    assert "may get no row" in note and "`llm.unrecorded_calls`" in note

@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
-from tests.fixtures.runner.helpers import copy_fixtures
-from tests.runner.test_abandoned_calls import LEAVES_A_CALL_RUNNING
+from tests.fixtures.runner.helpers import copy_fixtures, result_files
+from tests.runner.test_abandoned_calls import LEAVES_A_CALL_RUNNING, abandoned_notes
 from tests.scale.fake_cluster import FakeSession, fake_sessions
 from tests.scale.local_cluster import LocalCluster
 from tests.scale.workspace import judgegen
@@ -84,3 +84,5 @@ def test_calls_still_running_after_the_gateways_close_wait_are_reported_as_not_i
     warning = f"warning: {unrecorded} LLM call(s) were still running when the LLM client closed"
     assert warning in done.stderr
     assert "their cost is unknown to the ledger" in done.stderr
+    notes = [n for r in result_files(work / "results").values() for n in abandoned_notes(r)]
+    assert notes and all("may get no row" in note for note in notes)  # as it came to pass

@@ -162,8 +162,10 @@ def abandoned_note(spend: AbandonedSpend, waited_s: float) -> str:
         parts.append(
             f"{spend.running} were still running {waited_s:g} s after it ended, when this "
             "result was written: counted as calls in this result's usage, their cost is not "
-            "known here (the LLM ledger has it once they end; a row `abandoned`, its cost "
-            "not known, if the command's end cancels them first)"
+            "known here (the LLM ledger gets the row of one that ends, a row `abandoned`, its "
+            "cost not known, if the command's end cancels it first; one still running when the "
+            "LLM client closes, its provider ignoring the cancellation, may get no row: the "
+            "`LLM:` line and `llm.unrecorded_calls` of `run --json` count those)"
         )
     return (
         f"{spend.calls} LLM call(s) were still running when this evaluation ended (its judge "
