@@ -638,6 +638,7 @@ def run(
         with results_lock(results, wait=not no_wait, notify=say) as locked:
             remove_stamp(results)  # results may change now: no stamp may vouch for them
             report, usage_reporter = asyncio.run(work())
+            judging.close_after_loop()
             if locked is not None and ray_address is None and report.exit_code == 0 and not stale:
                 record(
                     click.get_current_context().params,

@@ -131,3 +131,11 @@ class RunBackend:
         """Close the LLM client, if one was built."""
         if self.client is not None:
             await self.client.aclose()
+
+    def close_after_loop(self) -> None:
+        """Once the run's event loop has ended, close the LLM ledger again: a call its
+        provider kept running past `aclose` ends as the loop ends, and its ledger row is
+        written then; one that could not be written raises its `LedgerError` here, as
+        `aclose` raises that of a row lost before."""
+        if self.client is not None:
+            self.client.ledger.close()

@@ -14,9 +14,10 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
-from tests.fixtures.runner.helpers import result_files, run_args
+from tests.fixtures.runner.helpers import llm_run, result_files, run_args
 from toolkit.backends import ScriptedBackend, VerifyRequest
 from toolkit.llm.abandoned import AbandonedSpend
+from toolkit.llm.client import LLMClient
 from toolkit.runner.metering import (
     Meter,
     MeteredBackend,
@@ -195,6 +196,31 @@ def test_a_timed_out_judge_frees_its_jobs_slot_while_its_result_waits_for_its_ca
     assert "counted in this result's usage" in notes[0] and "not known" not in notes[0]
     assert record["usage"]["unknown_cost_calls"] == 0
     assert sum(r["usage"]["llm_calls"] for r in results) == len(rows)
+
+
+IGNORES_A_CANCELLATION = (
+    "scripted:tests.fixtures.runner.llm_policy:verifications_ignore_a_cancellation"
+)
+"""A model whose verifications go on past the LLM client's close, and end as the command's
+event loop ends (`asyncio.run` cancels them again)."""
+
+
+def test_a_late_ledger_row_that_cannot_be_written_after_the_client_closed_stops_the_run(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No row is written before the close (the judge's one verification is never answered),
+    and the ledger's folder is a file: the row of the call that ends as the loop ends (error
+    `abandoned`) is the first to fail, after the close."""
+    (work / "judges" / "louvre_hours.py").write_text(LEAVES_A_CALL_RUNNING)
+    (work / "taken").write_text("a file where the ledger's folder belongs\n")
+    monkeypatch.setattr(LLMClient, "close_wait_s", 0.1)
+    args, env = llm_run(work, "--task", "louvre_hours", "--timeout", "1")
+    at = args.index("--provider")
+    args[at + 1] = IGNORES_A_CANCELLATION
+    env["JUDGEGEN_LEDGER_PATH"] = str(work / "taken" / "ledger.jsonl")
+    done = CliRunner(env=env).invoke(main, args, catch_exceptions=False)
+    assert done.exit_code == 3, done.output
+    assert f"usage ledger {work / 'taken' / 'ledger.jsonl'} cannot be written" in done.stderr
 
 
 def test_the_note_on_calls_still_running_points_at_the_count_of_calls_with_no_ledger_row() -> None:

@@ -86,7 +86,9 @@ class Ledger:
         self._models: set[str] = set()
         self._file: TextIO | None = None
         self.lost: LedgerError | None = None
-        """The first failure of a row nobody was waiting for (`record_late`): `close` raises it."""
+        """The first failure of a row nobody was waiting for (`record_late`): `close` raises it
+        (a row that comes after the close too, if the command closes the ledger again once
+        its event loop has ended)."""
 
     def record(self, row: LedgerRow) -> None:
         """Count `row` and append it to the file, flushed at once (one write, no open per row);
@@ -123,7 +125,10 @@ class Ledger:
 
     def close(self) -> None:
         """Close the file (rows are already flushed; a later `record` reopens it); raise the
-        `LedgerError` of a late row that could not be written, once."""
+        `LedgerError` of a late row that could not be written, once. A late row may still come
+        after the close: a call its provider kept running past the client's close ends when
+        the command's event loop ends (`asyncio.run` cancels it again), so a command closes
+        the ledger again then, for that row's failure too."""
         if self._file is not None:
             self._file.close()
             self._file = None
