@@ -4,6 +4,7 @@ gets its row when it ends, so the ledger, the budget and the cache agree on what
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from pathlib import Path
 
@@ -281,3 +282,35 @@ async def test_a_row_that_comes_after_the_close_wait_is_no_longer_counted_as_mis
     assert (summary.calls, summary.unrecorded_calls) == (1, 0)
     assert [row.error for row in client.ledger.rows] == [None]  # it answered: paid
     client.ledger.close()
+
+
+async def followed_on_leaving_a_shared_call(tmp_path: Path, *, maker_apart: bool) -> int:
+    """How many calls of other units of work the tracker of a unit of work counts once it
+    stops waiting for a shared call, made in another unit of work (`maker_apart`) or its own."""
+    gate = asyncio.Event()
+    client = gated_client(tmp_path, gate)
+    with tracking_abandoned() as work:
+        with tracking_abandoned() if maker_apart else contextlib.nullcontext():
+            maker = asyncio.ensure_future(client.complete(verify_request("a")))
+        await asyncio.sleep(0.05)
+        follower = asyncio.ensure_future(client.complete(verify_request("a")))  # shares it
+        await asyncio.sleep(0.05)
+        follower.cancel()  # e.g. its judge timed out
+        await asyncio.gather(follower, return_exceptions=True)
+    gate.set()
+    await maker
+    followed = (await work.settle(0.0)).followed
+    await client.aclose()
+    return followed
+
+
+async def test_leaving_a_call_another_unit_of_work_made_is_counted_as_followed(
+    tmp_path: Path,
+) -> None:
+    assert await followed_on_leaving_a_shared_call(tmp_path, maker_apart=True) == 1
+
+
+async def test_leaving_a_call_of_its_own_unit_of_work_is_not_counted_as_followed(
+    tmp_path: Path,
+) -> None:
+    assert await followed_on_leaving_a_shared_call(tmp_path, maker_apart=False) == 0

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from generator.cli import main
 from tests.fixtures.runner.helpers import llm_run, result_files, run_args
+from tests.fixtures.runner.llm_policy import SHARED_CLAIM
 from toolkit.backends import ScriptedBackend, VerifyRequest
 from toolkit.llm.abandoned import AbandonedSpend
 from toolkit.llm.client import LLMClient
@@ -229,3 +230,67 @@ def test_the_note_on_calls_still_running_points_at_the_count_of_calls_with_no_le
     note = abandoned_note(AbandonedSpend(running=2), 1.0)
     assert "2 were still running 1 s after it ended" in note
     assert "may get no row" in note and "`llm.unrecorded_calls`" in note
+
+
+SHARES_A_CALL = '''"""louvre_hours, judged by verifying a claim of its own answer, then one every answer shares."""
+
+from toolkit import Evaluator
+
+TASK_ID = "louvre_hours"
+TASK_DESCRIPTION = "What are the Louvre Museum's opening hours on Wednesdays?"
+
+
+async def evaluate(ev: Evaluator) -> None:
+    stated = ev.add_leaf(id="stated", desc="The answer states the hours")
+    await ev.verify(claim=f"This answer states the hours: {ev.answer[:60]!r}", node=stated)
+    shared = ev.add_leaf(id="open_on_wednesdays", desc="The Louvre opens on Wednesdays")
+    await ev.verify(claim=SHARED_CLAIM, node=shared)
+'''.replace("SHARED_CLAIM", repr(SHARED_CLAIM))
+"""With `SHARED_POLICY`, of two evaluations one makes the shared claim's call, and the other
+is waiting for it when its judge times out."""
+
+SHARED_POLICY = "scripted:tests.fixtures.runner.llm_policy:shared_claim_outlives_two_evaluations"
+
+
+def assert_one_made_the_shared_call_and_one_waited(
+    results: list[dict[str, Any]], ledger_rows: int
+) -> None:
+    """Of two results judged by `SHARES_A_CALL` with `SHARED_POLICY`: the one whose call went
+    on is charged it; the other says it was waiting for it, charged to the one that made it
+    (the results count the `ledger_rows` of the run, the shared call once)."""
+    made = [r for r in results if any("went on and ended" in n for n in abandoned_notes(r))]
+    waited = [r for r in results if r not in made]
+    assert len(made) == len(waited) == 1
+    notes = [n for n in waited[0]["notes"] if "another evaluation had made" in n]
+    assert len(notes) == 1 and "charged to the evaluation that made it" in notes[0]
+    assert sum(r["usage"]["llm_calls"] for r in results) == ledger_rows
+
+
+@pytest.mark.parametrize("mode", ["--no-sandbox", "--jobs=2"], ids=["in_process", "sandboxed"])
+def test_a_judge_timed_out_waiting_for_another_evaluations_call_says_so_in_its_result(
+    work: Path, mode: str
+) -> None:
+    """alpha's two louvre_hours answers verify the same claim, sharing one call, which the
+    model answers only once both evaluations are over."""
+    (work / "judges" / "louvre_hours.py").write_text(SHARES_A_CALL)
+    args = run_args(
+        work,
+        "--include-unreviewed",
+        "--task",
+        "louvre_hours",
+        "--jobs",
+        "2",
+        mode,
+        answers=work / "answers" / "alpha",
+    )
+    at = args.index("--backend")
+    del args[at : at + 2]
+    args += ["--provider", SHARED_POLICY, "--timeout", "1"]
+    env = {
+        "JUDGEGEN_CACHE_PATH": str(work / "llm-cache.sqlite"),
+        "JUDGEGEN_LEDGER_PATH": str(work / "ledger.jsonl"),
+    }
+    CliRunner(env=env).invoke(main, args, catch_exceptions=False)
+    results = list(result_files(work / "results").values())
+    rows = (work / "ledger.jsonl").read_text().splitlines()
+    assert_one_made_the_shared_call_and_one_waited(results, len(rows))

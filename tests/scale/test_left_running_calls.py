@@ -11,13 +11,21 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.fixtures.runner.helpers import copy_fixtures, result_files
-from tests.runner.test_abandoned_calls import LEAVES_A_CALL_RUNNING, OUTLIVED, abandoned_notes
+from tests.runner.test_abandoned_calls import (
+    LEAVES_A_CALL_RUNNING,
+    OUTLIVED,
+    SHARED_POLICY,
+    SHARES_A_CALL,
+    abandoned_notes,
+    assert_one_made_the_shared_call_and_one_waited,
+)
 from tests.scale.local_cluster import LocalCluster
 from tests.scale.test_lost_node_usage import Stalls, gateway_serving, verify_call
 from tests.scale.workspace import judgegen
@@ -61,6 +69,20 @@ def test_calls_a_timed_out_judge_left_running_on_a_node_are_charged_to_its_resul
     notes = [note for result in results for note in abandoned_notes(result)]
     assert notes and all("counted in this result's usage" in n for n in notes)
     assert record["usage"]["unknown_cost_calls"] == 0
+
+
+def test_a_judge_timed_out_on_a_node_waiting_for_another_evaluations_call_says_so(
+    tmp_path: Path, cluster: LocalCluster
+) -> None:
+    """As locally: of alpha's two louvre_hours answers, sharing one call at the gateway, one
+    made it and the other was waiting for it when its judge timed out."""
+    work = copy_fixtures(tmp_path)
+    (work / "judges" / "louvre_hours.py").write_text(SHARES_A_CALL)
+    shutil.rmtree(work / "answers" / "beta")
+    _, results, rows = cluster_run(
+        work, cluster, "--jobs=2", "--timeout", "1", provider=SHARED_POLICY
+    )
+    assert_one_made_the_shared_call_and_one_waited(results, len(rows))
 
 
 @pytest.mark.parametrize("mode", ["--jobs=2", "--no-sandbox"], ids=["sandboxed", "in_process"])

@@ -7,16 +7,19 @@ imported from recordings), or fails its schema, is a miss. A
 call returns once its answer is committed, or, inside `deferring_commits`, once it is queued
 (the barrier then holds the commit); every caller of a shared call waits for that commit, and
 a failed store fails each of them with its own error (only the caller that paid carries the
-usage).
+usage). A caller that stops waiting for a call another unit of work made is counted by its own
+tracker of abandoned calls (`toolkit.llm.abandoned`), so it can tell what it was waiting for.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import NamedTuple
 
 from toolkit.awaitables import mark_retrieved
 from toolkit.errors import CacheError, LLMError, ReplayMiss
+from toolkit.llm.abandoned import AbandonedCalls, current_abandoned, left_shared_call
 from toolkit.llm.cache import ResponseCache
 from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.commits import current_barrier
@@ -45,9 +48,8 @@ class CachedProvider:
         self.cache = cache
         self.mode = mode
         self.name = inner.name
-        self._inflight: dict[str, tuple[asyncio.Future[LLMResponse], asyncio.Future[None]]] = {}
-        """Calls in flight by key: the call, and the commit of its answer (done with None when
-        nothing is stored)."""
+        self._inflight: dict[str, _InFlight] = {}
+        """Calls in flight by key."""
         self.on_abandoned: Callable[[LLMRequest, asyncio.Future[LLMResponse]], None] | None = None
         """Told of a call its maker stopped waiting for, which goes on (shared, and paid for),
         or has ended but not been accounted for (its maker was cancelled while waiting for the
@@ -87,13 +89,17 @@ class CachedProvider:
     async def _shared(self, key: str, request: LLMRequest) -> LLMResponse:
         shared = self._inflight.get(key)
         if shared is not None:
-            response = await _wait_as_follower(shared[0])
-            await _after_store(shared[1], self._hurry, paid=None)  # the maker of the call paid
+            try:
+                response = await _wait_as_follower(shared.call)
+            except asyncio.CancelledError:  # e.g. its judge timed out: the call is the maker's
+                left_shared_call(shared.maker)
+                raise
+            await _after_store(shared.stored, self._hurry, paid=None)  # the maker paid
             return response
         stored: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         stored.add_done_callback(mark_retrieved)  # its callers may all have stopped waiting
         task = asyncio.ensure_future(self._call_and_store(key, request, stored))
-        self._inflight[key] = (task, stored)
+        self._inflight[key] = _InFlight(task, stored, current_abandoned.get())
         task.add_done_callback(lambda done: self._settle(key, done, stored))
         try:
             response = await asyncio.shield(task)
@@ -153,6 +159,16 @@ class CachedProvider:
         else:
             stored.set_result(None)
         return response
+
+
+class _InFlight(NamedTuple):
+    """A call in flight, shared by identical requests."""
+
+    call: asyncio.Future[LLMResponse]
+    stored: asyncio.Future[None]
+    """The commit of its answer (done with None when nothing is stored)."""
+    maker: AbandonedCalls | None
+    """The tracker of abandoned calls of the unit of work that made it, if one was open."""
 
 
 async def _after_store(

@@ -122,7 +122,11 @@ def charge_abandoned(meter: Meter, spend: AbandonedSpend, waited_s: float) -> No
     to `waited_s`) to its meter, as the ledger counts them, with a note saying how many there
     were and whether their cost is counted: a call that ended is charged its ledger figures;
     one cancelled (cache off, or the command ended), or still running after the wait, counts
-    as a call whose cost is not known (`UsageTotals.unknown_cost_calls`)."""
+    as a call whose cost is not known (`UsageTotals.unknown_cost_calls`). Calls of other
+    evaluations it was waiting for (`AbandonedSpend.followed`) are their makers' to pay: only
+    noted."""
+    if spend.followed:
+        meter.notes.append(followed_note(spend.followed))
     if not spend.calls:
         return
     counts = meter.usage.__dict__  # plain fields: skip pydantic's per-assignment hook
@@ -170,6 +174,17 @@ def abandoned_note(spend: AbandonedSpend, waited_s: float) -> str:
     return (
         f"{spend.calls} LLM call(s) were still running when this evaluation ended (its judge "
         f"timed out, failed or its process ended): {'; '.join(parts)}"
+    )
+
+
+def followed_note(calls: int) -> str:
+    """A result's note on the LLM calls of other evaluations its evaluation was waiting for
+    when it ended (identical requests share one call, which its maker pays for)."""
+    return (
+        f"when this evaluation ended (its judge timed out, failed or its process ended), it "
+        f"was waiting for {calls} LLM call(s) another evaluation had made: identical requests "
+        "share one call, charged to the evaluation that made it (its result's usage counts "
+        "it), not to this one"
     )
 
 

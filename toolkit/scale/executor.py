@@ -123,7 +123,8 @@ class ClusterExecutor:
     async def _end(self, attempt: str) -> AttemptEnd | None:
         """End `attempt`, whose node reported, at the gateway: what its calls cost there
         (None: not known, no gateway; the node's report stands), the LLM calls it left running
-        followed into the evaluation's tracker of abandoned calls."""
+        followed into the evaluation's tracker of abandoned calls, and those of other attempts
+        it was waiting for counted there."""
         if self.gateway is None or not attempt:
             return None
         try:
@@ -134,6 +135,9 @@ class ClusterExecutor:
             return None
         if ended.left_running:
             self._follow(attempt, ended.left_running)
+        tracker = current_abandoned.get()
+        if ended.followed and tracker is not None:
+            tracker.follow(ended.followed)
         return ended
 
     def _follow(self, attempt: str, calls: int) -> None:

@@ -178,8 +178,9 @@ class Gateway:
     async def end(self, attempt: str, wait_s: float) -> AttemptEnd:
         """End `attempt`, whose node reported: its evaluation is over, as `end_calls` ends a
         local one. Its calls still running here are cancelled (waited for up to `wait_s`),
-        and its later calls refused. What all its calls cost, and how many LLM calls it left
-        running (their caller stopped waiting, the calls go on: `settle` says what they cost).
+        and its later calls refused. What all its calls cost, how many LLM calls it left
+        running (their caller stopped waiting, the calls go on: `settle` says what they cost),
+        and how many of other attempts' it was waiting for (`AttemptEnd.followed`).
         """
         self._closed[attempt] = ENDED
         tally = self._attempts.get(attempt)
@@ -192,10 +193,10 @@ class Gateway:
             task.cancel()
         if running:
             await asyncio.wait(running, timeout=max(0.0, wait_s))
-        left = tally.abandoned.calls
+        left, followed = tally.abandoned.calls, tally.abandoned.followed
         if not left:
             self._attempts.pop(attempt, None)
-        return AttemptEnd(usage=tally.usage, left_running=left)
+        return AttemptEnd(usage=tally.usage, left_running=left, followed=followed)
 
     async def settle(self, attempt: str, wait_s: float) -> LeftRunning:
         """What the LLM calls `attempt` left running cost, once each has ended or `wait_s`

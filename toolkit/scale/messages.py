@@ -15,7 +15,7 @@ from toolkit.runner.fingerprint import PageReads
 from toolkit.runner.results import UsageTotals
 from toolkit.sandbox.protocol import EvalOutcome, Reply, SandboxLimits
 
-SCALE_VERSION = 7
+SCALE_VERSION = 8
 """2: the gateway says which judgegen code it runs (`GatewayInfo.code`); 3: a node's result
 carries the infrastructure errors its services raised (`NodeResult.infra`) and its tool
 calls (`NodeResult.tool_calls`); 4: the gateway says whether its page source reads a page
@@ -25,7 +25,8 @@ attempt lost with its node spent (`AttemptSpend`); 6: an attempt its node report
 at the gateway (`AttemptEnd`), which says what the LLM calls it left running cost
 (`LeftRunning`), and a node's result carries the runner's notes (`NodeResult.notes`); 7: an
 attempt lost with its node says how many LLM calls it left running too
-(`AttemptSpend.left_running`), followed as an ended attempt's."""
+(`AttemptSpend.left_running`), followed as an ended attempt's; 8: an ended attempt says how
+many LLM calls of other attempts it was waiting for (`AttemptEnd.followed`)."""
 
 
 class _Versioned(BaseModel):
@@ -128,6 +129,12 @@ class AttemptEnd(_Versioned):
         default=0,
         description="LLM calls of the attempt whose caller stopped waiting while they went on "
         "(`toolkit.llm.abandoned`): their cost is counted once they end (`Gateway.settle`).",
+    )
+    followed: int = Field(
+        default=0,
+        description="LLM calls of other attempts that the attempt was waiting for when it "
+        "ended (identical requests share one call, charged to the attempt that made it): "
+        "`toolkit.llm.abandoned.AbandonedSpend.followed`.",
     )
 
 
