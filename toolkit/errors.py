@@ -104,6 +104,21 @@ class LLMError(InfraError):
         """What the server answered, for an HTTP error (`toolkit.llm.server_answer`)."""
         super().__init__(message, kind=kind, usage=usage)
 
+    @classmethod
+    def standing_for(cls, message: str, kind: str, cause: LLMError | None) -> LLMError:
+        """A stop (`kind`: an outage, a rejection) raised instead of `cause`, the failed call
+        it stands for, carrying that call's usage, attempts and cost so the ledger and budget
+        still count them; none when the call was refused before reaching the provider."""
+        error = cls(
+            message,
+            kind=kind,
+            usage=cause.usage if cause is not None else None,
+            attempts=cause.attempts if cause is not None else 0,
+        )
+        if cause is not None:
+            error.cost_usd = cause.cost_usd
+        return error
+
 
 class ReplayMiss(InfraError):
     """The replay provider was asked for a response it never recorded."""

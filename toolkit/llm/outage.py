@@ -109,14 +109,9 @@ class OutageBreaker:
         carries the usage and cost of `cause`, the failed call it stands for (none when the
         call was refused)."""
         detail = redact(str(last))[:500]
-        error = LLMError(
+        message = (
             f"LLM provider {self.name} looks down: {self.failures} calls in a row failed after "
             f"the SDK's retries (the last: {type(last).__name__} ({last.kind}): {detail}); no "
-            f"more calls are made. Fix: {OUTAGE_FIX}",
-            kind=OUTAGE_KIND,
-            usage=cause.usage if cause is not None else None,
-            attempts=cause.attempts if cause is not None else 0,
+            f"more calls are made. Fix: {OUTAGE_FIX}"
         )
-        if cause is not None:
-            error.cost_usd = cause.cost_usd
-        return error
+        return LLMError.standing_for(message, OUTAGE_KIND, cause)

@@ -187,12 +187,4 @@ class RejectionGuard:
     def _rejected(self, message: str, cause: LLMError | None = None) -> LLMError:
         """The rejection, carrying the usage and cost of `cause`, the failed call it stands
         for (none when the call was refused)."""
-        error = LLMError(
-            message,
-            kind=REJECTED_KIND,
-            usage=cause.usage if cause is not None else None,
-            attempts=cause.attempts if cause is not None else 0,
-        )
-        if cause is not None:
-            error.cost_usd = cause.cost_usd
-        return error
+        return LLMError.standing_for(message, REJECTED_KIND, cause)
