@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from generator.review.approval_checks import approval_warnings
+from generator.review.approval_checks import approval_warnings, latest_kill_rate
 from toolkit.errors import SpecError
 from toolkit.runner.approval import approval_path
 from toolkit.runner.approval import approve as record_approval
@@ -41,7 +41,10 @@ def approve(
     Writes REVIEWS/TASK_ID.approval.json (reviewer, date, judge sha256). Warns on stderr,
     naming the file and field, when REVIEWS/TASK_ID.json does not vouch for these bytes: no
     review record, a record of other bytes, failed or skipped acceptance, an unmeasured
-    kill rate, or a spec in TASKS changed since the judge was generated.
+    kill rate or one measured on other bytes, mutations counted as not killed (errors,
+    inconclusive), or a spec in TASKS changed since the judge was generated. Prints the kill
+    rate of these bytes from the latest mutation testing: generate's, or a later `judgegen
+    mutate --write-review`.
 
     \b
     Example:
@@ -63,14 +66,21 @@ def approve(
             err=True,
         )
         sys.exit(3)
-    warnings = approval_warnings(task_id, judges / f"{task_id}.py", reviews, tasks_dir)
+    judge = judges / f"{task_id}.py"
+    warnings = approval_warnings(task_id, judge, reviews, tasks_dir)
     for warning in warnings:
         click.echo(f"warning: {warning}", err=True)
+    measured = latest_kill_rate(task_id, judge, reviews)
+    mutation = f"{measured.summary}, by {measured.where}" if measured else "not measured"
     if as_json:
-        payload = {**record.model_dump(mode="json"), "warnings": warnings}
+        payload = {
+            **record.model_dump(mode="json"),
+            "mutation_testing": mutation,
+            "warnings": warnings,
+        }
         click.echo(json.dumps(payload, indent=2, sort_keys=True))
         return
     click.echo(
         f"approved {task_id} ({record.judge_sha256}) by {record.reviewer} "
-        f"-> {approval_path(reviews, task_id)}"
+        f"-> {approval_path(reviews, task_id)}\nmutation testing of these bytes: {mutation}"
     )

@@ -35,6 +35,7 @@ from generator.review.mutate import (
     unproven_count,
     unproven_note,
 )
+from generator.review.mutation_testing import SIDECAR_KEY, MutationTesting
 from generator.review.runs import JudgedAnswer, ReviewRuns
 from generator.stages.spec import LoadedSpec, SampleAnswer
 from toolkit.llm.pricing import is_free
@@ -42,12 +43,8 @@ from toolkit.llm.settings import LLMSettings
 from toolkit.util.files import write_atomic
 from toolkit.util.hashing import sha256_file
 
-# the sidecar's mutation_testing; 2: `llm`, the run's calls and cost; 3: `inconclusive`, and a
-# kill_rate counting errors and inconclusive mutations as not killed
-MUTATION_REPORT_VERSION = 3
 SECTION_START = "<!-- judgegen:mutation:start -->"
 SECTION_END = "<!-- judgegen:mutation:end -->"
-SIDECAR_KEY = "mutation_testing"
 
 
 class NotAccepted(click.ClickException):
@@ -241,17 +238,9 @@ def record_in_review(
     write_atomic(markdown, text)
     written = [markdown]
     if data is not None:
-        data[SIDECAR_KEY] = {
-            "version": MUTATION_REPORT_VERSION,
-            "answer": report.answer,
-            "mutations": len(report.mutations),
-            "killed": report.killed,
-            "inconclusive": report.inconclusive,
-            "errors": report.errors,
-            "kill_rate": report.kill_rate,
-            "judge_sha256": judge_sha256,
-            **({"llm": spend.model_dump(mode="json")} if spend is not None else {}),
-        }
+        recorded = MutationTesting.of(report, judge_sha256, spend)
+        unpriced = {"llm"} if spend is None else set()
+        data[SIDECAR_KEY] = recorded.model_dump(mode="json", exclude=unpriced)
         if total is not None:
             data["checking_cost"] = total.model_dump(mode="json")
         write_atomic(sidecar, json.dumps(data, indent=2, ensure_ascii=False) + "\n")

@@ -4,8 +4,10 @@ review record and its task spec.
 An approval binds exact bytes, so it is only as good as what the reviewer read. These checks
 name each way the review record (`reviews/<task_id>.json`) fails to vouch for the file being
 approved: no record, a record of other bytes, a failed or skipped gate, an unmeasured kill
-rate, mutations the judge failed on or scored lower only while a cited page was missing (not
-evidence it notices them), or a spec edited since the judge was generated.
+rate (or one measured on other bytes: generate's and `judgegen mutate --write-review`'s, read
+as the latest through `latest_mutation_testing`), mutations the judge failed on or scored lower
+only while a cited page was missing (not evidence it notices them), or a spec edited since the
+judge was generated.
 """
 
 from __future__ import annotations
@@ -14,7 +16,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from generator.review.mutate import MutationStage, unproven_count
+from generator.review.mutation_testing import (
+    LatestMutationTesting,
+    MutationMeasurement,
+    read_latest_mutation_testing,
+)
 from generator.review.record import ReviewRecord
 from generator.review.staleness import staleness
 from generator.stages.spec import load_spec
@@ -65,31 +71,72 @@ def _record_warnings(task_id: str, judge_sha256: str, reviews_dir: Path) -> list
         )
     elif not acceptance.ok:
         warnings.append(f"{sidecar}: acceptance failed ({acceptance.summary_line(cost=False)})")
-    mutation = record.mutation
-    if mutation is None or not mutation.ran or mutation.kill_rate is None:
-        why = mutation.summary_line() if mutation is not None else "not recorded"
+    try:
+        latest = read_latest_mutation_testing(sidecar, judge_sha256)
+    except (ValidationError, ValueError) as exc:
+        first = str(exc).splitlines()[0]
+        return [
+            *warnings,
+            f"{sidecar}: unreadable mutation_testing ({first}); rerun "
+            f"`judgegen mutate {task_id} --write-review`",
+        ]
+    return warnings + _mutation_warnings(task_id, sidecar, latest, judge_sha256)
+
+
+def _mutation_warnings(
+    task_id: str, sidecar: Path, latest: LatestMutationTesting, judge_sha256: str
+) -> list[str]:
+    """Why the record's latest mutation testing does not vouch for these bytes: it measured
+    other bytes, measured nothing, or counts errors or inconclusive mutations as not killed."""
+    rerun = f"`judgegen mutate {task_id} --write-review`"
+    if latest.current is None and latest.stale is not None:
+        stale = latest.stale
+        return [
+            f"{sidecar}: mutation testing is stale: {stale.summary}, by {stale.where}, was "
+            f"measured on judge bytes {str(stale.judge_sha256)[:19]}…, but the judge is now "
+            f"{judge_sha256[:19]}…: nothing measured the kill rate of the judge being approved; "
+            f"regenerate it (`judgegen regenerate {task_id}`: its record then measures these "
+            f"bytes) or measure them (`judgegen mutate {task_id}`)"
+        ]
+    current = latest.current
+    if current is None:
+        return [
+            f"{sidecar}: mutation kill rate not measured (not recorded); run {rerun} or "
+            "regenerate with --pages PAGES"
+        ]
+    warnings = [f"{sidecar}: {note}" for note in current.notes]
+    if not current.measured:
         warnings.append(
-            f"{sidecar}: mutation kill rate not measured ({why}); run "
-            f"`judgegen mutate {task_id} --write-review` or regenerate with --pages PAGES"
+            f"{sidecar}: mutation kill rate not measured ({current.summary}); run {rerun} or "
+            "regenerate with --pages PAGES"
         )
-    if mutation is not None:
-        warnings += _unproven_warnings(sidecar, mutation)
-    return warnings
+    return warnings + _unproven_warnings(sidecar, current)
 
 
-def _unproven_warnings(sidecar: Path, mutation: MutationStage) -> list[str]:
-    """The mutations the recorded kill rate counts as not killed though none survived (errors,
+def _unproven_warnings(sidecar: Path, measured: MutationMeasurement) -> list[str]:
+    """The mutations the kill rate counts as not killed though none survived (errors,
     inconclusive), named with what to do; none when every mutation was killed or survived."""
-    counted = unproven_count(mutation.errors, mutation.inconclusive)
-    if not counted:
+    if not measured.unproven_counted:
         return []
-    named = "; ".join(mutation.unproven()[:3])
-    more = len(mutation.unproven()) - 3
+    named = "; ".join(measured.unproven[:3])
+    more = len(measured.unproven) - 3
     named += f" (+{more} more)" if more > 0 else ""
     return [
-        f"{sidecar}: mutation testing counts {counted} as not killed: {named}; "
-        + "; ".join(mutation.unproven_fixes())
+        f"{sidecar}: mutation testing counts {measured.unproven_counted} as not killed"
+        f"{': ' + named if named else ''}; "
+        + "; ".join(measured.fixes)
+        + f" (recorded by {measured.where})"
     ]
+
+
+def latest_kill_rate(task_id: str, judge: Path, reviews_dir: Path) -> MutationMeasurement | None:
+    """The review record's latest mutation testing of `judge`'s current bytes, when it measured
+    a kill rate (None otherwise, or when it cannot be read: `approval_warnings` says why)."""
+    try:
+        latest = read_latest_mutation_testing(reviews_dir / f"{task_id}.json", sha256_file(judge))
+    except (OSError, ValidationError, ValueError):
+        return None
+    return latest.current if latest.current is not None and latest.current.measured else None
 
 
 def _spec_warnings(task_id: str, judge: Path, tasks_dir: Path) -> list[str]:

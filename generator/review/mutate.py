@@ -277,6 +277,25 @@ def unproven_note(errors: int, inconclusive: int) -> str:
     return f"; {unproven_count(errors, inconclusive)} {verb} as not killed"
 
 
+def unproven_fixes(errors: int, inconclusive: int) -> list[str]:
+    """What to do about `errors` mutations the judge failed on and `inconclusive` ones, one line
+    per kind present."""
+    fixes = []
+    if errors:
+        fixes.append(
+            "a mutation the judge failed on counts as not killed: make the judge score such "
+            "answers instead of failing on them, then regenerate it"
+        )
+    if inconclusive:
+        fixes.append(
+            "an inconclusive mutation (its score dropped while a cited page was missing) "
+            "counts as not killed: add the missing pages to the page store (`judgegen "
+            "cache-pages`), or have the judge check the cited pages rather than addresses "
+            "it builds from extracted values"
+        )
+    return fixes
+
+
 def mutation_row(
     mutation: Mutation,
     original: float,
@@ -408,20 +427,7 @@ class MutationStage(BaseModel):
     def unproven_fixes(self) -> list[str]:
         """What to do about the mutations counted as not killed without surviving, one line per
         kind present."""
-        fixes = []
-        if self.errors:
-            fixes.append(
-                "a mutation the judge failed on counts as not killed: make the judge score such "
-                "answers instead of failing on them, then regenerate it"
-            )
-        if self.inconclusive:
-            fixes.append(
-                "an inconclusive mutation (its score dropped while a cited page was missing) "
-                "counts as not killed: add the missing pages to the page store (`judgegen "
-                "cache-pages`), or have the judge check the cited pages rather than addresses "
-                "it builds from extracted values"
-            )
-        return fixes
+        return unproven_fixes(self.errors, self.inconclusive)
 
     def summary_line(self) -> str:
         """`kill rate 0.67 (4 of 6 mutations of good)` or why it did not run."""

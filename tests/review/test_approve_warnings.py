@@ -10,6 +10,11 @@ import pytest
 from click.testing import CliRunner, Result
 
 from generator.cli import main
+from generator.review.mutate import MutationReport, MutationRow
+from generator.review.mutation_testing import MutationTesting
+from tests.fixtures.review.helpers import BACKEND, invoke, workspace
+from tests.fixtures.review.helpers import TASK as MUTATED
+from toolkit.util.hashing import sha256_file
 
 REPO = Path(__file__).resolve().parents[2]
 TASK = "nobel_physics_2023"
@@ -114,3 +119,121 @@ def test_the_json_output_lists_the_warnings(work: Path) -> None:
     args = ["--judges", str(work / "generated_judges"), "--reviews", str(work / "reviews")]
     done = CliRunner().invoke(main, ["approve", TASK, "--reviewer", "Eve", "--json", *args])
     assert any("no review record" in w for w in json.loads(done.stdout)["warnings"])
+
+
+# The latest mutation testing: a later `judgegen mutate --write-review` (`mutation_testing`)
+# supersedes generate's mutation stage, and a kill rate of other bytes is stale.
+MUTATE_RUN = ["--backend", BACKEND, "--pages", "pages", "--no-sandbox"]
+BRITTLE = REPO / "tests/fixtures/review/judges/first_ascents_brittle.py"
+URL_BUILDER = REPO / "tests/fixtures/review/judges/first_ascents_url_builder.py"
+
+
+@pytest.fixture
+def mutated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The review fixture task `first_ascents` with a review record of its judge's bytes (the
+    example record's fields) whose generate stage skipped mutation testing."""
+    monkeypatch.chdir(workspace(tmp_path))
+    (tmp_path / "reviews").mkdir()
+    return tmp_path
+
+
+def _record_first_ascents(work: Path) -> None:
+    """A review record of the workspace's judge as it is now, mutation testing skipped."""
+    data = json.loads((REPO / f"reviews/{TASK}.json").read_text())
+    judge = work / f"generated_judges/{MUTATED}.py"
+    data.update(task_id=MUTATED, judge_sha256=sha256_file(judge))
+    data["mutation"] = {"ran": False, "note": "--no-mutation", "reports": []}
+    (work / f"reviews/{MUTATED}.json").write_text(json.dumps(data))
+
+
+def _mutate_then_approve(work: Path, judge: Path | None = None) -> Result:
+    if judge is not None:
+        shutil.copy(judge, work / f"generated_judges/{MUTATED}.py")
+    _record_first_ascents(work)
+    invoke(["mutate", MUTATED, "--write-review", *MUTATE_RUN])
+    return invoke(["approve", MUTATED, "--reviewer", "Eve"])
+
+
+def test_a_kill_rate_measured_by_mutate_write_review_is_shown_by_approve(mutated: Path) -> None:
+    done = _mutate_then_approve(mutated)
+    assert done.exit_code == 0, done.output
+    assert done.stdout.splitlines()[1] == (
+        "mutation testing of these bytes: kill rate 0.83 (5 of 6 mutations of good), by "
+        "`judgegen mutate --write-review` (`mutation_testing`)"
+    )
+    assert "not measured" not in done.stderr
+
+
+def test_errors_recorded_by_mutate_write_review_are_warned_about(mutated: Path) -> None:
+    done = _mutate_then_approve(mutated, BRITTLE)
+    message = " ".join(done.stderr.split())
+    assert "mutation testing counts 2 errors as not killed: good: drop_cited_url" in message
+    assert "ValueError: the judge raised: no URL for Mount Everest" in message
+    assert "make the judge score such answers instead of failing on them" in message
+    assert "(recorded by `judgegen mutate --write-review` (`mutation_testing`))" in message
+
+
+def test_inconclusive_mutations_recorded_by_mutate_write_review_are_warned_about(
+    mutated: Path,
+) -> None:
+    done = _mutate_then_approve(mutated, URL_BUILDER)
+    message = " ".join(done.stderr.split())
+    assert "mutation testing counts 1 inconclusive as not killed: good: replace_name" in message
+    assert "https://peaks.example/quillfeather" in message and "judgegen cache-pages" in message
+
+
+def test_a_kill_rate_measured_before_the_judge_was_edited_is_said_to_be_stale(
+    mutated: Path,
+) -> None:
+    _record_first_ascents(mutated)
+    assert invoke(["mutate", MUTATED, "--write-review", *MUTATE_RUN]).exit_code == 0
+    judge = mutated / f"generated_judges/{MUTATED}.py"
+    judge.write_text(judge.read_text() + "# tweak\n")
+    done = invoke(["approve", MUTATED, "--reviewer", "Eve"])
+    message = " ".join(done.stderr.split())
+    assert "mutation testing is stale: kill rate 0.83 (5 of 6 mutations of good)" in message
+    assert f"but the judge is now {sha256_file(judge)[:19]}" in message
+    assert done.stdout.splitlines()[1] == "mutation testing of these bytes: not measured"
+
+
+def _mutation_testing(work: Path, report: MutationReport) -> dict:
+    """What `mutate --write-review` records for `report`, measured on the judge as it is."""
+    judge = sha256_file(work / f"generated_judges/{TASK}.py")
+    return MutationTesting.of(report, judge, None).model_dump(mode="json")
+
+
+def _crashed_report() -> MutationReport:
+    """Three of six mutations killed, one survived, two the judge failed on."""
+    outcomes = ["killed", "killed", "killed", "survived", "error", "error"]
+    rows = [
+        MutationRow(
+            name=f"m{index}",
+            description=f"change {index}",
+            score=None if outcome == "error" else 0.5,
+            outcome=outcome,
+            error=f"KeyError: 'm{index}'" if outcome == "error" else None,
+        )
+        for index, outcome in enumerate(outcomes)
+    ]
+    return MutationReport(task_id=TASK, answer="good", original_score=1.0, mutations=rows)
+
+
+def test_mutate_write_review_after_generation_supersedes_the_generate_stage(work: Path) -> None:
+    _edit_record(work, mutation_testing=_mutation_testing(work, _crashed_report()))
+    done = _approve(work)
+    assert "kill rate 0.50 (3 of 6 mutations of good; 2 errors count as not killed), by " in (
+        done.stdout
+    )
+    assert "counts 2 errors as not killed: good: m4 (change 4) error: KeyError: 'm4'" in (
+        " ".join(done.stderr.split())
+    )
+
+
+def test_errors_recorded_without_their_rows_are_still_warned_about(work: Path) -> None:
+    """A version 3 `mutation_testing` has the counts but not the mutations."""
+    recorded = _mutation_testing(work, _crashed_report())
+    del recorded["report"]
+    _edit_record(work, mutation_testing={**recorded, "version": 3})
+    done = _approve(work)
+    message = " ".join(done.stderr.split())
+    assert "mutation testing counts 2 errors as not killed; a mutation the judge failed" in message
