@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Iterable
 from pathlib import Path
 
 import click
 
+from generator.cli.llm_clients import CommandClients
 from generator.cli.llm_options import llm_options
 from generator.cli.rerun import cache_after, rerun_note
 from generator.review.runs import extraction_backend
@@ -79,7 +79,12 @@ def check(
     try:
         reports = check_files(files)
         loaded = load_spec(task, tasks_dir) if task else None
-        debug = asyncio.run(_debug_files(files, reports, loaded, llm_settings)) if loaded else {}
+        clients = CommandClients()
+        debug = (
+            clients.run(_debug_files(files, reports, loaded, llm_settings, clients))
+            if loaded
+            else {}
+        )
     except SpecError as exc:
         raise click.UsageError(str(exc)) from exc
     except InfraError as exc:
@@ -100,9 +105,11 @@ async def _debug_files(
     reports: list[LintReport],
     loaded: LoadedSpec,
     settings: LLMSettings,
+    clients: CommandClients,
 ) -> dict[Path, DebugReport]:
     """The debug stage on each lint-clean file (a file with findings would only crash)."""
     backend, client = extraction_backend(settings)
+    clients.add(client)
     try:
         return {
             path: await debug_stage(report.source, loaded, backend)
@@ -110,8 +117,7 @@ async def _debug_files(
             if report.ok
         }
     finally:
-        click.echo(client.summary_line(), err=True)
-        await client.aclose()
+        await clients.aclose()
 
 
 def _print(

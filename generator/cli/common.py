@@ -19,6 +19,7 @@ from toolkit.errors import InfraError, SpecError
 from toolkit.keywords import did_you_mean
 
 if TYPE_CHECKING:
+    from generator.cli.llm_clients import CommandClients
     from generator.stages.spec import LoadedSpec, SampleAnswer
     from toolkit.backends import JudgingBackend
     from toolkit.llm.cache_mode import CacheMode
@@ -92,17 +93,21 @@ def pick_answer(loaded: LoadedSpec, name: str | None) -> SampleAnswer:
     raise click.UsageError(f"task {loaded.task_id} has no sample answer '{name}' (has: {known})")
 
 
-def run_review(work: Coroutine[Any, Any, T], command: str, cache_mode: CacheMode | None) -> T:
-    """Run `work` for `command`; infrastructure failures exit 3, followed by what its rerun
-    keeps and redoes with its LLM client's `cache_mode` (None for a --backend's:
-    `generator.cli.rerun`); a failing judge exits 1."""
-    import asyncio
-
+def run_review(
+    work: Coroutine[Any, Any, T],
+    command: str,
+    cache_mode: CacheMode | None,
+    clients: CommandClients,
+) -> T:
+    """Run `work` for `command`, with the LLM `clients` it opens closed after its loop and
+    summed up (`CommandClients.run`); infrastructure failures (a ledger row lost at the close
+    too) exit 3, followed by what its rerun keeps and redoes with its LLM client's `cache_mode`
+    (None for a --backend's: `generator.cli.rerun`); a failing judge exits 1."""
     from generator.cli.rerun import cache_after, rerun_note
     from generator.review.runs import JudgeRunError
 
     try:
-        return asyncio.run(work)
+        return clients.run(work)
     except InfraError as exc:
         click.echo(f"error: infrastructure failure: {exc}", err=True)
         click.echo(rerun_note(command, cache_after(exc, cache_mode)), err=True)

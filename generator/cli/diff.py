@@ -19,6 +19,7 @@ from generator.cli.common import (
     run_review,
     sandbox_options,
 )
+from generator.cli.llm_clients import CommandClients
 from generator.cli.llm_options import llm_options
 from generator.gitops import GitError, NotAtRevision, file_at, last_change
 from generator.review.runs import RubricAndCodeDiff, extraction_backend, rubric_and_code_diff
@@ -62,8 +63,10 @@ async def _diff(
     settings: LLMSettings,
     sandbox: bool,
     timeout_s: float,
+    clients: CommandClients,
 ) -> RubricAndCodeDiff:
     backend, client = extraction_backend(settings)
+    clients.add(client)
     try:
         return await rubric_and_code_diff(
             task_id,
@@ -75,8 +78,7 @@ async def _diff(
             timeout_s=timeout_s,
         )
     finally:
-        click.echo(client.summary_line(), err=True)
-        await client.aclose()
+        await clients.aclose()
 
 
 def render_text(result: RubricAndCodeDiff, rev_a: str, rev_b: str, note: str = "") -> str:
@@ -159,10 +161,12 @@ def diff(
         raise click.UsageError(f"no judge {path} at {rev_a} nor at {rev_b}")
     note = _presence_note(path, sources, rev_a, rev_b)
     answer = pick_answer(loaded, answer_name)
+    clients = CommandClients()
     result = run_review(
-        _diff(loaded.task_id, sources, answer, llm_settings, not no_sandbox, timeout_s),
+        _diff(loaded.task_id, sources, answer, llm_settings, not no_sandbox, timeout_s, clients),
         "diff",
         llm_settings.cache_mode,
+        clients,
     )
     if as_json:
         presence = {"new": sources[0] is None, "deleted": sources[1] is None}

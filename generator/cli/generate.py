@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -25,10 +24,10 @@ from generator.stages.spec import LoadedSpec, load_spec
 from toolkit.llm.settings import LLMSettings
 
 
-async def _generate_all(
+def _generate_all(
     specs: list[LoadedSpec], settings: LLMSettings, options: PipelineOptions
 ) -> tuple[list[GenerationResult], list[tuple[str, str]]]:
-    return await for_each_spec(
+    return for_each_spec(
         specs,
         settings,
         lambda loaded, generation, extraction: run_generation(
@@ -102,7 +101,7 @@ def generate_cmd(
             **gates(pages, no_acceptance, acceptance_budget_usd, no_mutation, min_kill_rate),
         )
         check_comparable(specs, options)
-        done, failed = asyncio.run(_generate_all(specs, settings, options))
+        done, failed = _generate_all(specs, settings, options)
     _print(done, failed, as_json)
     ctx.exit(1 if failed else 0)
 

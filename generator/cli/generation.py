@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from generator.cli.llm_clients import CommandClients
 from generator.cli.rerun import cache_after, rerun_note
 from generator.gitops import GitError, RefChanged
 from generator.stages.checking import uncompared_reason
@@ -189,16 +190,30 @@ def generation_errors(ctx: click.Context, command: str, settings: LLMSettings) -
         raise click.UsageError(f"{exc} (use --no-commit outside a git repository)") from exc
 
 
-async def for_each_spec(
+def for_each_spec(
     specs: list[LoadedSpec],
     settings: LLMSettings,
     work: Callable[[LoadedSpec, LLMClient, LLMClient], Awaitable[R]],
     kept: str = "",
 ) -> tuple[list[R], list[tuple[str, str]]]:
-    """Run `work` on each spec with one pair of clients: a task that fails generation is reported
-    (with `kept`, what stayed as it was) and collected while the others go on; the clients'
-    usage line goes to stderr at the end."""
+    """Run `work` on each spec, in an event loop of its own, with one pair of clients: a task
+    that fails generation is reported (with `kept`, what stayed as it was) and collected while
+    the others go on; the clients' usage line goes to stderr once the loop has ended
+    (`CommandClients.run`)."""
+    clients = CommandClients()
+    return clients.run(_each_spec(specs, settings, work, clients, kept))
+
+
+async def _each_spec(
+    specs: list[LoadedSpec],
+    settings: LLMSettings,
+    work: Callable[[LoadedSpec, LLMClient, LLMClient], Awaitable[R]],
+    clients: CommandClients,
+    kept: str,
+) -> tuple[list[R], list[tuple[str, str]]]:
     generation, extraction = generation_clients(settings)
+    clients.add(generation)
+    clients.add(extraction)
     done: list[R] = []
     failed: list[tuple[str, str]] = []
     try:
@@ -209,8 +224,5 @@ async def for_each_spec(
                 click.echo(f"[{loaded.task_id}] failed: {exc}{kept}", err=True)
                 failed.append((loaded.task_id, str(exc)))
     finally:
-        click.echo(generation.summary_line(), err=True)
-        await generation.aclose()
-        if extraction is not generation:
-            await extraction.aclose()
+        await clients.aclose()
     return done, failed

@@ -27,6 +27,7 @@ from generator.cli.common import (
     run_review,
     sandbox_options,
 )
+from generator.cli.llm_clients import CommandClients
 from generator.cli.llm_options import llm_options
 from generator.review.cost import CheckingCost, LLMSpend
 from generator.review.mutate import (
@@ -78,13 +79,13 @@ async def _mutate(
     loaded: LoadedSpec,
     judge: Path,
     chosen: SampleAnswer | None,
-    setup: tuple[Any, Any, Any],
+    setup: tuple[Any, CommandClients, Any],
     sandbox: bool,
     timeout_s: float,
-) -> tuple[MutationReport, LLMSpend]:
-    """The report, and what the command's LLM calls cost (finding the accepted answer
-    included: all of it is mutation testing)."""
-    backend, client, pages = setup
+) -> MutationReport:
+    """The report of mutating the accepted answer (found first: all of it is mutation
+    testing, and so is its cost)."""
+    backend, clients, pages = setup
     try:
         async with ReviewRuns(backend, pages=pages, sandbox=sandbox, timeout_s=timeout_s) as runs:
             answer, original, judged = await _accepted(runs, judge, loaded, chosen)
@@ -98,11 +99,9 @@ async def _mutate(
                 original_missing=judged.missing_pages,
                 progress=lambda message: click.echo(message, err=True),
             )
-            return report, command_spend(client)
+            return report
     finally:
-        if client is not None:
-            click.echo(client.summary_line(), err=True)
-            await client.aclose()
+        await clients.aclose()
 
 
 def command_spend(client: Any) -> LLMSpend:
@@ -306,16 +305,22 @@ def mutate(
     measured = sha256_file(judge) if judge.is_file() else ""
     chosen = pick_answer(loaded, answer_name) if answer_name else None
     backend, client = open_backend(backend_spec, llm_settings)
-    setup = (backend, client, open_pages(pages))
+    clients = CommandClients()
+    clients.add(client)
+    setup = (backend, clients, open_pages(pages))
     mode = llm_settings.cache_mode if client is not None else None
     try:
-        report, spend = run_review(
-            _mutate(loaded, judge, chosen, setup, not no_sandbox, timeout_s), "mutate", mode
+        report = run_review(
+            _mutate(loaded, judge, chosen, setup, not no_sandbox, timeout_s),
+            "mutate",
+            mode,
+            clients,
         )
     except NotAccepted as exc:
         if chosen is not None:
             raise click.UsageError(f"--answer {chosen.name}: {exc.message}") from exc
         raise
+    spend = command_spend(client)  # after the close: the rows written then count too
     if write_review:
         for path in record_in_review(reviews, report, measured, spend):
             click.echo(f"updated {path}", err=True)

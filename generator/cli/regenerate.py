@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -27,10 +26,10 @@ from toolkit.errors import SpecError
 from toolkit.llm.settings import LLMSettings
 
 
-async def _regenerate_all(
+def _regenerate_all(
     specs: list[LoadedSpec], settings: LLMSettings, options: PipelineOptions, force: bool
 ) -> tuple[list[RegenerationResult], list[tuple[str, str]]]:
-    return await for_each_spec(
+    return for_each_spec(
         specs,
         settings,
         lambda loaded, generation, extraction: run_regeneration(
@@ -136,9 +135,7 @@ def regenerate_cmd(
             **gates(pages, no_acceptance, acceptance_budget_usd, no_mutation, min_kill_rate),
         )
         check_comparable(specs, options)
-        done, failed = (
-            asyncio.run(_regenerate_all(specs, llm_settings, options, force)) if specs else ([], [])
-        )
+        done, failed = _regenerate_all(specs, llm_settings, options, force) if specs else ([], [])
     _print(done, failed, as_json)
     ctx.exit(1 if failed else 0)
 

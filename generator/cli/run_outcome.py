@@ -9,9 +9,9 @@ from typing import Any
 
 import click
 
+from generator.cli.llm_clients import warn_unrecorded
 from generator.cli.rerun import cache_after, rerun_note
 from toolkit.llm.cache_mode import CacheMode
-from toolkit.llm.usage import UsageSummary
 from toolkit.runner.answers_layout import StrayFile
 from toolkit.runner.metrics import Summary, format_table
 from toolkit.runner.options import DEFAULT_SCORE_NAME
@@ -53,7 +53,7 @@ def print_outcome(
     )
     if client is not None:
         click.echo(client.summary_line(), err=True)
-        _warn_unrecorded(client.summary())
+        warn_unrecorded(client.summary())
     earlier = report.earlier_attempts
     if earlier.attempts:
         click.echo(
@@ -101,18 +101,6 @@ def print_outcome(
             click.echo(format_table(summary))
             click.echo("")
     return code
-
-
-def _warn_unrecorded(llm: UsageSummary | None) -> None:
-    """How many LLM calls the ledger has no row of (`UsageSummary.unrecorded_calls`)."""
-    if llm is None or not llm.unrecorded_calls:
-        return
-    click.echo(
-        f"warning: {llm.unrecorded_calls} LLM call(s) were still running when the LLM client "
-        "closed (their provider ignored the cancellation): the usage ledger has no row of them, "
-        "so their cost is unknown to the ledger and left out of the `LLM:` line",
-        err=True,
-    )
 
 
 def _note_withdrawn(report: RunReport, inputs: Path, results: Path, score_name: str) -> None:

@@ -16,6 +16,7 @@ from generator.cli.common import (
     run_review,
     sandbox_options,
 )
+from generator.cli.llm_clients import CommandClients
 from generator.cli.llm_options import llm_options
 from generator.review.rubric import outline, statistics, tree_of
 from generator.review.runs import (
@@ -42,15 +43,16 @@ async def _skeleton(
     settings: LLMSettings,
     sandbox: bool,
     timeout_s: float,
+    clients: CommandClients,
 ) -> dict[str, Any]:
     backend, client = extraction_backend(settings)
+    clients.add(client)
     try:
         summary = await skeleton_summary(
             source, task_id, answer, SharedExtractor(backend), sandbox=sandbox, timeout_s=timeout_s
         )
     finally:
-        click.echo(client.summary_line(), err=True)
-        await client.aclose()
+        await clients.aclose()
     return tree_of(summary)
 
 
@@ -96,6 +98,7 @@ def tree(
     loaded = load_task(task, tasks_dir)
     path = judge_file(judges, loaded.task_id)
     answer = pick_answer(loaded, answer_name)
+    clients = CommandClients()
     skeleton = run_review(
         _skeleton(
             path.read_text("utf-8"),
@@ -104,9 +107,11 @@ def tree(
             llm_settings,
             not no_sandbox,
             timeout_s,
+            clients,
         ),
         "tree",
         llm_settings.cache_mode,
+        clients,
     )
     if fmt == "json":
         payload = {

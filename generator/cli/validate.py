@@ -19,6 +19,7 @@ from generator.cli.common import (
     run_review,
     sandbox_options,
 )
+from generator.cli.llm_clients import CommandClients
 from generator.cli.llm_options import llm_options
 from generator.review.labels import AnswerLabels, LabelAgreement, agreement, task_labels
 from generator.review.runs import JudgeRunError, ReviewRuns
@@ -191,7 +192,7 @@ async def _validate(
     todo: list[LabelledTask],
     judges: Path,
     backend: Any,
-    client: Any,
+    clients: CommandClients,
     pages: Any,
     sandbox: bool,
     timeout_s: float,
@@ -200,9 +201,7 @@ async def _validate(
         async with ReviewRuns(backend, pages=pages, sandbox=sandbox, timeout_s=timeout_s) as runs:
             return [await _validate_task(runs, task, judges) for task in todo]
     finally:
-        if client is not None:
-            click.echo(client.summary_line(), err=True)
-            await client.aclose()
+        await clients.aclose()
 
 
 def _fraction(value: float | None, part: int, whole: int) -> str:
@@ -319,10 +318,13 @@ def validate(
     report = ValidationReport(unlabelled=unlabelled)
     if todo:
         backend, client = open_backend(backend_spec, llm_settings)
+        clients = CommandClients()
+        clients.add(client)
         report.tasks = run_review(
-            _validate(todo, judges, backend, client, open_pages(pages), not no_sandbox, timeout_s),
+            _validate(todo, judges, backend, clients, open_pages(pages), not no_sandbox, timeout_s),
             "validate",
             llm_settings.cache_mode if client is not None else None,
+            clients,
         )
     report.tally()
     if min_agreement is not None:
