@@ -11,6 +11,7 @@ an error, so a fixture never guesses.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -114,3 +115,28 @@ def brittle_mutants_policy(request: LLMRequest) -> LLMResponse:
     (`tests/fixtures/generator/brittle_mutants/README.md`)."""
     task_id = request.metadata.task_id or ""
     return FixturePolicy(ROOT / "tasks" / task_id, BRITTLE_MUTANTS / task_id / "replies")(request)
+
+
+async def extractions_ignore_a_cancellation(request: LLMRequest) -> LLMResponse:
+    """`example_run_policy`, but an extraction goes on when first cancelled and ends when
+    cancelled again (as a provider ignoring the cancellation does: the close of its client
+    waits for it in vain, and `asyncio.run`'s end cancels it again)
+    (`scripted:tests.generator.scripted_generation:extractions_ignore_a_cancellation`): the
+    debug stage's judges time out with their extraction out, and its row comes only as the
+    command's event loop ends."""
+    if request.metadata.purpose == "extract":
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            await asyncio.Event().wait()
+    return example_run_policy(request)
+
+
+async def extractions_never_answered(request: LLMRequest) -> LLMResponse:
+    """`example_run_policy`, but an extraction ends only when cancelled
+    (`scripted:tests.generator.scripted_generation:extractions_never_answered`): the debug
+    stage's judges time out with their extraction out, and the client's close cancels it and
+    writes its row (error `abandoned`)."""
+    if request.metadata.purpose == "extract":
+        await asyncio.Event().wait()
+    return example_run_policy(request)
