@@ -68,8 +68,8 @@ def cache() -> None:
       judgegen cache import recordings/rust_2024_edition --cache-path imported.sqlite
 
     \b
-    Exit codes: 0 ok; 2 usage or input error (missing cache, bad record file);
-    3 the cache database failed.
+    Exit codes: 0 ok; 1 `export` skipped unreadable entries; 2 usage or input error
+    (missing cache, bad record file); 3 the cache database failed.
     """
 
 
@@ -98,9 +98,23 @@ def stats(cache_path: Path | None, as_json: bool) -> None:
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 @cache_path_option
 def export(directory: Path, cache_path: Path | None) -> None:
-    """Write every entry to DIRECTORY as one reviewable JSON file per request."""
-    count = _guarded(lambda: _open(cache_path).export_dir(directory))
+    """Write every entry to DIRECTORY as one reviewable JSON file per request.
+
+    An entry that cannot be read is not written: the command says how many and exits 1, as
+    the folder then lacks their answers (a replay of it misses those requests)."""
+    count, skipped = _guarded(lambda: _open(cache_path).export_dir(directory))
     click.echo(f"exported {count} records to {directory}", err=True)
+    if skipped:
+        click.echo(
+            f"error: {skipped} cache entr{'y' if skipped == 1 else 'ies'} could not be read "
+            f"and {'was' if skipped == 1 else 'were'} not exported, so {directory} lacks "
+            f"{'its answer' if skipped == 1 else 'their answers'} (a replay of it misses "
+            f"{'that request' if skipped == 1 else 'those requests'}). Fix: rerun the command "
+            "that recorded them (an unreadable entry is a cache miss, and the new answer "
+            "replaces it), then export again",
+            err=True,
+        )
+        sys.exit(1)
 
 
 @cache.command(name="import")

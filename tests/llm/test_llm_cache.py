@@ -179,7 +179,7 @@ async def test_export_writes_stable_sorted_indented_files(tmp_path: Path) -> Non
     client, _ = client_on(tmp_path / "c.sqlite", CacheMode.RW)
     await client.complete(verify_request())
     cache = ResponseCache(tmp_path / "c.sqlite")
-    assert cache.export_dir(tmp_path / "out") == 1
+    assert cache.export_dir(tmp_path / "out") == (1, 0)
     (path,) = (tmp_path / "out").iterdir()
     text = path.read_text()
     data = json.loads(text)

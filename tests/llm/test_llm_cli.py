@@ -70,6 +70,19 @@ async def test_export_import_round_trip(tmp_path: Path) -> None:
     assert "imported 3 records" in imported.stderr
 
 
+def test_export_says_it_skipped_an_unreadable_entry_and_exits_1(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    for claim in ("kept", "garbled"):
+        cache.put(CacheRecord.of(verify_request(claim), LLMResponse(text="x")))
+    with sqlite3.connect(tmp_path / "c.sqlite") as db:
+        db.execute("UPDATE entries SET response = '{oops' WHERE request LIKE '%garbled%'")
+    args = ["cache", "export", str(tmp_path / "out"), "--cache-path", str(tmp_path / "c.sqlite")]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1
+    assert len(list((tmp_path / "out").glob("*.json"))) == 1
+    assert "error: 1 cache entry could not be read and was not exported" in result.stderr
+
+
 async def test_clear_empties_the_cache(tmp_path: Path) -> None:
     await filled_cache(tmp_path / "c.sqlite")
     result = CliRunner().invoke(

@@ -291,13 +291,17 @@ class ResponseCache:
             self._db.execute("DELETE FROM blobs")
         return count
 
-    def export_dir(self, directory: Path) -> int:
-        """Write every record as `<purpose>-<model>-<digest>.json`; returns the count."""
+    def export_dir(self, directory: Path) -> tuple[int, int]:
+        """Write every readable record as `<purpose>-<model>-<digest>.json`; (how many were
+        written, how many entries were unreadable and skipped: the folder lacks them, so a
+        replay of it misses their requests)."""
         directory.mkdir(parents=True, exist_ok=True)
-        records = self.records()
+        records = self.records()  # writes still queued are stored first
+        with self._guard():
+            (stored,) = self._db.execute("SELECT COUNT(*) FROM entries").fetchone()
         for record in records:
             (directory / record.file_name()).write_text(record_json(record), encoding="utf-8")
-        return len(records)
+        return len(records), stored - len(records)
 
     def import_dir(self, directory: Path, *, replace: bool = False) -> ImportReport:
         """Store every `*.json` record in `directory` (read strictly: `load_record_files`) in
