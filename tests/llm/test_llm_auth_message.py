@@ -60,6 +60,7 @@ async def test_a_403_says_the_key_is_denied_the_model(
     assert "with HTTP 403" in message and said in message
     assert "denies the key sent this endpoint or model 'o4-mini'" in message
     assert key in message and "--model" in message
+    assert "JUDGEGEN_JUDGE_MODEL" in message  # `generate` extracts with the judge model
 
 
 async def test_the_url_shown_has_no_credentials(stub: StubAPI) -> None:

@@ -55,12 +55,14 @@ web page's URL; a server that does not implement this API answers 501) or serves
 model (`model_not_found`): the configuration is wrong, for every request alike. A 501 is no
 outage (the SDK still retries it as a 5xx, but no later call can succeed). A 400 (one request
 too large or malformed) is that request's own, unless it recurs (`toolkit.llm.rejection`)."""
+MODEL_SETTINGS = "--model / JUDGEGEN_LLM_MODEL, JUDGEGEN_JUDGE_MODEL, JUDGEGEN_GENERATION_MODEL"
+"""Where the model a call asks for is set, for every command: `--model` (or the default) and
+the per-role models that override it (`generate` extracts with the judge model)."""
 NOT_FOUND_FIX = (
     "check the server's URL (--base-url / JUDGEGEN_LLM_BASE_URL, else the SDK's "
     "OPENAI_BASE_URL / ANTHROPIC_BASE_URL; an OpenAI-compatible server's usually ends in /v1) "
-    "and the model's name (--model / JUDGEGEN_LLM_MODEL, JUDGEGEN_JUDGE_MODEL, "
-    "JUDGEGEN_GENERATION_MODEL) against the models that server serves (an OpenAI-compatible "
-    "server lists them at its /v1/models)"
+    f"and the model's name ({MODEL_SETTINGS}) against the models that server serves (an "
+    "OpenAI-compatible server lists them at its /v1/models)"
 )
 
 TRUNCATED_STOPS = frozenset({"max_tokens", "length", "model_context_window_exceeded"})
@@ -248,7 +250,7 @@ def auth_fix(provider: str) -> str:
     return (
         f"check the key the SDK sends ({key}; a local server started with an API key wants "
         f"that key), that the server (--base-url / JUDGEGEN_LLM_BASE_URL{sdk_url}) is the "
-        "one the key is for, and that the key may use the model (--model / JUDGEGEN_LLM_MODEL)"
+        f"one the key is for, and that the key may use the model ({MODEL_SETTINGS})"
     )
 
 

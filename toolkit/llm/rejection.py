@@ -28,7 +28,7 @@ import re
 from toolkit.errors import LLMError
 from toolkit.llm.endpoint import kind_of
 from toolkit.llm.models import LLMRequest, LLMResponse
-from toolkit.llm.provider import Provider
+from toolkit.llm.provider import MODEL_SETTINGS, Provider
 from toolkit.llm.server_answer import ServerAnswer
 from toolkit.util.redact import redact
 
@@ -73,10 +73,9 @@ STRUCTURED_FIXES = {
 }
 """The fix for a refused structured-output parameter, per provider kind."""
 REJECTED_FIX = (
-    "check that the model (--model / JUDGEGEN_LLM_MODEL, JUDGEGEN_JUDGE_MODEL, "
-    "JUDGEGEN_GENERATION_MODEL) takes the parameter the server names and that --base-url / "
-    "JUDGEGEN_LLM_BASE_URL is the server meant; for an OpenAI-compatible server refusing "
-    "response_format, pass --schema-mode json or --schema-mode prompt"
+    f"check that the model ({MODEL_SETTINGS}) takes the parameter the server names and that "
+    "--base-url / JUDGEGEN_LLM_BASE_URL is the server meant; for an OpenAI-compatible server "
+    "refusing response_format, pass --schema-mode json or --schema-mode prompt"
 )
 
 
@@ -181,7 +180,8 @@ class RejectionGuard:
             f"{len(self._requests)} different requests in a row to {answer.called} for model "
             f"{answer.shown_model()} with the same HTTP {answer.status}: {said}; it refuses "
             "something every request carries, not one request's content, so every call would "
-            f"fail the same way and no more are made. Fix: {rejected_fix(answer, kind_of(self.name))}"
+            "fail the same way and no more are made. "
+            f"Fix: {rejected_fix(answer, kind_of(self.name))}"
         )
 
     def _rejected(self, message: str, cause: LLMError | None = None) -> LLMError:
