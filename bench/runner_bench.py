@@ -11,7 +11,9 @@ ones. Each scenario also runs in process (`--no-sandbox`).
 Scenarios (bench/runner_workload.py has the judges; they are shaped like published
 Mind2Web 2 judges — item after item, each a dependent chain of extraction and checks):
   chain       few evaluations with ~50-call dependent chains (chain-bound); run from scratch
-              --chain-runs times (3), the median shown and every run's ratio listed
+              --chain-runs times (3), the median shown and every run's ratio listed; cold
+              (no warm server: what the first run in an environment pays) and "served" (as
+              a later run gets it: forked by the warm server an earlier run left behind)
   throughput  450 evaluations (throughput-bound at the default LLM concurrency)
   zero        the throughput workload at zero latency: overhead per evaluation
   cached      9 evaluations run once, then rerun with --overwrite (every call a cache hit)
@@ -99,6 +101,7 @@ TIMED_LAUNCH = (
 ) + LAUNCH
 PROVIDER = "scripted:latency_model:respond"
 REPO_ENV = "RUNNER_BENCH_REPO"
+SERVERS_ENV = "RUNNER_BENCH_SERVERS"  # the warm servers' folder (JUDGEGEN_SERVER_DIR)
 MODES = ("sandboxed", "in-process")
 SCENARIOS = ("chain", "throughput", "zero", "cached")
 RERUNS = 3
@@ -126,7 +129,10 @@ class Run:
     spans: list[tuple[str | None, float, float]] | None = None
     """Every call's (task id, when it reached the model, when it was answered), wall clock."""
     parent_cpu: float | None = None
-    """CPU seconds of the `judgegen` process itself (not the fork server or job processes)."""
+    """CPU seconds of the `judgegen` process itself (not the fork server or job processes);
+    of a served run, the client's alone."""
+    served: bool = False
+    """Whether a warm server ran the command (the `judgegen` process only waited for it)."""
 
     @property
     def usage(self) -> dict[str, Any]:
@@ -138,25 +144,34 @@ class Run:
         return int(self.usage.get("llm_calls", 0)) - int(self.usage.get("cache_hits", 0))
 
 
-def cli_env(latency: float) -> dict[str, str]:
-    """The environment of the CLI: the checkout under test first, no judgegen settings or keys."""
+def cli_env(latency: float, served: bool = False) -> dict[str, str]:
+    """The environment of the CLI: the checkout under test first, no judgegen settings or keys;
+    warm servers in the bench's own folder, on only for `served` runs (a cold run is what the
+    first run in an environment pays, and leaves no server behind)."""
     env = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith("JUDGEGEN_") and not k.endswith("_API_KEY")
     }
+    if SERVERS_ENV in os.environ:
+        env["JUDGEGEN_SERVER_DIR"] = os.environ[SERVERS_ENV]
+    env["JUDGEGEN_SERVER"] = "on" if served else "off"
     env["PYTHONPATH"] = os.pathsep.join([os.environ.get(REPO_ENV, str(ROOT)), str(BENCH)])
     env[LATENCY_ENV] = repr(latency)
     return env
 
 
-def judgegen_run(root: Path, sandboxed: bool, latency: float, extra: list[str]) -> Run:
-    """Run `judgegen run` in `root` and time it from process start to exit."""
+def judgegen_run(
+    root: Path, sandboxed: bool, latency: float, extra: list[str], served: bool = False
+) -> Run:
+    """Run `judgegen run` in `root` and time it from process start to exit (`served`: with
+    warm servers on; `Run.served` says whether one ran it)."""
     args = [sys.executable, "-c", TIMED_LAUNCH, "run", "--answers", "answers"]
     args += ["--judges", "judges"]
     args += ["--pages", "pages", "--include-unreviewed", "--provider", PROVIDER, "--json"]
     args += ([] if sandboxed else ["--no-sandbox"]) + extra
-    env = cli_env(latency)
+    env = cli_env(latency, served)
+    commands_served = served_count()
     marker, last, own = root / "first-call", root / "last-call", root / "parent-cpu"
     for path in (marker, last, own):
         path.unlink(missing_ok=True)
@@ -183,6 +198,7 @@ def judgegen_run(root: Path, sandboxed: bool, latency: float, extra: list[str]) 
     if done.returncode != 0 or not record:
         sys.stderr.write(f"judgegen run exited {done.returncode}:\n{done.stderr[-3000:]}\n")
     judge_cpu = written_judge_cpu(root / "results", began)
+    served_it = served_count() > commands_served
     return Run(
         wall,
         done.returncode,
@@ -196,7 +212,73 @@ def judgegen_run(root: Path, sandboxed: bool, latency: float, extra: list[str]) 
         judge_cpu,
         spans,
         float(own.read_text()) if own.exists() else None,
+        served_it,
     )
+
+
+def served_chain(
+    base: Path,
+    workload: Workload,
+    mode: str,
+    args: argparse.Namespace,
+    sched: Schedule,
+    concurrency: int,
+    wrong: list[str | None],
+) -> dict:
+    """The chain-bound scenario as a user's later runs get it: served by the warm server the
+    first run left behind (that first run is not timed; each timed run starts from scratch,
+    like the cold ones, and waits for nothing but what a user would)."""
+    sandboxed, latency, label = mode == "sandboxed", args.latency, f"chain {mode} served"
+    shutil.rmtree(base / f"{workload.name}-{mode}", ignore_errors=True)  # the cold runs' root
+    root = prepare(base, workload, mode, args)
+    leave_server(root, sandboxed, latency, args.run_args)
+    runs = []
+    for _ in range(args.chain_runs):
+        shutil.rmtree(root)
+        root = prepare(base, workload, mode, args)
+        runs.append(judgegen_run(root, sandboxed, latency, args.run_args, served=True))
+        wrong.append(check_results(root, sched, label))
+    stop_servers()
+    shutil.rmtree(root)
+    median = sorted(runs, key=lambda run: run.wall)[len(runs) // 2]
+    served = row(label, median, workload.evaluations, latency, sched, concurrency)
+    print_row(served)
+    _say_runs(label, runs, served["ideal_s"])
+    if not all(run.served for run in runs):
+        print(f"  {label}: {sum(not run.served for run in runs)} run(s) NOT served (run cold)")
+    timed = chain_time(median.spans or [], latency)
+    if timed is not None:
+        served["chain_time"] = dataclasses.asdict(timed)
+        _say_chain_time(label, median, timed)
+    return served
+
+
+def served_count() -> int:
+    """How many commands the bench's warm servers have run so far (from their logs)."""
+    folder = Path(os.environ.get(SERVERS_ENV, "/nonexistent"))
+    return sum(log.read_text().count("serving ['run']") for log in folder.glob("*.log"))
+
+
+def leave_server(root: Path, sandboxed: bool, latency: float, extra: list[str]) -> None:
+    """A cold run with servers on, which leaves one behind for `root`'s environment; return
+    once it listens (it imports first)."""
+    folder = Path(os.environ[SERVERS_ENV])
+    before = set(folder.glob("*.sock"))
+    judgegen_run(root, sandboxed, latency, extra, served=True)
+    deadline = time.monotonic() + 60
+    while not set(folder.glob("*.sock")) - before and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def stop_servers() -> None:
+    """End the bench's warm servers (each after its running command)."""
+    from generator.cli.warm.client import servers, stop_servers
+
+    folder = Path(os.environ[SERVERS_ENV])
+    stop_servers(folder)
+    deadline = time.monotonic() + 30
+    while servers(folder) and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 @dataclasses.dataclass
@@ -484,8 +566,11 @@ def main() -> None:
     }
     concurrency = _concurrency(args.run_args)
     rows: list[dict] = []
+    servers = tempfile.TemporaryDirectory(prefix="runner-bench-servers-")
+    os.environ[SERVERS_ENV] = servers.name
     help_min, help_median = help_time(args.help_repeats)
     print(f"cold `judgegen run --help`: min {help_min:.3f} s, median {help_median:.3f} s")
+
     say_interpreter_start(args.help_repeats)
     say_sdk_imports(3)
     print(
@@ -557,10 +642,12 @@ def main() -> None:
                         )
                         print_row(rows[-1])
                     _say_if_redone(fresh)
+                if name == "chain":
+                    rows.append(served_chain(base, workload, mode, args, sched, concurrency, wrong))
                 for message in filter(None, wrong):
                     print(message)
                     differ += 1
-                shutil.rmtree(root)
+                shutil.rmtree(root, ignore_errors=True)
     above = sum(
         sum(c > m for c, m in zip(s.calls, s.m2w2_calls, strict=True)) for s in schedules.values()
     )
@@ -580,6 +667,7 @@ def main() -> None:
     _say_cpu_floor(rows)
     if args.json:
         print(json.dumps({"help_s": [help_min, help_median], "rows": rows}, indent=2))
+    servers.cleanup()
     if differ:
         sys.exit(f"RESULTS DIFFER in {differ} run(s) (listed above): their timings do not count")
     print("results: every run wrote the in-process reference's scores, every evaluation complete")

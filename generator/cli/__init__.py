@@ -12,9 +12,11 @@ import atexit
 import os
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 from generator.cli.early_sandbox import EarlySandbox
+from generator.cli.warm.client import Client
 
 _GROUP_NAMES = frozenset({"COMMANDS", "LazyGroup", "main"})
 
@@ -30,23 +32,38 @@ def __getattr__(name: str) -> Any:
 
 
 def entry() -> NoReturn:
-    """The `judgegen` executable: start the sandbox early for a `run` that will need it, run
-    the command, then leave without the interpreter's teardown of every loaded module (~50 ms
-    after a run: `bench/startup_bench.py`). Pydantic's plugins stay off unless
+    """The `judgegen` executable: hand a `run` to a warm server when one answers (`warm`);
+    otherwise start the sandbox early for a `run` that will need it, run the command here and
+    leave a warm server behind for the next one. Pydantic's plugins stay off unless
     PYDANTIC_DISABLE_PLUGINS says otherwise: looking for them scans every installed
     distribution's entry points when the first model is built (~5 ms of every start-up),
     and judgegen's models are not what a plugin observing an application is for."""
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    early = EarlySandbox.start(sys.argv[1:])
+    argv = sys.argv[1:]
+    client = Client.for_command(argv)
+    served = client.serve()
+    if served is not None:
+        leave(served)
+    run_command(argv, EarlySandbox.start(argv), client.leave_server_behind)
+
+
+def run_command(
+    argv: list[str], early: EarlySandbox, after: Callable[[dict[str, Any]], None] | None = None
+) -> NoReturn:
+    """Run the command in `argv` in this process, then leave without the interpreter's
+    teardown of every loaded module (~50 ms after a run: `bench/startup_bench.py`); `after`
+    is given the modules the command loaded (what a warm server may import ahead)."""
     code: int | str | None = 0
     try:
         from generator.cli.group import main
 
-        main(standalone_mode=True, obj=early)
+        main(args=argv, standalone_mode=True, obj=early)
     except SystemExit as exc:
         code = exc.code
     finally:
         early.discard()
+    if after is not None:
+        after(sys.modules)
     leave(code)
 
 

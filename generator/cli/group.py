@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "regenerate": "generator.cli.regenerate:regenerate",
     "report": "generator.cli.report:report",
     "run": "generator.cli.run:run",
+    "server": "generator.cli.server_cmd:server",
     "tree": "generator.cli.tree:tree",
     "validate": "generator.cli.validate:validate",
 }

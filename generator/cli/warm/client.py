@@ -1,0 +1,231 @@
+"""The executable's side of the warm server: hand a command to a server, or run it here and
+leave a server behind for the next one.
+
+Standard library only, and little of it: this runs before anything else is imported, on
+every `judgegen` start. A command is handed over only when a server with this process's key
+answers and accepts it; then its standard streams (as file descriptors), working folder,
+arguments, positional environment and umask go to the server, which forks the command, and
+this process waits for its exit status, passing on the signals it receives (Ctrl-C reaches
+the command as it would in process). Anything short of an accepted command is run here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import termios
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from generator.cli.warm import key as keys
+
+WIRE_VERSION = 1
+RELAYED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1)
+NOT_LEFT_BEHIND = frozenset({"--ray", "--help", "-h"})
+JUDGED = "toolkit.runner.scheduler"
+"""Loaded by a run that judged: only such a run knows what the next one will import (one that
+stopped at a usage error, or answered from the fresh stamp, imported a fraction of it)."""
+SERVER_LOST = (
+    3  # the exit code when the server ended before the command (an infrastructure failure)
+)
+BOOT = (
+    "import json, sys\n"
+    "spec = json.load(open(sys.argv[1]))\n"
+    "sys.path[:] = spec['path']\n"
+    "from generator.cli.warm.server import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
+
+
+def paths(folder: Path, key: str) -> dict[str, Path]:
+    """The files of the server with `key`: its socket, lock, start-up spec and log."""
+    return {part: folder / f"{key}.{part}" for part in ("sock", "lock", "spec", "log")}
+
+
+class Client:
+    """One `judgegen` invocation's dealings with the warm server."""
+
+    def __init__(self, argv: list[str], folder: Path | None, key: str | None) -> None:
+        self.argv = argv
+        self.folder = folder
+        self.key = key
+
+    @classmethod
+    def for_command(cls, argv: list[str]) -> Client:
+        """The client for `argv` (one that does nothing when the command is not served)."""
+        if not argv or argv[0] not in keys.SERVED_COMMANDS or not keys.enabled():
+            return cls(argv, None, None)
+        if _terminal_stops_background_writes():
+            return cls(argv, None, None)
+        try:
+            folder = keys.runtime_dir()
+        except OSError:
+            return cls(argv, None, None)
+        return cls(argv, folder, keys.key(keys.material()))
+
+    def serve(self) -> int | None:
+        """The command's exit code when a server ran it; None when it must run here."""
+        if self.folder is None or self.key is None:
+            return None
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            conn.connect(str(paths(self.folder, self.key)["sock"]))
+            socket.send_fds(conn, [_line(self.request())], [0, 1, 2])
+            reader = conn.makefile("rb")
+            reply = _read_line(reader)
+        except (OSError, ValueError):
+            conn.close()
+            return None
+        if not (reply and reply.get("version") == WIRE_VERSION and reply.get("accepted")):
+            conn.close()
+            return None
+        return self._wait(conn, reader, int(reply["pid"]))
+
+    def request(self) -> dict[str, Any]:
+        """What the server needs to run the command as this process would (`wire.Request`)."""
+        umask = os.umask(0)
+        os.umask(umask)
+        return {
+            "version": WIRE_VERSION,
+            "key": self.key,
+            "argv0": sys.argv[0],
+            "argv": self.argv,
+            "cwd": os.getcwd(),
+            "umask": umask,
+            "positional_env": {k: os.environ[k] for k in keys.POSITIONAL_ENV if k in os.environ},
+        }
+
+    def _wait(self, conn: socket.socket, reader: BinaryIO, pid: int) -> int:
+        """Wait for the served command's exit, relaying signals to it."""
+
+        def relay(signum: int, _frame: Any) -> None:
+            with contextlib.suppress(OSError):
+                os.killpg(pid, signum)
+
+        for signum in RELAYED:
+            signal.signal(signum, relay)
+        try:
+            end = _read_line(reader)
+        except (OSError, ValueError):
+            end = None
+        finally:
+            reader.close()
+            conn.close()
+        if not end or end.get("version") != WIRE_VERSION or "exit" not in end:
+            print(
+                "judgegen: the warm server ended before the command did, which may not have "
+                f"finished; its log: {paths(self.folder, self.key)['log']}"  # type: ignore[arg-type]
+                f" (set {keys.SWITCH_ENV}=off to run commands without it)",
+                file=sys.stderr,
+            )
+            return SERVER_LOST
+        if end.get("signal"):
+            for signum in RELAYED:
+                signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), int(end["signal"]))
+        return int(end["exit"])
+
+    def leave_server_behind(self, modules: dict[str, Any]) -> None:
+        """After running here: start a server that imports what this command imported from
+        the standard library, installed packages and judgegen (never a judge or the user's
+        own code) — unless one is running or starting, or this command should not leave one."""
+        if self.folder is None or self.key is None or NOT_LEFT_BEHIND & set(self.argv):
+            return
+        if JUDGED not in modules:
+            return
+        files = paths(self.folder, self.key)
+        try:
+            with open(files["lock"], "a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released at once: a probe
+            spec = {"version": WIRE_VERSION, "path": sys.path, "modules": ahead(modules)}
+            part = files["spec"].with_suffix(".spec.part")
+            part.write_text(json.dumps(spec))
+            part.replace(files["spec"])
+            command = [sys.executable, *(["-O"] * sys.flags.optimize), "-c", BOOT]
+            command += [str(files["spec"]), str(files["sock"]), self.key]
+            with open(files["log"], "a") as log:
+                subprocess.Popen(
+                    [*command, repr(keys.idle_seconds())],
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+        except OSError:
+            return
+
+
+def servers(folder: Path) -> list[tuple[str, int | None]]:
+    """(key, pid) of every server in `folder` that holds its lock (pid None: unreadable)."""
+    found = []
+    for lock in sorted(folder.glob("*.lock")):
+        try:
+            with open(lock) as held:
+                try:
+                    fcntl.flock(held, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                    continue  # nobody holds it: no server
+                except BlockingIOError:
+                    text = held.read().strip()
+        except OSError:
+            continue
+        found.append((lock.stem, int(text) if text.isdigit() else None))
+    return found
+
+
+def stop_servers(folder: Path) -> list[int]:
+    """Ask every server in `folder` to stop (each finishes its running commands first)."""
+    stopped = []
+    for _, pid in servers(folder):
+        if pid is not None:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGTERM)
+                stopped.append(pid)
+    return stopped
+
+
+def ahead(modules: dict[str, Any]) -> list[str]:
+    """The names in `modules` a server imports ahead: those loaded from the standard library,
+    an installed package or judgegen itself, in the order they were loaded."""
+    judgegen = str(Path(__file__).resolve().parents[3])  # the folder holding generator/
+    roots = [os.path.dirname(os.__file__) + os.sep]
+    roots += [os.path.join(judgegen, package) + os.sep for package in ("toolkit", "generator")]
+    roots += [
+        os.path.abspath(entry) + os.sep
+        for entry in sys.path
+        if os.path.basename(entry) in ("site-packages", "dist-packages")
+    ]
+    return [
+        name
+        for name, module in list(modules.items())
+        if isinstance(origin := getattr(module, "__file__", None), str)
+        and os.path.abspath(origin).startswith(tuple(roots))
+    ]
+
+
+def _line(message: dict[str, Any]) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+def _read_line(reader: BinaryIO) -> dict[str, Any] | None:
+    """One JSON object from its own line (None at the end of the stream)."""
+    data = reader.readline()
+    if not data.endswith(b"\n"):
+        return None
+    message = json.loads(data)
+    return message if isinstance(message, dict) else None
+
+
+def _terminal_stops_background_writes() -> bool:
+    """Whether a standard stream is a terminal set to stop writers outside its foreground
+    group (`stty tostop`): a served command is outside it and would be stopped."""
+    for fd in (0, 1, 2):
+        with contextlib.suppress(OSError, termios.error):
+            if os.isatty(fd) and termios.tcgetattr(fd)[3] & termios.TOSTOP:
+                return True
+    return False

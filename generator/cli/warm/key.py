@@ -1,0 +1,99 @@
+"""What a served command must share with the server that forks it, and where they meet.
+
+Standard library only: the client computes this before anything else is imported. Two
+processes with the same key import the same code the same way and see the same settings:
+the interpreter, the import path (with the working folder for an empty entry), the
+environment (except the variables that only say where the shell is), the user, the resource
+limits, the cgroup and the mount namespace. A server answers only clients with its own key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import resource
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+KEY_VERSION = 1
+SWITCH_ENV = "JUDGEGEN_SERVER"
+"""`off` (or 0/no/false): never serve and never leave a server behind."""
+IDLE_ENV = "JUDGEGEN_SERVER_IDLE"
+"""Seconds a server waits for a command before it exits (default `DEFAULT_IDLE_S`)."""
+RUNTIME_ENV = "JUDGEGEN_SERVER_DIR"
+"""Where servers keep their sockets (default: $XDG_RUNTIME_DIR/judgegen, else /tmp)."""
+DEFAULT_IDLE_S = 600.0
+POSITIONAL_ENV = frozenset({"PWD", "OLDPWD", "_", "SHLVL"})
+"""Variables that only say where the shell is: served with the client's values, not keyed."""
+SERVED_COMMANDS = frozenset({"run"})
+_LIMITS = tuple(name for name in dir(resource) if name.startswith("RLIMIT_"))
+
+
+def enabled(environ: dict[str, str] | os._Environ[str] = os.environ) -> bool:
+    """Whether serving (and leaving servers behind) is on."""
+    return environ.get(SWITCH_ENV, "").strip().lower() not in {"off", "0", "no", "false"}
+
+
+def idle_seconds(environ: dict[str, str] | os._Environ[str] = os.environ) -> float:
+    """How long a server idles before it exits (a bad value falls back to the default)."""
+    try:
+        value = float(environ.get(IDLE_ENV, DEFAULT_IDLE_S))
+    except ValueError:
+        return DEFAULT_IDLE_S
+    return value if value > 0 else DEFAULT_IDLE_S
+
+
+def material() -> dict[str, Any]:
+    """Everything the key is made of, for this process."""
+    cwd = os.getcwd()
+    return {
+        "version": KEY_VERSION,
+        "executable": sys.executable,
+        "path": [entry or cwd for entry in sys.path],
+        "optimize": sys.flags.optimize,
+        "warnoptions": list(sys.warnoptions),
+        "xoptions": sorted(f"{k}={v}" for k, v in sys._xoptions.items()),
+        "env": sorted((k, v) for k, v in os.environ.items() if k not in POSITIONAL_ENV),
+        "ids": [os.getuid(), os.geteuid(), os.getgid(), os.getegid(), sorted(os.getgroups())],
+        "limits": [resource.getrlimit(getattr(resource, name)) for name in _LIMITS],
+        "cgroup": _read("/proc/self/cgroup"),
+        "namespaces": [_inode(f"/proc/self/ns/{ns}") for ns in ("mnt", "pid", "net", "user")],
+    }
+
+
+def key(of: dict[str, Any]) -> str:
+    """The key of `of` (a `material()`): a short hash."""
+    encoded = json.dumps(of, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(encoded).hexdigest()[:24]
+
+
+def runtime_dir() -> Path:
+    """This user's folder of server sockets, created private. Raises OSError when it exists
+    but is not this user's alone (someone else could then answer as a server)."""
+    base = os.environ.get(RUNTIME_ENV) or (
+        os.path.join(os.environ["XDG_RUNTIME_DIR"], "judgegen")
+        if os.environ.get("XDG_RUNTIME_DIR")
+        else f"/tmp/judgegen-server-{os.getuid()}"
+    )
+    os.makedirs(base, mode=0o700, exist_ok=True)
+    info = os.lstat(base)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise OSError(f"{base} is not a folder only this user can use; remove it")
+    return Path(base)
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError:
+        return ""
+
+
+def _inode(path: str) -> int:
+    try:
+        return os.stat(path).st_ino
+    except OSError:
+        return 0

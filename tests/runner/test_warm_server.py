@@ -1,0 +1,259 @@
+"""A `judgegen run` served by the warm server a previous run left behind behaves as the same
+command run cold — output, exit code, results, signals — and a server whose code is no
+longer what a fresh process would import never serves."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.cli.warm import key as keys
+from generator.cli.warm.client import Client, ahead, paths, servers, stop_servers
+from generator.cli.warm.code_snapshot import CodeSnapshot
+from generator.cli.warm.wire import End, Reply, Request
+
+REPO = Path(__file__).resolve().parents[2]
+LAUNCH = "from generator.cli import entry; entry()"
+PROVIDER = "scripted:tests.fixtures.runner.llm_policy:policy"
+SLOW = "scripted:tests.fixtures.runner.llm_policy:slow_policy"
+
+
+class Warm:
+    """`judgegen` processes sharing one folder of warm servers."""
+
+    def __init__(self, work: Path) -> None:
+        self.work = work
+        self.folder = work / "servers"
+        self.env = {
+            **os.environ,
+            "PYTHONPATH": str(REPO),
+            keys.SWITCH_ENV: "on",
+            keys.RUNTIME_ENV: str(self.folder),
+            keys.IDLE_ENV: "60",
+        }
+
+    def command(self, *args: str) -> list[str]:
+        return [sys.executable, "-c", LAUNCH, *args]
+
+    def run_args(self, *extra: str) -> list[str]:
+        return [
+            *("run", "--answers", "answers", "--judges", "judges", "--pages", "pages"),
+            *("--provider", PROVIDER, "--cache-mode", "off", "--include-unreviewed", "--json"),
+            "--overwrite",
+            *extra,
+        ]
+
+    def __call__(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            self.command(*args), cwd=self.work, env=self.env, capture_output=True, text=True
+        )
+
+    def wait_for_server(self) -> None:
+        """Until a server answers on this environment's socket (it imports first)."""
+        deadline = time.monotonic() + 60
+        while not list(self.folder.glob("*.sock")):
+            assert time.monotonic() < deadline, self.log()
+            time.sleep(0.05)
+
+    def log(self) -> str:
+        return "".join(log.read_text() for log in self.folder.glob("*.log"))
+
+    def served(self) -> int:
+        """How many commands the servers have run so far."""
+        return self.log().count("serving ['run']")
+
+
+@pytest.fixture
+def warm(work: Path) -> Iterator[Warm]:
+    servers_of = Warm(work)
+    yield servers_of
+    if servers_of.folder.exists():
+        stop_servers(servers_of.folder)
+        deadline = time.monotonic() + 20
+        while servers(servers_of.folder) and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+
+def verdicts(stdout: str) -> Any:
+    """What a run's JSON record says it judged, without what it took (seconds)."""
+
+    def timeless(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: timeless(v) for k, v in value.items() if not k.endswith("_s")}
+        return [timeless(v) for v in value] if isinstance(value, list) else value
+
+    record = json.loads(stdout)
+    fields = ("exit_code", "evaluated", "incomplete", "missing_pages", "summaries")
+    return timeless({field: record[field] for field in fields})
+
+
+def test_a_run_leaves_a_server_that_runs_the_next_one_with_the_same_output(warm: Warm) -> None:
+    cold = warm(*warm.run_args("--no-sandbox"))
+    assert cold.returncode == 0, cold.stderr
+    warm.wait_for_server()
+    served = warm(*warm.run_args("--no-sandbox"))
+    assert served.returncode == 0, served.stderr
+    assert warm.served() == 1
+    assert verdicts(served.stdout) == verdicts(cold.stdout)
+    assert json.loads(served.stdout)["evaluated"] > 0
+
+
+def test_a_sandboxed_run_is_served_with_the_sandbox_started_ahead(warm: Warm) -> None:
+    cold = warm(*warm.run_args())
+    assert cold.returncode == 0, cold.stderr
+    warm.wait_for_server()
+    served = warm(*warm.run_args())
+    assert served.returncode == 0, served.stderr
+    assert warm.served() == 1
+    assert verdicts(served.stdout) == verdicts(cold.stdout)
+
+
+def test_a_served_usage_error_exits_2_with_the_message_on_the_clients_stderr(warm: Warm) -> None:
+    assert warm(*warm.run_args("--no-sandbox")).returncode == 0
+    warm.wait_for_server()
+    cold = subprocess.run(
+        warm.command("run", "--no-such-flag"),
+        cwd=warm.work,
+        env={**warm.env, keys.SWITCH_ENV: "off"},
+        capture_output=True,
+        text=True,
+    )
+    served = warm("run", "--no-such-flag")
+    assert warm.served() == 1
+    assert (served.returncode, served.stdout, served.stderr) == (2, "", cold.stderr)
+    assert "No such option '--no-such-flag'" in served.stderr
+
+
+def test_a_server_refuses_once_a_new_file_would_shadow_a_module_it_imported(
+    warm: Warm, tmp_path: Path
+) -> None:
+    front = tmp_path / "front"
+    front.mkdir()
+    warm.env["PYTHONPATH"] = os.pathsep.join([str(front), str(REPO)])
+    assert warm(*warm.run_args("--no-sandbox")).returncode == 0
+    warm.wait_for_server()
+    (front / "click.py").write_text("raise ImportError('the new click, found first')\n")
+    refused = warm(*warm.run_args("--no-sandbox"))
+    assert warm.served() == 0
+    assert "stale: click would now be imported from" in warm.log()
+    assert "the new click, found first" in refused.stderr  # run here, with the new code
+
+
+def test_a_signal_to_the_client_reaches_the_served_command(warm: Warm) -> None:
+    assert warm(*warm.run_args("--no-sandbox")).returncode == 0
+    warm.wait_for_server()
+    args = warm.run_args("--no-sandbox", "--provider", SLOW)
+    process = subprocess.Popen(
+        warm.command(*args), cwd=warm.work, env=warm.env, stdout=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 30
+    while warm.served() == 0:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(0.5)
+    process.send_signal(signal.SIGINT)
+    process.communicate(timeout=60)
+    ended = [line for line in warm.log().splitlines() if "ended: exit" in line]
+    assert process.returncode == int(ended[-1].rsplit(" ", 1)[1]) != 0
+
+
+def test_a_killed_client_ends_its_served_command(warm: Warm) -> None:
+    assert warm(*warm.run_args("--no-sandbox")).returncode == 0
+    warm.wait_for_server()
+    args = warm.run_args("--no-sandbox", "--provider", SLOW)
+    process = subprocess.Popen(warm.command(*args), cwd=warm.work, env=warm.env)
+    deadline = time.monotonic() + 30
+    while warm.served() == 0:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    process.kill()
+    process.wait()
+    while "went away" not in warm.log() or "ended: exit" not in warm.log():
+        assert time.monotonic() < deadline + 30, warm.log()
+        time.sleep(0.05)
+
+
+def test_the_switch_off_leaves_no_server(warm: Warm) -> None:
+    warm.env[keys.SWITCH_ENV] = "off"
+    assert warm(*warm.run_args("--no-sandbox")).returncode == 0
+    time.sleep(0.5)
+    assert not warm.folder.exists() or not list(warm.folder.iterdir())
+
+
+def test_the_key_follows_the_environment_but_not_the_shells_position(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    before = keys.key(keys.material())
+    monkeypatch.setenv("PWD", "/somewhere/else")
+    monkeypatch.setenv("SHLVL", "9")
+    assert keys.key(keys.material()) == before
+    monkeypatch.setenv("OPENAI_API_KEY", "another key")
+    assert keys.key(keys.material()) != before
+
+
+def test_a_folder_others_can_write_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)
+    monkeypatch.setenv(keys.RUNTIME_ENV, str(shared))
+    with pytest.raises(OSError, match="only this user"):
+        keys.runtime_dir()
+
+
+def test_the_clients_request_is_what_the_server_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(keys.RUNTIME_ENV, str(tmp_path / "servers"))
+    monkeypatch.setenv(keys.SWITCH_ENV, "on")
+    client = Client.for_command(["run", "--json"])
+    request = Request.model_validate(client.request())
+    assert (request.argv, request.cwd, request.key) == (["run", "--json"], os.getcwd(), client.key)
+    assert Reply(accepted=True, pid=1).version == End(exit=0).version == request.version
+
+
+def test_a_snapshot_sees_an_edited_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "warm_probe_module.py").write_text("VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import warm_probe_module  # noqa: F401
+
+    snapshot = CodeSnapshot.take()
+    assert snapshot.changed() is None
+    (tmp_path / "warm_probe_module.py").write_text("VALUE = 2  # edited\n")
+    assert snapshot.changed() == f"{tmp_path / 'warm_probe_module.py'} changed"
+    monkeypatch.delitem(sys.modules, "warm_probe_module")
+
+
+def test_the_files_of_a_key_live_in_the_folder(tmp_path: Path) -> None:
+    assert {p.name for p in paths(tmp_path, "k").values()} == {
+        "k.sock",
+        "k.lock",
+        "k.spec",
+        "k.log",
+    }
+
+
+def test_a_server_imports_judgegen_and_installed_packages_ahead_but_no_users_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "users_own_policy.py").write_text("VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import users_own_policy  # noqa: F401
+
+    import toolkit.tree  # noqa: F401
+
+    names = set(ahead(sys.modules))
+    assert {"toolkit.tree", "generator.cli.warm.client", "pydantic", "click", "json"} <= names
+    assert "users_own_policy" not in names
+    assert not any(name.startswith("tests.") for name in names)
+    monkeypatch.delitem(sys.modules, "users_own_policy")
