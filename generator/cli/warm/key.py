@@ -4,7 +4,7 @@ Standard library only: the client computes this before anything else is imported
 processes with the same key import the same code the same way and see the same settings:
 the interpreter, the import path (with the working folder for an empty entry), the
 environment (except the variables that only say where the shell is), the user, the resource
-limits, the cgroup and the mount namespace. A server answers only clients with its own key.
+limits, the nice value and CPU affinity, the cgroup and the namespaces. A server answers only clients with its own key.
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ def material() -> dict[str, Any]:
         "env": sorted((k, v) for k, v in os.environ.items() if k not in POSITIONAL_ENV),
         "ids": [os.getuid(), os.geteuid(), os.getgid(), os.getegid(), sorted(os.getgroups())],
         "limits": [resource.getrlimit(getattr(resource, name)) for name in _LIMITS],
+        "scheduling": [os.getpriority(os.PRIO_PROCESS, 0), sorted(os.sched_getaffinity(0))],
         "cgroup": _read("/proc/self/cgroup"),
         "namespaces": [_inode(f"/proc/self/ns/{ns}") for ns in ("mnt", "pid", "net", "user")],
     }

@@ -30,6 +30,7 @@ import sys
 import threading
 import time
 import traceback
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
@@ -71,13 +72,15 @@ def _serve(spec_file: str, socket_path: str, key: str, idle: str, lock: Any) -> 
     gc.disable()
     sys.path[:] = [entry or os.getcwd() for entry in sys.path]  # as the key names it
     spec = json.loads(Path(spec_file).read_text())
-    for name in spec["modules"]:
-        if name.partition(".")[0] in NEVER_IMPORTED:
-            continue
-        try:
-            importlib.import_module(name)
-        except Exception as exc:  # a module the run loaded that will not load here: not fatal
-            log(f"not imported ahead: {name} ({type(exc).__name__}: {exc})")
+    with warnings.catch_warnings(record=True) as caught:
+        for name in spec["modules"]:
+            if name.partition(".")[0] in NEVER_IMPORTED:
+                continue
+            try:
+                importlib.import_module(name)
+            except Exception as exc:  # a module the run loaded that will not load here
+                log(f"not imported ahead: {name} ({type(exc).__name__}: {exc})")
+    said = [warnings.formatwarning(w.message, w.category, w.filename, w.lineno) for w in caught]
     mine = keys.key(keys.material())
     if mine != key:
         log(f"not serving: this process's key is {mine}, not {key} (a setting differs)")
@@ -89,16 +92,25 @@ def _serve(spec_file: str, socket_path: str, key: str, idle: str, lock: Any) -> 
     gc.freeze()
     gc.enable()
     log(f"serving {socket_path} ({len(sys.modules)} modules imported)")
-    return Server(Path(socket_path), key, float(idle), CodeSnapshot.take(), lock).serve()
+    snapshot = CodeSnapshot.take()
+    return Server(Path(socket_path), key, float(idle), snapshot, lock, said).serve()
 
 
 class Server:
     """The accept loop: hands commands to forked children and reports how they ended."""
 
     def __init__(
-        self, path: Path, key: str, idle: float, snapshot: CodeSnapshot, lock: Any
+        self,
+        path: Path,
+        key: str,
+        idle: float,
+        snapshot: CodeSnapshot,
+        lock: Any,
+        said: list[str],
     ) -> None:
         self.path, self.key, self.idle, self.snapshot = path, key, idle, snapshot
+        self.said = said
+        """Warnings importing raised: every command prints them, as a cold one would."""
         self.lock = lock  # the key's lock, held while this process lives (children close it)
         self.stopping = False
         self.wakeup = socket.socketpair()  # a signal's byte wakes the loop
@@ -240,7 +252,7 @@ class Server:
                 os.close(pidfd)  # the zygote died: fall through to a child of its own
             finally:
                 channel.close()
-        pid = self._fork(lambda: _become(request, fds, None))
+        pid = self._fork(lambda: _become(request, fds, None, self.said))
         return pid, os.pidfd_open(pid)
 
     def _fork(self, child: Callable[[], NoReturn]) -> int:
@@ -283,7 +295,7 @@ class Server:
 
     def _prepare_zygote(self) -> None:
         channel, theirs = socket.socketpair()
-        pid = self._fork(lambda: _zygote(theirs, channel))
+        pid = self._fork(lambda: _zygote(theirs, channel, self.said))
         theirs.close()
         pidfd = os.pidfd_open(pid)
         self.zygote = (pid, channel, pidfd)
@@ -339,7 +351,7 @@ class Server:
             log(f"the client of {pid} went away: its command was sent SIGTERM")
 
 
-def _zygote(channel: socket.socket, ours: socket.socket) -> NoReturn:
+def _zygote(channel: socket.socket, ours: socket.socket, said: list[str]) -> NoReturn:
     """A child forked ahead: start the sandbox early, then wait for a command."""
     from generator.cli.early_sandbox import EarlySandbox, launch_now
 
@@ -357,11 +369,12 @@ def _zygote(channel: socket.socket, ours: socket.socket) -> NoReturn:
     if launch is not None and launch.process.poll() is not None:
         launch.kill()  # its fork server died while waiting: start one as a cold run would
         launch = None
-    _become(Request.model_validate_json(data), list(fds), EarlySandbox(launch))
+    _become(Request.model_validate_json(data), list(fds), EarlySandbox(launch), said)
 
 
-def _become(request: Request, fds: list[int], early: Any) -> NoReturn:
-    """Turn this child into the client's command: its streams, folder, arguments, umask."""
+def _become(request: Request, fds: list[int], early: Any, said: list[str]) -> NoReturn:
+    """Turn this child into the client's command: its streams, folder, arguments, umask —
+    and the warnings importing raised, on its standard error, as a cold start prints them."""
     from generator.cli import run_command
     from generator.cli.early_sandbox import EarlySandbox
 
@@ -377,6 +390,8 @@ def _become(request: Request, fds: list[int], early: Any) -> NoReturn:
     os.environ.update(request.positional_env)
     sys.argv = [request.argv0, *request.argv]
     _reopen_streams()
+    for warning in said:
+        sys.stderr.write(warning)
     run_command(request.argv, early if early is not None else EarlySandbox.start(request.argv))
 
 
