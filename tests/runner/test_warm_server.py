@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -257,3 +258,25 @@ def test_a_server_imports_judgegen_and_installed_packages_ahead_but_no_users_cod
     assert "users_own_policy" not in names
     assert not any(name.startswith("tests.") for name in names)
     monkeypatch.delitem(sys.modules, "users_own_policy")
+
+
+def test_a_command_from_another_folder_starts_a_sandbox_of_its_own(
+    warm: Warm, tmp_path: Path
+) -> None:
+    """The executable as installed (not `python -c`): the import path does not name the
+    working folder, so one server serves every folder; the sandbox started ahead measured its
+    guards against the server's folder, so it is not used for a command run elsewhere."""
+    script = tmp_path / "bin" / "judgegen"
+    script.parent.mkdir()
+    script.write_text(LAUNCH + "\n")
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(warm.work, elsewhere, ignore=shutil.ignore_patterns("servers"))
+    command = [sys.executable, str(script), *warm.run_args()]
+    cold = subprocess.run(command, cwd=warm.work, env=warm.env, capture_output=True, text=True)
+    assert cold.returncode == 0, cold.stderr
+    warm.wait_for_server()
+    served = subprocess.run(command, cwd=elsewhere, env=warm.env, capture_output=True, text=True)
+    assert served.returncode == 0, served.stderr
+    assert warm.served() == 1
+    assert f"was not used (the command runs in {elsewhere})" in warm.log()
+    assert verdicts(served.stdout) == verdicts(cold.stdout)

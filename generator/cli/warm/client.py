@@ -51,10 +51,18 @@ def paths(folder: Path, key: str) -> dict[str, Path]:
 class Client:
     """One `judgegen` invocation's dealings with the warm server."""
 
-    def __init__(self, argv: list[str], folder: Path | None, key: str | None) -> None:
+    def __init__(
+        self, argv: list[str], folder: Path | None, material: dict[str, Any] | None
+    ) -> None:
         self.argv = argv
         self.folder = folder
-        self.key = key
+        self.material = material or {}
+        """What the key is made of as this process started (`key.material`)."""
+        self.key = keys.key(material) if material is not None else None
+        self.path = list(sys.path)
+        self.environ = dict(os.environ)
+        """The import path and environment as this process started (a command may add to
+        them, as a scripted policy's folder): what a server it leaves behind starts from."""
 
     @classmethod
     def for_command(cls, argv: list[str]) -> Client:
@@ -67,7 +75,7 @@ class Client:
             folder = keys.runtime_dir()
         except OSError:
             return cls(argv, None, None)
-        return cls(argv, folder, keys.key(keys.material()))
+        return cls(argv, folder, keys.material())
 
     def serve(self) -> int | None:
         """The command's exit code when a server ran it; None when it must run here."""
@@ -143,7 +151,12 @@ class Client:
         try:
             with open(files["lock"], "a") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released at once: a probe
-            spec = {"version": WIRE_VERSION, "path": sys.path, "modules": ahead(modules)}
+            spec = {
+                "version": WIRE_VERSION,
+                "path": self.path,
+                "modules": ahead(modules),
+                "material": self.material,
+            }
             part = files["spec"].with_suffix(".spec.part")
             part.write_text(json.dumps(spec))
             part.replace(files["spec"])
@@ -153,6 +166,7 @@ class Client:
                 subprocess.Popen(
                     [*command, repr(keys.idle_seconds())],
                     stdin=subprocess.DEVNULL,
+                    env=self.environ,
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     start_new_session=True,

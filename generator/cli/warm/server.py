@@ -5,8 +5,8 @@ Started by a cold `judgegen run` (`client.Client.leave_server_behind`) with the 
 and the modules that run loaded; it serves only clients with its own key (`key.py`), over a
 socket in a folder only its user can use, from peers of its own user. One process — the
 "zygote" — is forked ahead, with the sandbox's fork server already starting in it, and takes
-the next command; another is forked when the commands have ended (a command arriving
-meanwhile gets a child forked on the spot). Before every command the server checks that its
+the next command; the next one is forked as soon as it is taken, so its sandbox warms up
+while the command runs (a command arriving before it is forked gets a child of its own). Before every command the server checks that its
 code is still what a fresh process would import (`code_snapshot.py`); when it is not, it
 refuses the command (which then runs in the client), finishes the commands it is running,
 and exits. It also exits after `key.idle_seconds` without commands. Nothing of a command's
@@ -72,6 +72,12 @@ def _serve(spec_file: str, socket_path: str, key: str, idle: str, lock: Any) -> 
     gc.disable()
     sys.path[:] = [entry or os.getcwd() for entry in sys.path]  # as the key names it
     spec = json.loads(Path(spec_file).read_text())
+    material = json.loads(json.dumps(keys.material()))  # as the spec holds it
+    if keys.key(material) != key:
+        theirs = spec.get("material", {})
+        differ = sorted(k for k in material if material[k] != theirs.get(k))
+        log(f"not serving: this process differs from the one that started it in {differ}")
+        return 0
     with warnings.catch_warnings(record=True) as caught:
         for name in spec["modules"]:
             if name.partition(".")[0] in NEVER_IMPORTED:
@@ -81,10 +87,6 @@ def _serve(spec_file: str, socket_path: str, key: str, idle: str, lock: Any) -> 
             except Exception as exc:  # a module the run loaded that will not load here
                 log(f"not imported ahead: {name} ({type(exc).__name__}: {exc})")
     said = [warnings.formatwarning(w.message, w.category, w.filename, w.lineno) for w in caught]
-    mine = keys.key(keys.material())
-    if mine != key:
-        log(f"not serving: this process's key is {mine}, not {key} (a setting differs)")
-        return 0
     if threading.active_count() != 1:
         log("not serving: importing started threads; forking would not be safe")
         return 0
@@ -110,6 +112,8 @@ class Server:
     ) -> None:
         self.path, self.key, self.idle, self.snapshot = path, key, idle, snapshot
         self.said = said
+        self.home = os.getcwd()
+        """The folder the server started in: where its zygotes start the sandbox ahead."""
         """Warnings importing raised: every command prints them, as a cold one would."""
         self.lock = lock  # the key's lock, held while this process lives (children close it)
         self.stopping = False
@@ -150,8 +154,8 @@ class Server:
                 self._stop(f"idle for {self.idle:g} s")
             for selected, _ in events:
                 selected.data(selected.fileobj)
-            if not self.running and self.zygote is None and self.listener is not None:
-                self._prepare_zygote()
+            if self.zygote is None and self.listener is not None:
+                self._prepare_zygote()  # the next command's, warming while this one runs
         self._end_zygote()
         return 0
 
@@ -295,7 +299,7 @@ class Server:
 
     def _prepare_zygote(self) -> None:
         channel, theirs = socket.socketpair()
-        pid = self._fork(lambda: _zygote(theirs, channel, self.said))
+        pid = self._fork(lambda: _zygote(theirs, channel, self.home, self.said))
         theirs.close()
         pidfd = os.pidfd_open(pid)
         self.zygote = (pid, channel, pidfd)
@@ -331,8 +335,8 @@ class Server:
             end = End(exit=128 + os.WTERMSIG(status), signal=os.WTERMSIG(status))
         else:
             end = End(exit=os.waitstatus_to_exitcode(status))
+        log(f"{pid} ended: exit {end.exit}")  # before the client hears it and goes on
         self._reply(conn, end)
-        log(f"{pid} ended: exit {end.exit}")
         conn.close()
         if not self.running:
             self.idle_since = time.monotonic()
@@ -351,12 +355,19 @@ class Server:
             log(f"the client of {pid} went away: its command was sent SIGTERM")
 
 
-def _zygote(channel: socket.socket, ours: socket.socket, said: list[str]) -> NoReturn:
-    """A child forked ahead: start the sandbox early, then wait for a command."""
+def _zygote(channel: socket.socket, ours: socket.socket, home: str, said: list[str]) -> NoReturn:
+    """A child forked ahead: start the sandbox early in `home` (the folder the server started
+    in), then wait for a command. The launch measures its guards against the working folder
+    (`isolation.hidden_probes`), so a command from another folder gets a launch of its own,
+    started in its folder as a cold run's is."""
     from generator.cli.early_sandbox import EarlySandbox, launch_now
 
     ours.close()
-    early = EarlySandbox(launch_now())
+    try:
+        os.chdir(home)
+        early = EarlySandbox(launch_now())
+    except OSError:
+        early = EarlySandbox()
     try:
         data, fds, _, _ = socket.recv_fds(channel, 1 << 16, 3)
     except OSError:
@@ -365,11 +376,13 @@ def _zygote(channel: socket.socket, ours: socket.socket, said: list[str]) -> NoR
     if not data:
         early.discard()
         os._exit(0)
+    request = Request.model_validate_json(data)
     launch = early.take()
-    if launch is not None and launch.process.poll() is not None:
-        launch.kill()  # its fork server died while waiting: start one as a cold run would
+    if launch is not None and (launch.process.poll() is not None or request.cwd != home):
+        launch.kill()  # died while waiting, or started elsewhere: start one as a cold run would
+        log(f"the sandbox started ahead in {home} was not used (the command runs in {request.cwd})")
         launch = None
-    _become(Request.model_validate_json(data), list(fds), EarlySandbox(launch), said)
+    _become(request, list(fds), EarlySandbox(launch) if launch is not None else None, said)
 
 
 def _become(request: Request, fds: list[int], early: Any, said: list[str]) -> NoReturn:
