@@ -31,9 +31,11 @@ NOT_LEFT_BEHIND = frozenset({"--ray", "--help", "-h"})
 JUDGED = "toolkit.runner.scheduler"
 """Loaded by a run that judged: only such a run knows what the next one will import (one that
 stopped at a usage error, or answered from the fresh stamp, imported a fraction of it)."""
-SERVER_LOST = (
-    3  # the exit code when the server ended before the command (an infrastructure failure)
-)
+HANDSHAKE_S = 10.0
+"""How long a client waits for a server to take its command; past it, the command runs in the
+client (and the server, finding the client gone, ends the command if it had started it)."""
+SERVER_LOST = 3
+"""The exit code when the server ended before the command (an infrastructure failure)."""
 BOOT = (
     "import json, sys\n"
     "spec = json.load(open(sys.argv[1]))\n"
@@ -82,11 +84,13 @@ class Client:
         if self.folder is None or self.key is None:
             return None
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.settimeout(HANDSHAKE_S)  # a server that does not answer: run here
         try:
             conn.connect(str(paths(self.folder, self.key)["sock"]))
             socket.send_fds(conn, [_line(self.request())], [0, 1, 2])
             reader = conn.makefile("rb")
             reply = _read_line(reader)
+            conn.settimeout(None)
         except (OSError, ValueError):
             conn.close()
             return None

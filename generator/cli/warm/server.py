@@ -113,7 +113,9 @@ class Server:
         self.path, self.key, self.idle, self.snapshot = path, key, idle, snapshot
         self.said = said
         self.home = os.getcwd()
-        """The folder the server started in: where its zygotes start the sandbox ahead."""
+        """The folder the server started in: where its zygotes start the sandbox ahead (by
+        path: the server itself leaves it, so it holds no folder a user may remove)."""
+        os.chdir("/")
         """Warnings importing raised: every command prints them, as a cold one would."""
         self.lock = lock  # the key's lock, held while this process lives (children close it)
         self.stopping = False
