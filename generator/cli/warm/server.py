@@ -404,6 +404,7 @@ def _become(request: Request, fds: list[int], early: Any, said: list[str]) -> No
         os.environ.pop(name, None)
     os.environ.update(request.positional_env)
     sys.argv = [request.argv0, *request.argv]
+    importlib.invalidate_caches()  # folder listings the server's finders kept: read them anew
     _reopen_streams()
     for warning in said:
         sys.stderr.write(warning)
