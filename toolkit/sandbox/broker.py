@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import socket
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -29,13 +30,13 @@ from toolkit.sandbox.protocol import (
     Call,
     Cancel,
     EvalOutcome,
+    FrameProtocol,
     JobGuards,
     Outcome,
     ProtocolError,
     Reply,
     Violation,
     encode,
-    read_message,
 )
 from toolkit.sources import NoPages, SourceChecker, extract_from_page
 from toolkit.util.redact import redact
@@ -130,55 +131,61 @@ class JobSession:
     sandbox violations the job reported as they happened (`violations`, at most
     `MAX_VIOLATIONS`), which nothing the job sends later takes back.
 
-    `run` returns at the end of the stream, or at the first frame that breaks the protocol
-    (then `protocol_error` says how); calls still running are cancelled by `close`. The job's
-    first frame is its `JobGuards`, sent before judge code runs: `guards` keeps them (None
-    until then); any other first frame, or a second one, breaks the protocol.
+    Each frame is validated (`decode`) and acted on in the callback that read it
+    (`FrameProtocol`): a call's answer starts without waiting for a reader task. `run` returns
+    at the end of the stream, or at the first frame that breaks the protocol (then
+    `protocol_error` says how); calls still running are cancelled by `close`. The job's first
+    frame is its `JobGuards`, sent before judge code runs: `guards` keeps them (None until
+    then); any other first frame, or a second one, breaks the protocol.
     """
 
-    def __init__(
-        self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        broker: Broker,
-        answer: str,
-    ) -> None:
-        self.reader, self.writer, self.broker, self.answer = reader, writer, broker, answer
+    def __init__(self, broker: Broker, answer: str) -> None:
+        self.broker, self.answer = broker, answer
+        self.channel = FrameProtocol(self._received)
         self.outcome: EvalOutcome | None = None
         self.guards: list[str] | None = None
         self.protocol_error: str | None = None
         self.violations: list[str] = []
         self.calls: dict[int, asyncio.Task[None]] = {}
+        self._closing = False
+
+    @classmethod
+    async def open(cls, sock: socket.socket, broker: Broker, answer: str) -> JobSession:
+        """A session serving the job at the other end of `sock`."""
+        session = cls(broker, answer)
+        loop = asyncio.get_running_loop()
+        await loop.create_unix_connection(lambda: session.channel, sock=sock)
+        return session
+
+    def send(self, frame: bytes) -> None:
+        """Queue one frame to the job; OSError when the channel is closed."""
+        self.channel.write(frame)
 
     async def run(self) -> None:
         """Serve the job's frames until its stream ends or breaks the protocol."""
-        try:
-            while True:
-                if len(self.calls) >= MAX_CALLS_IN_FLIGHT:
-                    await asyncio.wait(set(self.calls.values()), return_when="FIRST_COMPLETED")
-                message = await read_message(self.reader)
-                if message is None:
-                    return
-                if self.guards is None:
-                    if not isinstance(message, JobGuards):
-                        raise ProtocolError(f"the job began with '{message.type}', not its guards")
-                    self.guards = list(message.guards)
-                elif isinstance(message, Call) and message.call_id not in self.calls:
-                    self._start(message)
-                elif isinstance(message, Cancel):
-                    running = self.calls.get(message.call_id)
-                    if running is not None:
-                        running.cancel()
-                elif isinstance(message, Violation):
-                    self._note(message.message)
-                elif isinstance(message, Outcome) and self.outcome is None:
-                    self.outcome = message.outcome
-                else:
-                    raise ProtocolError(f"unexpected '{message.type}' message from the job")
-        except ProtocolError as exc:
-            self.protocol_error = str(exc)
-        except OSError:
-            return  # reset: the job ended with replies unread (how it ended comes from JobEnd)
+        ended = await self.channel.ended
+        if isinstance(ended, ProtocolError):
+            self.protocol_error = str(ended)
+        elif ended is not None and not isinstance(ended, OSError):
+            raise ended  # not the job's doing; a reset (OSError) is: how it ended, JobEnd says
+
+    def _received(self, message: Any) -> None:
+        if self.guards is None:
+            if not isinstance(message, JobGuards):
+                raise ProtocolError(f"the job began with '{message.type}', not its guards")
+            self.guards = list(message.guards)
+        elif isinstance(message, Call) and message.call_id not in self.calls:
+            self._start(message)
+        elif isinstance(message, Cancel):
+            running = self.calls.get(message.call_id)
+            if running is not None:
+                running.cancel()
+        elif isinstance(message, Violation):
+            self._note(message.message)
+        elif isinstance(message, Outcome) and self.outcome is None:
+            self.outcome = message.outcome
+        else:
+            raise ProtocolError(f"unexpected '{message.type}' message from the job")
 
     def _note(self, violation: str) -> None:
         if violation not in self.violations and len(self.violations) < MAX_VIOLATIONS:
@@ -187,7 +194,14 @@ class JobSession:
     def _start(self, call: Call) -> None:
         task = asyncio.ensure_future(self._answer(call))
         self.calls[call.call_id] = task
-        task.add_done_callback(lambda _: self.calls.pop(call.call_id, None))
+        task.add_done_callback(lambda _: self._done(call.call_id))
+        if len(self.calls) >= MAX_CALLS_IN_FLIGHT:
+            self.channel.pause()
+
+    def _done(self, call_id: int) -> None:
+        self.calls.pop(call_id, None)
+        if len(self.calls) < MAX_CALLS_IN_FLIGHT and not self._closing:
+            self.channel.resume()
 
     async def _answer(self, call: Call) -> None:
         reply = await self.broker.handle(call, self.answer)
@@ -197,13 +211,16 @@ class JobSession:
             error = {"type": type(exc).__name__, "kind": "broker", "message": str(exc)[:500]}
             frame = encode(Reply(call_id=call.call_id, error=error))
         with contextlib.suppress(OSError, ConnectionError, RuntimeError):
-            self.writer.write(frame)
-            await self.writer.drain()
+            self.channel.write(frame)
+            await self.channel.drain()
 
     async def close(self) -> None:
         """Cancel the calls still running and close the channel."""
+        self._closing = True
+        self.channel.pause()
         running = list(self.calls.values())
         for task in running:
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
-        self.writer.close()
+        if self.channel.transport is not None:
+            self.channel.transport.close()

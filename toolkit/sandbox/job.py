@@ -46,6 +46,7 @@ from toolkit.sandbox.protocol import (
     Cancel,
     EvalJob,
     EvalOutcome,
+    FrameProtocol,
     JobGuards,
     JobStart,
     Outcome,
@@ -54,7 +55,6 @@ from toolkit.sandbox.protocol import (
     Spawn,
     Violation,
     encode,
-    read_message,
 )
 from toolkit.sandbox.seccomp import bind_self
 
@@ -137,21 +137,33 @@ class FrameWriter:
 class Channel:
     """The job's side of its channel to the parent: concurrent calls multiplexed by call id.
 
-    A call the judge stops waiting for (cancelled) is cancelled at the parent too; a sandbox
-    violation is sent the moment it happens (`report_violation`).
+    The parent's frames are decoded as they are read (`FrameProtocol`): the first is the job
+    (`job`), each later `Reply` resolves its call in the callback that read it. A call the
+    judge stops waiting for (cancelled) is cancelled at the parent too; a sandbox violation is
+    sent the moment it happens (`report_violation`).
     """
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._reader, self._writer = reader, writer  # the writer keeps the reading transport open
-        self._frames = FrameWriter(writer.get_extra_info("socket").dup())
+    def __init__(self, sock: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
+        self._frames = FrameWriter(sock.dup())
+        self._reading = FrameProtocol(self._received)
+        self._reading.ended.add_done_callback(self._ended)
+        self._job: asyncio.Future[JobStart] = loop.create_future()
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._ids = itertools.count(1)
-        self._reader_task: asyncio.Task[None] | None = None
         self._closed: str | None = None
 
-    def start(self) -> None:
-        """Start reading replies in the background."""
-        self._reader_task = asyncio.get_running_loop().create_task(self._read_replies())
+    @classmethod
+    async def open(cls, sock: socket.socket) -> Channel:
+        """The channel over `sock`, reading from the start."""
+        channel = cls(sock)
+        loop = asyncio.get_running_loop()
+        await loop.create_unix_connection(lambda: channel._reading, sock=sock)
+        return channel
+
+    async def job(self) -> JobStart:
+        """The job the parent sent first; ProtocolError when it sent something else or nothing."""
+        return await self._job
 
     async def call(self, method: CallMethod, payload: dict[str, Any]) -> Any:
         """Send one call and wait for its reply; an error reply raises `InfraError`."""
@@ -181,15 +193,22 @@ class Channel:
         records it whatever the judge does next."""
         self._frames.send_now(encode(Violation(message=message)))
 
-    async def _read_replies(self) -> None:
-        reason = "the parent closed the channel"
-        try:
-            while (message := await read_message(self._reader)) is not None:
-                if isinstance(message, Reply):
-                    self._resolve(message)
-        except (ProtocolError, OSError) as exc:
-            reason = str(exc)
+    def _received(self, message: Any) -> None:
+        if not self._job.done():
+            if not isinstance(message, JobStart):
+                raise ProtocolError(f"the job channel began with {message!r}, not a job")
+            self._job.set_result(message)
+        elif isinstance(message, Reply):
+            self._resolve(message)
+
+    def _ended(self, ended: asyncio.Future[BaseException | None]) -> None:
+        error = ended.result()
+        reason = "the parent closed the channel" if error is None else str(error)
         self._closed = reason
+        if not self._job.done():
+            self._job.set_exception(
+                ProtocolError(f"the job channel ended before the job: {reason}")
+            )
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(InfraError(f"broker channel closed: {reason}", kind="channel"))
@@ -325,12 +344,8 @@ async def _job_main(
     when a guard the spawn requires is missing, refuse to load it), send its outcome, and
     leave at once (threads a judge left behind die with the process)."""
     guard = Guard(allow_network=spawn.limits.network)
-    reader, writer = await asyncio.open_unix_connection(sock=sock)
-    start = await read_message(reader)
-    if not isinstance(start, JobStart):
-        raise ProtocolError(f"the job channel began with {start!r}, not a job")
-    channel = Channel(reader, writer)
-    channel.start()
+    channel = await Channel.open(sock)
+    start = await channel.job()
     sys.addaudithook(guard.hook)
     measured = [*job_guards, "audit_hook"]
     await channel.send(JobGuards(guards=measured))

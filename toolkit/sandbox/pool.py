@@ -464,11 +464,10 @@ class WorkerPool:
             return self._lost(job, f"the judge worker failed: {exc}", begin)
         finally:
             theirs.close()
-        reader, writer = await asyncio.open_unix_connection(sock=ours)
-        session = JobSession(reader, writer, self.broker, job.answer)
+        session = await JobSession.open(ours, self.broker, job.answer)
         serving = asyncio.ensure_future(session.run())
         try:
-            writer.write(encode(self._job_start(job)))
+            session.send(encode(self._job_start(job)))
             async with asyncio.timeout(limits.timeout_s + KILL_GRACE_S):
                 watched: set[asyncio.Future[Any]] = {serving, ended}
                 await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)

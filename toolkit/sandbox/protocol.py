@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import struct
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -317,7 +318,7 @@ def decode(body: bytes) -> Any:
     """Parse one frame body into its message model; ProtocolError when it is not one."""
     try:
         data = json.loads(body)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # nested too deep to parse: not a message
         raise ProtocolError(f"frame is not JSON: {exc}") from None
     if not isinstance(data, dict) or data.get("version") != PROTOCOL_VERSION:
         raise ProtocolError(f"frame has no or a wrong protocol version (want {PROTOCOL_VERSION})")
@@ -338,19 +339,138 @@ def frame_length(header: bytes) -> int:
 HEADER_SIZE = _HEADER.size
 
 
-async def read_message(reader: asyncio.StreamReader) -> Any:
-    """Read one frame; None at a clean end of stream."""
-    try:
-        header = await reader.readexactly(HEADER_SIZE)
-    except asyncio.IncompleteReadError as exc:
-        if exc.partial:
-            raise ProtocolError("stream ended inside a frame header") from None
-        return None
-    try:
-        body = await reader.readexactly(frame_length(header))
-    except asyncio.IncompleteReadError:
-        raise ProtocolError("stream ended inside a frame") from None
-    return decode(body)
+READ_BUFFER_BYTES = 64 * 1024
+"""What a job channel reads into at a time (a larger frame gets a buffer of its own size)."""
+
+
+class FrameProtocol(asyncio.BufferedProtocol):
+    """One end of a job channel: decodes each frame the moment it is read and hands the message
+    to `on_message`, in the event-loop callback that read it.
+
+    No reader task to wake and no `asyncio.StreamReader` in between, and the socket is read
+    into one reused buffer: asyncio's plain transports allocate 256 KiB per read, which is an
+    mmap and a munmap per frame once the allocator serves that size from the system. Every
+    frame still goes through `decode` (version, type, fields). `on_message` may raise
+    ProtocolError to refuse a message; the first refused or malformed frame, or the end of the
+    stream, settles `ended` (None at a clean end, else the ProtocolError or OSError) and nothing
+    read later is handed on. `pause` / `resume` stop and restart the hand-over (frames already
+    read wait in the buffer). `write` and `drain` send frames with the transport's flow control.
+    """
+
+    def __init__(self, on_message: Callable[[Any], None]) -> None:
+        self._on_message = on_message
+        self._buffer = bytearray(READ_BUFFER_BYTES)
+        self._start = self._end = 0
+        self._paused = self._eof = False
+        self._writable: asyncio.Future[None] | None = None
+        self.transport: asyncio.Transport | None = None
+        self.ended: asyncio.Future[BaseException | None] = (
+            asyncio.get_running_loop().create_future()
+        )
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        if self.ended.done():
+            self._start = self._end = 0  # what still arrives after the end is dropped
+        elif self._end == len(self._buffer):
+            self._make_room()
+        return memoryview(self._buffer)[self._end :]
+
+    def _make_room(self) -> None:
+        """Move the partial frame to the front of a fresh buffer that can hold all of it (a
+        new one each time: the transport may still hold a view of the old)."""
+        pending = self._end - self._start
+        needed = READ_BUFFER_BYTES
+        if pending >= HEADER_SIZE:
+            needed = HEADER_SIZE + frame_length(
+                bytes(self._buffer[self._start : self._start + HEADER_SIZE])
+            )
+        buffer = bytearray(max(needed, pending + 1, READ_BUFFER_BYTES))
+        buffer[:pending] = self._buffer[self._start : self._end]
+        self._buffer, self._start, self._end = buffer, 0, pending
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self._end += nbytes
+        self._hand_over()
+
+    def _hand_over(self) -> None:
+        """Decode and hand on every complete frame in the buffer, unless paused or ended; at
+        the end of the stream, once they are handed on, settle `ended`."""
+        try:
+            while not self._paused and not self.ended.done():
+                if self._end - self._start < HEADER_SIZE:
+                    break
+                length = frame_length(bytes(self._buffer[self._start : self._start + HEADER_SIZE]))
+                stop = self._start + HEADER_SIZE + length
+                if stop > self._end:
+                    break
+                body = bytes(self._buffer[self._start + HEADER_SIZE : stop])
+                self._start = stop
+                self._on_message(decode(body))
+        except ProtocolError as exc:
+            self._finish(exc)
+        if self._start == self._end:
+            self._start = self._end = 0
+        if self._eof and not self._paused:
+            partial = self._end > self._start
+            self._finish(ProtocolError("stream ended inside a frame") if partial else None)
+
+    def pause(self) -> None:
+        """Hand on no more messages (and read no more) until `resume`."""
+        self._paused = True
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.pause_reading()
+
+    def resume(self) -> None:
+        """Hand on the frames read meanwhile, then read on."""
+        if not self._paused:
+            return
+        self._paused = False
+        self._hand_over()
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.resume_reading()
+
+    def eof_received(self) -> bool:
+        self._eof = True
+        self._hand_over()
+        return True  # keep the other direction open, as a stream reader's end does
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if exc is None:
+            self.eof_received()
+        else:
+            self._finish(exc)
+        if self._writable is not None and not self._writable.done():
+            self._writable.set_result(None)
+
+    def _finish(self, result: BaseException | None) -> None:
+        if self.ended.done():
+            return
+        self.ended.set_result(result)
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.pause_reading()  # nothing read later is handed on
+
+    def write(self, frame: bytes) -> None:
+        """Queue one whole frame; OSError when the channel is closed."""
+        if self.transport is None or self.transport.is_closing():
+            raise ConnectionResetError("the channel is closed")
+        self.transport.write(frame)
+
+    def pause_writing(self) -> None:
+        if self._writable is None or self._writable.done():
+            self._writable = asyncio.get_running_loop().create_future()
+
+    def resume_writing(self) -> None:
+        if self._writable is not None and not self._writable.done():
+            self._writable.set_result(None)
+
+    async def drain(self) -> None:
+        """Wait until the transport takes more (it buffers beyond its high-water mark)."""
+        if self._writable is not None:
+            await self._writable
 
 
 class FrameBuffer:
