@@ -280,3 +280,24 @@ def test_a_command_from_another_folder_starts_a_sandbox_of_its_own(
     assert warm.served() == 1
     assert f"was not used (the command runs in {elsewhere})" in warm.log()
     assert verdicts(served.stdout) == verdicts(cold.stdout)
+
+
+def test_two_commands_at_once_are_both_served_with_their_own_results(warm: Warm) -> None:
+    assert warm(*warm.run_args("--no-sandbox")).returncode == 0
+    warm.wait_for_server()
+    runs = [
+        subprocess.Popen(
+            warm.command(*warm.run_args("--no-sandbox", "--results", folder)),
+            cwd=warm.work,
+            env=warm.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for folder in ("results-a", "results-b")
+    ]
+    outputs = [run.communicate(timeout=120) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], [err for _, err in outputs]
+    assert warm.served() == 2
+    assert verdicts(outputs[0][0]) == verdicts(outputs[1][0])
+    assert (warm.work / "results-a").is_dir() and (warm.work / "results-b").is_dir()

@@ -37,6 +37,7 @@ client (and the server, finding the client gone, ends the command if it had star
 SERVER_LOST = 3
 """The exit code when the server ended before the command (an infrastructure failure)."""
 BOOT = (
+    "# judgegen warm server (judgegen server status)\n"  # what `ps` shows
     "import json, sys\n"
     "spec = json.load(open(sys.argv[1]))\n"
     "sys.path[:] = spec['path']\n"
