@@ -67,6 +67,7 @@ def environment(latency: float) -> dict[str, str]:
     }
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(BENCH)])
     env[LATENCY_ENV] = repr(latency)
+    env["JUDGEGEN_SERVER"] = "off"  # every run timed cold, and no warm server left behind
     return env
 
 

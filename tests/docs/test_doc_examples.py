@@ -62,7 +62,8 @@ def _env(clone: Path) -> dict[str, str]:
         for k, v in os.environ.items()
         if not k.startswith(("JUDGEGEN_", "GIT_")) and not k.endswith("_API_KEY")
     }
-    return {**keep, **GIT_IDENTITY, "PYTHONPATH": str(clone)}
+    # no warm server left behind by a documented `judgegen run` (tests/conftest.py)
+    return {**keep, **GIT_IDENTITY, "PYTHONPATH": str(clone), "JUDGEGEN_SERVER": "off"}
 
 
 def shell(clone: Path, command: str) -> subprocess.CompletedProcess[str]:

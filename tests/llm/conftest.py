@@ -41,7 +41,9 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPat
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.delenv("JUDGEGEN_CONFIG", raising=False)
     for name in list(os.environ):
-        if name.startswith("JUDGEGEN_"):
+        if (
+            name.startswith("JUDGEGEN_") and name != "JUDGEGEN_SERVER"
+        ):  # stays off (tests/conftest.py)
             monkeypatch.delenv(name)
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
 
