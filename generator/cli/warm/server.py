@@ -112,11 +112,11 @@ class Server:
     ) -> None:
         self.path, self.key, self.idle, self.snapshot = path, key, idle, snapshot
         self.said = said
+        """Warnings importing raised: every command prints them, as a cold one would."""
         self.home = os.getcwd()
         """The folder the server started in: where its zygotes start the sandbox ahead (by
         path: the server itself leaves it, so it holds no folder a user may remove)."""
         os.chdir("/")
-        """Warnings importing raised: every command prints them, as a cold one would."""
         self.lock = lock  # the key's lock, held while this process lives (children close it)
         self.stopping = False
         self.wakeup = socket.socketpair()  # a signal's byte wakes the loop
@@ -194,7 +194,7 @@ class Server:
                 conn.close()
                 return
             assert request is not None
-            pid, pidfd = self._hand_over(request, fds)
+            pid, pidfd = self._hand_over(request, fds, conn)
         except (OSError, ValueError) as exc:
             log(f"a request failed: {exc}")
             conn.close()
@@ -244,8 +244,9 @@ class Server:
         with contextlib.suppress(OSError):
             conn.sendall(message.model_dump_json().encode() + b"\n")
 
-    def _hand_over(self, request: Request, fds: list[int]) -> tuple[int, int]:
-        """The (pid, pidfd) of the process now running `request`: the zygote, or a new child."""
+    def _hand_over(self, request: Request, fds: list[int], conn: socket.socket) -> tuple[int, int]:
+        """The (pid, pidfd) of the process now running `request`: the zygote, or a new child
+        (which closes `conn`, the server's end of the client's socket)."""
         line = request.model_dump_json().encode() + b"\n"
         if self.zygote is not None:
             pid, channel, pidfd = self.zygote
@@ -255,10 +256,17 @@ class Server:
                 socket.send_fds(channel, [line], fds)
                 return pid, pidfd
             except OSError:
-                os.close(pidfd)  # the zygote died: fall through to a child of its own
+                os.close(pidfd)  # the zygote died: reap it, then a child of its own
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, 0)
             finally:
                 channel.close()
-        pid = self._fork(lambda: _become(request, fds, None, self.said))
+
+        def child() -> NoReturn:
+            conn.close()
+            _become(request, fds, None, self.said)
+
+        pid = self._fork(child)
         return pid, os.pidfd_open(pid)
 
     def _fork(self, child: Callable[[], NoReturn]) -> int:
