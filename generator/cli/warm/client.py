@@ -162,9 +162,9 @@ class Client:
                 "modules": ahead(modules),
                 "material": self.material,
             }
-            part = files["spec"].with_suffix(".spec.part")
-            part.write_text(json.dumps(spec))
-            part.replace(files["spec"])
+            from toolkit.util.files import write_atomic  # loaded already: the command judged
+
+            write_atomic(files["spec"], json.dumps(spec))
             command = [sys.executable, *(["-O"] * sys.flags.optimize), "-c", BOOT]
             command += [str(files["spec"]), str(files["sock"]), self.key]
             with open(files["log"], "a") as log:
@@ -212,10 +212,10 @@ def ahead(modules: dict[str, Any]) -> list[str]:
     """The names in `modules` a server imports ahead: those loaded from the standard library,
     an installed package or judgegen itself, in the order they were loaded."""
     judgegen = str(Path(__file__).resolve().parents[3])  # the folder holding generator/
-    roots = [os.path.dirname(os.__file__) + os.sep]
+    roots = [os.path.dirname(os.path.realpath(os.__file__)) + os.sep]
     roots += [os.path.join(judgegen, package) + os.sep for package in ("toolkit", "generator")]
     roots += [
-        os.path.abspath(entry) + os.sep
+        os.path.realpath(entry) + os.sep
         for entry in sys.path
         if os.path.basename(entry) in ("site-packages", "dist-packages")
     ]
@@ -223,7 +223,7 @@ def ahead(modules: dict[str, Any]) -> list[str]:
         name
         for name, module in list(modules.items())
         if isinstance(origin := getattr(module, "__file__", None), str)
-        and os.path.abspath(origin).startswith(tuple(roots))
+        and os.path.realpath(origin).startswith(tuple(roots))  # both sides through symlinks
     ]
 
 
