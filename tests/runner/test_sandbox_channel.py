@@ -122,7 +122,9 @@ async def test_a_jobs_frames_never_pass_through_the_fork_server(
     assert len(backend.calls) >= 3
     types = [json.loads(body)["type"] for body in control]
     assert sorted(set(types)) == ["job_end", "ready", "spawn"]
-    assert sum(len(frame) for frame in control) < 4096
+    # `ready` lists the fork server's code files, once; every other frame is a few bytes
+    small = [frame for frame in control if json.loads(frame)["type"] != "ready"]
+    assert sum(len(frame) for frame in small) < 4096
     assert not any(b"unique-answer-marker" in frame or b"Paris" in frame for frame in control)
 
 

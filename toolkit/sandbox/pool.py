@@ -49,6 +49,7 @@ from toolkit.sandbox.protocol import (
     encode,
     error_dict,
 )
+from toolkit.util.code_files import Stamp, first_change
 
 STARTUP_TIMEOUT_S = 60.0
 KILL_GRACE_S = 5.0
@@ -68,8 +69,15 @@ async def _received(loop: asyncio.AbstractEventLoop, sock: socket.socket) -> byt
 class ForkServer:
     """The parent's handle on a running fork server: spawns jobs and learns how they ended."""
 
-    def __init__(self, launch: Launch, guards: list[str], frames: FrameBuffer) -> None:
+    def __init__(
+        self,
+        launch: Launch,
+        guards: list[str],
+        frames: FrameBuffer,
+        code: dict[str, Stamp | None] | None = None,
+    ) -> None:
         self.launch, self.guards, self.frames = launch, guards, frames
+        self.code = code or {}
         self.alive = True
         self.output = OutputTail(16 * 1024)
         self._ends: dict[int, asyncio.Future[JobEnd]] = {}
@@ -97,7 +105,7 @@ class ForkServer:
             launch.kill()
             raise OSError(f"the sandbox worker did not start: it sent {bodies[-1][:200]!r}")
         launch.measured()
-        return cls(launch, list(ready.guards), frames)
+        return cls(launch, list(ready.guards), frames, dict(ready.code))
 
     async def _read(self) -> None:
         loop = asyncio.get_running_loop()
@@ -335,11 +343,23 @@ class WorkerPool:
                     self.limits.network, self.limits.max_file_mb, isolation=probed
                 )
                 server = await ForkServer.start(fallback)
+            if first_change(server.code) is not None:
+                server = await self._restarted(server)
             self.isolation = server.launch.isolation
             for warning in server.launch.warnings:
                 print(f"judgegen: warning: {warning}", file=sys.stderr)
             self.server = server
             return server
+
+    async def _restarted(self, stale: ForkServer) -> ForkServer:
+        """A fork server in place of `stale`, whose code changed on disk after it imported
+        it (one started ahead, by a warm server or early in start-up): its jobs would judge
+        with code other than what the results' toolkit hash names. The new one imports the
+        files as they are now."""
+        isolation = stale.launch.isolation
+        await stale.close()
+        launch = launch_sandbox(self.limits.network, self.limits.max_file_mb, isolation=isolation)
+        return await self._ready(launch)
 
     async def _ready(self, launch: Launch) -> ForkServer:
         """Wait for the fork server's `Ready` while a thread does the backend's first-request

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from toolkit.util.hashing import sha256_bytes, sha256_text
 
-PROTOCOL_VERSION = 5
+PROTOCOL_VERSION = 6
 OUTCOME_VERSION = 1
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 _HEADER = struct.Struct(">I")
@@ -181,6 +181,11 @@ class Ready(_Message):
     type: Literal["ready"] = "ready"
     pid: int
     guards: list[str] = Field(default_factory=list, description="Worker guards, as measured.")
+    code: dict[str, tuple[int, int, int] | None] = Field(
+        default_factory=dict,
+        description="The files its code came from, stamped once imported "
+        "(`toolkit.util.code_files`): the parent runs no job on it once one changed.",
+    )
 
 
 class Spawn(_Message):

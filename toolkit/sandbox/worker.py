@@ -42,6 +42,7 @@ from toolkit.sandbox.protocol import (
     decode,
     encode,
 )
+from toolkit.util.code_files import loaded_files
 
 _READ_CHUNK = 1 << 16
 _MAX_FDS_PER_READ = 64
@@ -104,7 +105,8 @@ class ForkServer:
         gc.enable()  # off while the server started (`toolkit.sandbox.start`); jobs collect
         with contextlib.suppress(OSError):
             os.chmod(self.scratch_root, 0o711)  # a job can enter its own directory, not list
-        self.sock.sendall(encode(Ready(pid=os.getpid(), guards=self.guards)))
+        ready = Ready(pid=os.getpid(), guards=self.guards, code=loaded_files())
+        self.sock.sendall(encode(ready))
         self.selector.register(self.sock, selectors.EVENT_READ, None)
         warm_by = time.monotonic() + _WARM_BY_S
         while not self.stopping:

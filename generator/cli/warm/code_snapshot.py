@@ -14,16 +14,9 @@ import sys
 from dataclasses import dataclass
 from importlib.machinery import all_suffixes
 
+from toolkit.util.code_files import Stamp, first_change, loaded_files
+
 _SUFFIXES = tuple(sorted(all_suffixes(), key=len, reverse=True))
-Stamp = tuple[int, int, int]
-
-
-def _stamp(path: str) -> Stamp | None:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return info.st_size, info.st_mtime_ns, info.st_ino
 
 
 def _stem(name: str) -> str:
@@ -60,27 +53,21 @@ class CodeSnapshot:
     @classmethod
     def take(cls) -> CodeSnapshot:
         """The snapshot of what this process has imported."""
-        files: dict[str, Stamp | None] = {}
-        top: set[str] = set()
-        for name, module in list(sys.modules.items()):
-            origin = getattr(module, "__file__", None)
-            if not isinstance(origin, str):
-                continue
-            files[origin] = _stamp(origin)
-            if hasattr(module, "__path__"):
-                folder = os.path.dirname(origin)
-                files[folder] = _stamp(folder)
-            top.add(name.partition(".")[0])
+        top = {
+            name.partition(".")[0]
+            for name, module in list(sys.modules.items())
+            if isinstance(getattr(module, "__file__", None), str)
+        }
         path = tuple(sys.path)
-        return cls(files, path, _providers(list(path), top))
+        return cls(loaded_files(), path, _providers(list(path), top))
 
     def changed(self) -> str | None:
         """What differs from the snapshot (None: a fresh process would import the same)."""
         if tuple(sys.path) != self.path:
             return "the import path changed"
-        for path, stamp in self.files.items():
-            if _stamp(path) != stamp:
-                return f"{path} changed"
+        changed = first_change(self.files)
+        if changed is not None:
+            return changed
         now = _providers(list(self.path), set(self.providers))
         for name, index in self.providers.items():
             if now.get(name) != index:

@@ -43,6 +43,7 @@ from generator.cli.warm.code_snapshot import CodeSnapshot
 from generator.cli.warm.wire import End, Reply, Request
 
 REQUEST_TIMEOUT_S = 5.0
+_LAUNCHER = "toolkit.sandbox.launch"  # what starting the sandbox imports (with pyseccomp)
 NEVER_IMPORTED = frozenset({"__main__", "__mp_main__", "ray", "grpc", "playwright", "greenlet"})
 """Top-level packages a server does not import ahead: they start threads (a forked child of
 a threaded process may deadlock) or are the command line itself."""
@@ -369,13 +370,15 @@ def _zygote(channel: socket.socket, ours: socket.socket, home: str, said: list[s
     """A child forked ahead: start the sandbox early in `home` (the folder the server started
     in), then wait for a command. The launch measures its guards against the working folder
     (`isolation.hidden_probes`), so a command from another folder gets a launch of its own,
-    started in its folder as a cold run's is."""
+    started in its folder as a cold run's is. Only a server left by a sandboxed run starts
+    one: the code launching imports is then in the server's snapshot (a zygote importing
+    code of its own would keep it, unchecked, for its command)."""
     from generator.cli.early_sandbox import EarlySandbox, launch_now
 
     ours.close()
     try:
         os.chdir(home)
-        early = EarlySandbox(launch_now())
+        early = EarlySandbox(launch_now() if _LAUNCHER in sys.modules else None)
     except OSError:
         early = EarlySandbox()
     try:

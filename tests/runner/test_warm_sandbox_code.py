@@ -1,0 +1,89 @@
+"""A sandbox started ahead — by a warm server's zygote, or early in start-up — never judges
+with code that changed on disk after it imported it: the jobs of a served run run the code a
+cold run would, even for modules only the sandbox loads (the warm server's own snapshot does
+not list them)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from generator.cli.warm import key as keys
+from tests.runner.test_warm_server import REPO, Warm
+from tests.runner.test_warm_server import warm as warm  # the fixture
+from toolkit.util.code_files import first_change, loaded_files, stamp
+
+
+def _copy_of_judgegen(into: Path) -> Path:
+    """A private copy of judgegen's packages, first on the import path (the tests' fixture
+    policies still come from the checkout)."""
+    for package in ("toolkit", "generator", "prompts"):
+        shutil.copytree(
+            REPO / package, into / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    return into
+
+
+def _edit_in_place(path: Path, old: str, new: str) -> None:
+    """Change `path` as an editor saving in place does: same inode, its folder untouched."""
+    text = path.read_text()
+    assert old in text
+    with path.open("r+") as handle:
+        handle.write(text.replace(old, new, 1))
+        handle.truncate()
+
+
+def _incomplete(stdout: str) -> list[str]:
+    """The evaluations a run left incomplete (in a fixed order: they end in any order)."""
+    record = json.loads(stdout)
+    return sorted(f"{e['agent']}/{e['task_id']}/{e['answer_name']}" for e in record["incomplete"])
+
+
+def test_a_served_run_judges_with_job_code_edited_after_its_sandbox_started(
+    warm: Warm, tmp_path: Path
+) -> None:
+    code = _copy_of_judgegen(tmp_path / "code")
+    warm.env["PYTHONPATH"] = os.pathsep.join([str(code), str(REPO)])
+    assert warm(*warm.run_args()).returncode == 0
+    warm.wait_for_server()  # its zygote starts a sandbox that imports the job code now
+    first = warm(*warm.run_args())
+    assert _incomplete(first.stdout) == []
+    time.sleep(2)  # the next zygote, forked as the first was taken, has imported the job code
+    _edit_in_place(
+        code / "toolkit" / "sandbox" / "job.py",
+        "    guard = Guard(allow_network=spawn.limits.network)\n",
+        "    raise RuntimeError('the job code as edited')\n"
+        "    guard = Guard(allow_network=spawn.limits.network)\n",
+    )
+    served = warm(*warm.run_args())
+    cold = subprocess.run(
+        warm.command(*warm.run_args()),
+        cwd=warm.work,
+        env={**warm.env, keys.SWITCH_ENV: "off"},
+        capture_output=True,
+        text=True,
+    )
+    assert warm.served() == 2
+    assert _incomplete(cold.stdout), cold.stdout  # the edit shows in a cold run
+    assert _incomplete(served.stdout) == _incomplete(cold.stdout)
+    assert "the job code as edited" in served.stderr
+
+
+def test_a_file_edited_in_place_is_a_change(tmp_path: Path) -> None:
+    module = tmp_path / "module.py"
+    module.write_text("A = 1\n")
+    files = {str(module): stamp(str(module))}
+    assert first_change(files) is None
+    _edit_in_place(module, "A = 1", "A = 2")
+    assert first_change(files) == f"{module} changed"
+
+
+def test_the_loaded_files_include_this_module_and_its_package_folder() -> None:
+    files = loaded_files()
+    assert files[__file__] == stamp(__file__)
+    package = os.path.dirname(os.path.dirname(os.path.abspath(json.__file__)))
+    assert os.path.join(package, "json") in files
