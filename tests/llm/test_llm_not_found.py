@@ -3,7 +3,7 @@
 A --base-url without its API path (`/v1`), a web page's URL, a server that does not implement
 the API, or a model the server does not serve: the server answers HTTP 404 (or 405, or 501)
 to every call, whatever it asks, so the error is the configuration's and stops the command
-(exit 3). A 400 for one request (too long for the model's context) stays that request's own
+(exit 3), after one request: the SDKs retry every other 5xx, not a 501. A 400 for one request (too long for the model's context) stays that request's own
 `request` error. The real SDKs talk to a loopback stub.
 """
 
@@ -115,20 +115,39 @@ async def test_a_405_from_a_url_that_takes_no_calls_is_not_found(stub: StubAPI) 
     assert error.kind == "not_found" and "HTTP 405" in str(error)
 
 
-@pytest.mark.parametrize(
-    ("kind", "base", "path"), [("openai", "/v1", OPENAI_PATH), ("anthropic", "", ANTHROPIC_PATH)]
-)
-async def test_a_501_from_a_server_without_this_api_is_not_found_at_its_first_call(
+SDK_PATHS = [("openai", "/v1", OPENAI_PATH), ("anthropic", "", ANTHROPIC_PATH)]
+FAST_RETRY = {"retry-after-ms": "10"}
+
+
+@pytest.mark.parametrize(("kind", "base", "path"), SDK_PATHS)
+async def test_a_501_from_a_server_without_this_api_is_not_found_after_one_request(
     stub: StubAPI, kind: str, base: str, path: str
 ) -> None:
-    stub.queue(path, Reply(501, {"detail": "Not Implemented"}))
-    client = LLMClient(provider(kind, stub.url(base)), concurrency=1)
+    stub.queue(path, *[Reply(501, {"detail": "Not Implemented"}, FAST_RETRY)] * 3)
+    client = LLMClient(provider(kind, stub.url(base), retries=2), concurrency=1)
     error = await failure(client, model="some-model")
     message = str(error)
     assert error.kind == "not_found" and "HTTP 501" in message
     assert f"POST {stub.url()}{path} with HTTP 501" in message and "'some-model'" in message
     assert "does not implement" in message and message.endswith(f"Fix: {NOT_FOUND_FIX}")
-    assert len(stub.server.log) == 1 and not client.breaker.open
+    assert len(stub.server.log) == 1  # the SDK, retrying every 5xx, did not retry it
+    assert [row.error for row in client.ledger.rows] == ["not_found"]
+    assert client.breaker.failures == 0 and not client.breaker.open
+    await client.aclose()
+
+
+@pytest.mark.parametrize(("kind", "base", "path"), SDK_PATHS)
+async def test_a_503_is_still_retried_by_the_sdk(
+    stub: StubAPI, kind: str, base: str, path: str
+) -> None:
+    unavailable = Reply(503, error_body("api_error", "unavailable"), FAST_RETRY)
+    answer = openai_completion(GOOD) if kind == "openai" else anthropic_message(GOOD)
+    stub.queue(path, unavailable, unavailable, Reply(body=answer))
+    client = LLMClient(provider(kind, stub.url(base), retries=2), concurrency=1)
+    response = await client.complete(verify_request())
+    assert response.parsed["result"] is True
+    assert len(stub.calls(path)) == 3
+    assert [row.error for row in client.ledger.rows] == [None]
     await client.aclose()
 
 

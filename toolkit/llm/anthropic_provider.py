@@ -3,7 +3,8 @@
 Structured output is native (`output_config.format` with a JSON schema) and falls back to
 forced tool use for models that reject it; the provider remembers the fallback per model.
 System blocks marked `cache` get `cache_control`, so the stable prefix is billed as a cache
-read on later calls. The SDK retries transport failures; this module adds nothing on top.
+read on later calls. The SDK retries transport failures (not a 501: `provider.mark_final`);
+this module adds nothing on top.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from toolkit.errors import LLMError
 from toolkit.llm.endpoint import check_client_server, identity, server
 from toolkit.llm.models import ImagePart, LLMRequest, LLMResponse, Message, Usage
-from toolkit.llm.provider import RawOutput, classify_sdk_error, complete_structured
+from toolkit.llm.provider import RawOutput, classify_sdk_error, complete_structured, mark_final
 from toolkit.llm.schema import sent_schema
 
 if TYPE_CHECKING:
@@ -59,7 +60,9 @@ class AnthropicProvider:
             keys = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
             if "base_url" not in self._options and not any(os.environ.get(k) for k in keys):
                 raise LLMError("no Anthropic credentials: set ANTHROPIC_API_KEY", kind="config")
-            client = anthropic.AsyncAnthropic(**self._options)
+            hooks = {"response": [mark_final]}
+            http = anthropic.DefaultAsyncHttpxClient(event_hooks=hooks)
+            client = anthropic.AsyncAnthropic(**self._options, http_client=http)
             check_client_server("anthropic", self._server, str(client.base_url))
             self._client = client
         return self._client

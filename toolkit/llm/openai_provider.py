@@ -4,7 +4,7 @@ OpenAI-compatible local servers (`base_url`: vLLM, llama.cpp server, Ollama).
 Servers differ in what structured output they support, so the schema strategy is a switch:
 `native` (strict `json_schema` response format), `json` (JSON mode plus the schema in the
 prompt) or `prompt` (the schema in the prompt only). Every strategy validates the output and
-re-asks on failure; the SDK retries transport failures.
+re-asks on failure; the SDK retries transport failures (not a 501: `provider.mark_final`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from toolkit.errors import LLMError
 from toolkit.llm.endpoint import check_client_server, identity, server
 from toolkit.llm.models import ImagePart, LLMRequest, LLMResponse, Message, Usage
-from toolkit.llm.provider import RawOutput, classify_sdk_error, complete_structured
+from toolkit.llm.provider import RawOutput, classify_sdk_error, complete_structured, mark_final
 from toolkit.llm.schema import sent_schema
 
 if TYPE_CHECKING:
@@ -112,6 +112,7 @@ def _make_client(base_url: str | None, max_retries: int, timeout_s: float) -> op
     import openai  # the SDK is imported only when this provider makes a call
 
     kwargs: dict[str, Any] = {"max_retries": max_retries, "timeout": timeout_s}
+    kwargs["http_client"] = openai.DefaultAsyncHttpxClient(event_hooks={"response": [mark_final]})
     if base_url:
         kwargs["base_url"] = base_url
         kwargs["api_key"] = _env_key() or LOCAL_PLACEHOLDER_KEY

@@ -2,15 +2,17 @@
 
 A `Provider` turns one `LLMRequest` into one `LLMResponse` or raises `LLMError`. It classifies
 its own SDK's exceptions (`classify`), so nothing above it imports SDK exception types. The
-SDK owns transport retries (429, 5xx, timeouts); this module only re-asks after the model's
-output failed validation, at most `MAX_REASKS` times, and keeps the usage of every attempt.
+SDK owns transport retries (429, 5xx, timeouts), but a 5xx no retry can cure (a 501: each
+provider's HTTP client hooks in `mark_final`) is raised at once; this module only re-asks after
+the model's output failed validation, at most `MAX_REASKS` times, and keeps the usage of every
+attempt.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -20,6 +22,9 @@ from toolkit.llm.models import LLMRequest, LLMResponse, Message, Usage
 from toolkit.llm.schema import output_problems, parse_json_output
 from toolkit.llm.server_answer import ServerAnswer, server_answer
 from toolkit.util.redact import redact
+
+if TYPE_CHECKING:
+    import httpx2
 
 MAX_REASKS = 2
 
@@ -53,8 +58,13 @@ NOT_FOUND_STATUSES = frozenset({404, 405, NOT_IMPLEMENTED})
 """HTTP statuses meaning the server has no such endpoint (a --base-url without its `/v1`, a
 web page's URL; a server that does not implement this API answers 501) or serves no such
 model (`model_not_found`): the configuration is wrong, for every request alike. A 501 is no
-outage (the SDK still retries it as a 5xx, but no later call can succeed). A 400 (one request
-too large or malformed) is that request's own, unless it recurs (`toolkit.llm.rejection`)."""
+outage, and is not retried (`FINAL_STATUSES`). A 400 (one request too large or malformed) is
+that request's own, unless it recurs (`toolkit.llm.rejection`)."""
+FINAL_STATUSES = frozenset({NOT_IMPLEMENTED})
+"""5xx statuses no retry can cure: the server does not implement the API. Both SDKs retry
+every 5xx (with backoff), so `mark_final` tells them not to retry these."""
+SHOULD_RETRY = "x-should-retry"
+"""The response header both SDKs obey before their own status rules (`false`: no retry)."""
 MODEL_SETTINGS = "--model / JUDGEGEN_LLM_MODEL, JUDGEGEN_JUDGE_MODEL, JUDGEGEN_GENERATION_MODEL"
 """Where the model a call asks for is set, for every command: `--model` (or the default) and
 the per-role models that override it (`generate` extracts with the judge model)."""
@@ -213,6 +223,13 @@ def reask_request(request: LLMRequest, bad_output: str, problems: list[str]) -> 
         Message.user(feedback),
     )
     return request.model_copy(update={"messages": messages})
+
+
+async def mark_final(response: httpx2.Response) -> None:
+    """An HTTP client's response hook: a `FINAL_STATUSES` answer says `x-should-retry: false`,
+    so the SDK raises it after one request instead of retrying it as a 5xx."""
+    if response.status_code in FINAL_STATUSES:
+        response.headers[SHOULD_RETRY] = "false"
 
 
 def classify_sdk_error(
