@@ -28,7 +28,7 @@ from generator.stages.spec import LoadedSpec, SampleAnswer, cites_pages
 from toolkit.errors import SpecError
 from toolkit.llm.settings import LLMSettings
 
-VALIDATION_VERSION = 2  # 2: each answer's missing_pages
+VALIDATION_VERSION = 3  # 2: each answer's missing_pages; 3: from the run's page-read log
 
 
 class TaskValidation(BaseModel):
@@ -178,13 +178,13 @@ async def _validate_task(runs: ReviewRuns, task: LabelledTask, judges: Path) -> 
         answer_file = Path(answer.path).name
         click.echo(f"[{loaded.task_id}] judging {answer_file}", err=True)
         try:
-            summary = await runs.summary(
+            judged = await runs.judged(
                 judge, answer.text, task_id=loaded.task_id, answer_name=answer.name
             )
         except JudgeRunError as exc:
             result.problems.append(str(exc))
             continue
-        result.answers.append(agreement(loaded.task_id, answer_file, summary, label))
+        result.answers.append(agreement(loaded.task_id, answer_file, judged, label))
     return result
 
 

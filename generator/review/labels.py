@@ -9,7 +9,7 @@ node the judge no longer builds is reported, never ignored.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -17,6 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from generator.review.rubric import flatten, tree_of
 from generator.stages.spec import LoadedSpec
 from toolkit.errors import SpecError
+
+if TYPE_CHECKING:
+    from generator.review.runs import JudgedAnswer
 
 LABELS_VERSION = 1
 LABEL_SUFFIXES = (".yaml", ".yml")
@@ -60,8 +63,9 @@ class LabelAgreement(BaseModel):
     status: str = "complete"
     missing_pages: list[str] = Field(
         default_factory=list,
-        description="Cited pages the judge could not read (not in the page store, or a failed "
-        "capture): judged unsupported unread, so a node checked on one agrees or not for that.",
+        description="Cited pages the judge's run asked for and could not read (not in the page "
+        "store, or a failed capture), as the runner's page-read log notes them: judged "
+        "unsupported unread, so a node checked on one agrees or not for that.",
     )
 
     @property
@@ -155,15 +159,21 @@ def intended_labels(loaded: LoadedSpec) -> dict[str, AnswerLabels]:
 
 
 def agreement(
-    task_id: str, answer: str, summary: dict[str, Any], labels: AnswerLabels
+    task_id: str, answer: str, judged: JudgedAnswer, labels: AnswerLabels
 ) -> LabelAgreement:
-    """Compare a judge's result summary with the human labels for the same answer."""
+    """Compare a judge's run on an answer with the human labels for the same answer.
+
+    Its missing pages are the run's page-read log's (`JudgedAnswer.missing_pages`, as `mutate`
+    and acceptance read them), not the summary's `missing_sources`: that list is the judge's
+    own, and leaves out a page the judge read itself (`ev.pages.get`) and found missing.
+    """
+    summary = judged.summary
     nodes = {n.id: n for n in flatten(tree_of(summary))}
     result = LabelAgreement(
         task_id=task_id,
         answer=answer,
         status=summary.get("status", "complete"),
-        missing_pages=list(summary.get("missing_sources") or []),
+        missing_pages=list(judged.missing_pages),
     )
     for node_id, expected in sorted(labels.nodes.items()):
         if node_id not in nodes:

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from generator.review.cost import LLMSpend
 from generator.review.labels import AnswerLabels, agreement
 from generator.review.rubric import outline, tree_of
-from generator.review.runs import JudgeRunError, ReviewRuns
+from generator.review.runs import JudgedAnswer, JudgeRunError, ReviewRuns
 from generator.stages.debug_runs import SharedExtractor
 from generator.stages.draft import Problem, offending_lines
 from generator.stages.evidence import (
@@ -220,9 +220,10 @@ def _entries(summary: dict[str, Any]) -> list[VerificationEntry]:
 
 
 def judge_answer(
-    answer: str, summary: dict[str, Any], label: AnswerLabels | None, task_id: str
+    answer: str, judged: JudgedAnswer, label: AnswerLabels | None, task_id: str
 ) -> AnswerAcceptance:
-    """Compare one complete summary with the author's label (None: unlabelled)."""
+    """Compare one complete run with the author's label (None: unlabelled)."""
+    summary = judged.summary
     info = summary.get("eval_breakdown", [{}])[0].get("info", [])
     item = AnswerAcceptance(
         answer=answer,
@@ -231,10 +232,11 @@ def judge_answer(
         findings=evidence_findings(summary, "acceptance"),
         verifications=_entries(summary),
         extracted=[i for i in info if "no_info" not in i],
+        missing_pages=list(judged.missing_pages),
     )
     if label is None:
         return item
-    agree = agreement(task_id, answer, summary, label)
+    agree = agreement(task_id, answer, judged, label)
     item.intended = label.root_score
     item.node_disagreements = [
         f"{d.id}: intended {d.expected}, judge {d.actual}" for d in agree.disagreements
@@ -272,8 +274,7 @@ async def acceptance_stage(
         summary = summaries[answer.name] = judged.summary
         if not report.skeleton:
             report.skeleton = outline(tree_of(summary))
-        item = judge_answer(answer.name, summary, label, loaded.task_id)
-        item.missing_pages = list(judged.missing_pages)
+        item = judge_answer(answer.name, judged, label, loaded.task_id)
         report.answers.append(item)
     _add_pages_never_read(report, loaded, summaries)
     return report, summaries

@@ -88,7 +88,7 @@ def test_json_report_has_totals_and_per_answer_agreement(work: Path) -> None:
     result = invoke(["validate", TASK, "--json", *RUN])
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
-    assert data["version"] == 2
+    assert data["version"] == 3
     assert (data["nodes_labelled"], data["nodes_agreeing"], data["node_agreement"]) == (10, 10, 1)
     assert [a["answer"] for a in data["tasks"][0]["answers"]] == ["good.md", "wrong.md"]
     assert data["passed"] is None
@@ -214,3 +214,28 @@ def test_tasks_with_a_markdown_spec_are_validated_too(work: Path) -> None:
     result = invoke(["validate", "--min-agreement", "0.95", *RUN])
     assert result.exit_code == 1, result.stdout
     assert "ascents_md/wrong.md: nodes 0/1 agree" in result.stdout
+
+
+SELF_READING = Path(__file__).parents[1] / "fixtures/review/judges/first_ascents_self_reading.py"
+
+
+def test_a_page_the_judge_read_itself_and_found_missing_is_named_beside_its_disagreement(
+    work: Path,
+) -> None:
+    """The judge reads K2's page with `ev.pages.get`, so the summary's `missing_sources` is
+    empty; the page-read log, which `mutate` and acceptance use, names the page."""
+    shutil.copy(SELF_READING, work / "generated_judges" / f"{TASK}.py")
+    (work / "tasks" / TASK / "labels" / "wrong.yaml").unlink()
+    _label(work, "good.yaml", "nodes:\n  k2_climbers: pass\n")
+    page_store(work / "partial-pages", without={K2_PAGE})
+    args = ["validate", TASK, "--backend", BACKEND, "--pages", "partial-pages", "--no-sandbox"]
+    result = invoke(args)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[:3] == [
+        "first_ascents/good.md: nodes 0/1 agree",
+        "  disagrees k2_climbers: labelled pass, judge fail",
+        "  judged without 1 cited page(s) missing from the page store (unsupported, never "
+        f"read): {K2_PAGE}",
+    ]
+    data = json.loads(invoke([*args, "--json"]).stdout)
+    assert data["tasks"][0]["answers"][0]["missing_pages"] == [K2_PAGE]

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from generator.review.labels import agreement, load_labels, task_labels
+from generator.review.runs import JudgedAnswer
 from toolkit.errors import SpecError
+from toolkit.runner.fingerprint import PageReads
 
 
 def summary(final_score=0.5, status="complete"):
@@ -53,6 +55,13 @@ def summary(final_score=0.5, status="complete"):
     }
 
 
+def judged(final_score=0.5, missing=(), missing_sources=()):
+    """A run with `summary()`'s tree, the page-read log missing `missing`, and the judge's own
+    `missing_sources` list."""
+    run = {**summary(final_score), "missing_sources": list(missing_sources)}
+    return JudgedAnswer(run, PageReads(missing=tuple(missing)))
+
+
 def write(tmp_path, name, text):
     path = tmp_path / "labels" / name
     path.parent.mkdir(exist_ok=True)
@@ -64,7 +73,7 @@ def test_labels_agreeing_with_the_judge(tmp_path):
     labels = load_labels(
         write(tmp_path, "answer_1.yaml", "root_score: 0.5\nnodes: {a: pass, b: fail, c: skip}\n")
     )
-    result = agreement("t", "answer_1.md", summary(), labels)
+    result = agreement("t", "answer_1.md", judged(), labels)
     assert result.node_agreement == 1.0 and result.root_agrees is True
 
 
@@ -72,7 +81,7 @@ def test_a_wrong_label_is_a_disagreement(tmp_path):
     labels = load_labels(
         write(tmp_path, "answer_1.yaml", "root_score: 1.0\nnodes: {a: pass, b: pass}\n")
     )
-    result = agreement("t", "answer_1.md", summary(), labels)
+    result = agreement("t", "answer_1.md", judged(), labels)
     assert result.node_agreement == 0.5
     assert [(d.id, d.expected, d.actual) for d in result.disagreements] == [("b", "pass", "fail")]
     assert result.root_agrees is False
@@ -80,8 +89,16 @@ def test_a_wrong_label_is_a_disagreement(tmp_path):
 
 def test_labels_naming_removed_nodes_are_reported(tmp_path):
     labels = load_labels(write(tmp_path, "answer_1.yaml", "nodes: {a: pass, gone: fail}\n"))
-    result = agreement("t", "answer_1.md", summary(), labels)
+    result = agreement("t", "answer_1.md", judged(), labels)
     assert result.unknown_node_ids == ["gone"] and result.nodes_labelled == 1
+
+
+def test_missing_pages_are_the_page_read_logs_not_the_judges_own_list(tmp_path):
+    """A page the judge read itself and found missing is in the log, not in `missing_sources`."""
+    labels = load_labels(write(tmp_path, "answer_1.yaml", "nodes: {b: fail}\n"))
+    run = judged(missing=["https://x.example/read-by-the-judge"], missing_sources=[])
+    result = agreement("t", "answer_1.md", run, labels)
+    assert result.missing_pages == ["https://x.example/read-by-the-judge"]
 
 
 def test_unknown_field_names_the_file_and_field(tmp_path):
