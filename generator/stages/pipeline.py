@@ -146,8 +146,8 @@ async def reflect_stage(
     """Checklist passes with evidence; a revision is kept only if it passes every check again.
 
     Each pass sees the sample answers, what acceptance extracted and verified, the scores vs
-    the intended ones, surviving mutations and the previous pass's findings. A pass that
-    changes nothing ends the stage.
+    the intended ones, the mutations not killed (survived, error or inconclusive) and the
+    previous pass's findings. A pass that changes nothing ends the stage.
     """
     checklist = load_checklist()
     passes: list[ReflectionPass] = []

@@ -1,10 +1,11 @@
 """The reflect stage's pieces: the checklist, the reflection request, and the model's findings.
 
 The model reviews the judge against `prompts/checklist.yaml` with the evidence of real runs
-(sample answers, extracted values, the verification log, scores vs intended, surviving
-mutations) and replies with its findings in a ```json block and, when something is wrong, the
-whole revised module in a ```python block: a module escaped inside a JSON string is fragile for
-real models. Whether a revision is kept (it must pass every check again) is the pipeline's call.
+(sample answers, extracted values, the verification log, scores vs intended, the cited pages an
+answer was judged without, and every mutation not killed: survived, error or inconclusive) and
+replies with its findings in a ```json block and, when something is wrong, the whole revised
+module in a ```python block: a module escaped inside a JSON string is fragile for real models.
+Whether a revision is kept (it must pass every check again) is the pipeline's call.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 CHECKLIST_PATH = PROMPTS_DIR / "checklist.yaml"
 DEFAULT_MAX_TOKENS = 16_000
 MAX_EVIDENCE_CHARS = 600  # per extracted value or claim, so evidence stays bounded
+MAX_MUTATION_ROWS = 8  # mutations shown per outcome (survived, error, inconclusive)
 _JSON_FENCE = re.compile(r"^```[ \t]*json[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 
 
@@ -145,10 +147,43 @@ def evidence_text(
                 )
             lines += [f"node disagreement: {d}" for d in item.node_disagreements]
             lines += [f"finding (line {f.line}): {f.message}" for f in item.findings]
+            if item.missing_pages:
+                lines.append(
+                    "judged without cited pages missing from the page store: "
+                    + _clip(", ".join(item.missing_pages))
+                )
     if mutation is not None and mutation.ran:
         lines += ["", f"Mutation testing: {mutation.summary_line()}."]
-        lines += [f"survived: {s}" for s in mutation.survivors()]
+        lines += mutation_evidence(mutation)
     return "\n".join(lines)
+
+
+def mutation_evidence(mutation: MutationStage) -> list[str]:
+    """Every mutation the kill rate counts as not killed, labelled with its outcome: `survived`
+    (the score did not drop), `error` (the judge failed on the mutated answer) and
+    `inconclusive` (the score dropped while a cited page was missing); at most
+    `MAX_MUTATION_ROWS` of each, each clipped. Killed ones need no change and are left out."""
+    shown: dict[str, list[str]] = {"survived": [], "error": [], "inconclusive": []}
+    for report in mutation.reports:
+        for row in report.mutations:
+            what = f"{report.answer}: {row.name} ({row.description})"
+            score = "nothing" if row.score is None else f"{row.score:g}"
+            if row.outcome == "survived":
+                shown["survived"].append(f"{what} still scored {score}")
+            elif row.outcome == "error":
+                shown["error"].append(f"{what} the judge failed: {row.error}")
+            elif row.outcome == "inconclusive":
+                pages = ", ".join(row.missing_pages)
+                shown["inconclusive"].append(
+                    f"{what} scored {score} while cited pages were missing from the page "
+                    f"store: {pages}"
+                )
+    lines: list[str] = []
+    for outcome, rows in shown.items():
+        lines += [_clip(f"{outcome}: {text}") for text in rows[:MAX_MUTATION_ROWS]]
+        if len(rows) > MAX_MUTATION_ROWS:
+            lines.append(f"({len(rows) - MAX_MUTATION_ROWS} more {outcome} mutations not shown)")
+    return lines
 
 
 def reflect_request(
