@@ -4,14 +4,16 @@ longer what a fresh process would import never serves."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +23,13 @@ from generator.cli.warm import key as keys
 from generator.cli.warm.client import Client, ahead, paths, servers, stop_servers
 from generator.cli.warm.code_snapshot import CodeSnapshot
 from generator.cli.warm.wire import End, Reply, Request
+from tests.fixtures.runner.llm_policy import BEATS_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 LAUNCH = "from generator.cli import entry; entry()"
 PROVIDER = "scripted:tests.fixtures.runner.llm_policy:policy"
 SLOW = "scripted:tests.fixtures.runner.llm_policy:slow_policy"
+BEATING = "scripted:tests.fixtures.runner.llm_policy:beats_until_released"
 
 
 class Warm:
@@ -72,6 +76,32 @@ class Warm:
         """How many commands the servers have run so far."""
         return self.log().count("serving ['run']")
 
+    def served_pid(self) -> int:
+        """The process (and process group) of the command the servers ran last."""
+        until(lambda: self.served() > 0, "no command was served")
+        return int(re.findall(r"serving \['run'\] in .* as (\d+)", self.log())[-1])
+
+    def start_beating(self, beats: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
+        """A cold run that leaves a server behind for commands whose policy beats into
+        `beats` (the variable is part of the key, so the cold run has it too); the file that
+        lets them answer."""
+        self.env[BEATS_ENV] = str(beats)
+        cold = self(*self.run_args("--no-sandbox"))
+        assert cold.returncode == 0, cold.stderr
+        self.wait_for_server()
+        return cold, beats.with_name(beats.name + ".released")
+
+    def beating(self) -> subprocess.Popen[str]:
+        """A served `judgegen run` that beats until released (`start_beating`)."""
+        return subprocess.Popen(
+            self.command(*self.run_args("--no-sandbox", "--provider", BEATING)),
+            cwd=self.work,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
 
 @pytest.fixture
 def warm(work: Path) -> Iterator[Warm]:
@@ -82,6 +112,38 @@ def warm(work: Path) -> Iterator[Warm]:
         deadline = time.monotonic() + 20
         while servers(servers_of.folder) and time.monotonic() < deadline:
             time.sleep(0.05)
+
+
+def until(condition: Callable[[], object], failing: str, seconds: float = 30.0) -> None:
+    """Poll `condition` every 20 ms; fail with `failing` if it does not hold within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(failing)
+        time.sleep(0.02)
+
+
+def state(pid: int) -> str:
+    """A process's state letter ('T': stopped, 'Z': ended, not yet reaped; '' once gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return ""
+
+
+def stopped_by(pid: int) -> int:
+    """The signal that stopped child `pid`, as its shell would see it (waits for the stop)."""
+    found: list[int] = []
+
+    def reported() -> bool:
+        waited, status = os.waitpid(pid, os.WUNTRACED | os.WNOHANG)
+        if waited and os.WIFSTOPPED(status):
+            found.append(os.WSTOPSIG(status))
+        return bool(waited)
+
+    until(reported, f"{pid} neither stopped nor ended")
+    assert found, f"{pid} ended instead of stopping"
+    return found[0]
 
 
 def verdicts(stdout: str) -> Any:
@@ -301,3 +363,60 @@ def test_two_commands_at_once_are_both_served_with_their_own_results(warm: Warm)
     assert warm.served() == 2
     assert verdicts(outputs[0][0]) == verdicts(outputs[1][0])
     assert (warm.work / "results-a").is_dir() and (warm.work / "results-b").is_dir()
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTSTP, signal.SIGTTOU], ids=["SIGTSTP", "SIGTTOU"])
+def test_a_stopped_client_stops_its_served_command_until_it_is_continued(
+    warm: Warm, tmp_path: Path, stop: signal.Signals
+) -> None:
+    """Ctrl-Z (or a background job's stop) stops the command with the client, as a cold
+    command is stopped, and `fg`/`bg` (SIGCONT to the client) lets it go on and end well."""
+    beats = tmp_path / "beats"
+    cold, released = warm.start_beating(beats)
+    client = warm.beating()
+    command = 0
+    try:
+        until(beats.exists, f"the served command never beat: {warm.log()}")
+        command = warm.served_pid()
+        client.send_signal(stop)
+        assert stopped_by(client.pid) == stop
+        until(lambda: state(command) == "T", "the served command was not stopped", 10)
+        size = beats.stat().st_size
+        time.sleep(0.2)  # twenty beats, were it beating
+        assert beats.stat().st_size == size
+        client.send_signal(signal.SIGCONT)
+        until(lambda: beats.stat().st_size > size, "the served command was not continued")
+        assert state(command) != "T"
+    finally:
+        released.touch()
+        client.send_signal(signal.SIGCONT)
+        if command:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(command, signal.SIGCONT)
+    out, err = client.communicate(timeout=60)
+    assert client.returncode == 0, err
+    assert warm.served() == 1
+    assert verdicts(out) == verdicts(cold.stdout)
+
+
+def test_a_client_killed_while_stopped_ends_its_stopped_command(warm: Warm, tmp_path: Path) -> None:
+    """The command the server ends for a killed client is continued, or it would never end."""
+    beats = tmp_path / "beats"
+    _, released = warm.start_beating(beats)
+    client = warm.beating()
+    command = 0
+    try:
+        until(beats.exists, f"the served command never beat: {warm.log()}")
+        command = warm.served_pid()
+        client.send_signal(signal.SIGTSTP)
+        until(lambda: state(command) == "T", "the served command was not stopped", 10)
+        client.kill()
+        client.wait()  # not its pipes: the stopped command holds them open
+        until(lambda: f"{command} ended: exit" in warm.log(), "the stopped command never ended")
+        assert "went away" in warm.log()
+    finally:
+        released.touch()
+        if command:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(command, signal.SIGCONT)
+        client.communicate(timeout=60)

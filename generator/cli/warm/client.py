@@ -6,7 +6,8 @@ every `judgegen` start. A command is handed over only when a server with this pr
 answers and accepts it; then its standard streams (as file descriptors), working folder,
 arguments, positional environment and umask go to the server, which forks the command, and
 this process waits for its exit status, passing on the signals it receives (Ctrl-C reaches
-the command as it would in process). Anything short of an accepted command is run here.
+the command as it would in process; Ctrl-Z stops it along with this process, and `fg` or `bg`
+continues both). Anything short of an accepted command is run here.
 """
 
 from __future__ import annotations
@@ -27,6 +28,13 @@ from generator.cli.warm import key as keys
 
 WIRE_VERSION = 1
 RELAYED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1)
+JOB_STOPS = (signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU)
+"""The stops a shell's job control sends (Ctrl-Z; a background job at the terminal). Each stops
+the served command's group with SIGSTOP, then this process as the signal would have; SIGCONT to
+this process (`fg`, `bg`) continues both. SIGSTOP rather than the signal itself, which judgegen
+handles no differently: the command inherits the dispositions of whichever process started the
+server (one that ignored SIGTSTP passed that on), and once the server is gone its group is
+orphaned, where the kernel discards the other three."""
 NOT_LEFT_BEHIND = frozenset({"--ray", "--help", "-h"})
 JUDGED = "toolkit.runner.scheduler"
 """Loaded by a run that judged: only such a run knows what the next one will import (one that
@@ -115,19 +123,33 @@ class Client:
         }
 
     def _wait(self, conn: socket.socket, reader: BinaryIO, pid: int) -> int:
-        """Wait for the served command's exit, relaying signals to it."""
+        """Wait for the served command's exit, relaying signals to it (and job control)."""
 
         def relay(signum: int, _frame: Any) -> None:
             with contextlib.suppress(OSError):
                 os.killpg(pid, signum)
 
-        for signum in RELAYED:
-            signal.signal(signum, relay)
+        def stop(signum: int, _frame: Any) -> None:
+            relay(signal.SIGSTOP, None)
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signum})  # one stop, however many came
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            # stopped on unblocking, until continued (or not at all in an orphaned group, where
+            # the kernel discards the signal: a cold command runs on too)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signum})
+            signal.signal(signum, stop)
+            relay(signal.SIGCONT, None)
+
+        handlers = {signum: relay for signum in (*RELAYED, signal.SIGCONT)}
+        handlers.update({signum: stop for signum in JOB_STOPS})
+        previous = {signum: signal.signal(signum, handler) for signum, handler in handlers.items()}
         try:
             end = _read_line(reader)
         except (OSError, ValueError):
             end = None
         finally:
+            for signum, handler in previous.items():  # the command has ended: signals are ours
+                signal.signal(signum, handler)
             reader.close()
             conn.close()
         if not end or end.get("version") != WIRE_VERSION or "exit" not in end:
@@ -139,8 +161,7 @@ class Client:
             )
             return SERVER_LOST
         if end.get("signal"):
-            for signum in RELAYED:
-                signal.signal(signum, signal.SIG_DFL)
+            signal.signal(int(end["signal"]), signal.SIG_DFL)
             os.kill(os.getpid(), int(end["signal"]))
         return int(end["exit"])
 
@@ -242,7 +263,8 @@ def _read_line(reader: BinaryIO) -> dict[str, Any] | None:
 
 def _terminal_stops_background_writes() -> bool:
     """Whether a standard stream is a terminal set to stop writers outside its foreground
-    group (`stty tostop`): a served command is outside it and would be stopped."""
+    group (`stty tostop`): a served command runs in the server's session, where no terminal's
+    job control reaches it, so it would write on in the background where a cold one stops."""
     for fd in (0, 1, 2):
         with contextlib.suppress(OSError, termios.error):
             if os.isatty(fd) and termios.tcgetattr(fd)[3] & termios.TOSTOP:

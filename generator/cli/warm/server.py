@@ -361,8 +361,9 @@ class Server:
             data = b""
         if not data:
             self.selector.unregister(conn)
-            with contextlib.suppress(OSError):
-                os.killpg(pid, signal.SIGTERM)
+            for signum in (signal.SIGTERM, signal.SIGCONT):  # a stopped command (its client
+                with contextlib.suppress(OSError):  # was stopped too) would never end
+                    os.killpg(pid, signum)
             log(f"the client of {pid} went away: its command was sent SIGTERM")
 
 
