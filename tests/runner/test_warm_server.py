@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -129,6 +130,19 @@ def state(pid: int) -> str:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except OSError:
         return ""
+
+
+def children(pid: int) -> set[int]:
+    """The live (not ended) children of process `pid`."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.add(int(stat.parent.name))
+    return found
 
 
 def stopped_by(pid: int) -> int:
@@ -420,3 +434,52 @@ def test_a_client_killed_while_stopped_ends_its_stopped_command(warm: Warm, tmp_
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(command, signal.SIGCONT)
         client.communicate(timeout=60)
+
+
+def test_a_command_for_a_zygote_found_dead_at_hand_over_gets_a_child_of_its_own(
+    warm: Warm, tmp_path: Path
+) -> None:
+    """The zygote dies between the command's arrival and its hand-over: the command is still
+    served, by a new child, as the zygote would have served it, and a new zygote is forked for
+    the next one. The server is held stopped while the command arrives and the zygote dies;
+    continued, it is told of the two in that order (epoll reports in the order things became
+    ready), so it finds the zygote dead only when handing the command over. The test is the
+    client here, speaking the wire protocol (`wire.py`), so that it knows the command arrived
+    before the zygote died."""
+    cold = warm(*warm.run_args("--no-sandbox"))
+    assert cold.returncode == 0, cold.stderr
+    warm.wait_for_server()
+    [(key, server)] = servers(warm.folder)
+    assert server is not None
+    until(lambda: children(server), "the server forked no zygote")
+    [zygote] = children(server)
+    request = Request(
+        key=key,
+        argv0="judgegen",
+        argv=warm.run_args("--no-sandbox"),
+        cwd=str(warm.work),
+        umask=0o022,
+        positional_env={},
+    )
+    out, err = tmp_path / "out", tmp_path / "err"
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    os.kill(server, signal.SIGSTOP)
+    try:
+        conn.connect(str(paths(warm.folder, key)["sock"]))  # the listener is ready first...
+        with open(os.devnull) as stdin, out.open("w") as stdout, err.open("w") as stderr:
+            streams = [stdin.fileno(), stdout.fileno(), stderr.fileno()]
+            socket.send_fds(conn, [request.model_dump_json().encode() + b"\n"], streams)
+        os.kill(zygote, signal.SIGKILL)  # ...and the zygote's end second
+        until(lambda: state(zygote) == "Z", "the zygote did not end")
+    finally:
+        os.kill(server, signal.SIGCONT)
+    with conn, conn.makefile("rb") as reader:
+        reply = Reply.model_validate_json(reader.readline())
+        end = End.model_validate_json(reader.readline())
+    assert reply.accepted and reply.pid not in (None, zygote)
+    assert end.exit == cold.returncode == 0, err.read_text()
+    assert verdicts(out.read_text()) == verdicts(cold.stdout)
+    assert warm.served() == 1
+    assert f"the zygote {zygote} had ended" in warm.log()
+    assert "ended on its own" not in warm.log()
+    until(lambda: children(server) - {zygote, reply.pid}, "no new zygote was forked")

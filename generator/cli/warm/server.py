@@ -256,10 +256,11 @@ class Server:
             try:
                 socket.send_fds(channel, [line], fds)
                 return pid, pidfd
-            except OSError:
+            except OSError as exc:
                 os.close(pidfd)  # the zygote died: reap it, then a child of its own
                 with contextlib.suppress(ChildProcessError):
                     os.waitpid(pid, 0)
+                log(f"the zygote {pid} had ended ({exc}); the command gets a new child")
             finally:
                 channel.close()
 
