@@ -26,7 +26,7 @@ from typing import Any, BinaryIO
 
 from generator.cli.warm import key as keys
 
-WIRE_VERSION = 1
+WIRE_VERSION = 2
 RELAYED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1)
 JOB_STOPS = (signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU)
 """The stops a shell's job control sends (Ctrl-Z; a background job at the terminal). Each stops
@@ -120,6 +120,7 @@ class Client:
             "cwd": os.getcwd(),
             "umask": umask,
             "positional_env": {k: os.environ[k] for k in keys.POSITIONAL_ENV if k in os.environ},
+            "ignored": [int(signum) for signum in _ignored()],
         }
 
     def _wait(self, conn: socket.socket, reader: BinaryIO, pid: int) -> int:
@@ -142,6 +143,8 @@ class Client:
 
         handlers = {signum: relay for signum in (*RELAYED, signal.SIGCONT)}
         handlers.update({signum: stop for signum in JOB_STOPS})
+        for signum in _ignored():  # as a cold command would: nohup's SIGHUP stays ignored
+            del handlers[signum]
         previous = {signum: signal.signal(signum, handler) for signum, handler in handlers.items()}
         try:
             end = _read_line(reader)
@@ -186,7 +189,10 @@ class Client:
             from toolkit.util.files import write_atomic  # loaded already: the command judged
 
             write_atomic(files["spec"], json.dumps(spec))
-            command = [sys.executable, *(["-O"] * sys.flags.optimize), "-c", BOOT]
+            options = keys.interpreter_options()
+            if options is None:
+                return
+            command = [sys.executable, *options, "-c", BOOT]
             command += [str(files["spec"]), str(files["sock"]), self.key]
             with open(files["log"], "a") as log:
                 subprocess.Popen(
@@ -246,6 +252,12 @@ def ahead(modules: dict[str, Any]) -> list[str]:
         if isinstance(origin := getattr(module, "__file__", None), str)
         and os.path.realpath(origin).startswith(tuple(roots))  # both sides through symlinks
     ]
+
+
+def _ignored() -> list[signal.Signals]:
+    """The signals this process handles for its served command that it was started ignoring
+    (`nohup`'s SIGHUP; SIGINT and SIGQUIT in a script's background job)."""
+    return [s for s in (*RELAYED, *JOB_STOPS) if signal.getsignal(s) == signal.SIG_IGN]
 
 
 def _line(message: dict[str, Any]) -> bytes:

@@ -2,8 +2,8 @@
 
 Standard library only: the client computes this before anything else is imported. Two
 processes with the same key import the same code the same way and see the same settings:
-the interpreter, the import path (with the working folder for an empty entry), the
-environment (except the variables that only say where the shell is), the user, the resource
+the interpreter and its flags and options, the import path (with the working folder for an
+empty entry), the environment (except the variables that only say where the shell is), the user, the resource
 limits, the nice value and CPU affinity, the cgroup and the namespaces. A server answers only clients with its own key.
 """
 
@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-KEY_VERSION = 1
+KEY_VERSION = 2
 SWITCH_ENV = "JUDGEGEN_SERVER"
 """`off` (or 0/no/false): never serve and never leave a server behind."""
 IDLE_ENV = "JUDGEGEN_SERVER_IDLE"
@@ -46,6 +46,37 @@ def idle_seconds(environ: dict[str, str] | os._Environ[str] = os.environ) -> flo
     return value if value > 0 else DEFAULT_IDLE_S
 
 
+_FLAG_OPTIONS = (
+    ("optimize", "-O"),
+    ("dont_write_bytecode", "-B"),
+    ("no_user_site", "-s"),
+    ("no_site", "-S"),
+    ("ignore_environment", "-E"),
+    ("isolated", "-I"),
+    ("safe_path", "-P"),
+    ("bytes_warning", "-b"),
+    ("verbose", "-v"),
+)
+"""`sys.flags` set from the command line, and the option that sets each (once per level)."""
+
+
+def interpreter_options() -> list[str] | None:
+    """The command-line options that start an interpreter with this one's flags, warning
+    options, `-X` options and unbuffered streams: a server started with them forks commands
+    that run as this process would. None for a mode no server reproduces (interactive)."""
+    if sys.flags.interactive or sys.flags.inspect:
+        return None
+    options = [
+        option for name, option in _FLAG_OPTIONS for _ in range(int(getattr(sys.flags, name)))
+    ]
+    if getattr(sys.__stdout__, "write_through", False):
+        options.append("-u")
+    options += [f"-W{option}" for option in sys.warnoptions]
+    for name, value in sys._xoptions.items():
+        options += ["-X", name if value is True else f"{name}={value}"]
+    return options
+
+
 def material() -> dict[str, Any]:
     """Everything the key is made of, for this process."""
     cwd = os.getcwd()
@@ -53,7 +84,7 @@ def material() -> dict[str, Any]:
         "version": KEY_VERSION,
         "executable": sys.executable,
         "path": [entry or cwd for entry in sys.path],
-        "optimize": sys.flags.optimize,
+        "flags": [*sys.flags, bool(getattr(sys.__stdout__, "write_through", False))],
         "warnoptions": list(sys.warnoptions),
         "xoptions": sorted(f"{k}={v}" for k, v in sys._xoptions.items()),
         "env": sorted((k, v) for k, v in os.environ.items() if k not in POSITIONAL_ENV),

@@ -416,6 +416,8 @@ def _become(request: Request, fds: list[int], early: Any, said: list[str]) -> No
     for name in keys.POSITIONAL_ENV:
         os.environ.pop(name, None)
     os.environ.update(request.positional_env)
+    for signum in request.ignored:
+        signal.signal(signum, signal.SIG_IGN)
     sys.argv = [request.argv0, *request.argv]
     importlib.invalidate_caches()  # folder listings the server's finders kept: read them anew
     _reopen_streams()
@@ -425,15 +427,28 @@ def _become(request: Request, fds: list[int], early: Any, said: list[str]) -> No
 
 
 def _reopen_streams() -> None:
-    """Standard streams on the client's descriptors, buffered as Python buffers them there."""
+    """Standard streams on the client's descriptors, buffered as Python buffers them there:
+    unbuffered output when the server's own is (started with the client's `-u`, or with its
+    PYTHONUNBUFFERED)."""
     made = []
     for fd, old in ((0, sys.__stdin__), (1, sys.__stdout__), (2, sys.__stderr__)):
         encoding = getattr(old, "encoding", None) or "utf-8"
         errors = getattr(old, "errors", None) or "strict"
+        unbuffered = fd != 0 and bool(getattr(old, "write_through", False))
         raw = io.FileIO(fd, "rb" if fd == 0 else "wb", closefd=False)
-        buffered: Any = io.BufferedReader(raw) if fd == 0 else io.BufferedWriter(raw)
+        buffered: Any = raw  # a buffer wrapped around it would close it when collected
+        if not unbuffered:
+            buffered = io.BufferedReader(raw) if fd == 0 else io.BufferedWriter(raw)
         line = fd == 2 or (fd == 1 and os.isatty(fd))
-        made.append(io.TextIOWrapper(buffered, encoding, errors, line_buffering=line))
+        made.append(
+            io.TextIOWrapper(
+                buffered,
+                encoding,
+                errors,
+                line_buffering=line,
+                write_through=unbuffered,
+            )
+        )
     for name, stream in zip(("stdin", "stdout", "stderr"), made, strict=True):
         setattr(sys, name, stream)
         setattr(sys, f"__{name}__", stream)

@@ -15,13 +15,18 @@ class Request(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    version: Literal[1] = 1
+    version: Literal[2] = 2
     key: str
     argv0: str
     argv: list[str]
     cwd: str
     umask: int = Field(ge=0, le=0o777)
     positional_env: dict[str, str]
+    ignored: list[int] = Field(
+        default_factory=list,
+        description="Signals the caller ignores (SIGHUP under `nohup`, SIGINT in a script's "
+        "background job): the command ignores them too, as a cold one inherits them.",
+    )
 
 
 class Reply(BaseModel):
@@ -29,7 +34,7 @@ class Reply(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    version: Literal[1] = 1
+    version: Literal[2] = 2
     accepted: bool
     pid: int | None = None
     reason: str | None = None
@@ -40,6 +45,6 @@ class End(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    version: Literal[1] = 1
+    version: Literal[2] = 2
     exit: int
     signal: int | None = None
