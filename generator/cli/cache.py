@@ -77,8 +77,13 @@ def cache() -> None:
 @cache_path_option
 @click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
 def stats(cache_path: Path | None, as_json: bool) -> None:
-    """Entries by model and purpose, those never served (truncated, refused or unreadable: a
-    lookup treats them as misses), and the size on disk."""
+    """Entries by model, purpose and origin, those never served (truncated, refused or
+    unreadable: a lookup treats them as misses), and the size on disk.
+
+    An entry's origin says where its answer came from: `live` (recorded from a provider
+    call), `scripted` or `replay` (fixtures: no model called), `unknown` (imported from a
+    record that does not say, such as a hand-written one), `before_origins` (stored before
+    the cache kept origins)."""
     figures = _guarded(lambda: _open(cache_path).stats())
     if as_json:
         click.echo(json.dumps(figures.model_dump(mode="json"), sort_keys=True, indent=2))
@@ -89,7 +94,11 @@ def stats(cache_path: Path | None, as_json: bool) -> None:
         f"{figures.path}: {figures.entries} entries{never}, {figures.blobs} blobs, "
         f"{figures.bytes / 1024:.0f} KiB"
     )
-    for label, counts in (("model", figures.by_model), ("purpose", figures.by_purpose)):
+    for label, counts in (
+        ("model", figures.by_model),
+        ("purpose", figures.by_purpose),
+        ("origin", figures.by_origin),
+    ):
         for name, count in sorted(counts.items()):
             click.echo(f"  {label} {name}: {count}")
 
@@ -100,8 +109,10 @@ def stats(cache_path: Path | None, as_json: bool) -> None:
 def export(directory: Path, cache_path: Path | None) -> None:
     """Write every entry to DIRECTORY as one reviewable JSON file per request.
 
-    An entry that cannot be read is not written: the command says how many and exits 1, as
-    the folder then lacks their answers (a replay of it misses those requests)."""
+    Each file keeps where its answer came from (`origin`: recorded live, from a fixture, or
+    imported, and from which file). An entry that cannot be read is not written: the command
+    says how many and exits 1, as the folder then lacks their answers (a replay of it misses
+    those requests)."""
     count, skipped = _guarded(lambda: _open(cache_path).export_dir(directory))
     click.echo(f"exported {count} records to {directory}", err=True)
     if skipped:
@@ -129,6 +140,11 @@ def export(directory: Path, cache_path: Path | None) -> None:
 def import_(directory: Path, cache_path: Path | None, replace: bool) -> None:
     """Load the JSON records in DIRECTORY (from `cache export`) into the cache.
 
+    Each entry keeps the origin its record says, with the file and time of this import. A
+    record that says none (written by hand, or exported before origins were kept) is stored
+    as of unknown origin: the command counts them, and every run they answer says how many
+    of its answers came from them, never counting them as a model's.
+
     A record is refused (exit 2, nothing stored) if its file has a field judgegen does not
     know, its request no longer hashes to its key (changed after it was recorded), another
     file answers the same request differently, or the cache already answers its request
@@ -138,6 +154,9 @@ def import_(directory: Path, cache_path: Path | None, replace: bool) -> None:
         lambda: _open(cache_path, must_exist=False).import_dir(directory, replace=replace)
     )
     click.echo(f"imported {report.line()} from {directory}", err=True)
+    note = report.origin_note()
+    if note:
+        click.echo(note, err=True)
 
 
 @cache.command()

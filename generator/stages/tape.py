@@ -83,7 +83,8 @@ class CallTape:
 
     def summary_line(self) -> str:
         """The ledger's summary line over this generation's calls (replays and scripted
-        policies counted free: $0 + an estimate; otherwise a policy's spend is simulated)."""
+        policies counted free: $0 + an estimate; otherwise a policy's spend is simulated;
+        cache hits not recorded live named by origin)."""
         rows = self.usage_rows()
         default = getattr(getattr(self.client, "provider", None), "name", "")
         scripted = [
@@ -91,9 +92,15 @@ class CallTape:
             for request, response in self.entries
             if is_simulated(request.provider or default) and not response.cache_hit
         ]
+        by_origin: dict[str, int] = {}
+        for _, response in self.entries:
+            if response.cache_hit and response.origin is not None:
+                kind = response.origin.source
+                by_origin[kind] = by_origin.get(kind, 0) + 1
         line = UsageSummary(
             calls=sum(r.calls for r in rows),
             cached=sum(r.cached for r in rows),
+            cached_by_origin=by_origin,
             input_tokens=sum(r.input_tokens for r in rows),
             output_tokens=sum(r.output_tokens for r in rows),
             cost_usd=sum(r.cost_usd for r in rows),

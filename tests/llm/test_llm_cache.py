@@ -17,6 +17,7 @@ from toolkit.llm.cache import CacheRecord, ResponseCache, record_json
 from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.client import LLMClient
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
+from toolkit.llm.origin import RecordOrigin
 from toolkit.llm.scripted import ScriptedProvider
 
 REPO = Path(__file__).resolve().parents[2]
@@ -251,14 +252,15 @@ def test_import_replace_stores_the_imported_answer_over_a_different_one(tmp_path
     directory = exported(tmp_path / "in", CacheRecord.of(held, answer(False)))
     report = cache.import_dir(directory, replace=True)
     assert (report.added, report.replaced, report.unchanged) == (0, 1, 0)
-    assert cache.lookup(held.cache_key()) == (answer(False), False)
+    assert cache.lookup(held.cache_key())[:2] == (answer(False), False)
 
 
 def test_an_import_counts_what_it_added_and_what_the_cache_already_held(tmp_path: Path) -> None:
     cache = ResponseCache(tmp_path / "c.sqlite")
-    held = CacheRecord.of(verify_request("held"), answer(True))
+    live = RecordOrigin(source="live", provider="anthropic")
+    held = CacheRecord.of(verify_request("held"), answer(True), origin=live)
     cache.put(held)
-    new = CacheRecord.of(verify_request("new"), answer(False))
+    new = CacheRecord.of(verify_request("new"), answer(False), origin=live)
     report = cache.import_dir(exported(tmp_path / "in", held, new))
     assert (report.added, report.replaced, report.unchanged) == (1, 0, 1)
     assert report.line() == "2 records: 1 new, 0 replaced, 1 already in the cache"

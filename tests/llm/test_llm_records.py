@@ -120,8 +120,9 @@ def test_export_then_import_gives_back_every_request_and_answer_exactly(tmp_path
     source.export_dir(tmp_path / "out")
     target = ResponseCache(tmp_path / "b.sqlite")
     assert target.import_dir(tmp_path / "out").added == 1
-    assert target.records() == source.records()
-    assert target.lookup(request.cache_key()) == (answered, False)  # checked again when served
+    exchanges = [[(r.key, r.request, r.response) for r in c.records()] for c in (source, target)]
+    assert exchanges[0] == exchanges[1]
+    assert target.lookup(request.cache_key())[:2] == (answered, False)  # checked when served
 
 
 def test_every_committed_recording_reads_strictly() -> None:

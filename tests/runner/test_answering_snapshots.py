@@ -44,7 +44,7 @@ def test_each_result_records_the_snapshot_that_answered_the_alias(work: Path) ->
     judged(work, OLD)
     results = result_files(work / "results")
     calling = [r for r in results.values() if r["usage"]["llm_calls"]]
-    assert calling and all(r["version"] == 3 for r in results.values())
+    assert calling and all(r["version"] == 4 for r in results.values())
     assert all(r["usage"]["answered_by"] == {"o4-mini": [OLD]} for r in calling)
 
 
@@ -75,7 +75,7 @@ def test_cached_answers_of_the_old_snapshot_and_new_calls_of_the_new_one_warn(
     assert all(by == {"o4-mini": [OLD]} for by in answered(results, LOUVRE))
     assert all(by == {"o4-mini": [NEW]} for by in answered(results, "le_guin_novels"))
     record = json.loads(run.stdout)
-    assert (record["version"], record["summaries"]["alpha"]["version"]) == (6, 7)
+    assert (record["version"], record["summaries"]["alpha"]["version"]) == (7, 7)
     mixed = record["summaries"]["alpha"]["mixed_snapshots"]
     alpha_new = sum(
         r["usage"]["answered_by"] == {"o4-mini": [NEW]}

@@ -42,7 +42,7 @@ def test_result_round_trips_through_the_store(tmp_path: Path) -> None:
     path = store.write(result())
     assert path == tmp_path / "agent" / "t" / "answer_1.json"
     assert store.read("agent", "t", "answer_1") == result()
-    assert json.loads(path.read_text())["version"] == RESULT_VERSION == 3
+    assert json.loads(path.read_text())["version"] == RESULT_VERSION == 4
 
 
 def test_a_result_written_before_attempts_were_counted_is_read_as_it_was(tmp_path: Path) -> None:

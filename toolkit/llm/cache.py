@@ -6,13 +6,17 @@ several processes may share one file (WAL plus a busy timeout); a process's new 
 committed together by its writer thread, on a connection of its own, before their calls
 return (`cache_writer.py`). Large request parts (page text, screenshots) are stored once, by
 content digest, in `blobs`, however many trials and requests repeat them; each entry records
-whether its answer was checked against its schema. The file's format is `PRAGMA user_version`; an older format is
-migrated in one transaction on open, a newer one or a file that is not (or no longer) SQLite is
+whether its answer was checked against its schema, and where the answer came from
+(`RecordOrigin`: recorded from a live provider or a fixture, or imported, and from which file;
+entries of an older format read as stored before origins were kept, never as anything more).
+The file's format is `PRAGMA user_version`; an older format is migrated in one transaction on
+open, a newer one or a file that is not (or no longer) SQLite is
 a `CacheError`. A garbled row is a miss, reported once per cache. Export writes one small JSON
 file per entry with a stable name, sorted keys and indentation (`records.py`), so recordings
 are reviewable in a pull request and serve as test fixtures; an import never keeps an entry
 over a record that answers its request differently without saying so (it refuses, or with
-`replace` takes the record's answer).
+`replace` takes the record's answer); it keeps what each record says of its origin, adding the
+file and the time, and a record that says nothing is stored as of unknown origin.
 """
 
 from __future__ import annotations
@@ -26,28 +30,35 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, Field
 
 from toolkit.errors import CACHE_ACCESS_FIX, CacheError, SpecError
 from toolkit.llm.cache_writer import PendingWrite, WriteBehind
 from toolkit.llm.models import LLMRequest, LLMResponse
+from toolkit.llm.origin import BEFORE_ORIGINS, UNKNOWN, RecordOrigin
 from toolkit.llm.provider import REFUSED_STOPS, TRUNCATED_STOPS
 from toolkit.llm.records import CacheRecord, load_record_files, record_json
 from toolkit.util.sqlite_errors import sqlite_errors
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 """1: one `responses` table with whole requests; 2: `entries` plus content-addressed `blobs`;
-3: each entry records whether its answer was checked against its schema (hits skip the check)."""
+3: each entry records whether its answer was checked against its schema (hits skip the check);
+4: each entry records its `origin` (entries of older formats get `before_origins`)."""
 BUSY_TIMEOUT_S = 60.0
 SQLITE_MAGIC = b"SQLite format 3\x00"
 log = logging.getLogger("judgegen.llm.cache")
 
 ENTRY_COLUMNS = (
-    "(key, provider, model, purpose, request, response, created, checked) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    "(key, provider, model, purpose, request, response, created, checked, origin) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+ORIGIN_SOURCE_SQL = (
+    "CASE WHEN json_valid(origin) THEN "
+    "COALESCE(json_extract(origin, '$.source'), 'unknown') ELSE 'unknown' END"
+)
+"""An entry's origin source, as `_origin` reads it (a missing or unreadable one: unknown)."""
 UNSERVED_STOPS = tuple(sorted(TRUNCATED_STOPS | REFUSED_STOPS))
 NEVER_SERVED_SQL = (
     "SELECT COUNT(*) FROM entries WHERE CASE WHEN json_valid(response) THEN "
@@ -65,7 +76,8 @@ CREATE TABLE IF NOT EXISTS entries (
     request TEXT NOT NULL,
     response TEXT NOT NULL,
     created REAL NOT NULL,
-    checked INTEGER NOT NULL DEFAULT 0
+    checked INTEGER NOT NULL DEFAULT 0,
+    origin TEXT
 );
 CREATE TABLE IF NOT EXISTS blobs (
     digest TEXT PRIMARY KEY,
@@ -89,6 +101,10 @@ class CacheStats(BaseModel):
     bytes: int
     by_model: dict[str, int]
     by_purpose: dict[str, int]
+    by_origin: dict[str, int] = Field(
+        default_factory=dict,
+        description="Entries by where their answers came from (`RecordOrigin.source`).",
+    )
 
 
 class ImportReport(BaseModel):
@@ -101,6 +117,12 @@ class ImportReport(BaseModel):
         description="Entries whose answer the import replaced: with --replace, or one never "
         "served (truncated, refused, unreadable).",
     )
+    unknown_origin: int = Field(
+        default=0,
+        description="Of those added or replaced, records that do not say where their answers "
+        "came from (written by hand, or exported before origins were kept): stored as of "
+        "unknown origin, which every run they answer says.",
+    )
 
     def line(self) -> str:
         """`5 records: 3 new, 1 replaced, 1 already in the cache`."""
@@ -109,6 +131,24 @@ class ImportReport(BaseModel):
             f"{total} records: {self.added} new, {self.replaced} replaced, "
             f"{self.unchanged} already in the cache"
         )
+
+    def origin_note(self) -> str | None:
+        """How many records were stored of unknown origin, and what that means; None if none."""
+        if not self.unknown_origin:
+            return None
+        return (
+            f"{self.unknown_origin} stored of unknown origin: their files do not say how their "
+            "answers were recorded, so runs they answer count them apart, never as a model's"
+        )
+
+
+class Stored(NamedTuple):
+    """A stored answer as a lookup finds it."""
+
+    response: LLMResponse
+    checked: bool
+    """Whether it was checked against its request's schema."""
+    origin: RecordOrigin
 
 
 class ResponseCache:
@@ -157,20 +197,21 @@ class ResponseCache:
         found = self.lookup(key)
         return None if found is None else found[0]
 
-    def lookup(self, key: str) -> tuple[LLMResponse, bool] | None:
-        """The stored response under `key` and whether it was checked against its schema (the
-        fast path of a cache hit); None on a miss or an unreadable row."""
+    def lookup(self, key: str) -> Stored | None:
+        """The stored response under `key`, whether it was checked against its schema and
+        where it came from (the fast path of a cache hit); None on a miss or an unreadable
+        row."""
         queued = self._behind.pending(key)
         if queued is not None:
-            return queued.response, queued.checked
+            return Stored(queued.response, queued.checked, queued.origin)
         with self._guard():
             row = self._db.execute(
-                "SELECT response, checked FROM entries WHERE key = ?", (key,)
+                "SELECT response, checked, origin FROM entries WHERE key = ?", (key,)
             ).fetchone()
         if row is None:
             return None
         try:
-            return LLMResponse.model_validate_json(row[0]), bool(row[1])
+            return Stored(LLMResponse.model_validate_json(row[0]), bool(row[1]), _origin(row[2]))
         except ValueError:
             self.forget(key, "unreadable rows are treated as misses and replaced")
             return None
@@ -189,7 +230,8 @@ class ResponseCache:
 
     def put(self, record: CacheRecord, *, replace: bool = False, checked: bool = False) -> None:
         """Store `record` and its blobs now; an existing entry is kept unless `replace` (or
-        unusable). `checked` says the answer was validated against the request's schema."""
+        unusable). `checked` says the answer was validated against the request's schema; a
+        record that does not say its origin is stored as of unknown origin."""
         self._behind.flush()  # an older queued store must not land after this one
         self._write([_pending(record, replace, checked)])
 
@@ -245,19 +287,20 @@ class ResponseCache:
             item.response.model_dump_json(),
             time.time(),
             int(item.checked),
+            item.origin.model_dump_json(),
         )
         db.execute(f"{verb} INTO entries {ENTRY_COLUMNS}", values)
 
     def requests(self, model: str | None = None) -> list[LLMRequest]:
         """Recorded requests (optionally of one model), for explaining misses."""
-        sql, args = "SELECT key, request, NULL FROM entries", tuple[str, ...]()
+        sql, args = "SELECT key, request, NULL, NULL FROM entries", tuple[str, ...]()
         if model is not None:
             sql, args = sql + " WHERE model = ?", (model,)
         return [record.request for record in self._read(sql + " ORDER BY key", args)]
 
     def records(self) -> list[CacheRecord]:
         """Every readable record, ordered by key (unreadable ones are skipped with a warning)."""
-        sql = "SELECT key, request, response FROM entries ORDER BY key"
+        sql = "SELECT key, request, response, origin FROM entries ORDER BY key"
         return list(self._read(sql, ()))
 
     def stats(self) -> CacheStats:
@@ -271,6 +314,10 @@ class ResponseCache:
             by_purpose = dict(purposes.fetchall())
             blobs = self._db.execute("SELECT COUNT(*) FROM blobs").fetchone()[0]
             never_served = self._db.execute(NEVER_SERVED_SQL, UNSERVED_STOPS).fetchone()[0]
+            origins = self._db.execute(
+                f"SELECT {ORIGIN_SOURCE_SQL}, COUNT(*) FROM entries GROUP BY 1"
+            )
+            by_origin = dict(origins.fetchall())
         size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*"))
         return CacheStats(
             path=str(self.path),
@@ -280,6 +327,7 @@ class ResponseCache:
             bytes=size,
             by_model=by_model,
             by_purpose=by_purpose,
+            by_origin=by_origin,
         )
 
     def clear(self) -> int:
@@ -308,8 +356,10 @@ class ResponseCache:
         one transaction. A record whose request the cache already answers differently is a
         `SpecError` naming its file, and nothing is stored, unless `replace` (its answer then
         replaces the cache's); an entry never served (truncated, refused, unreadable) is
-        replaced all the same."""
+        replaced all the same. Each stored entry keeps the origin its record says (of unknown
+        origin if none), with the file it came from and the time of this import."""
         named = load_record_files(directory)
+        now = time.time()
         self._behind.flush()
         report, writes, differing = ImportReport(), list[PendingWrite](), list[Path]()
         seen: set[str] = set()  # files that say the same (`load_record_files` refused others)
@@ -321,15 +371,18 @@ class ResponseCache:
             held = self.lookup(record.key)  # an unreadable entry is a miss, replaced by `_write`
             if held is None:
                 report.added += 1
-            elif held[0].same_answer(record.response):
+            elif held.response.same_answer(record.response):
                 report.unchanged += 1
                 continue
-            elif replace or held[0].stop_reason in UNSERVED_STOPS:
+            elif replace or held.response.stop_reason in UNSERVED_STOPS:
                 report.replaced += 1
             else:
                 differing.append(path)
                 continue
-            writes.append(_pending(record, replace=held is not None, checked=False))
+            origin = (record.origin or UNKNOWN).imported(path, now)
+            report.unknown_origin += origin.source == "unknown"
+            imported = record.model_copy(update={"origin": origin})
+            writes.append(_pending(imported, replace=held is not None, checked=False))
         if differing:
             raise _differing_error(self.path, differing)
         if writes:
@@ -340,12 +393,13 @@ class ResponseCache:
         self._behind.flush()
         with self._guard():
             rows = self._db.execute(sql, args).fetchall()
-        for key, request, response in rows:
+        for key, request, response, origin in rows:
             try:
                 yield CacheRecord(
                     key=key,
                     request=self._request(json.loads(request)),
                     response=LLMResponse.model_validate_json(response or "{}"),
+                    origin=_origin(origin),
                 )
             except (ValueError, KeyError):
                 self.forget(key, "unreadable rows are skipped")
@@ -382,6 +436,9 @@ class ResponseCache:
                 self._db.execute(
                     "ALTER TABLE entries ADD COLUMN checked INTEGER NOT NULL DEFAULT 0"
                 )
+            if version in (2, 3):
+                self._db.execute("ALTER TABLE entries ADD COLUMN origin TEXT")
+                self._db.execute("UPDATE entries SET origin = ?", (_BEFORE_ORIGINS_JSON,))
             if version < FORMAT_VERSION:
                 for statement in SCHEMA_SQL.split(";"):
                     if statement.strip():
@@ -418,6 +475,7 @@ class ResponseCache:
                     response_json,
                     created,
                     0,
+                    _BEFORE_ORIGINS_JSON,
                 ),
             )
         self._db.execute("DROP TABLE responses")
@@ -450,7 +508,21 @@ def _differing_error(path: Path, files: list[Path]) -> SpecError:
 
 
 def _pending(record: CacheRecord, replace: bool, checked: bool) -> PendingWrite:
-    return PendingWrite(record.key, record.request, record.response, replace, checked)
+    origin = record.origin or UNKNOWN
+    return PendingWrite(record.key, record.request, record.response, replace, checked, origin)
+
+
+_BEFORE_ORIGINS_JSON = BEFORE_ORIGINS.model_dump_json()
+
+
+def _origin(text: str | None) -> RecordOrigin:
+    """An entry's stored origin; a missing or unreadable one is of unknown origin."""
+    if not text:
+        return UNKNOWN
+    try:
+        return RecordOrigin.model_validate_json(text)
+    except ValueError:
+        return UNKNOWN
 
 
 def _parts(data: dict[str, Any]) -> list[dict[str, Any]]:

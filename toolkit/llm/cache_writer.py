@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from toolkit.llm.models import LLMRequest, LLMResponse
+from toolkit.llm.origin import UNKNOWN, RecordOrigin
 
 WRITE_LINGER_S = 0.02
 """How long the writer waits, after an answer is queued, for the event loop to go idle (and
@@ -36,13 +37,15 @@ for more answers to share the transaction), unless a caller waits for a commit."
 
 
 class PendingWrite(NamedTuple):
-    """One answer to store: `replace` an existing entry or not; `checked` against its schema."""
+    """One answer to store: `replace` an existing entry or not; `checked` against its schema;
+    where it came from."""
 
     key: str
     request: LLMRequest
     response: LLMResponse
     replace: bool
     checked: bool
+    origin: RecordOrigin = UNKNOWN
 
 
 class WriteBehind:

@@ -9,6 +9,8 @@ call returns once its answer is committed, or, inside `deferring_commits`, once 
 a failed store fails each of them with its own error (only the caller that paid carries the
 usage). A caller that stops waiting for a call another unit of work made is counted by its own
 tracker of abandoned calls (`toolkit.llm.abandoned`), so it can tell what it was waiting for.
+An answer is stored with its origin (`recorded_by` the provider), and a hit carries its entry's
+origin (`LLMResponse.origin`), so no layer above counts an answer no model gave as a model's.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.commits import current_barrier
 from toolkit.llm.diff import miss_message
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
+from toolkit.llm.origin import RecordOrigin, Source
+from toolkit.llm.pricing import is_free, is_simulated
 from toolkit.llm.provider import REFUSED_STOPS, TRUNCATED_STOPS, Provider, answer_problems
 from toolkit.llm.records import CacheRecord
 
@@ -32,6 +36,17 @@ from toolkit.llm.records import CacheRecord
 def cacheable(response: LLMResponse) -> bool:
     """Only complete answers are stored: never truncated or refused outputs."""
     return response.stop_reason not in TRUNCATED_STOPS | REFUSED_STOPS
+
+
+def recorded_by(provider: str) -> RecordOrigin:
+    """The origin of the answers the provider named `provider` gives: a scripted policy's or
+    replayed recordings' are fixtures, any other provider's are recorded live."""
+    source: Source = "live"
+    if is_simulated(provider):
+        source = "scripted"
+    elif is_free(provider):
+        source = "replay"
+    return RecordOrigin(source=source, provider=provider)
 
 
 class CachedProvider:
@@ -48,6 +63,8 @@ class CachedProvider:
         self.cache = cache
         self.mode = mode
         self.name = inner.name
+        self.origin = recorded_by(inner.name)
+        """What the answers this layer stores (and shares in flight) are recorded as."""
         self._inflight: dict[str, _InFlight] = {}
         """Calls in flight by key."""
         self.on_abandoned: Callable[[LLMRequest, asyncio.Future[LLMResponse]], None] | None = None
@@ -63,8 +80,8 @@ class CachedProvider:
         key = request.cache_key()
         if self.cache is not None and self.mode is not CacheMode.REFRESH:
             found = self.cache.lookup(key)
-            if found is not None and self._usable(key, request, *found):
-                return _as_hit(found[0])
+            if found is not None and self._usable(key, request, found.response, found.checked):
+                return _as_hit(found.response, found.origin)
             if self.mode is CacheMode.STRICT:
                 recorded = self.cache.requests(request.model)
                 raise ReplayMiss(miss_message("strict cache miss", request, recorded))
@@ -90,7 +107,7 @@ class CachedProvider:
         shared = self._inflight.get(key)
         if shared is not None:
             try:
-                response = await _wait_as_follower(shared.call)
+                response = await _wait_as_follower(shared.call, self.origin)
             except asyncio.CancelledError:  # e.g. its judge timed out: the call is the maker's
                 left_shared_call(shared.maker)
                 raise
@@ -152,7 +169,7 @@ class CachedProvider:
             )
         storing = self.cache is not None and self.mode in {CacheMode.RW, CacheMode.REFRESH}
         if storing and cacheable(response):
-            record = CacheRecord.of(request, response, key)
+            record = CacheRecord.of(request, response, key, self.origin)
             replace = self.mode is CacheMode.REFRESH
             commit = self.cache.put_queued(record, replace=replace, checked=True)  # type: ignore[union-attr]
             commit.add_done_callback(lambda done: _pass_on(done, stored))
@@ -201,16 +218,16 @@ def _pass_on(commit: asyncio.Future[None], stored: asyncio.Future[None]) -> None
         stored.set_result(None)
 
 
-async def _wait_as_follower(task: asyncio.Future[LLMResponse]) -> LLMResponse:
-    """A shared call's result for a request that did not make it: a hit, or the error
-    without its usage (the caller that made the call already accounts for it)."""
+async def _wait_as_follower(task: asyncio.Future[LLMResponse], origin: RecordOrigin) -> LLMResponse:
+    """A shared call's result for a request that did not make it: a hit of `origin`, or the
+    error without its usage (the caller that made the call already accounts for it)."""
     try:
-        return _as_hit(await asyncio.shield(task))
+        return _as_hit(await asyncio.shield(task), origin)
     except LLMError as exc:
         raise LLMError(
             str(exc), kind=exc.kind, usage=Usage(), attempts=exc.attempts, body=exc.body
         ) from exc
 
 
-def _as_hit(response: LLMResponse) -> LLMResponse:
-    return response.model_copy(update={"cache_hit": True, "cost_usd": 0.0})
+def _as_hit(response: LLMResponse, origin: RecordOrigin) -> LLMResponse:
+    return response.model_copy(update={"cache_hit": True, "cost_usd": 0.0, "origin": origin})

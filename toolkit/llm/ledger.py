@@ -24,13 +24,15 @@ from pydantic import BaseModel, Field
 from toolkit.errors import CacheError, LedgerError, LLMError
 from toolkit.llm.abandoned import CallRow, current_abandoned
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
+from toolkit.llm.origin import RecordOrigin, Source
 from toolkit.llm.pricing import PriceTable, is_free, is_simulated
 from toolkit.llm.provider import Provider
 from toolkit.llm.usage import UsageSummary
 
-LEDGER_VERSION = 2
+LEDGER_VERSION = 3
 """2: `answered_by`, the model the provider said answered (rows of version 1 read with None:
-not recorded)."""
+not recorded). 3: `origin` and `imported_from`, where a cache hit's stored answer came from
+(rows of earlier versions read with None: not recorded)."""
 
 
 class LedgerRow(BaseModel):
@@ -48,7 +50,8 @@ class LedgerRow(BaseModel):
         default=None,
         description="The model the provider said answered (the response's `model`, e.g. the "
         "dated snapshot an alias pointed to then; for a cache hit, the stored answer's); None "
-        "when it said none, or the request failed.",
+        "when it said none, the request failed, or the hit's record is of unknown origin (its "
+        "`model` is only what a file says).",
     )
     input_tokens: int = 0
     output_tokens: int = 0
@@ -60,6 +63,14 @@ class LedgerRow(BaseModel):
         default=0.0, description="Replayed fixture: what the call would have cost live (paid $0)."
     )
     cache_hit: bool = False
+    origin: Source | None = Field(
+        default=None,
+        description="A cache hit's: where the stored answer came from (`RecordOrigin.source`: "
+        "live, scripted, replay, unknown or before_origins); None for a call answered now.",
+    )
+    imported_from: str | None = Field(
+        default=None, description="A cache hit's: the record file its entry was imported from."
+    )
     latency_s: float = 0.0
     error: str | None = Field(default=None, description="LLMError kind when the request failed.")
 
@@ -153,10 +164,13 @@ class Ledger:
         error: str | None,
         free: bool = False,
         answered_by: str | None = None,
+        origin: RecordOrigin | None = None,
     ) -> LedgerRow:
         """A row for one finished request, priced from the table; a `free` (replayed) call
         costs and saves nothing and records the live price as an estimate. `answered_by`: the
-        model the response names (empty: None)."""
+        model the response names (empty: None; not recorded for a hit of unknown `origin`)."""
+        if hit and origin is not None and not origin.names_its_model:
+            answered_by = None
         cost = self.prices.cost(request.model, usage)
         estimate = 0.0 if hit else cost
         if free:
@@ -176,6 +190,8 @@ class Ledger:
             saved_usd=cost if hit else 0.0,
             estimated_usd=estimate if free else 0.0,
             cache_hit=hit,
+            origin=origin.source if hit and origin is not None else None,
+            imported_from=origin.imported_from if hit and origin is not None else None,
             latency_s=round(latency, 6),
             error=error,
         )
@@ -183,7 +199,10 @@ class Ledger:
     def summary(self) -> UsageSummary:
         """Totals of every row recorded; tokens count paid calls only (hits cost nothing)."""
         unpriced = sorted(m for m in self._models if self.prices.price_for(m) is None)
-        return self._totals.model_copy(update={"unpriced_models": unpriced})
+        by_origin = dict(self._totals.cached_by_origin)  # not the running totals' own
+        return self._totals.model_copy(
+            update={"unpriced_models": unpriced, "cached_by_origin": by_origin}
+        )
 
     def _count(self, row: LedgerRow) -> None:
         """Add `row` to the running totals `summary` reports (the rows need not be kept)."""
@@ -195,6 +214,9 @@ class Ledger:
         self._models.add(row.model)
         if row.cache_hit:
             totals.cached += 1
+            if row.origin is not None:
+                by_origin = totals.cached_by_origin
+                by_origin[row.origin] = by_origin.get(row.origin, 0) + 1
             return
         totals.input_tokens += row.input_tokens + row.cache_read_tokens + row.cache_write_tokens
         totals.output_tokens += row.output_tokens
@@ -250,7 +272,15 @@ class LedgerProvider:
             raise
         finally:
             _call_started.reset(token)
-        row = self._row(request, response.usage, response.cache_hit, started, None, response.model)
+        row = self._row(
+            request,
+            response.usage,
+            response.cache_hit,
+            started,
+            None,
+            response.model,
+            response.origin,
+        )
         self.ledger.record(row)
         response.cost_usd, response.saved_usd = row.cost_usd, row.saved_usd
         response.estimated_usd = row.estimated_usd
@@ -307,7 +337,13 @@ class LedgerProvider:
         elif (error := done.exception()) is None:
             response = done.result()
             row = self._row(
-                request, response.usage, response.cache_hit, started, None, response.model
+                request,
+                response.usage,
+                response.cache_hit,
+                started,
+                None,
+                response.model,
+                response.origin,
             )
         elif isinstance(error, (LLMError, CacheError)):
             usage = error.usage if isinstance(error.usage, Usage) else Usage()
@@ -327,6 +363,7 @@ class LedgerProvider:
         started: float,
         error: str | None,
         answered_by: str | None = None,
+        origin: RecordOrigin | None = None,
     ) -> LedgerRow:
         latency = self._clock() - started
         free = is_free(self.name)
@@ -338,4 +375,5 @@ class LedgerProvider:
             error=error,
             free=free,
             answered_by=answered_by,
+            origin=origin,
         )

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from toolkit.llm.origin import RecordOrigin
 from toolkit.util.hashing import sha256_text
 
 SCHEMA_VERSION = 1
@@ -313,6 +314,11 @@ class LLMResponse(BaseModel):
     )
     request_id: str | None = None
     cache_hit: bool = False
+    origin: RecordOrigin | None = Field(
+        default=None,
+        exclude=True,
+        description="A cache hit's: where the stored answer came from (per call, never stored).",
+    )
     latency_s: float = 0.0
 
     def same_answer(self, other: LLMResponse) -> bool:

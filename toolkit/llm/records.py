@@ -6,7 +6,9 @@ it): no field this judgegen does not know (a misspelt `sample_idx` would leave t
 answering sample 0), no version newer than it reads, and a request that still hashes to its
 key (one changed after its answer was recorded would take that answer to another request;
 a key of an older key version is derived again). One folder holds one answer per request: two
-files that answer the same request differently are refused, never one picked in silence.
+files that answer the same request differently are refused, never one picked in silence. A
+record says where its answer came from (`origin`, `toolkit.llm.origin`); one that does not (a
+hand-written file, or one exported before origins were kept) is read as of unknown origin.
 """
 
 from __future__ import annotations
@@ -21,29 +23,45 @@ from pydantic import BaseModel, Field
 
 from toolkit.errors import SpecError
 from toolkit.llm.models import KEY_VERSION, SCHEMA_VERSION, LLMRequest, LLMResponse
+from toolkit.llm.origin import RecordOrigin
 
-RECORD_VERSION = 1
+RECORD_VERSION = 2
+"""2: `origin`, where the answer came from (records of version 1 have none: of unknown origin)."""
 _KEY_PREFIX = re.compile(r"sha256-v(\d+):")
 REFRESH_FIX = "record it again (a live or scripted run with --cache-mode rw, then cache export)"
 
 
 class CacheRecord(BaseModel):
-    """One stored exchange: the full request (with metadata) and the provider's response."""
+    """One stored exchange: the full request (with metadata), the provider's response and
+    where that response came from."""
 
     version: int = RECORD_VERSION
     key: str = Field(description="LLMRequest.cache_key() of `request`.")
     request: LLMRequest
     response: LLMResponse
+    origin: RecordOrigin | None = Field(
+        default=None,
+        description="Where the answer came from; None: not said (a hand-written record, or one "
+        "exported before origins were kept), stored and served as of unknown origin.",
+    )
 
     @classmethod
-    def of(cls, request: LLMRequest, response: LLMResponse, key: str | None = None) -> CacheRecord:
+    def of(
+        cls,
+        request: LLMRequest,
+        response: LLMResponse,
+        key: str | None = None,
+        origin: RecordOrigin | None = None,
+    ) -> CacheRecord:
         """The record for an exchange, with the response's per-call flags reset.
 
         Pass `key` when the caller already has it: hashing a request with images is costly.
         """
-        stored = response.model_copy(update={"cache_hit": False})
+        stored = response.model_copy(update={"cache_hit": False, "origin": None})
         # Made of validated models: validating them again is all the constructor would add.
-        return cls.model_construct(key=key or request.cache_key(), request=request, response=stored)
+        return cls.model_construct(
+            key=key or request.cache_key(), request=request, response=stored, origin=origin
+        )
 
     def file_name(self) -> str:
         """Stable, readable export name: purpose, model and the start of the key digest."""

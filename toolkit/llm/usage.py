@@ -5,12 +5,22 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from toolkit.llm.origin import origin_clauses
+
 
 class UsageSummary(BaseModel):
     """Totals over a ledger, for the end-of-command line and review records."""
 
     calls: int = 0
     cached: int = 0
+    cached_by_origin: dict[str, int] = Field(
+        default_factory=dict,
+        description="Of `cached`, the hits by where their stored answers came from "
+        "(`RecordOrigin.source`): `live` from a provider call, `scripted` or `replay` "
+        "fixtures, `unknown` records that do not say (such as imported hand-written ones: no "
+        "model is known to have given them), `before_origins` entries stored before the cache "
+        "kept origins. The line names every one but `live`.",
+    )
     errors: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -44,6 +54,9 @@ class UsageSummary(BaseModel):
             )
         if self.estimated_usd:
             text += f" (replayed fixtures, no model called; estimate if live: ${self.estimated_usd:.2f})"
+        not_live = origin_clauses(self.cached_by_origin)
+        if not_live:
+            text += f"; of the cached answers, {not_live}"
         if self.errors:
             text += f"; {self.errors} failed"
         if self.unpriced_models:

@@ -20,6 +20,7 @@ from toolkit.errors import CacheError, InfraError, LLMError
 from toolkit.llm.abandoned import AbandonedSpend
 from toolkit.llm.ledger import ABANDONED
 from toolkit.llm.models import Usage
+from toolkit.llm.origin import origin_clauses
 from toolkit.runner.results import UsageTotals
 from toolkit.sandbox.protocol import error_dict
 from toolkit.util.redact import redact
@@ -136,6 +137,8 @@ def charge_abandoned(meter: Meter, spend: AbandonedSpend, waited_s: float) -> No
         counts["unknown_cost_calls"] += row.error == ABANDONED
         counts["cache_hits"] += int(row.cache_hit)
         counts["cost_usd"] += row.cost_usd
+        if row.cache_hit and row.origin is not None:
+            meter.usage.note_hit_origin(row.origin)
         if row.answered_by:
             meter.usage.note_answered(row.model, row.answered_by)
         if not row.cache_hit:
@@ -175,6 +178,15 @@ def abandoned_note(spend: AbandonedSpend, waited_s: float) -> str:
         f"{spend.calls} LLM call(s) were still running when this evaluation ended (its judge "
         f"timed out, failed or its process ended): {'; '.join(parts)}"
     )
+
+
+def origin_notes(usage: UsageTotals) -> list[str]:
+    """A result's note naming its cache hits whose stored answers were not recorded from a
+    live provider call (`UsageTotals.cache_hits_by_origin`), if it had any."""
+    not_live = origin_clauses(usage.cache_hits_by_origin)
+    if not_live is None:
+        return []
+    return [f"of the LLM answers this evaluation was served from the cache, {not_live}"]
 
 
 def followed_note(calls: int) -> str:
@@ -236,7 +248,8 @@ class MeteredBackend:
 class MeteredClient:
     """Wraps an LLM client (`complete`) and charges calls, tokens and cost to the meter as the
     LLM ledger counts them: failed calls too, tokens of paid calls only (hits cost nothing);
-    and notes the model each answer names (`UsageTotals.answered_by`)."""
+    and notes the model each answer names (`UsageTotals.answered_by`; not a hit's of unknown
+    origin, which no provider named) and where each hit's answer came from."""
 
     def __init__(self, inner: Any, run_meter: Meter | None = None) -> None:
         self.inner = inner
@@ -252,9 +265,14 @@ class MeteredClient:
             self._charge(exc.usage if isinstance(exc.usage, Usage) else Usage(), exc.cost_usd)
             raise
         hit = bool(getattr(response, "cache_hit", False))
+        origin = getattr(response, "origin", None) if hit else None
         answered = getattr(response, "model", "")
+        if origin is not None and not origin.names_its_model:
+            answered = ""
         asked = (request.model, answered) if answered else None
-        self._charge(Usage() if hit else response.usage, response.cost_usd, hit=hit, asked=asked)
+        source = None if origin is None else origin.source
+        usage = Usage() if hit else response.usage
+        self._charge(usage, response.cost_usd, hit=hit, asked=asked, source=source)
         return response
 
     def _charge(
@@ -263,8 +281,10 @@ class MeteredClient:
         cost_usd: float,
         hit: bool = False,
         asked: tuple[str, str] | None = None,
+        source: str | None = None,
     ) -> None:
-        """Charge one call; `asked`: the model it asked for and the one that answered."""
+        """Charge one call; `asked`: the model it asked for and the one that answered;
+        `source`: where a hit's stored answer came from."""
         tokens = usage.__dict__
         for meter in _meters(current_meter.get(), self.run_meter):
             counts = meter.usage.__dict__  # plain fields: skip pydantic's per-assignment hook
@@ -275,6 +295,8 @@ class MeteredClient:
             counts["cost_usd"] += cost_usd
             if asked is not None:
                 meter.usage.note_answered(*asked)
+            if source is not None:
+                meter.usage.note_hit_origin(source)
 
 
 _TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")

@@ -36,12 +36,14 @@ from toolkit.runner.options import DEFAULT_SCORE_NAME
 from toolkit.util.deferred import DEFERRED
 from toolkit.util.files import write_atomic
 
-RESULT_VERSION = 3
+RESULT_VERSION = 4
 """2: `usage.unknown_cost_calls`, the LLM calls counted whose cost is not known (earlier
 results count none: they left such calls out of `usage` altogether); `earlier_attempts`, what
 the incomplete attempts a result redid cost, and `usage_all_attempts` (earlier results carry
 none: a redone result's file showed its last attempt alone). 3: `usage.answered_by`, the
-models that answered its LLM calls (earlier results read with none: not recorded)."""
+models that answered its LLM calls (earlier results read with none: not recorded). 4:
+`usage.cache_hits_by_origin`, where its cache hits' stored answers came from (earlier results
+read with none: not recorded)."""
 SUMMARY_FILE = "summary.json"
 _DECODER = json.JSONDecoder()
 _EDGE_BYTES = 16 * 1024
@@ -60,6 +62,15 @@ class UsageTotals(BaseModel):
     verify_calls: int = 0
     llm_calls: int = Field(default=0, description="LLM requests, including cache hits.")
     cache_hits: int = 0
+    cache_hits_by_origin: dict[str, int] = Field(
+        default_factory=dict,
+        description="Of `cache_hits`, those by where their stored answers came from "
+        "(`RecordOrigin.source`): `live` from a provider call; `scripted` or `replay` fixtures "
+        "(no model called); `unknown`, records that do not say, such as imported hand-written "
+        "ones (no model is known to have given them, and `answered_by` does not list the "
+        "model they name); `before_origins`, entries stored before the cache kept origins. "
+        "The result's notes name every one but `live`. Results of versions 1 to 3 list none.",
+    )
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
@@ -83,15 +94,26 @@ class UsageTotals(BaseModel):
 
     def __add__(self, other: UsageTotals) -> UsageTotals:
         mine, theirs = self.__dict__, other.__dict__
-        sums = {name: mine[name] + theirs[name] for name in mine if name != "answered_by"}
+        merged = ("answered_by", "cache_hits_by_origin")
+        sums = {name: mine[name] + theirs[name] for name in mine if name not in merged}
         answered = merge_answered(mine["answered_by"], theirs["answered_by"])
-        return UsageTotals.model_construct(**sums, answered_by=answered)
+        origins = dict(mine["cache_hits_by_origin"])
+        for source, count in theirs["cache_hits_by_origin"].items():
+            origins[source] = origins.get(source, 0) + count
+        return UsageTotals.model_construct(
+            **sums, answered_by=answered, cache_hits_by_origin=origins
+        )
 
     def note_answered(self, asked: str, answered: str) -> None:
         """Count that `answered` (a response's model) answered a call asking for `asked`."""
         models = self.__dict__["answered_by"].setdefault(asked, [])
         if answered not in models:
             bisect.insort(models, answered)
+
+    def note_hit_origin(self, source: str) -> None:
+        """Count a cache hit whose stored answer came from `source` (`cache_hits_by_origin`)."""
+        by_origin = self.__dict__["cache_hits_by_origin"]
+        by_origin[source] = by_origin.get(source, 0) + 1
 
 
 def merge_answered(

@@ -46,6 +46,7 @@ from toolkit.runner.metering import (
     charge_abandoned,
     current_meter,
     end_calls,
+    origin_notes,
 )
 from toolkit.runner.options import RunOptions
 from toolkit.runner.page_reads import recording_page_reads
@@ -451,7 +452,7 @@ class Scheduler:
         score = summary.get("final_score")
         judge_model, extract_model, model_notes = used_models(self.backend, summary)
         base = self._base(item, judge, fp, earlier)
-        base["notes"] += model_notes + meter.notes
+        base["notes"] += model_notes + meter.notes + origin_notes(meter.usage)
         return EvaluationResult(
             **base,
             status="complete" if complete else "incomplete",
