@@ -272,15 +272,7 @@ class LedgerProvider:
             raise
         finally:
             _call_started.reset(token)
-        row = self._row(
-            request,
-            response.usage,
-            response.cache_hit,
-            started,
-            None,
-            response.model,
-            response.origin,
-        )
+        row = self._answered_row(request, response, started)
         self.ledger.record(row)
         response.cost_usd, response.saved_usd = row.cost_usd, row.saved_usd
         response.estimated_usd = row.estimated_usd
@@ -336,15 +328,7 @@ class LedgerProvider:
             row = self._row(request, Usage(), False, started, ABANDONED)
         elif (error := done.exception()) is None:
             response = done.result()
-            row = self._row(
-                request,
-                response.usage,
-                response.cache_hit,
-                started,
-                None,
-                response.model,
-                response.origin,
-            )
+            row = self._answered_row(request, response, started)
         elif isinstance(error, (LLMError, CacheError)):
             usage = error.usage if isinstance(error.usage, Usage) else Usage()
             row = self._row(request, usage, False, started, error.kind)
@@ -354,6 +338,20 @@ class LedgerProvider:
             self.ledger.record_late(row, overdue=overdue)
         if told is not None and not told.done():
             told.set_result(row)
+
+    def _answered_row(
+        self, request: LLMRequest, response: LLMResponse, started: float
+    ) -> LedgerRow:
+        """The row of a call `response` answered (a hit carries its entry's origin)."""
+        return self._row(
+            request,
+            response.usage,
+            response.cache_hit,
+            started,
+            None,
+            response.model,
+            response.origin,
+        )
 
     def _row(
         self,
