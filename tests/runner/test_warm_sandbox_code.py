@@ -12,9 +12,15 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from generator.cli.warm import key as keys
+from tests.runner.test_sandbox_channel import LIMITS, Pages, extract, job
 from tests.runner.test_warm_server import REPO, Warm
 from tests.runner.test_warm_server import warm as warm  # the fixture
+from toolkit.backends import ScriptedBackend
+from toolkit.sandbox import pool as pool_module
+from toolkit.sandbox.pool import WorkerPool
 from toolkit.util.code_files import first_change, loaded_files, stamp
 
 
@@ -87,3 +93,23 @@ def test_the_loaded_files_include_this_module_and_its_package_folder() -> None:
     assert files[__file__] == stamp(__file__)
     package = os.path.dirname(os.path.dirname(os.path.abspath(json.__file__)))
     assert os.path.join(package, "json") in files
+
+
+async def test_a_fork_server_just_started_is_used_as_it_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The code check passes for a fork server whose files did not change (its files are read
+    at the same paths inside the sandbox as outside): no run starts its sandbox twice."""
+    restarts: list[str] = []
+    restarted = WorkerPool._restarted
+
+    async def counting(self: WorkerPool, stale: pool_module.ForkServer) -> pool_module.ForkServer:
+        restarts.append(str(first_change(stale.code)))
+        return await restarted(self, stale)
+
+    monkeypatch.setattr(WorkerPool, "_restarted", counting)
+    async with WorkerPool(None, LIMITS, ScriptedBackend(extract=extract), Pages()) as pool:
+        outcome = await pool.evaluate(job("two_sources"))
+        assert pool.server is not None
+        code = pool.server.code
+    assert outcome.status == "complete", outcome.errors
+    assert restarts == []
+    assert str(Path(pool_module.__file__).with_name("job.py")) in code
