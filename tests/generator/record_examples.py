@@ -13,6 +13,13 @@ from `replies/verdicts.json`) so the README's `judgegen run` replays offline too
 the example judges (so the runner's review gate lets them run and later generations see them
 as reviewed examples). Run it after changing the
 prompts, the API reference or the mistakes catalog (the recorded requests embed them).
+
+One scripted model answers the generation and the run, under one provider name (`EXAMPLE_PROVIDER`, the name a
+cache key holds): the run's requests that the generation already made are cache hits, so each
+exchange is recorded, and exported, once. Each record says it came from that scripted policy
+(its `origin`), so `cache import` and the `LLM:` line name it a fixture, never a model's
+answer; and its `latency_s` is 0.0, since no model took any time to give it (the policy's own
+run time would change every file at every re-recording).
 """
 
 from __future__ import annotations
@@ -29,12 +36,11 @@ from pathlib import Path
 from generator.stages.pipeline import generate
 from generator.stages.run import PipelineOptions
 from generator.stages.spec import load_spec
-from tests.generator.scripted_generation import FixturePolicy
 from toolkit.llm.cache import ResponseCache
 from toolkit.llm.cache_mode import CacheMode
-from toolkit.llm.client import LLMClient
-from toolkit.llm.scripted import ScriptedProvider
-from toolkit.llm.settings import DEFAULT_GENERATION_MODEL, DEFAULT_JUDGE_MODEL
+from toolkit.llm.client import LLMClient, build_provider
+from toolkit.llm.records import CacheRecord, load_record_files, record_json
+from toolkit.llm.settings import DEFAULT_GENERATION_MODEL, DEFAULT_JUDGE_MODEL, LLMSettings
 from toolkit.runner.approval import approval_problem, approve
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,6 +55,8 @@ PROVENANCE = (
 )
 EXAMPLE_REVIEWER = "judgegen maintainers (example judges, reviewed with their recordings)"
 APPROVED_AT = datetime(2026, 11, 29, tzinfo=UTC)
+EXAMPLE_PROVIDER = "scripted:tests.generator.scripted_generation:example_run_policy"
+"""The scripted model of the generation and of the run: one name, so they share cache entries."""
 
 
 def example_ids() -> list[str]:
@@ -63,9 +71,9 @@ async def record_generation(task_id: str, cache_path: Path, scratch: Path) -> No
     """
     task_dir = ROOT / "tasks" / task_id
     cache = ResponseCache(cache_path)
-    policy = FixturePolicy(task_dir, REPLIES / task_id / "replies", fixed_usage=False)
+    provider = build_provider(EXAMPLE_PROVIDER, LLMSettings())  # as `judgegen run` builds it
     clients = [
-        LLMClient(ScriptedProvider(policy), cache=cache, cache_mode=CacheMode.RW, model=model)
+        LLMClient(provider, cache=cache, cache_mode=CacheMode.RW, model=model)
         for model in (DEFAULT_GENERATION_MODEL, DEFAULT_JUDGE_MODEL)
     ]
     options = PipelineOptions(
@@ -106,7 +114,7 @@ def record_run(task_id: str, cache_path: Path, scratch: Path) -> None:
         scratch / "reviews",
         "--include-unreviewed",
         "--provider",
-        "scripted:tests.generator.scripted_generation:example_run_policy",
+        EXAMPLE_PROVIDER,
         "--cache-mode",
         "rw",
         "--cache-path",
@@ -114,19 +122,34 @@ def record_run(task_id: str, cache_path: Path, scratch: Path) -> None:
     )
 
 
-def export(task_id: str, cache_path: Path) -> int:
-    """Replace `recordings/<task_id>/` with every exchange in the cache."""
-    target = RECORDINGS / task_id
+def export(task_id: str, cache_path: Path, target: Path | None = None) -> int:
+    """Replace `recordings/<task_id>/` (or `target`) with every exchange in the cache, as
+    fixtures (`as_fixture`); returns how many. An entry it cannot read stops the recording:
+    the folder would lack its answer."""
+    target = target or RECORDINGS / task_id
     target.mkdir(parents=True, exist_ok=True)
     for old in target.glob("*.json"):
         old.unlink()
     cache = ResponseCache(cache_path)
     try:
-        count = cache.export_dir(target)
+        count, skipped = cache.export_dir(target)
     finally:
         cache.close()
+    if skipped:
+        raise SystemExit(f"{task_id}: {skipped} cache entries could not be read for export")
+    for path, record in load_record_files(target):
+        path.write_text(record_json(as_fixture(record)), "utf-8")
     (target / "PROVENANCE.txt").write_text(PROVENANCE, "utf-8")
     return count
+
+
+def as_fixture(record: CacheRecord) -> CacheRecord:
+    """`record` with no timing: a scripted reply took no model any time (`latency_s` 0.0).
+    One that does not say it came from the scripted policy stops the recording."""
+    if record.origin is None or record.origin.source != "scripted":
+        raise SystemExit(f"{record.file_name()} does not say it is a scripted fixture")
+    response = record.response.model_copy(update={"latency_s": 0.0})
+    return record.model_copy(update={"response": response})
 
 
 def replay(task_id: str, pages: Path) -> None:

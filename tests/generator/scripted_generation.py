@@ -92,7 +92,8 @@ EXAMPLE_REPLIES = ROOT / "tests" / "fixtures" / "generator" / "examples"
 
 
 def example_run_policy(request: LLMRequest) -> LLMResponse:
-    """The scripted judging model of the examples' `judgegen run` recordings (authored verdicts)."""
+    """The scripted model of the examples' recordings, their generation and `judgegen run`
+    (authored replies and verdicts; `record_examples.EXAMPLE_PROVIDER`)."""
     task_id = request.metadata.task_id or ""
     replies = EXAMPLE_REPLIES / task_id / "replies"
     return FixturePolicy(ROOT / "tasks" / task_id, replies, fixed_usage=False)(request)
