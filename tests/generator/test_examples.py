@@ -17,6 +17,8 @@ from click.testing import CliRunner
 from generator.cli import main
 from generator.stages.lint import lint_source
 from generator.stages.spec import load_spec
+from toolkit.llm.records import load_records
+from toolkit.llm.replay import replay_key
 from toolkit.runner.approval import approval_problem
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,6 +83,26 @@ def test_example_records_say_no_model_was_called(task_id: str) -> None:
     assert all(row["cost_usd"] == 0 for row in record["usage"])
     marker = (ROOT / "recordings" / task_id / "PROVENANCE.txt").read_text()
     assert marker.startswith("authored fixture, no model called")
+
+
+@pytest.mark.parametrize("task_id", EXAMPLES)
+def test_each_example_exchange_is_recorded_once(task_id: str) -> None:
+    requests = [replay_key(r.request) for r in load_records(ROOT / "recordings" / task_id)]
+    assert len(set(requests)) == len(requests)
+
+
+@pytest.mark.parametrize("task_id", EXAMPLES)
+def test_example_recordings_say_they_are_scripted_fixtures(task_id: str) -> None:
+    # so `cache import` and the `LLM:` line name them fixtures, never a model's answers
+    records = load_records(ROOT / "recordings" / task_id)
+    assert {record.origin.source if record.origin else None for record in records} == {"scripted"}
+
+
+@pytest.mark.parametrize("task_id", EXAMPLES)
+def test_example_recordings_keep_no_wall_clock_time(task_id: str) -> None:
+    # no model took any time to give them; a measured time would change at every re-recording
+    records = load_records(ROOT / "recordings" / task_id)
+    assert {record.response.latency_s for record in records} == {0.0}
 
 
 @pytest.mark.parametrize("task_id", EXAMPLES)
