@@ -30,7 +30,9 @@ and what Mind2Web 2's toolkit spends on the same judges and verdicts (target: ne
 ms per evaluation at zero latency (target <= 10 sandboxed); the CPU all processes used per
 evaluation ("cpu ms", from /proc/stat: the parent, the fork server and every job) and, at
 zero latency, that CPU spread over the usable cores (the "CPU floor": no schedule can beat
-it, so the ms/eval target needs CPU per evaluation <= target x cores), and the CPU of the
+it, so the ms/eval target needs CPU per evaluation <= target x cores), the page faults per
+evaluation of every process and what one copy-on-write fault costs here (a forked job copies
+each page of the fork server it writes to), and the CPU of the
 `judgegen` process itself (one core: a floor of its own; the timed command is the
 `judgegen` script's with one exit hook that writes its getrusage); when the
 first LLM call reached the provider, from process start ("1st call"), and the sandboxed
@@ -133,6 +135,8 @@ class Run:
     of a served run, the client's alone."""
     served: bool = False
     """Whether a warm server ran the command (the `judgegen` process only waited for it)."""
+    faults: int | None = None
+    """Page faults on the whole machine during the run (/proc/vmstat: every process's)."""
 
     @property
     def usage(self) -> dict[str, Any]:
@@ -177,11 +181,11 @@ def judgegen_run(
         path.unlink(missing_ok=True)
     env[FIRST_CALL_ENV], env[LAST_CALL_ENV], env[PARENT_CPU_ENV] = map(str, (marker, last, own))
     began = time.time()
-    cpu_before = machine_cpu()
+    cpu_before, faults_before = machine_cpu(), machine_faults()
     started = time.perf_counter()
     done = subprocess.run(args, cwd=root, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - started
-    cpu_after = machine_cpu()
+    cpu_after, faults_after = machine_cpu(), machine_faults()
     cpu = cpu_after - cpu_before if cpu_before is not None and cpu_after is not None else None
     first_call = float(marker.read_text()) - began if marker.exists() else None
     tail = late = timer = spans = None
@@ -213,6 +217,7 @@ def judgegen_run(
         spans,
         float(own.read_text()) if own.exists() else None,
         served_it,
+        faults_after - faults_before if faults_before is not None and faults_after else None,
     )
 
 
@@ -373,6 +378,46 @@ def machine_cpu() -> float | None:
     return sum(int(v) for v in fields[1:4]) / os.sysconf("SC_CLK_TCK")
 
 
+def machine_faults() -> int | None:
+    """Page faults every process on the machine has taken (`pgfault` in /proc/vmstat): around
+    a run, what touching memory cost all its processes; a forked job copies each page of the
+    fork server it writes to, one fault each."""
+    try:
+        with open("/proc/vmstat") as vmstat:
+            for line in vmstat:
+                name, _, value = line.partition(" ")
+                if name == "pgfault":
+                    return int(value)
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def fault_cost_us(pages: int = 4096, repeats: int = 5) -> float | None:
+    """What one copy-on-write page fault costs on this machine (median µs): a forked child
+    writes one byte in each of `pages` pages its parent filled, and times it. On a virtual
+    machine it can be several times what it costs on bare metal."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    memory = bytearray(os.urandom(16)) * (pages * page // 16)
+    times = []
+    for _ in range(repeats):
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            started = time.perf_counter()
+            for offset in range(0, len(memory), page):
+                memory[offset] = 1
+            os.write(write, repr(time.perf_counter() - started).encode())
+            os._exit(0)
+        os.close(write)
+        taken = os.read(read, 64)
+        os.close(read)
+        os.waitpid(pid, 0)
+        if taken:
+            times.append(float(taken) / pages * 1e6)
+    return statistics.median(times) if times else None
+
+
 def fresh_rerun(root: Path, sandboxed: bool, latency: float, extra: list[str]) -> Run:
     """The same command rerun (every result fresh), the median of `RERUNS` runs: one ~0.1 s
     sample moves by tens of ms with the machine's noise."""
@@ -495,6 +540,7 @@ def row(label: str, run: Run, n: int, latency: float, sched: Schedule, concurren
         "floor_ratio": round(run.wall / floor, 2) if floor else None,
         "ms_per_eval": round(run.wall / n * 1000, 1),
         "cpu_ms_per_eval": round(run.cpu / n * 1000, 1) if run.cpu is not None else None,
+        "faults_per_eval": round(run.faults / n) if run.faults is not None else None,
         "judge_cpu_ms_per_eval": (
             round(run.judge_cpu / n * 1000, 1) if run.judge_cpu is not None else None
         ),
@@ -664,7 +710,8 @@ def main() -> None:
                 print(f"{what}, {mode}: min {min(values):.3f} s, max {max(values):.3f} s")
     _say_sandbox_delay(rows)
     _say_model_lateness(rows)
-    _say_cpu_floor(rows)
+    cost_us = fault_cost_us() if any(r["run"].startswith("zero ") for r in rows) else None
+    _say_cpu_floor(rows, cost_us)
     if args.json:
         print(json.dumps({"help_s": [help_min, help_median], "rows": rows}, indent=2))
     servers.cleanup()
@@ -751,7 +798,7 @@ def _say_model_lateness(rows: list[dict]) -> None:
             )
 
 
-def _say_cpu_floor(rows: list[dict]) -> None:
+def _say_cpu_floor(rows: list[dict], cost_us: float | None) -> None:
     """At zero latency a run is bound by CPU alone: the CPU all its processes used per
     evaluation, spread over the cores this process may use, is the least wall time per
     evaluation any schedule could reach (what the ms/eval target has to fit under)."""
@@ -777,6 +824,12 @@ def _say_cpu_floor(rows: list[dict]) -> None:
                     f"  the `judgegen` process itself: {own:.1f} ms of CPU per evaluation, "
                     f"all on one core, so no schedule gets below {own:.1f} ms/eval (its own "
                     "getrusage at exit)"
+                )
+            faults = r.get("faults_per_eval")
+            if faults is not None and cost_us is not None:
+                print(
+                    f"  page faults: {faults} per evaluation (every process), ~{faults * cost_us / 1000:.1f} ms "
+                    f"of CPU at this machine's {cost_us:.1f} µs per copy-on-write fault"
                 )
 
 
