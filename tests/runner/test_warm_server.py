@@ -93,7 +93,11 @@ class Warm:
         return cold, beats.with_name(beats.name + ".released")
 
     def beating(self) -> subprocess.Popen[str]:
-        """A served `judgegen run` that beats until released (`start_beating`)."""
+        """A served `judgegen run` that beats until released (`start_beating`), in a process
+        group of its own whose parent (this process) is in another group of the session: a
+        group that is not orphaned, whatever this test process's is, so the kernel delivers
+        the stop signals the tests send (it discards them in an orphaned group, as a suite run
+        in the background of a shell that has exited is)."""
         return subprocess.Popen(
             self.command(*self.run_args("--no-sandbox", "--provider", BEATING)),
             cwd=self.work,
@@ -101,6 +105,7 @@ class Warm:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            process_group=0,
         )
 
 
