@@ -21,7 +21,15 @@ from typing import Any
 import pytest
 
 from generator.cli.warm import key as keys
-from generator.cli.warm.client import Client, ahead, paths, servers, stop_servers
+from generator.cli.warm.client import (
+    JOB_STOPS,
+    RELAYED,
+    Client,
+    ahead,
+    paths,
+    servers,
+    stop_servers,
+)
 from generator.cli.warm.code_snapshot import CodeSnapshot
 from generator.cli.warm.wire import End, Reply, Request
 from tests.fixtures.runner.llm_policy import BEATS_ENV
@@ -106,7 +114,17 @@ class Warm:
             stderr=subprocess.PIPE,
             text=True,
             process_group=0,
+            preexec_fn=as_from_a_terminal,
         )
+
+
+def as_from_a_terminal() -> None:
+    """In a client about to start: the signals the tests send at their default actions, as
+    a shell at a terminal starts a command. A suite run in the background of a shell without
+    job control ignores SIGINT and SIGQUIT, and a client started so leaves them ignored in its
+    command (as a cold command would ignore them): the tests would signal nothing."""
+    for signum in (*RELAYED, *JOB_STOPS):
+        signal.signal(signum, signal.SIG_DFL)
 
 
 @pytest.fixture
@@ -235,7 +253,12 @@ def test_a_signal_to_the_client_reaches_the_served_command(warm: Warm) -> None:
     warm.wait_for_server()
     args = warm.run_args("--no-sandbox", "--provider", SLOW)
     process = subprocess.Popen(
-        warm.command(*args), cwd=warm.work, env=warm.env, stdout=subprocess.PIPE, text=True
+        warm.command(*args),
+        cwd=warm.work,
+        env=warm.env,
+        stdout=subprocess.PIPE,
+        text=True,
+        preexec_fn=as_from_a_terminal,
     )
     deadline = time.monotonic() + 30
     while warm.served() == 0:
