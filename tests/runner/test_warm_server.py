@@ -511,3 +511,25 @@ def test_a_command_for_a_zygote_found_dead_at_hand_over_gets_a_child_of_its_own(
     assert f"the zygote {zygote} had ended" in warm.log()
     assert "ended on its own" not in warm.log()
     until(lambda: children(server) - {zygote, reply.pid}, "no new zygote was forked")
+
+
+@pytest.mark.parametrize("ray", [["--ray"], ["--ray=127.0.0.1:6379"], ["--ray", "127.0.0.1:6379"]])
+def test_a_ray_run_asks_no_server_and_leaves_none(
+    ray: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(keys.RUNTIME_ENV, str(tmp_path / "servers"))
+    monkeypatch.setenv(keys.SWITCH_ENV, "on")
+    monkeypatch.setattr("generator.cli.warm.client.HANDSHAKE_S", 0.5)
+    served = Client.for_command(["run", "--json"])  # the same key: a server would answer both
+    assert served.folder is not None and served.key is not None
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(paths(served.folder, served.key)["sock"]))
+    listener.listen()
+    listener.setblocking(False)
+    client = Client.for_command(["run", *ray, "--json"])
+    assert client.serve() is None
+    with pytest.raises(BlockingIOError):
+        listener.accept()  # nobody asked
+    listener.close()
+    client.leave_server_behind(dict(sys.modules))
+    assert not [path for path in served.folder.iterdir() if path.suffix != ".sock"]

@@ -36,6 +36,10 @@ handles no differently: the command inherits the dispositions of whichever proce
 server (one that ignored SIGTSTP passed that on), and once the server is gone its group is
 orphaned, where the kernel discards the other three."""
 NOT_LEFT_BEHIND = frozenset({"--ray", "--help", "-h"})
+NOT_SERVED = frozenset({"--ray"})
+"""Flags of a command that runs cold even when a server could serve it: a Ray driver starts or
+joins a cluster (seconds, next to the imports a server saves), and its cluster's processes
+would descend from the server and see its `__main__`, which no test covers."""
 JUDGED = "toolkit.runner.scheduler"
 """Loaded by a run that judged: only such a run knows what the next one will import (one that
 stopped at a usage error, or answered from the fresh stamp, imported a fraction of it)."""
@@ -79,6 +83,8 @@ class Client:
     def for_command(cls, argv: list[str]) -> Client:
         """The client for `argv` (one that does nothing when the command is not served)."""
         if not argv or argv[0] not in keys.SERVED_COMMANDS or not keys.enabled():
+            return cls(argv, None, None)
+        if NOT_SERVED & _flags(argv):
             return cls(argv, None, None)
         if _terminal_stops_background_writes():
             return cls(argv, None, None)
@@ -172,7 +178,7 @@ class Client:
         """After running here: start a server that imports what this command imported from
         the standard library, installed packages and judgegen (never a judge or the user's
         own code) — unless one is running or starting, or this command should not leave one."""
-        if self.folder is None or self.key is None or NOT_LEFT_BEHIND & set(self.argv):
+        if self.folder is None or self.key is None or NOT_LEFT_BEHIND & _flags(self.argv):
             return
         if JUDGED not in modules:
             return
@@ -252,6 +258,11 @@ def ahead(modules: dict[str, Any]) -> list[str]:
         if isinstance(origin := getattr(module, "__file__", None), str)
         and os.path.realpath(origin).startswith(tuple(roots))  # both sides through symlinks
     ]
+
+
+def _flags(argv: list[str]) -> set[str]:
+    """The options in `argv`, without their `=value` (`--ray=host:port` is `--ray`)."""
+    return {arg.split("=", 1)[0] for arg in argv}
 
 
 def _ignored() -> list[signal.Signals]:
