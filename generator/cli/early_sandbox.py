@@ -71,8 +71,13 @@ def has_results(results_dir: Path) -> bool:
         return False
 
 
+def option_names(argv: Sequence[str]) -> set[str]:
+    """The options in `argv`, without their `=value` (`--ray=host:port` is `--ray`)."""
+    return {arg.split("=", 1)[0] for arg in argv}
+
+
 def _looks_sandboxed_and_unfresh(argv: list[str]) -> bool:
-    if not argv or argv[0] != "run" or NOT_SANDBOXED & {arg.split("=")[0] for arg in argv}:
+    if not argv or argv[0] != "run" or NOT_SANDBOXED & option_names(argv):
         return False
     judges = Path(_value(argv, "--judges") or "generated_judges")
     results = Path(_value(argv, "--results") or "results")

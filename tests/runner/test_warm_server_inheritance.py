@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from generator.cli.warm.client import servers
-from tests.runner.test_warm_server import SLOW, Warm
+from tests.runner.test_warm_server import SLOW, Warm, until
 from tests.runner.test_warm_server import warm as warm  # the fixture
 
 PROBE = (
@@ -52,11 +52,8 @@ def test_a_server_is_started_with_the_interpreter_options_of_the_run_that_left_i
     )
     assert left.returncode == 0, left.stderr
     warm.wait_for_server()
-    deadline = time.monotonic() + 30
-    while not (found := servers(warm.folder)):
-        assert time.monotonic() < deadline, warm.log()
-        time.sleep(0.05)
-    ((_, pid),) = found
+    until(lambda: servers(warm.folder), f"no server was left: {warm.log()}")
+    ((_, pid),) = servers(warm.folder)
     cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     assert b"-Werror::ResourceWarning" in cmdline
 
@@ -76,10 +73,7 @@ def test_a_signal_the_caller_ignores_is_ignored_by_its_served_command(warm: Warm
         text=True,
         preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
     )
-    deadline = time.monotonic() + 30
-    while warm.served() < 2:
-        assert time.monotonic() < deadline, warm.log()
-        time.sleep(0.05)
+    until(lambda: warm.served() == 2, f"the command was not served: {warm.log()}")
     time.sleep(0.5)
     process.send_signal(signal.SIGHUP)
     stdout, stderr = process.communicate(timeout=120)

@@ -24,6 +24,7 @@ import termios
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from generator.cli.early_sandbox import option_names
 from generator.cli.warm import key as keys
 
 WIRE_VERSION = 2
@@ -84,7 +85,7 @@ class Client:
         """The client for `argv` (one that does nothing when the command is not served)."""
         if not argv or argv[0] not in keys.SERVED_COMMANDS or not keys.enabled():
             return cls(argv, None, None)
-        if NOT_SERVED & _flags(argv):
+        if NOT_SERVED & option_names(argv):
             return cls(argv, None, None)
         if _terminal_stops_background_writes():
             return cls(argv, None, None)
@@ -178,7 +179,7 @@ class Client:
         """After running here: start a server that imports what this command imported from
         the standard library, installed packages and judgegen (never a judge or the user's
         own code) — unless one is running or starting, or this command should not leave one."""
-        if self.folder is None or self.key is None or NOT_LEFT_BEHIND & _flags(self.argv):
+        if self.folder is None or self.key is None or NOT_LEFT_BEHIND & option_names(self.argv):
             return
         if JUDGED not in modules:
             return
@@ -258,11 +259,6 @@ def ahead(modules: dict[str, Any]) -> list[str]:
         if isinstance(origin := getattr(module, "__file__", None), str)
         and os.path.realpath(origin).startswith(tuple(roots))  # both sides through symlinks
     ]
-
-
-def _flags(argv: list[str]) -> set[str]:
-    """The options in `argv`, without their `=value` (`--ray=host:port` is `--ray`)."""
-    return {arg.split("=", 1)[0] for arg in argv}
 
 
 def _ignored() -> list[signal.Signals]:

@@ -60,6 +60,11 @@ _FLAG_OPTIONS = (
 """`sys.flags` set from the command line, and the option that sets each (once per level)."""
 
 
+def _unbuffered() -> bool:
+    """Whether this interpreter's output is unbuffered (`-u`, or PYTHONUNBUFFERED)."""
+    return bool(getattr(sys.__stdout__, "write_through", False))
+
+
 def interpreter_options() -> list[str] | None:
     """The command-line options that start an interpreter with this one's flags, warning
     options, `-X` options and unbuffered streams: a server started with them forks commands
@@ -69,7 +74,7 @@ def interpreter_options() -> list[str] | None:
     options = [
         option for name, option in _FLAG_OPTIONS for _ in range(int(getattr(sys.flags, name)))
     ]
-    if getattr(sys.__stdout__, "write_through", False):
+    if _unbuffered():
         options.append("-u")
     options += [f"-W{option}" for option in sys.warnoptions]
     for name, value in sys._xoptions.items():
@@ -84,7 +89,7 @@ def material() -> dict[str, Any]:
         "version": KEY_VERSION,
         "executable": sys.executable,
         "path": [entry or cwd for entry in sys.path],
-        "flags": [*sys.flags, bool(getattr(sys.__stdout__, "write_through", False))],
+        "flags": [*sys.flags, _unbuffered()],
         "warnoptions": list(sys.warnoptions),
         "xoptions": sorted(f"{k}={v}" for k, v in sys._xoptions.items()),
         "env": sorted((k, v) for k, v in os.environ.items() if k not in POSITIONAL_ENV),
