@@ -5,9 +5,10 @@ Standard library only, and little of it: this runs before anything else is impor
 every `judgegen` start. A command is handed over only when a server with this process's key
 answers and accepts it; then its standard streams (as file descriptors), working folder,
 arguments, positional environment and umask go to the server, which forks the command, and
-this process waits for its exit status, passing on the signals it receives (Ctrl-C reaches
-the command as it would in process; Ctrl-Z stops it along with this process, and `fg` or `bg`
-continues both). Anything short of an accepted command is run here.
+this process waits for its exit status, passing on the signals it receives from the moment
+it sends the command (Ctrl-C reaches the command as it would in process; Ctrl-Z stops it along
+with this process, and `fg` or `bg` continues both). Anything short of an accepted command is
+run here.
 """
 
 from __future__ import annotations
@@ -36,6 +37,11 @@ this process (`fg`, `bg`) continues both. SIGSTOP rather than the signal itself,
 handles no differently: the command inherits the dispositions of whichever process started the
 server (one that ignored SIGTSTP passed that on), and once the server is gone its group is
 orphaned, where the kernel discards the other three."""
+HELD = frozenset({*RELAYED, *JOB_STOPS})
+"""Blocked from before the request is sent until the handlers that relay them are in:
+one arriving while the server takes the command (its process group not yet known) would
+otherwise reach this process alone — Ctrl-Z would stop it with the command running on,
+Ctrl-C or SIGTERM would end it and the server would end the command with SIGTERM."""
 NOT_LEFT_BEHIND = frozenset({"--ray", "--help", "-h"})
 NOT_SERVED = frozenset({"--ray"})
 """Flags of a command that runs cold even when a server could serve it: a Ray driver starts or
@@ -101,19 +107,23 @@ class Client:
             return None
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         conn.settimeout(HANDSHAKE_S)  # a server that does not answer: run here
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, HELD)
         try:
-            conn.connect(str(paths(self.folder, self.key)["sock"]))
-            socket.send_fds(conn, [_line(self.request())], [0, 1, 2])
-            reader = conn.makefile("rb")
-            reply = _read_line(reader)
-            conn.settimeout(None)
-        except (OSError, ValueError):
-            conn.close()
-            return None
-        if not (reply and reply.get("version") == WIRE_VERSION and reply.get("accepted")):
-            conn.close()
-            return None
-        return self._wait(conn, reader, int(reply["pid"]))
+            try:
+                conn.connect(str(paths(self.folder, self.key)["sock"]))
+                socket.send_fds(conn, [_line(self.request())], [0, 1, 2])
+                reader = conn.makefile("rb")
+                reply = _read_line(reader)
+                conn.settimeout(None)
+            except (OSError, ValueError):
+                conn.close()
+                return None
+            if not (reply and reply.get("version") == WIRE_VERSION and reply.get("accepted")):
+                conn.close()
+                return None
+            return self._wait(conn, reader, int(reply["pid"]), held)
+        finally:  # not served: what was held reaches this process now, as in a cold command
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
     def request(self) -> dict[str, Any]:
         """What the server needs to run the command as this process would (`wire.Request`)."""
@@ -130,8 +140,12 @@ class Client:
             "ignored": [int(signum) for signum in _ignored()],
         }
 
-    def _wait(self, conn: socket.socket, reader: BinaryIO, pid: int) -> int:
-        """Wait for the served command's exit, relaying signals to it (and job control)."""
+    def _wait(
+        self, conn: socket.socket, reader: BinaryIO, pid: int, held: set[int | signal.Signals]
+    ) -> int:
+        """Wait for the served command's exit, relaying signals to it (and job control); the
+        signals `HELD` since the request was sent go to it once its handlers are in (`held`:
+        the mask to restore)."""
 
         def relay(signum: int, _frame: Any) -> None:
             with contextlib.suppress(OSError):
@@ -153,6 +167,7 @@ class Client:
         for signum in _ignored():  # as a cold command would: nohup's SIGHUP stays ignored
             del handlers[signum]
         previous = {signum: signal.signal(signum, handler) for signum, handler in handlers.items()}
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
         try:
             end = _read_line(reader)
         except (OSError, ValueError):

@@ -1,0 +1,114 @@
+"""A signal that reaches the client while the server is taking its command — sent, not yet
+answered with the command's process group — is relayed to the command once it is known, as
+every later one is: Ctrl-Z never stops the client alone with the command running on, and
+Ctrl-C or SIGTERM reaches the command rather than only ending the client. The test is the
+server here (`wire.py`), so that the signal is sent exactly while the client waits for the
+answer; a `sleep` in a process group of its own stands in for the served command."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from generator.cli.warm import key as keys
+from generator.cli.warm.client import paths
+from generator.cli.warm.wire import End, Reply
+from tests.runner.test_warm_server import REPO, as_from_a_terminal, state, stopped_by, until
+
+CLIENT = (
+    "import sys\n"
+    "from pathlib import Path\n"
+    "from generator.cli.warm.client import Client\n"
+    "code = Client(['run'], Path(sys.argv[1]), {}).serve()\n"
+    "sys.exit(99 if code is None else code)\n"
+)
+"""A client of the key `keys.key({})` in the folder given: exit 99 when it was not served."""
+
+
+class Handshake:
+    """A client started against this test as its server, caught waiting for the answer."""
+
+    def __init__(self, folder: Path) -> None:
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(paths(folder, keys.key({}))["sock"]))
+        listener.listen()
+        self.command = subprocess.Popen(
+            ["sleep", "60"], process_group=0, preexec_fn=as_from_a_terminal
+        )
+        self.client = subprocess.Popen(
+            [sys.executable, "-c", CLIENT, str(folder)],
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+            stdin=subprocess.DEVNULL,
+            process_group=0,  # not orphaned: the kernel delivers stops (`Warm.beating`)
+            preexec_fn=as_from_a_terminal,
+        )
+        with listener:
+            self.conn, _ = listener.accept()
+        _, fds, _, _ = socket.recv_fds(self.conn, 1 << 16, 3)  # sent: the client now waits
+        for fd in fds:
+            os.close(fd)
+
+    def answer(self, message: Reply | End) -> None:
+        """Send `message`, as the server does (a client gone by then is not an error)."""
+        with contextlib.suppress(OSError):
+            self.conn.sendall(message.model_dump_json().encode() + b"\n")
+
+    def close(self) -> None:
+        for process in (self.command, self.client):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        self.conn.close()
+
+
+@pytest.fixture
+def handshake(tmp_path: Path) -> Iterator[Handshake]:
+    folder = tmp_path / "servers"
+    folder.mkdir(mode=0o700)
+    caught = Handshake(folder)
+    yield caught
+    caught.close()
+
+
+def test_a_stop_while_the_server_takes_the_command_stops_the_command_too(
+    handshake: Handshake,
+) -> None:
+    handshake.client.send_signal(signal.SIGTSTP)
+    handshake.answer(Reply(accepted=True, pid=handshake.command.pid))
+    assert stopped_by(handshake.client.pid) == signal.SIGTSTP
+    until(lambda: state(handshake.command.pid) == "T", "the command ran on, unstopped", 10)
+    handshake.client.send_signal(signal.SIGCONT)
+    until(lambda: state(handshake.command.pid) != "T", "the command was not continued", 10)
+    handshake.answer(End(exit=0))
+    assert handshake.client.wait(timeout=30) == 0
+
+
+@pytest.mark.parametrize(
+    "signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["SIGINT", "SIGTERM", "SIGHUP"]
+)
+def test_a_signal_while_the_server_takes_the_command_reaches_the_command(
+    handshake: Handshake, signum: signal.Signals
+) -> None:
+    handshake.client.send_signal(signum)
+    handshake.answer(Reply(accepted=True, pid=handshake.command.pid))
+    assert handshake.command.wait(timeout=10) == -signum
+    handshake.answer(End(exit=128 + signum, signal=signum))
+    assert handshake.client.wait(timeout=30) == -signum
+
+
+def test_a_signal_while_a_server_refuses_the_command_reaches_the_client_to_run_it(
+    handshake: Handshake,
+) -> None:
+    """Not served, the command would run in the client: the signal is the client's own."""
+    handshake.client.send_signal(signal.SIGTERM)
+    handshake.answer(Reply(accepted=False, reason="stale"))
+    assert handshake.client.wait(timeout=30) == -signal.SIGTERM
+    assert state(handshake.command.pid) not in ("", "T", "Z")
