@@ -9,14 +9,16 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from generator.cli.warm import key as keys
+from generator.cli.warm.client import servers
 from tests.runner.test_sandbox_channel import LIMITS, Pages, extract, job
-from tests.runner.test_warm_server import REPO, Warm
+from tests.runner.test_warm_server import REPO, Warm, children, until
 from tests.runner.test_warm_server import warm as warm  # the fixture
 from toolkit.backends import ScriptedBackend
 from toolkit.sandbox import pool as pool_module
@@ -77,6 +79,50 @@ def test_a_served_run_judges_with_job_code_edited_after_its_sandbox_started(
     assert _incomplete(cold.stdout), cold.stdout  # the edit shows in a cold run
     assert _incomplete(served.stdout) == _incomplete(cold.stdout)
     assert "the job code as edited" in served.stderr
+
+
+def test_a_server_left_by_an_unsandboxed_run_sees_an_upgrade_of_what_its_zygote_launches_with(
+    warm: Warm, tmp_path: Path
+) -> None:
+    """A `--no-sandbox` run loads the launcher but never launches, so it never imports
+    libseccomp's binding; the zygotes of the server it leaves do, starting the sandbox ahead.
+    The server imports it before taking its snapshot: a binding upgraded after a zygote
+    started is a change like any other, and the command runs cold, with the new one."""
+    binding = pytest.importorskip("pyseccomp")
+    front = tmp_path / "front"
+    front.mkdir()
+    shutil.copy(binding.__file__, front / "pyseccomp.py")
+    warm.env["PYTHONPATH"] = os.pathsep.join([str(front), str(REPO)])
+    assert warm(*warm.run_args("--no-sandbox")).returncode == 0
+    warm.wait_for_server()
+    [(_, server)] = servers(warm.folder)
+    assert server is not None
+    until(lambda: children(server), "the server forked no zygote")
+    [zygote] = children(server)
+    until(lambda: children(zygote), "the zygote started no sandbox")  # its filters are built
+    (front / "pyseccomp.py").write_text("raise ImportError('the binding as upgraded')\n")
+    served = warm(*warm.run_args())
+    assert warm.served() == 0
+    assert f"stale: {front / 'pyseccomp.py'} changed" in warm.log()
+    assert "libseccomp is unavailable (the binding as upgraded)" in served.stderr
+
+
+def test_a_launch_imports_nothing_once_what_it_needs_is_imported_ahead() -> None:
+    """`import_ahead` covers all a launch imports: a warm server's snapshot, taken after it,
+    holds the code its zygotes' launches run."""
+    probe = (
+        "import sys\n"
+        "from toolkit.sandbox.launch import import_ahead, launch_sandbox\n"
+        "import_ahead()\n"
+        "before = set(sys.modules)\n"
+        "launch_sandbox().kill()\n"
+        "print(sorted(set(sys.modules) - before))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]"
 
 
 def test_a_file_edited_in_place_is_a_change(tmp_path: Path) -> None:

@@ -88,6 +88,10 @@ def _serve(spec_file: str, socket_path: str, key: str, idle: str, lock: Any) -> 
             except Exception as exc:  # a module the run loaded that will not load here
                 log(f"not imported ahead: {name} ({type(exc).__name__}: {exc})")
     said = [warnings.formatwarning(w.message, w.category, w.filename, w.lineno) for w in caught]
+    if _LAUNCHER in sys.modules:  # what its zygotes' launches import: in the snapshot too
+        from toolkit.sandbox.launch import import_ahead
+
+        import_ahead()
     if threading.active_count() != 1:
         log("not serving: importing started threads; forking would not be safe")
         return 0
@@ -372,9 +376,9 @@ def _zygote(channel: socket.socket, ours: socket.socket, home: str, said: list[s
     """A child forked ahead: start the sandbox early in `home` (the folder the server started
     in), then wait for a command. The launch measures its guards against the working folder
     (`isolation.hidden_probes`), so a command from another folder gets a launch of its own,
-    started in its folder as a cold run's is. Only a server left by a sandboxed run starts
-    one: the code launching imports is then in the server's snapshot (a zygote importing
-    code of its own would keep it, unchecked, for its command)."""
+    started in its folder as a cold run's is. Only a server that imported the launcher starts
+    one, and that server imported what launching imports too (`launch.import_ahead`): a zygote
+    importing code of its own would keep it, outside the snapshot, for its command."""
     from generator.cli.early_sandbox import EarlySandbox, launch_now
 
     ours.close()
