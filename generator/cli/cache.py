@@ -81,9 +81,11 @@ def stats(cache_path: Path | None, as_json: bool) -> None:
     unreadable: a lookup treats them as misses), and the size on disk.
 
     An entry's origin says where its answer came from: `live` (recorded from a provider
-    call), `scripted` or `replay` (fixtures: no model called), `unknown` (imported from a
-    record that does not say, such as a hand-written one), `before_origins` (stored before
-    the cache kept origins)."""
+    call), `scripted` (a scripted policy's fixtures: no model called), `unknown` (imported
+    from a record that does not say, such as a hand-written one), `before_origins` (stored
+    before the cache kept origins), `replay` (stored by an older judgegen while replaying
+    recordings, their own origin not kept). An answer stored while replaying keeps the
+    origin its record says."""
     figures = _guarded(lambda: _open(cache_path).stats())
     if as_json:
         click.echo(json.dumps(figures.model_dump(mode="json"), sort_keys=True, indent=2))

@@ -43,7 +43,7 @@ async def test_a_row_records_the_snapshot_that_answered_the_alias_asked_for(
         await client.complete(verify_request())
     (row,) = ledger_rows(tmp_path)
     assert (row["model"], row["answered_by"]) == ("o4-mini", SNAPSHOT)
-    assert row["version"] == LEDGER_VERSION == 3
+    assert row["version"] == LEDGER_VERSION == 4
 
 
 async def test_a_cache_hit_records_the_snapshot_that_gave_the_stored_answer(

@@ -9,8 +9,9 @@ call returns once its answer is committed, or, inside `deferring_commits`, once 
 a failed store fails each of them with its own error (only the caller that paid carries the
 usage). A caller that stops waiting for a call another unit of work made is counted by its own
 tracker of abandoned calls (`toolkit.llm.abandoned`), so it can tell what it was waiting for.
-An answer is stored with its origin (`recorded_by` the provider), and a hit carries its entry's
-origin (`LLMResponse.origin`), so no layer above counts an answer no model gave as a model's.
+An answer is stored with its origin (`recorded_by` the provider; a replayed one's is what its
+record says), and a hit carries its entry's origin (`LLMResponse.origin`), so no layer above
+counts an answer no model gave as a model's.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.commits import current_barrier
 from toolkit.llm.diff import miss_message
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
-from toolkit.llm.origin import RecordOrigin, Source
+from toolkit.llm.origin import UNKNOWN, RecordOrigin
 from toolkit.llm.pricing import is_free, is_simulated
 from toolkit.llm.provider import REFUSED_STOPS, TRUNCATED_STOPS, Provider, answer_problems
 from toolkit.llm.records import CacheRecord
@@ -38,15 +39,15 @@ def cacheable(response: LLMResponse) -> bool:
     return response.stop_reason not in TRUNCATED_STOPS | REFUSED_STOPS
 
 
-def recorded_by(provider: str) -> RecordOrigin:
-    """The origin of the answers the provider named `provider` gives: a scripted policy's or
-    replayed recordings' are fixtures, any other provider's are recorded live."""
-    source: Source = "live"
+def recorded_by(provider: str, response: LLMResponse) -> RecordOrigin:
+    """The origin of `response`, an answer the provider named `provider` gave: a scripted
+    policy's is a fixture, a replayed recording's is what its record says (`response.origin`,
+    unknown if none: a replay never makes it more), any other provider's is recorded live."""
     if is_simulated(provider):
-        source = "scripted"
-    elif is_free(provider):
-        source = "replay"
-    return RecordOrigin(source=source, provider=provider)
+        return RecordOrigin(source="scripted", provider=provider)
+    if is_free(provider):
+        return response.origin or UNKNOWN
+    return RecordOrigin(source="live", provider=provider)
 
 
 class CachedProvider:
@@ -63,8 +64,6 @@ class CachedProvider:
         self.cache = cache
         self.mode = mode
         self.name = inner.name
-        self.origin = recorded_by(inner.name)
-        """What the answers this layer stores (and shares in flight) are recorded as."""
         self._inflight: dict[str, _InFlight] = {}
         """Calls in flight by key."""
         self.on_abandoned: Callable[[LLMRequest, asyncio.Future[LLMResponse]], None] | None = None
@@ -107,7 +106,7 @@ class CachedProvider:
         shared = self._inflight.get(key)
         if shared is not None:
             try:
-                response = await _wait_as_follower(shared.call, self.origin)
+                response = await _wait_as_follower(shared.call, self.name)
             except asyncio.CancelledError:  # e.g. its judge timed out: the call is the maker's
                 left_shared_call(shared.maker)
                 raise
@@ -169,7 +168,8 @@ class CachedProvider:
             )
         storing = self.cache is not None and self.mode in {CacheMode.RW, CacheMode.REFRESH}
         if storing and cacheable(response):
-            record = CacheRecord.of(request, response, key, self.origin)
+            origin = recorded_by(self.name, response)
+            record = CacheRecord.of(request, response, key, origin)
             replace = self.mode is CacheMode.REFRESH
             commit = self.cache.put_queued(record, replace=replace, checked=True)  # type: ignore[union-attr]
             commit.add_done_callback(lambda done: _pass_on(done, stored))
@@ -218,11 +218,13 @@ def _pass_on(commit: asyncio.Future[None], stored: asyncio.Future[None]) -> None
         stored.set_result(None)
 
 
-async def _wait_as_follower(task: asyncio.Future[LLMResponse], origin: RecordOrigin) -> LLMResponse:
-    """A shared call's result for a request that did not make it: a hit of `origin`, or the
-    error without its usage (the caller that made the call already accounts for it)."""
+async def _wait_as_follower(task: asyncio.Future[LLMResponse], provider: str) -> LLMResponse:
+    """A shared call's result for a request that did not make it: a hit of the origin its
+    answer is stored with (`recorded_by` the provider named `provider`), or the error without
+    its usage (the caller that made the call already accounts for it)."""
     try:
-        return _as_hit(await asyncio.shield(task), origin)
+        response = await asyncio.shield(task)
+        return _as_hit(response, recorded_by(provider, response))
     except LLMError as exc:
         raise LLMError(
             str(exc), kind=exc.kind, usage=Usage(), attempts=exc.attempts, body=exc.body

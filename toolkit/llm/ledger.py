@@ -29,10 +29,13 @@ from toolkit.llm.pricing import PriceTable, is_free, is_simulated
 from toolkit.llm.provider import Provider
 from toolkit.llm.usage import UsageSummary
 
-LEDGER_VERSION = 3
+LEDGER_VERSION = 4
 """2: `answered_by`, the model the provider said answered (rows of version 1 read with None:
 not recorded). 3: `origin` and `imported_from`, where a cache hit's stored answer came from
-(rows of earlier versions read with None: not recorded)."""
+(rows of earlier versions read with None: not recorded). 4: `saved_usd` counts only hits of
+answers recorded live (rows of earlier versions counted every hit's, fixtures too), and a hit
+of an answer stored while replaying recordings has the origin its record says (no longer
+`replay`)."""
 
 
 class LedgerRow(BaseModel):
@@ -50,15 +53,20 @@ class LedgerRow(BaseModel):
         default=None,
         description="The model the provider said answered (the response's `model`, e.g. the "
         "dated snapshot an alias pointed to then; for a cache hit, the stored answer's); None "
-        "when it said none, the request failed, or the hit's record is of unknown origin (its "
-        "`model` is only what a file says).",
+        "when it said none, the request failed, or the hit's record is of unknown origin, or "
+        "an older judgegen's `replay` entry (its `model` is only what a file says).",
     )
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     cost_usd: float = Field(default=0.0, description="Paid for this request (0 on a cache hit).")
-    saved_usd: float = Field(default=0.0, description="What a cache hit would have cost.")
+    saved_usd: float = Field(
+        default=0.0,
+        description="What a cache hit of an answer recorded live (`origin` live) would have "
+        "cost: 0 for a hit of any other origin (a fixture cost nothing; no saving is claimed "
+        "for an answer that does not say a model was paid for it) and for a replay's.",
+    )
     estimated_usd: float = Field(
         default=0.0, description="Replayed fixture: what the call would have cost live (paid $0)."
     )
@@ -66,7 +74,9 @@ class LedgerRow(BaseModel):
     origin: Source | None = Field(
         default=None,
         description="A cache hit's: where the stored answer came from (`RecordOrigin.source`: "
-        "live, scripted, replay, unknown or before_origins); None for a call answered now.",
+        "live, scripted, unknown, before_origins, or replay for an older judgegen's replayed "
+        "entry; an answer stored while replaying has its record's); None for a call answered "
+        "now.",
     )
     imported_from: str | None = Field(
         default=None, description="A cache hit's: the record file its entry was imported from."
@@ -167,8 +177,10 @@ class Ledger:
         origin: RecordOrigin | None = None,
     ) -> LedgerRow:
         """A row for one finished request, priced from the table; a `free` (replayed) call
-        costs and saves nothing and records the live price as an estimate. `answered_by`: the
-        model the response names (empty: None; not recorded for a hit of unknown `origin`)."""
+        costs and saves nothing and records the live price as an estimate; a hit saves its
+        price only if its `origin` says it was recorded live. `answered_by`: the model the
+        response names (empty: None; not recorded for a hit whose `origin` does not name its
+        model, `RecordOrigin.names_its_model`)."""
         if hit and origin is not None and not origin.names_its_model:
             answered_by = None
         cost = self.prices.cost(request.model, usage)
@@ -187,7 +199,7 @@ class Ledger:
             cache_read_tokens=usage.cache_read_tokens,
             cache_write_tokens=usage.cache_write_tokens,
             cost_usd=0.0 if hit else cost,
-            saved_usd=cost if hit else 0.0,
+            saved_usd=cost if hit and origin is not None and origin.recorded_live else 0.0,
             estimated_usd=estimate if free else 0.0,
             cache_hit=hit,
             origin=origin.source if hit and origin is not None else None,

@@ -305,7 +305,10 @@ class LLMResponse(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     cost_usd: float = 0.0
     saved_usd: float = Field(
-        default=0.0, exclude=True, description="What a cache hit would have cost (per call)."
+        default=0.0,
+        exclude=True,
+        description="What a cache hit of an answer recorded live would have cost (per call; "
+        "0 for any other hit).",
     )
     estimated_usd: float = Field(
         default=0.0,
@@ -317,7 +320,9 @@ class LLMResponse(BaseModel):
     origin: RecordOrigin | None = Field(
         default=None,
         exclude=True,
-        description="A cache hit's: where the stored answer came from (per call, never stored).",
+        description="A cache hit's: where the stored answer came from; a replayed answer's: "
+        "what its record says, the origin the cache gives its entry (per call, not part of "
+        "the stored response).",
     )
     latency_s: float = 0.0
 

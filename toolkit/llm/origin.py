@@ -1,15 +1,18 @@
 """Where a cached answer came from (`RecordOrigin`), so one a model never gave is never counted
-or shown as a model's.
+or shown as a model's, nor as a saving.
 
 Every cache entry has one: the cache records it when a provider's answer is stored
-(`recorded_by` in `cached_provider.py`: `live` for a provider that calls a model, `scripted` or
-`replay` for the fixtures of an offline one), an import adds the file and the time to what the
-record says (a record that says nothing is of `unknown` origin: a hand-written one, or one
-exported before origins were kept), and entries stored before they were kept read as
-`before_origins`. A cache hit carries its entry's origin to the ledger, the `LLM:` line and the
-results' usage, which name every answer that was not recorded from a live provider call
-(`origin_clauses`). An origin is what its record says: judgegen cannot prove that a model gave
-an answer a file says was recorded live, only never claim it for one that does not say so.
+(`recorded_by` in `cached_provider.py`: `live` for a provider that calls a model, `scripted`
+for a scripted policy's fixtures, and for a replayed recording what its record says, as an
+import keeps it), an import adds the file and the time to what the record says (a record that
+says nothing is of `unknown` origin: a hand-written one, or one exported before origins were
+kept), and entries stored before they were kept read as `before_origins`. `replay` is no longer
+recorded: it names the entries an older judgegen stored while replaying recordings, whose own
+origin it did not keep. A cache hit carries its entry's origin to the ledger, the `LLM:` line
+and the results' usage, which name every answer that was not recorded from a live provider
+call (`origin_clauses`); only a hit recorded live counts as saved (`recorded_live`). An origin
+is what its record says: judgegen cannot prove that a model gave an answer a file says was
+recorded live, only never claim it for one that does not say so.
 
 Pydantic only, so the `LLM:` line can name origins without loading the LLM layer. Its form is
 versioned by the record files (`records.RECORD_VERSION`) and the cache file
@@ -32,7 +35,8 @@ NOT_LIVE: dict[str, str] = {
     "before_origins": "stored before the cache kept origins (a provider's answers or imported "
     "records, not told apart then)",
     "scripted": "recorded from a scripted policy (fixtures: no model called)",
-    "replay": "recorded from replayed recordings (fixtures: no model called)",
+    "replay": "replayed from recordings by an older judgegen, which did not keep what they "
+    "said of their origin (no model is known to have given them)",
 }
 """How each origin other than `live` is named wherever cached answers are counted."""
 
@@ -43,9 +47,11 @@ class RecordOrigin(BaseModel):
     model_config = ConfigDict(frozen=True)
     source: Source = Field(
         description="live: recorded from a call to `provider`, a model as far as judgegen "
-        "knows; scripted, replay: recorded from an offline provider (fixtures, no model "
-        "called); unknown: the record did not say (written by hand, or exported before "
-        "origins were kept); before_origins: stored by a cache before it kept origins."
+        "knows; scripted: recorded from a scripted policy (fixtures, no model called); "
+        "unknown: the record did not say (written by hand, or exported before origins were "
+        "kept); before_origins: stored by a cache before it kept origins; replay: stored by "
+        "an older judgegen while replaying recordings, their own origin not kept (a replayed "
+        "answer now keeps what its record says)."
     )
     provider: str | None = Field(default=None, description="The provider that answered.")
     imported_from: str | None = Field(
@@ -60,8 +66,16 @@ class RecordOrigin(BaseModel):
     @property
     def names_its_model(self) -> bool:
         """Whether the answer's `model` was named by a provider (or a fixture standing for one):
-        not for a record of unknown origin, whose `model` is only what its file says."""
-        return self.source != "unknown"
+        not for a record of unknown origin, whose `model` is only what its file says, nor for
+        an older judgegen's `replay` entry, which did not keep whether its record said more."""
+        return self.source not in ("unknown", "replay")
+
+    @property
+    def recorded_live(self) -> bool:
+        """Whether the answer says it was recorded from a live provider call: the only hits
+        counted as saved (a fixture never cost anything, and no saving is claimed for an
+        answer that does not say a model was paid for it, `before_origins` included)."""
+        return self.source == "live"
 
 
 UNKNOWN = RecordOrigin(source="unknown")

@@ -7,7 +7,10 @@ but answer it differently (recorded against two providers, or a file copied and 
 refused when loaded, never one of them served. A truncated or refused recording is an
 error, as the live call was. A miss raises `ReplayMiss` naming the
 purpose, the key and a unified diff against the nearest recording (of the same model and
-purpose when there is one).
+purpose when there is one). A replayed answer carries the origin its record says
+(`LLMResponse.origin`; `unknown` if it says none), which the cache stores it with: a recording
+made live stays live, a scripted one scripted. A replay is free all the same: it costs and
+saves nothing (`pricing.is_free`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from toolkit.errors import LLMError, ReplayMiss
 from toolkit.llm.cache import ResponseCache
 from toolkit.llm.diff import miss_message
 from toolkit.llm.models import LLMRequest, LLMResponse
+from toolkit.llm.origin import UNKNOWN
 from toolkit.llm.provider import REFUSED_STOPS, TRUNCATED_STOPS, answer_problems
 from toolkit.llm.records import CacheRecord, load_record_files, one_answer_each
 from toolkit.util.hashing import sha256_text
@@ -79,7 +83,8 @@ class ReplayProvider:
         return cls(records, recordings_name(path, records), sources)
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
-        """The recorded response for `request`, or `ReplayMiss` with a diff."""
+        """The recorded response for `request`, with the origin its record says, or
+        `ReplayMiss` with a diff."""
         record = self._records.get(replay_key(request))
         if record is None:
             recorded = [
@@ -102,7 +107,8 @@ class ReplayProvider:
                 "re-record it",
                 kind="invalid_output",
             )
-        return record.response.model_copy(update={"cache_hit": False})
+        origin = record.origin or UNKNOWN
+        return record.response.model_copy(update={"cache_hit": False, "origin": origin})
 
     def classify(self, error: BaseException) -> LLMError:
         """Replay has no SDK; anything unexpected is reported as it is."""

@@ -16,16 +16,22 @@ class UsageSummary(BaseModel):
     cached_by_origin: dict[str, int] = Field(
         default_factory=dict,
         description="Of `cached`, the hits by where their stored answers came from "
-        "(`RecordOrigin.source`): `live` from a provider call, `scripted` or `replay` "
-        "fixtures, `unknown` records that do not say (such as imported hand-written ones: no "
-        "model is known to have given them), `before_origins` entries stored before the cache "
-        "kept origins. The line names every one but `live`.",
+        "(`RecordOrigin.source`): `live` from a provider call, `scripted` fixtures, "
+        "`unknown` records that do not say (such as imported hand-written ones: no model is "
+        "known to have given them), `before_origins` entries stored before the cache kept "
+        "origins, `replay` entries an older judgegen stored while replaying (a replayed "
+        "answer now has its record's origin). The line names every one but `live`.",
     )
     errors: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
-    saved_usd: float = 0.0
+    saved_usd: float = Field(
+        default=0.0,
+        description="What the cache hits of answers recorded live (`cached_by_origin` live) "
+        "would have cost: a hit of a fixture, or of an answer that does not say it was "
+        "recorded live, saved nothing, and a replay's hits save nothing either.",
+    )
     estimated_usd: float = 0.0
     simulated_usd: float = Field(
         default=0.0,

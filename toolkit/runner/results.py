@@ -65,11 +65,13 @@ class UsageTotals(BaseModel):
     cache_hits_by_origin: dict[str, int] = Field(
         default_factory=dict,
         description="Of `cache_hits`, those by where their stored answers came from "
-        "(`RecordOrigin.source`): `live` from a provider call; `scripted` or `replay` fixtures "
-        "(no model called); `unknown`, records that do not say, such as imported hand-written "
-        "ones (no model is known to have given them, and `answered_by` does not list the "
-        "model they name); `before_origins`, entries stored before the cache kept origins. "
-        "The result's notes name every one but `live`. Results of versions 1 to 3 list none.",
+        "(`RecordOrigin.source`): `live` from a provider call; `scripted` fixtures (no model "
+        "called); `unknown`, records that do not say, such as imported hand-written ones (no "
+        "model is known to have given them, and `answered_by` does not list the model they "
+        "name); `before_origins`, entries stored before the cache kept origins; `replay`, "
+        "entries an older judgegen stored while replaying, their recordings' origin not kept "
+        "(a replayed answer now has its record's). The result's notes name every one but "
+        "`live`. Results of versions 1 to 3 list none.",
     )
     input_tokens: int = 0
     output_tokens: int = 0
