@@ -101,6 +101,18 @@ def test_imports_are_followed_through_the_user_s_modules_transitively(project: P
     assert sources("pol73d", root) == ["first73d.py", "pol73d.py", "second73d.py"]
 
 
+def test_a_module_of_a_namespace_package_not_yet_imported_is_a_source(project: Project) -> None:
+    """Folders without `__init__.py` are namespace packages; nothing has imported them yet when
+    the policy imports its module only where it is used."""
+    root = project(
+        {
+            "pol93a.py": "def policy(request):\n    from space93a.inner.tables import ANSWERS\n",
+            "space93a/inner/tables.py": "ANSWERS = {}\n",
+        }
+    )
+    assert sources("pol93a", root) == ["pol93a.py", "space93a/inner/tables.py"]
+
+
 def test_standard_library_installed_and_judgegen_modules_are_not_sources(
     project: Project,
 ) -> None:

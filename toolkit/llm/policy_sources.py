@@ -116,7 +116,11 @@ class _Walk:
                 return None
         if parent.submodule_search_locations is None:
             return None  # `from module import name`: an attribute, not a module
-        return PathFinder.find_spec(name, list(parent.submodule_search_locations))
+        folders = list(parent.submodule_search_locations)
+        try:
+            return PathFinder.find_spec(name, folders)
+        except KeyError:  # a namespace package whose parent is not imported
+            return _namespace(name, folders)
 
     def _source(self, spec: ModuleSpec) -> Path | None:
         """The Python source of `spec` if it is the user's (found on `root`), else None."""
@@ -138,6 +142,20 @@ class _Walk:
             return []  # its bytes are hashed; importing it fails anyway
         package = spec.name if origin.name == "__init__.py" else spec.name.rpartition(".")[0]
         return imported_names(tree, package)
+
+
+def _namespace(name: str, folders: list[str]) -> ModuleSpec | None:
+    """The spec of namespace package `name` in its parent's `folders`: the folders of its name
+    there (None when there are none). The one import would make asks the imported parent
+    for its folders, and raises KeyError while the parent is not imported, which nothing
+    here does to the user's packages."""
+    own = name.rpartition(".")[2]
+    found = [str(Path(folder) / own) for folder in folders if (Path(folder) / own).is_dir()]
+    if not found:
+        return None
+    spec = ModuleSpec(name, None, is_package=True)
+    spec.submodule_search_locations = found
+    return spec
 
 
 def imported_names(tree: ast.AST, package: str) -> list[str]:
