@@ -46,11 +46,14 @@ def _wants_google(spec: str | None) -> bool:
 
 
 def maps_identity(spec: str | None) -> str | None:
-    """The `--maps` provider as results record it (`RunOptions.tools`): its factory spec,
-    `google`, or None when judges are offered none."""
+    """The `--maps` provider as results record it (`RunOptions.tools`): its factory spec with
+    a hash of the code it runs (`factory_identity`), `google`, or None when judges are offered
+    none."""
     if spec in (None, "google", "none"):
         return "google" if _wants_google(spec) else None
-    return spec
+    from toolkit.llm.answer_source import factory_identity
+
+    return factory_identity(spec)
 
 
 def load_maps_provider(spec: str | None) -> MapsProvider | None:

@@ -64,7 +64,8 @@ class RunBackend:
     A `--backend` factory is called at once (a wrong spec is a usage error even when nothing
     needs judging); the default LLM backend and its client are built by `build()`.
     `answer_sources` are the files an offline provider answers from: the one list whose hash
-    the fingerprint records and the fresh stamp watches.
+    the fingerprint records and the fresh stamp watches. A factory's `spec` holds a hash of
+    the code it runs (`factory_identity`): that code decides every verdict.
     """
 
     def __init__(self, backend_spec: str | None, settings: LLMSettings) -> None:
@@ -73,7 +74,9 @@ class RunBackend:
         self.identity: Any
         self.answer_sources: list[Path] = []
         if backend_spec:
-            self.identity, self.spec = self._custom, backend_spec
+            from toolkit.llm.answer_source import factory_identity
+
+            self.identity, self.spec = self._custom, factory_identity(backend_spec)
         else:
             from toolkit.llm.answer_source import answer_sources
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ from click.testing import CliRunner
 import prompts
 from generator.cli import fresh_stamp, main
 from tests.fixtures.runner.helpers import (
+    BACKEND,
     PAGES,
     result_files,
     run_args,
@@ -24,9 +27,11 @@ from toolkit.runner.fingerprint import judge_templates_sha256
 LOUVRE = "https://www.louvre.fr/en/visit/hours-admission"
 
 
-def run(work: Path, *extra: str, pages: bool = True, sandbox: bool = False):
+def run(work: Path, *extra: str, pages: bool = True, sandbox: bool = False, backend: str = BACKEND):
     mode = [] if sandbox else ["--no-sandbox"]
-    args = run_args(work, "--include-unreviewed", "--json", *mode, *extra, pages=pages)
+    args = run_args(
+        work, "--include-unreviewed", "--json", *mode, *extra, pages=pages, backend=backend
+    )
     return CliRunner().invoke(main, args, catch_exceptions=False)
 
 
@@ -290,4 +295,68 @@ def test_a_limit_that_changes_no_answers_outcome_keeps_every_result(work: Path) 
     raised = json.loads(run(work, "--max-answer-bytes", "4000000").stdout)
 
     assert (raised["evaluated"], raised["reused"]) == (0, len(before))
+    assert result_files(work / "results") == before
+
+
+OWN_BACKEND = """
+from tests.fixtures.runner.scripted import extract
+from toolkit import ScriptedBackend, Verdict
+
+import {helper} as rule
+
+
+def factory():
+    backend = ScriptedBackend(extract=extract, verify=lambda r: Verdict(passed=rule.PASSED, reasoning="own"))
+    backend.model = "own-judge"
+    return backend
+"""
+
+
+@pytest.fixture
+def own_backend(work: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A `--backend` factory of the working directory (`backend93:factory`) whose verdicts
+    come from a helper module it imports (returned: `rule93.py`, every claim passing). Its
+    modules are forgotten after the test."""
+    (work / "backend93.py").write_text(OWN_BACKEND.format(helper="rule93"))
+    (work / "rule93.py").write_text("PASSED = True\n")
+    monkeypatch.chdir(work)
+    monkeypatch.syspath_prepend(str(work))
+    yield work / "rule93.py"
+    forget_modules_of(work)
+
+
+def forget_modules_of(folder: Path) -> None:
+    """Drop the modules loaded from `folder`: the next run imports them anew, as the next
+    `judgegen` process would."""
+    for name, module in list(sys.modules.items()):
+        if str(getattr(module, "__file__", None) or "").startswith(str(folder)):
+            del sys.modules[name]
+
+
+def test_an_edited_backend_factory_redoes_the_results_it_judged(
+    work: Path, own_backend: Path
+) -> None:
+    """A `--backend` is the user's code deciding every verdict: a result it judged before an
+    edit (to its module, or a module of the user's it imports) is not the result it gives now."""
+    first = json.loads(run(work, backend="backend93:factory").stdout)
+    assert first["evaluated"] == 10
+    scores = {n: r["final_score"] for n, r in result_files(work / "results").items()}
+    own_backend.write_text("PASSED = False\n")
+    forget_modules_of(work)
+
+    again = json.loads(run(work, backend="backend93:factory").stdout)
+
+    assert (again["evaluated"], again["decided"], again["reused"]) == (10, 1, 0)
+    rescored = {n: r["final_score"] for n, r in result_files(work / "results").items()}
+    assert rescored != scores
+
+
+def test_an_unchanged_backend_factory_keeps_every_result(work: Path, own_backend: Path) -> None:
+    assert run(work, backend="backend93:factory").exit_code == 0
+    before = result_files(work / "results")
+    forget_modules_of(work)
+
+    again = json.loads(run(work, backend="backend93:factory").stdout)
+
+    assert (again["evaluated"], again["reused"]) == (0, 11)
     assert result_files(work / "results") == before

@@ -133,22 +133,44 @@ def test_a_malformed_script_names_the_file_and_field(tmp_path: Path) -> None:
     assert str(bad) in str(info.value) and "directions.0.destination" in str(info.value)
 
 
-def test_a_result_that_called_a_tool_is_redone_when_the_maps_provider_changes(
-    work: Path,
-) -> None:
+def write_far_script(work: Path) -> None:
+    """`far.json`: the script of a provider giving the walk ten times the distance."""
     far = {**SCRIPT, "directions": [{**SCRIPT["directions"][0]}]}
     far["directions"][0]["routes"] = [
         {"legs": [{"distance": {"value": 9000}, "duration": {"value": 6600}}]}
     ]
     (work / "far.json").write_text(json.dumps(far))
+
+
+def test_a_result_that_called_a_tool_is_redone_when_the_maps_provider_changes(
+    work: Path,
+) -> None:
+    write_far_script(work)
     with (work / "offline_maps.py").open("a") as module:
         module.write('\ndef far():\n    return ScriptedMapsProvider.from_file("far.json")\n')
     _, first = run(work, "--maps", "offline_maps:provider")
-    assert first["fingerprint"]["tools"] == "offline_maps:provider"
+    assert first["fingerprint"]["tools"].startswith("offline_maps:provider code=")
     process, second = run(work, "--maps", "offline_maps:far", "--json")
     assert json.loads(process.stdout)["evaluated"] == 1
     assert (second["status"], second["final_score"]) == ("complete", 0.0)
-    assert second["fingerprint"]["tools"] == "offline_maps:far"
+    assert second["fingerprint"]["tools"].startswith("offline_maps:far code=")
+
+
+def test_a_result_that_called_a_tool_is_redone_when_the_maps_factory_s_code_changes(
+    work: Path,
+) -> None:
+    """The same spec, another provider behind it: the factory's module is the user's code."""
+    write_far_script(work)
+    _, first = run(work, "--maps", "offline_maps:provider")
+    assert first["final_score"] == 1.0
+    module = work / "offline_maps.py"
+    module.write_text(module.read_text().replace('"maps.json"', '"far.json"'))
+
+    process, second = run(work, "--maps", "offline_maps:provider", "--json")
+
+    assert json.loads(process.stdout)["evaluated"] == 1
+    assert (second["status"], second["final_score"]) == ("complete", 0.0)
+    assert second["fingerprint"]["tools"] != first["fingerprint"]["tools"]
 
 
 def test_a_result_that_called_no_tool_is_kept_when_the_maps_provider_changes(

@@ -1,7 +1,8 @@
 """The files an offline provider's answers come from: a replay's recordings, a scripted policy's
 module and the user's modules it imports (`policy_sources`). Results record a hash of them, and
 the fresh stamp watches the same list, so re-recording or editing them in place makes the
-results judged from them stale.
+results judged from them stale. A user's factory (`--backend`, `--maps`) is known the same
+way: by its spec and a hash of the files it runs (`factory_identity`).
 
 Stdlib only and nothing imported from the user: a rerun with nothing to redo computes this.
 """
@@ -28,6 +29,15 @@ def answer_sources(spec: str) -> list[Path]:
     if kind == "scripted" and rest:
         return policy_sources(rest.partition(":")[0])
     return []
+
+
+def factory_identity(spec: str) -> str:
+    """How results name the user's `package.module:factory` (a `--backend` or `--maps`
+    factory): `spec code=<answer_digest>` of its module and the user's modules it imports
+    (`policy_sources`), so editing them makes the results that depend on it stale, as an
+    edited scripted policy does; `spec` alone when it has no module file."""
+    digest = answer_digest(policy_sources(spec.partition(":")[0]))
+    return spec if digest is None else f"{spec} code={digest}"
 
 
 def answer_digest(sources: Sequence[Path]) -> str | None:

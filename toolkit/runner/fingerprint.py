@@ -66,7 +66,9 @@ class Fingerprint(BaseModel):
     )
     judge_model: str | None = Field(default=None, description="Model deciding verifications.")
     extract_model: str | None = Field(default=None, description="Model doing extractions.")
-    backend: str = Field(description="Identity of the judging backend (class or factory spec).")
+    backend: str = Field(
+        description="Identity of the judging backend (class, or factory spec and code hash)."
+    )
     answer_sha256: str = Field(description="Hash of the answer's raw bytes as read from disk.")
     pages: PageReads | None = Field(
         default=None, description="Pages the evaluation read (None: no judge ran, or unknown)."
