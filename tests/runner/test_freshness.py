@@ -360,3 +360,32 @@ def test_an_unchanged_backend_factory_keeps_every_result(work: Path, own_backend
 
     assert (again["evaluated"], again["reused"]) == (0, 11)
     assert result_files(work / "results") == before
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a judge is known by its own bytes (`judge_sha256`, what its approval binds): a "
+    "module of the user's it imports is neither fingerprinted nor approved. In process it "
+    "runs; the sandbox cannot import it (the result is incomplete, so redone). To decide: "
+    "fingerprint such imports (`policy_sources` over the judge), or refuse them in process "
+    "as the sandbox does (a judge is a single module, as lint rule JG003 says)",
+)
+def test_an_edited_module_a_judge_imports_redoes_its_results_in_process(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    judges = work / "judges"
+    (judges / "support93.py").write_text('DOMAIN = "louvre.fr"\n')
+    judge = judges / "louvre_hours.py"
+    source = judge.read_text().replace('"louvre.fr")', "DOMAIN)")
+    imports = "from toolkit import Evaluator, checks\n"
+    judge.write_text(source.replace(imports, f"{imports}\nfrom judges.support93 import DOMAIN\n"))
+    monkeypatch.chdir(work)
+    monkeypatch.syspath_prepend(str(work))
+    first = json.loads(run(work).stdout)
+    assert first["evaluated"] == 10 and first["incomplete"] == []
+    (judges / "support93.py").write_text('DOMAIN = "example.org"\n')
+    forget_modules_of(work)
+
+    again = json.loads(run(work).stdout)
+
+    assert again["evaluated"] == 4  # the answers to louvre_hours
