@@ -1,7 +1,8 @@
 """The response cache in front of a provider: serves stored answers the mode allows, checks
 each stored answer against its schema once, and lets identical in-flight requests share one call.
 
-Invariants: an error raises before anything is stored; a truncated or refused output, or one
+Invariants: a request is keyed by the provider this layer wraps; an error raises before
+anything is stored; a truncated or refused output, or one
 that fails its schema, is never stored; a stored answer that is truncated or refused (one
 imported from recordings), or fails its schema, is a miss. A
 call returns once its answer is committed, or, inside `deferring_commits`, once it is queued
@@ -73,7 +74,11 @@ class CachedProvider:
         it in the ledger once it ends."""
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
-        """A stored answer when the mode allows, else one shared provider call."""
+        """A stored answer when the mode allows, else one shared provider call. The request
+        is keyed, shared and stored as this provider's, whatever provider it names: answers
+        of two providers sharing one cache file never stand for each other's."""
+        if request.provider != self.name:
+            request = request.model_copy(update={"provider": self.name})
         if self.mode is CacheMode.OFF:
             return await self._passed_through(request)
         key = request.cache_key()

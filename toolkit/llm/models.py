@@ -34,10 +34,23 @@ converts lists given for them."""
 Purpose = Literal["draft", "repair", "reflect", "regenerate", "extract", "verify", "test", "other"]
 
 
-class TextPart(BaseModel):
-    """Plain text inside a message."""
+class _Part(BaseModel):
+    """What text and image parts share: a payload whose digest is memoized once computed."""
 
     model_config = ConfigDict(frozen=True)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy; one given new fields drops the memoized digest, which would otherwise key
+        (and store as a blob) the new payload under the old payload's digest."""
+        copied = super().model_copy(update=update, deep=deep)
+        if update:
+            object.__setattr__(copied, "__pydantic_private__", None)
+        return copied
+
+
+class TextPart(_Part):
+    """Plain text inside a message."""
+
     type: Literal["text"] = "text"
     text: str
 
@@ -46,10 +59,9 @@ class TextPart(BaseModel):
         return self.text
 
 
-class ImagePart(BaseModel):
+class ImagePart(_Part):
     """An image inside a message, base64-encoded (e.g. a page screenshot)."""
 
-    model_config = ConfigDict(frozen=True)
     type: Literal["image"] = "image"
     media_type: str = "image/jpeg"
     data: str
