@@ -77,8 +77,8 @@ def cache() -> None:
 @cache_path_option
 @click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
 def stats(cache_path: Path | None, as_json: bool) -> None:
-    """Entries by model, purpose and origin, those never served (truncated, refused or
-    unreadable: a lookup treats them as misses), and the size on disk.
+    """Entries by model, purpose and origin, those never served (truncated, refused, empty
+    or unreadable: a lookup treats them as misses), and the size on disk.
 
     An entry's origin says where its answer came from: `live` (recorded from a provider
     call), `scripted` (a scripted policy's fixtures: no model called), `unknown` (imported
@@ -91,7 +91,9 @@ def stats(cache_path: Path | None, as_json: bool) -> None:
         click.echo(json.dumps(figures.model_dump(mode="json"), sort_keys=True, indent=2))
         return
     unserved = figures.never_served
-    never = f" ({unserved} never served: truncated, refused or unreadable)" if unserved else ""
+    never = (
+        f" ({unserved} never served: truncated, refused, empty or unreadable)" if unserved else ""
+    )
     click.echo(
         f"{figures.path}: {figures.entries} entries{never}, {figures.blobs} blobs, "
         f"{figures.bytes / 1024:.0f} KiB"

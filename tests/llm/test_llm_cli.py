@@ -42,17 +42,23 @@ async def test_stats_prints_counts_as_json(tmp_path: Path) -> None:
 
 def test_stats_counts_the_entries_never_served_apart(tmp_path: Path) -> None:
     cache = ResponseCache(tmp_path / "c.sqlite")
-    for index, stop in enumerate(("end_turn", "max_tokens", "refusal")):
-        response = LLMResponse(text="The answer is", stop_reason=stop)
+    answers = [
+        LLMResponse(text="The answer is", stop_reason="end_turn"),
+        LLMResponse(parsed=False, stop_reason="end_turn"),  # parsed, no text: served
+        LLMResponse(text="The answer is", stop_reason="max_tokens"),
+        LLMResponse(text="The answer is", stop_reason="refusal"),
+        LLMResponse(text=" \n\t", stop_reason="end_turn"),
+    ]
+    for index, response in enumerate(answers):
         request = verify_request(f"claim {index}").model_copy(update={"output_schema": None})
         cache.put(CacheRecord.of(request, response))
     cache.put(CacheRecord.of(verify_request("garbled"), LLMResponse(text="x")))
     with sqlite3.connect(tmp_path / "c.sqlite") as db:
         db.execute("UPDATE entries SET response = '{oops' WHERE request LIKE '%garbled%'")
     args = ["cache", "stats", "--cache-path", str(tmp_path / "c.sqlite")]
-    assert json.loads(CliRunner().invoke(main, [*args, "--json"]).stdout)["never_served"] == 3
+    assert json.loads(CliRunner().invoke(main, [*args, "--json"]).stdout)["never_served"] == 4
     text = CliRunner().invoke(main, args).stdout
-    assert "4 entries (3 never served: truncated, refused or unreadable)" in text
+    assert "6 entries (4 never served: truncated, refused, empty or unreadable)" in text
 
 
 async def test_export_import_round_trip(tmp_path: Path) -> None:

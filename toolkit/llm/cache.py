@@ -38,7 +38,7 @@ from toolkit.errors import CACHE_ACCESS_FIX, CacheError, SpecError
 from toolkit.llm.cache_writer import PendingWrite, WriteBehind
 from toolkit.llm.models import LLMRequest, LLMResponse
 from toolkit.llm.origin import BEFORE_ORIGINS, UNKNOWN, RecordOrigin
-from toolkit.llm.provider import REFUSED_STOPS, TRUNCATED_STOPS
+from toolkit.llm.provider import REFUSED_STOPS, TRUNCATED_STOPS, cacheable
 from toolkit.llm.records import CacheRecord, load_record_files, record_json
 from toolkit.util.sqlite_errors import sqlite_errors
 
@@ -63,10 +63,12 @@ UNSERVED_STOPS = tuple(sorted(TRUNCATED_STOPS | REFUSED_STOPS))
 NEVER_SERVED_SQL = (
     "SELECT COUNT(*) FROM entries WHERE CASE WHEN json_valid(response) THEN "
     f"json_extract(response, '$.stop_reason') IN ({', '.join('?' * len(UNSERVED_STOPS))}) "
+    "OR (COALESCE(json_type(response, '$.parsed'), 'null') = 'null' AND "
+    "trim(COALESCE(json_extract(response, '$.text'), ''), ' ' || char(9, 10, 13)) = '') "
     "ELSE 1 END"
 )
-"""Counts the entries a lookup treats as misses without validating them: truncated or refused
-answers, and rows that are not JSON."""
+"""Counts the entries a lookup treats as misses without validating them (`cacheable`):
+truncated, refused or empty answers, and rows that are not JSON."""
 SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS entries (
     key TEXT PRIMARY KEY,
@@ -94,8 +96,8 @@ class CacheStats(BaseModel):
     blobs: int = Field(default=0, description="Distinct large request parts, each stored once.")
     never_served: int = Field(
         default=0,
-        description="Entries a lookup treats as a miss: a truncated or refused answer (one "
-        "imported from recordings), or an unreadable row. An answer that fails its schema is "
+        description="Entries a lookup treats as a miss: a truncated, refused or empty answer "
+        "(one imported from recordings, or stored by an older judgegen), or an unreadable row. An answer that fails its schema is "
         "found only when it is looked up.",
     )
     bytes: int
@@ -115,7 +117,7 @@ class ImportReport(BaseModel):
     replaced: int = Field(
         default=0,
         description="Entries whose answer the import replaced: with --replace, or one never "
-        "served (truncated, refused, unreadable).",
+        "served (truncated, refused, empty, unreadable).",
     )
     unknown_origin: int = Field(
         default=0,
@@ -355,7 +357,7 @@ class ResponseCache:
         """Store every `*.json` record in `directory` (read strictly: `load_record_files`) in
         one transaction. A record whose request the cache already answers differently is a
         `SpecError` naming its file, and nothing is stored, unless `replace` (its answer then
-        replaces the cache's); an entry never served (truncated, refused, unreadable) is
+        replaces the cache's); an entry never served (truncated, refused, empty, unreadable) is
         replaced all the same. Each stored entry keeps the origin its record says (of unknown
         origin if none), with the file it came from and the time of this import."""
         named = load_record_files(directory)
@@ -374,7 +376,7 @@ class ResponseCache:
             elif held.response.same_answer(record.response):
                 report.unchanged += 1
                 continue
-            elif replace or held.response.stop_reason in UNSERVED_STOPS:
+            elif replace or not cacheable(held.response):
                 report.replaced += 1
             else:
                 differing.append(path)

@@ -2,9 +2,9 @@
 each stored answer against its schema once, and lets identical in-flight requests share one call.
 
 Invariants: a request is keyed by the provider this layer wraps; an error raises before
-anything is stored; a truncated or refused output, or one
-that fails its schema, is never stored; a stored answer that is truncated or refused (one
-imported from recordings), or fails its schema, is a miss. A
+anything is stored; a truncated, refused or empty output, or one that fails its schema, is never
+stored; a stored answer that is truncated, refused or empty (one imported from recordings, or
+stored by an older judgegen), or fails its schema, is a miss. A
 call returns once its answer is committed, or, inside `deferring_commits`, once it is queued
 (the barrier then holds the commit); every caller of a shared call waits for that commit, and
 a failed store fails each of them with its own error (only the caller that paid carries the
@@ -31,13 +31,8 @@ from toolkit.llm.diff import miss_message
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
 from toolkit.llm.origin import UNKNOWN, RecordOrigin
 from toolkit.llm.pricing import is_free, is_simulated
-from toolkit.llm.provider import REFUSED_STOPS, TRUNCATED_STOPS, Provider, answer_problems
+from toolkit.llm.provider import Provider, answer_problems, cacheable
 from toolkit.llm.records import CacheRecord
-
-
-def cacheable(response: LLMResponse) -> bool:
-    """Only complete answers are stored: never truncated or refused outputs."""
-    return response.stop_reason not in TRUNCATED_STOPS | REFUSED_STOPS
 
 
 def recorded_by(provider: str, response: LLMResponse) -> RecordOrigin:
@@ -150,7 +145,7 @@ class CachedProvider:
         """A stored answer is served only if it is complete and passes its schema (checked once
         per entry: an entry this layer stored was checked before it was stored)."""
         if not cacheable(stored) or (not checked and answer_problems(request, stored)):
-            why = "answers that are truncated, refused or fail their schema are treated as misses"
+            why = "answers that are truncated, refused, empty or fail their schema are misses"
             self.cache.forget(key, why)  # type: ignore[union-attr]
             return False
         if not checked:

@@ -189,6 +189,15 @@ def _check_output(raw: RawOutput, request: LLMRequest) -> tuple[Any, list[str]]:
     return parsed, output_problems(parsed, request.output_schema)
 
 
+def cacheable(response: LLMResponse) -> bool:
+    """Whether an answer may be stored, or a stored one served: never a truncated or refused
+    output, nor an empty one (no text, nothing parsed: a request without a schema is not
+    validated, and a rerun would replay the empty answer instead of asking again)."""
+    if response.stop_reason in TRUNCATED_STOPS | REFUSED_STOPS:
+        return False
+    return response.parsed is not None or bool(response.text.strip())
+
+
 def answer_problems(request: LLMRequest, response: LLMResponse) -> list[str]:
     """Why a stored or recorded answer no longer satisfies its request's schema ([] if it does;
     an answer this process already validated against the same schema is not checked again)."""
