@@ -209,6 +209,50 @@ def test_results_from_other_toolkit_code_are_redone_not_reused(
     assert json.loads(run(work).stdout)["evaluated"] == first["evaluated"]
 
 
+def metadata_folder(root: Path, name: str, version: str) -> Path:
+    """An import-path entry holding the metadata folder of release `version` of `name`."""
+    (root / f"{name}-{version}.dist-info").mkdir(parents=True)
+    return root
+
+
+def test_installed_versions_are_those_import_finds_first(tmp_path: Path) -> None:
+    from toolkit.runner.fingerprint import installed_versions
+
+    first = metadata_folder(tmp_path / "first", "Jinja2", "3.2.0")
+    metadata_folder(first, "pydantic_core", "2.50.0")
+    later = metadata_folder(tmp_path / "later", "jinja2", "3.1.6")
+    metadata_folder(later, "publicsuffixlist", "1.0.0.20250101")
+    wanted = ("jinja2", "pydantic-core", "publicsuffixlist", "pydantic")
+
+    found = installed_versions(wanted, [str(first), str(tmp_path / "missing"), str(later)])
+
+    assert found == {
+        "jinja2": "3.2.0",
+        "pydantic-core": "2.50.0",
+        "publicsuffixlist": "1.0.0.20250101",
+    }
+
+
+def test_results_judged_under_another_release_of_a_verdict_package_are_redone(
+    work: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """publicsuffixlist's releases change what `url_in_domain` decides: a result judged under
+    another one must not pass as fresh, though no code of judgegen's changed."""
+    from toolkit.runner import fingerprint
+
+    first = json.loads(run(work).stdout)
+    assert json.loads(run(work).stdout)["evaluated"] == 0
+    upgraded = metadata_folder(tmp_path / "upgraded", "publicsuffixlist", "9.9.9.20991231")
+    monkeypatch.syspath_prepend(str(upgraded))
+    fingerprint.toolkit_identity.cache_clear()
+    try:
+        again = json.loads(run(work).stdout)
+    finally:
+        fingerprint.toolkit_identity.cache_clear()
+
+    assert again["evaluated"] == first["evaluated"] > 0
+
+
 def shown(results: dict[str, dict], url: str) -> dict[str, str | None]:
     """The screenshot hash each result recorded for `url`, by result file (sent it or not)."""
     return {

@@ -10,7 +10,11 @@ rerun compares them with what the page source holds now (`pages_unchanged`).
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
+import os
+import re
+import sys
+import unicodedata
+from collections.abc import Callable, Iterable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -128,17 +132,66 @@ def make_fingerprint(
     )
 
 
+VERDICT_PACKAGES = ("pydantic", "pydantic_core", "jinja2", "jsonschema_rs", "publicsuffixlist")
+"""Installed packages whose behaviour enters a verdict: reading what a model answered (pydantic,
+jsonschema_rs), the prompts it is asked (jinja2), and the domain checks (publicsuffixlist, whose
+suffix list each release updates)."""
+_DIST_INFO = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+?)(?:-py[^-]*)?\.(?:dist|egg)-info$")
+
+
 @cache
 def toolkit_identity() -> str:
-    """The toolkit that judges, as `<version>+code.<hash>`: the hash covers its Python source
-    and the prompt renderer's, so a result computed by other toolkit code — a fix to scoring,
-    voting or request building in a checkout whose version did not change — is redone, never
-    reused as fresh. Hashed once per process (~4 ms)."""
+    """The toolkit that judges, as `<version>+code.<hash>`: the hash covers its Python source,
+    the prompt renderer's and the runtime it judges with (`runtime_identity`), so a result
+    computed by other toolkit code — a fix to scoring, voting or request building in a
+    checkout whose version did not change — or under another Python or another release of a
+    package deciding verdicts is redone, never reused as fresh. Hashed once per process
+    (~4 ms)."""
     import prompts
     import toolkit
 
     code = sha256_tree(Path(toolkit.__file__).parent) + sha256_file(prompts.__file__)
+    code += runtime_identity()
     return f"{toolkit.__version__}+code.{sha256_text(code).removeprefix('sha256:')[:16]}"
+
+
+def runtime_identity() -> str:
+    """Python's version, its Unicode database's (name and text checks fold with it) and each
+    `VERDICT_PACKAGES` release installed, e.g. `python 3.11.7 unicode 14.0.0 jinja2 3.1.6 ...`
+    (`none` for one not installed)."""
+    python = ".".join(str(part) for part in sys.version_info[:3])
+    versions = installed_versions(VERDICT_PACKAGES)
+    packages = " ".join(f"{name} {versions.get(name, 'none')}" for name in VERDICT_PACKAGES)
+    return f"python {python} unicode {unicodedata.unidata_version} {packages}"
+
+
+def installed_versions(names: Iterable[str], path: Iterable[str] | None = None) -> dict[str, str]:
+    """The version of each distribution in `names` installed on the import path (`path`,
+    default `sys.path`), as import finds it: the first entry holding its metadata folder wins.
+    Read from the folders' names (`jinja2-3.1.6.dist-info`), a listing per entry: loading
+    `importlib.metadata` to ask would cost a fresh rerun ~18 ms."""
+    wanted = {_normalized(name): name for name in names}
+    found: dict[str, str] = {}
+    for entry in dict.fromkeys(sys.path if path is None else path):
+        try:
+            listed = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for item in sorted(listed):
+            match = _DIST_INFO.match(item)
+            if match is None:
+                continue
+            name = wanted.get(_normalized(match["name"]))
+            if name is not None and name not in found:
+                found[name] = match["version"]
+        if len(found) == len(wanted):
+            break
+    return found
+
+
+def _normalized(name: str) -> str:
+    """A distribution's name as metadata folders may spell it (PEP 503, with `_`)."""
+    return re.sub(r"[-_.]+", "_", name).lower()
 
 
 def judge_templates_sha256() -> str:
