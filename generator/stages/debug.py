@@ -203,7 +203,8 @@ def inspect_outcome(
         if is_infra_failure(error):
             raise InfraError(f"debug run {answer}/{pattern}: {error.get('message')}", kind=kind)
         trace = clean_trace(str(error.get("traceback") or ""), judge_name)
-        message = f"{error.get('type', 'Error')}: {error.get('message', '')}"
+        text = re.sub(r"\S*/" + re.escape(judge_name), judge_name, str(error.get("message", "")))
+        message = f"{error.get('type', 'Error')}: {text}"  # no temporary path, as in the trace
         issues.append(
             _issue(
                 KIND_NAMES.get(kind, "exception"),

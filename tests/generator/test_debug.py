@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -226,6 +228,25 @@ async def test_sandboxed_run_finds_the_same_exception() -> None:
     report = await debug_stage(source, loaded("red"), None, patterns=("all_pass",))
     assert report.issues[0].kind == "exception" and "KeyError" in report.issues[0].message
     assert report.issues[0].lines
+
+
+async def test_a_draft_importing_a_helper_of_the_users_is_a_problem_to_repair(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "helpers96.py").write_text("COLOUR = 'red'\n")
+    monkeypatch.chdir(tmp_path)
+    source = GOOD.replace(
+        "from toolkit import Evaluator\n", "from toolkit import Evaluator\nimport helpers96\n"
+    )
+
+    report = await run(source, "red")
+
+    problem = report.problem(source)
+    assert problem is not None and problem.stage == "debug"
+    assert "JudgeImportError: the judge demo.py imports a module of the user's" in problem.summary
+    assert "A judge is one module: move what it uses into the judge" in problem.summary
+    assert "judgegen-debug-" not in problem.signature  # the same problem each round
+    assert "helpers96" not in sys.modules
 
 
 def test_seeded_mixes_are_deterministic_and_differ() -> None:

@@ -406,17 +406,10 @@ def test_an_unchanged_backend_factory_keeps_every_result(work: Path, own_backend
     assert result_files(work / "results") == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a judge is known by its own bytes (`judge_sha256`, what its approval binds): a "
-    "module of the user's it imports is neither fingerprinted nor approved. In process it "
-    "runs; the sandbox cannot import it (the result is incomplete, so redone). To decide: "
-    "fingerprint such imports (`policy_sources` over the judge), or refuse them in process "
-    "as the sandbox does (a judge is a single module, as lint rule JG003 says)",
-)
-def test_an_edited_module_a_judge_imports_redoes_its_results_in_process(
-    work: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def importing_judge(work: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """louvre_hours importing its domain from a module of the user's (returned:
+    `judges/support93.py`), importable from the working directory; forgotten afterwards."""
     judges = work / "judges"
     (judges / "support93.py").write_text('DOMAIN = "louvre.fr"\n')
     judge = judges / "louvre_hours.py"
@@ -425,11 +418,55 @@ def test_an_edited_module_a_judge_imports_redoes_its_results_in_process(
     judge.write_text(source.replace(imports, f"{imports}\nfrom judges.support93 import DOMAIN\n"))
     monkeypatch.chdir(work)
     monkeypatch.syspath_prepend(str(work))
-    first = json.loads(run(work).stdout)
-    assert first["evaluated"] == 10 and first["incomplete"] == []
-    (judges / "support93.py").write_text('DOMAIN = "example.org"\n')
+    yield judges / "support93.py"
     forget_modules_of(work)
+
+
+def louvre_errors(work: Path) -> list[list[dict]]:
+    """The errors of each louvre_hours result."""
+    results = result_files(work / "results").items()
+    return [r["errors"] for name, r in results if "/louvre_hours/" in name]
+
+
+def test_a_judge_importing_a_module_of_the_users_is_refused_in_process(
+    work: Path, importing_judge: Path
+) -> None:
+    """A judge is known by its own bytes (`judge_sha256`, what its approval binds): a module of
+    the user's it imports is neither, so the judge is refused, never run on a module whose
+    edits would leave its results fresh."""
+    first = json.loads(run(work).stdout)
+
+    assert (first["evaluated"], len(first["incomplete"])) == (10, 4)
+    (error,) = {json.dumps(errors) for errors in louvre_errors(work)}
+    [refusal] = json.loads(error)
+    assert (refusal["type"], refusal["kind"]) == ("JudgeImportError", "judge_load")
+    judge = work / "judges" / "louvre_hours.py"
+    assert f"the judge {judge} imports a module of the user's" in refusal["message"]
+    assert f"`judges.support93` (line 7) from {importing_judge}" in refusal["message"]
+    assert "A judge is one module: move what it uses into the judge" in refusal["message"]
+    assert "JG003" in refusal["message"]
+    assert "judges.support93" not in sys.modules  # nothing of the user's was run
+
+
+def test_an_edited_module_a_refused_judge_imports_leaves_no_result_fresh(
+    work: Path, importing_judge: Path
+) -> None:
+    assert json.loads(run(work).stdout)["evaluated"] == 10
+    importing_judge.write_text('DOMAIN = "example.org"\n')
 
     again = json.loads(run(work).stdout)
 
-    assert again["evaluated"] == 4  # the answers to louvre_hours
+    assert (again["evaluated"], len(again["incomplete"])) == (4, 4)  # louvre_hours, refused
+
+
+def test_a_judge_importing_a_module_of_the_users_is_refused_the_same_way_sandboxed(
+    work: Path, importing_judge: Path
+) -> None:
+    run(work)
+    in_process = louvre_errors(work)
+    shutil.rmtree(work / "results")
+
+    sandboxed = json.loads(run(work, sandbox=True).stdout)
+
+    assert len(sandboxed["incomplete"]) == 4
+    assert louvre_errors(work) == in_process

@@ -14,6 +14,10 @@ and data files a policy reads (`json.load(open("answers.json"))`). Keep such ans
 hash sees them: in a module the policy imports (`tables.py` holding the dict), or recorded
 and replayed with `--provider replay:DIR`, whose recordings are hashed.
 
+`user_modules_imported` reads a judge, which is one module, the same way: it names the user's
+modules the judge imports (anything but the standard library, installed packages and
+judgegen's own), which the runner refuses (`toolkit.runner.loader.user_import_problem`).
+
 Stdlib only and nothing imported from the user: a rerun with nothing to redo computes this.
 """
 
@@ -22,6 +26,9 @@ from __future__ import annotations
 import ast
 import importlib.util
 import sys
+import sysconfig
+from collections.abc import Iterator
+from dataclasses import dataclass
 from importlib.machinery import ModuleSpec, PathFinder
 from pathlib import Path
 
@@ -63,7 +70,7 @@ class _Walk:
     def __init__(self, root: Path, top: str) -> None:
         self.root = root.resolve()
         self.only = top if self.root.name in PACKAGES_FOLDERS else None
-        self.found: dict[str, ModuleSpec | None] = {}
+        self.finder = _Finder()
         self.sources: dict[str, Path | None] = {}
         self.read: set[str] = set()
         self.files: set[Path] = set()
@@ -85,42 +92,12 @@ class _Walk:
         """The user's modules `import name` runs: each package on the way, then the module,
         stopping at the first that is not found or not the user's."""
         chain: list[ModuleSpec] = []
-        parts = name.split(".")
-        parent: ModuleSpec | None = None
-        for depth in range(1, len(parts) + 1):
-            spec = self._find(".".join(parts[:depth]), parent)
-            if spec is None:
-                break
+        for spec in self.finder.chain(name):
             if spec.origin is not None and spec.has_location:
                 if self._source(spec) is None:
                     break  # the standard library's, an installed package's: not followed
                 chain.append(spec)
-            parent = spec  # a namespace package (no file) may hold the user's modules
         return chain
-
-    def _find(self, name: str, parent: ModuleSpec | None) -> ModuleSpec | None:
-        """`name`'s spec as import would find it now: the loaded module's, else searched for
-        on sys.path (top level) or in `parent`'s folders, without importing anything."""
-        if name not in self.found:
-            self.found[name] = self._search(name, parent)
-        return self.found[name]
-
-    def _search(self, name: str, parent: ModuleSpec | None) -> ModuleSpec | None:
-        loaded = sys.modules.get(name)
-        if loaded is not None:
-            return getattr(loaded, "__spec__", None)
-        if parent is None:
-            try:
-                return importlib.util.find_spec(name)  # top level: no parent to import
-            except (ImportError, ValueError):
-                return None
-        if parent.submodule_search_locations is None:
-            return None  # `from module import name`: an attribute, not a module
-        folders = list(parent.submodule_search_locations)
-        try:
-            return PathFinder.find_spec(name, folders)
-        except KeyError:  # a namespace package whose parent is not imported
-            return _namespace(name, folders)
 
     def _source(self, spec: ModuleSpec) -> Path | None:
         """The Python source of `spec` if it is the user's (found on `root`), else None."""
@@ -144,6 +121,53 @@ class _Walk:
         return imported_names(tree, package)
 
 
+class _Finder:
+    """Finds modules as import would find them now, without importing anything."""
+
+    def __init__(self, cwd: Path | None = None) -> None:
+        self.cwd = cwd
+        self.found: dict[str, ModuleSpec | None] = {}
+
+    def chain(self, name: str) -> Iterator[ModuleSpec]:
+        """The specs `import name` would load, each package on the way then the module, up to
+        the first not found; a namespace package (no file) is one too, and may hold modules."""
+        parts = name.split(".")
+        parent: ModuleSpec | None = None
+        for depth in range(1, len(parts) + 1):
+            spec = self._find(".".join(parts[:depth]), parent)
+            if spec is None:
+                return
+            yield spec
+            parent = spec
+
+    def _find(self, name: str, parent: ModuleSpec | None) -> ModuleSpec | None:
+        """`name`'s spec as import would find it now: the loaded module's, else searched for
+        on sys.path (top level, then in `cwd` when given) or in `parent`'s folders."""
+        if name not in self.found:
+            self.found[name] = self._search(name, parent)
+        return self.found[name]
+
+    def _search(self, name: str, parent: ModuleSpec | None) -> ModuleSpec | None:
+        loaded = sys.modules.get(name)
+        if loaded is not None:
+            return getattr(loaded, "__spec__", None)
+        if parent is None:
+            try:
+                found = importlib.util.find_spec(name)  # top level: no parent to import
+            except (ImportError, ValueError):
+                return None
+            if found is None and self.cwd is not None:
+                found = PathFinder.find_spec(name, [str(self.cwd)])
+            return found
+        if parent.submodule_search_locations is None:
+            return None  # `from module import name`: an attribute, not a module
+        folders = list(parent.submodule_search_locations)
+        try:
+            return PathFinder.find_spec(name, folders)
+        except KeyError:  # a namespace package whose parent is not imported
+            return _namespace(name, folders)
+
+
 def _namespace(name: str, folders: list[str]) -> ModuleSpec | None:
     """The spec of namespace package `name` in its parent's `folders`: the folders of its name
     there (None when there are none). The one import would make asks the imported parent
@@ -162,16 +186,69 @@ def imported_names(tree: ast.AST, package: str) -> list[str]:
     """Absolute names of the modules the statements in `tree` may import, nested ones
     included, relative ones resolved against `package` (the module's `__package__`):
     `from a import b` gives `a` and `a.b`, which is a module only if there is one."""
-    names: list[str] = []
+    return [name for _, name in _imports(tree, package)]
+
+
+def _imports(tree: ast.AST, package: str) -> Iterator[tuple[ast.stmt, str]]:
+    """(statement, absolute name) of each module `imported_names` gives."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names += [alias.name for alias in node.names]
+            yield from ((node, alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = _absolute(node.module, node.level, package)
             if base is not None:
-                names.append(base)
-                names += [f"{base}.{alias.name}" for alias in node.names if alias.name != "*"]
-    return names
+                yield node, base
+                yield from ((node, f"{base}.{a.name}") for a in node.names if a.name != "*")
+
+
+@dataclass(frozen=True)
+class UserImport:
+    """A module of the user's that a judge imports: its name, the import's line, its file."""
+
+    name: str
+    line: int
+    path: Path
+
+
+def user_modules_imported(tree: ast.AST, cwd: Path | None = None) -> list[UserImport]:
+    """The user's modules the statements in `tree` import (nested ones included; the module
+    has no package, as a judge run from its source), by line: each found as import would
+    find it now, else in `cwd` (where `--backend` factories are imported from), and neither
+    judgegen's own (`TOOL_PACKAGES`) nor on the standard library's or an installed package's
+    path (`_library_entry`). Nothing is imported: a loaded module's spec is its own.
+
+    Not seen: a module imported by a name computed at run time
+    (`importlib.import_module(name)`, `__import__(name)`); JG003 lints those calls."""
+    finder = _Finder(cwd)
+    roots = _library_roots()
+    found: dict[str, UserImport] = {}
+    for node, name in _imports(tree, ""):
+        if name.partition(".")[0] in TOOL_PACKAGES:
+            continue
+        for spec in finder.chain(name):
+            if spec.origin is None or not spec.has_location:
+                continue  # a namespace package (it may hold the user's modules), or built in
+            origin = Path(spec.origin)
+            if not _library_entry(_entry(spec.name, origin), roots):
+                found.setdefault(spec.name, UserImport(spec.name, node.lineno, origin))
+            break  # a library's package holds the library's modules
+    return sorted(found.values(), key=lambda user: (user.line, user.name))
+
+
+def _library_roots() -> list[Path]:
+    """The standard library's folders and this interpreter's installed packages' folders."""
+    paths = sysconfig.get_paths()
+    keys = ("stdlib", "platstdlib", "purelib", "platlib")
+    return list(dict.fromkeys(Path(paths[key]).resolve() for key in keys if key in paths))
+
+
+def _library_entry(entry: Path, roots: list[Path]) -> bool:
+    """Whether sys.path entry `entry` holds the standard library's or installed packages'
+    modules (in `roots`, or in a site-packages or dist-packages folder), not the user's."""
+    entry = entry.resolve()
+    if any(part in PACKAGES_FOLDERS for part in entry.parts):
+        return True
+    return any(entry == root or root in entry.parents for root in roots)
 
 
 def _absolute(module: str | None, level: int, package: str) -> str | None:

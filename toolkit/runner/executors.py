@@ -15,7 +15,7 @@ from toolkit.awaitables import resolve
 from toolkit.backends import JudgingBackend
 from toolkit.errors import InfraError
 from toolkit.evaluator import PageSource
-from toolkit.runner.judging import evaluate_job, load_bound_judge
+from toolkit.runner.judging import UserImports, evaluate_job, load_bound_judge
 from toolkit.runner.loader import Judge
 from toolkit.runner.metering import current_meter, judge_call, note_infra
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome
@@ -69,6 +69,7 @@ class InProcessExecutor:
         self.tools = tools
         self.timeout_s = timeout_s
         self._judges: dict[str, asyncio.Future[Judge]] = {}
+        self._imports = UserImports()
 
     async def _judge(self, job: EvalJob) -> Judge:
         """Load each judge revision once, off the event loop (compiling blocks other calls)."""
@@ -78,11 +79,15 @@ class InProcessExecutor:
         return await self._judges[key]
 
     async def evaluate(self, job: EvalJob) -> EvalOutcome:
-        """Load and run the judge; exceptions and timeouts become an incomplete outcome."""
+        """Load and run the judge; exceptions and timeouts become an incomplete outcome, and
+        a judge importing a module of the user's is refused, as the sandbox refuses it."""
         try:
             job = job.bound()
         except (OSError, UnicodeDecodeError) as exc:
             return EvalOutcome.failure(job, "judge_load", f"cannot read the judge: {exc}")
+        refused = self._imports.refusal(job)
+        if refused is not None:
+            return refused
         return await evaluate_job(
             lambda: self._judge(job),
             job,

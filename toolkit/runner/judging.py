@@ -17,7 +17,7 @@ from typing import Any
 from toolkit.backends import JudgingBackend
 from toolkit.errors import InfraError, JudgeFailed
 from toolkit.evaluator import PageSource
-from toolkit.runner.loader import Judge, load_judge_source
+from toolkit.runner.loader import Judge, load_judge_source, user_import_problem
 from toolkit.sandbox.confinement import SandboxViolation
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome, error_dict
 from toolkit.tools import ToolCaller
@@ -138,6 +138,26 @@ def load_bound_judge(job: EvalJob, code: CodeType | None = None) -> Judge:
     if job.judge_source is None or job.judge_sha256 != sha256_text(job.judge_source):
         raise ValueError(f"the code sent for {job.judge_path} does not match its sha256")
     return load_judge_source(job.judge_source.encode("utf-8"), job.judge_path, code)
+
+
+class UserImports:
+    """Refuses a judge that imports a module of the user's (`loader.user_import_problem`),
+    in the parent, before any job: in process and sandboxed alike, as an incomplete
+    `judge_load` outcome, as for a judge that cannot be read. Each judge revision is read
+    once (by digest and path), so an evaluation pays a lookup."""
+
+    def __init__(self) -> None:
+        self._problems: dict[tuple[str | None, str], str | None] = {}
+
+    def refusal(self, job: EvalJob) -> EvalOutcome | None:
+        """The outcome of bound `job` when its judge is refused, else None."""
+        key = (job.judge_sha256, job.judge_path)
+        if key not in self._problems:
+            self._problems[key] = user_import_problem(job.judge_source or "", job.judge_path)
+        problem = self._problems[key]
+        if problem is None:
+            return None
+        return EvalOutcome.failure(job, "judge_load", problem, error_type="JudgeImportError")
 
 
 async def evaluate_job(

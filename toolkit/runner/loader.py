@@ -8,6 +8,7 @@ logger, model)` returning the summary dict). Both end in the same summary shape.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import base64
 import hashlib
@@ -25,6 +26,7 @@ from typing import Any
 from toolkit.backends import JudgingBackend
 from toolkit.errors import JudgeFailed, SpecError
 from toolkit.evaluator import Evaluator, PageSource
+from toolkit.llm.policy_sources import user_modules_imported
 from toolkit.tools import ToolCaller, current_tool_errors, current_tools
 
 
@@ -147,6 +149,31 @@ def _with_tool_errors(summary: dict[str, Any], errors: list[dict[str, Any]]) -> 
         summary["errors"] = [*summary.get("errors", []), *errors]
         summary["status"] = "incomplete"
     return summary
+
+
+def user_import_problem(source: str, path: str | Path) -> str | None:
+    """Why judge `source`, named `path`, may run neither in process nor sandboxed: it imports
+    a module of the user's (`policy_sources.user_modules_imported`), which is no part of the
+    judge's bytes (its `judge_sha256`, what its approval binds) and which the sandbox cannot
+    import. None when it imports none, or does not parse (loading it says why).
+
+    Read from the source with `ast`: nothing of the judge's or the user's is run or imported.
+    Not seen: an import by a name computed at run time (`importlib.import_module(name)`)."""
+    try:
+        tree = ast.parse(source, str(path))
+        here = Path.cwd()
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OSError):
+        return None
+    found = user_modules_imported(tree, here)
+    if not found:
+        return None
+    imports = "; ".join(f"`{user.name}` (line {user.line}) from {user.path}" for user in found)
+    return (
+        f"the judge {path} imports a module of the user's: {imports}. Only the judge's own "
+        "bytes are hashed and approved, and the sandbox cannot import that module, so the "
+        "judge is not run in either mode. A judge is one module: move what it uses into the "
+        "judge (lint rule JG003)."
+    )
 
 
 def load_judge(path: str | Path) -> Judge:

@@ -21,7 +21,7 @@ from typing import Any
 from toolkit.awaitables import mark_retrieved
 from toolkit.backends import JudgingBackend
 from toolkit.evaluator import PageSource
-from toolkit.runner.judging import with_errors, with_violations
+from toolkit.runner.judging import UserImports, with_errors, with_violations
 from toolkit.runner.loader import code_to_text, compile_judge
 from toolkit.runner.metering import note_infra
 from toolkit.sandbox.broker import Broker, JobSession, ToolProvider
@@ -292,6 +292,7 @@ class WorkerPool:
         self._warned: set[frozenset[str]] = set()
         self._warming: asyncio.Future[None] | None = None
         self._codes: dict[tuple[str, str], str | None] = {}
+        self._imports = UserImports()
 
     async def __aenter__(self) -> WorkerPool:
         self.start()
@@ -438,7 +439,9 @@ class WorkerPool:
         """Run `job` in a sandboxed job process; never raises for anything the judge does.
 
         The judge's code is read (if the job does not carry it) before the job is queued, so a
-        file replaced later changes nothing. `limits` overrides the pool's time, CPU, memory and
+        file replaced later changes nothing. A judge importing a module of the user's is
+        refused here, with the message the in-process executor gives, not left to fail on
+        an import the job cannot do. `limits` overrides the pool's time, CPU, memory and
         output limits for this job; network access is fixed per pool (the fork server's
         namespace), so `limits.network` is ignored here.
         """
@@ -446,6 +449,9 @@ class WorkerPool:
             job = job.bound()
         except (OSError, UnicodeDecodeError) as exc:
             return EvalOutcome.failure(job, "judge_load", f"cannot read the judge: {exc}")
+        refused = self._imports.refusal(job)
+        if refused is not None:
+            return refused
         limits = (limits or self.limits).model_copy(update={"network": self.limits.network})
         async with self._slots or contextlib.nullcontext():
             try:

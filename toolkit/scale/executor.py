@@ -27,6 +27,7 @@ import uuid
 from typing import Any
 
 from toolkit.llm.abandoned import CallRow, current_abandoned
+from toolkit.runner.judging import UserImports
 from toolkit.runner.metering import current_meter
 from toolkit.runner.page_reads import current_page_reads
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome
@@ -61,6 +62,7 @@ class ClusterExecutor:
         self.wait_s = wait_s
         self.abandoned_wait_s = abandoned_wait_s
         self._following: set[asyncio.Future[None]] = set()
+        self._imports = UserImports()
 
     async def evaluate(self, job: EvalJob) -> EvalOutcome:
         """Run `job` on the least-loaded live node (retried elsewhere if that node dies)."""
@@ -68,6 +70,9 @@ class ClusterExecutor:
             job = job.bound()  # the code travels in the job: nodes need no copy of the judges
         except (OSError, UnicodeDecodeError) as exc:
             return EvalOutcome.failure(job, "judge_load", f"cannot read the judge: {exc}")
+        refused = self._imports.refusal(job)  # here, where the user's modules are
+        if refused is not None:
+            return refused
         what = f"the evaluation of {job.agent_name}/{job.task_id}/{job.answer_name}"
         lost: list[tuple[Runner, asyncio.Future[AttemptSpend | None]]] = []
         names: list[str] = []
