@@ -110,3 +110,11 @@ def test_a_relative_import_is_not_a_module_of_the_users(project: Path) -> None:
 
 def test_a_judge_that_does_not_parse_is_left_to_its_load_error(project: Path) -> None:
     assert user_import_problem("import judges.helpers\ndef broken(:\n", "capital.py") is None
+
+
+def test_judgegens_generator_package_is_not_a_judges_to_import(project: Path) -> None:
+    """The sandbox mounts `toolkit` and `prompts` only: a judge importing `generator` would
+    run in process and fail sandboxed, so it is refused in both, wherever it is installed."""
+    problem = user_import_problem(with_imports("from generator.cli import entry\n"), "capital.py")
+
+    assert problem is not None and "`generator`" in problem

@@ -35,6 +35,9 @@ from pathlib import Path
 TOOL_PACKAGES = ("toolkit", "generator", "prompts")
 """judgegen's own packages (the fresh stamp's `CODE_PACKAGES`): the tool, not a policy's
 answers, even in a checkout that puts them on the policy's sys.path entry."""
+JUDGE_PACKAGES = ("toolkit", "prompts")
+"""judgegen's packages a judge may import: those the sandbox mounts for it (`generator` is not
+mounted), so a judge importing any other runs the same in process and sandboxed: refused."""
 PACKAGES_FOLDERS = ("site-packages", "dist-packages")
 
 
@@ -214,8 +217,10 @@ def user_modules_imported(tree: ast.AST, cwd: Path | None = None) -> list[UserIm
     """The user's modules the statements in `tree` import (nested ones included; the module
     has no package, as a judge run from its source), by line: each found as import would
     find it now, else in `cwd` (where `--backend` factories are imported from), and neither
-    judgegen's own (`TOOL_PACKAGES`) nor on the standard library's or an installed package's
-    path (`_library_entry`). Nothing is imported: a loaded module's spec is its own.
+    judgegen's packages a judge may import (`JUDGE_PACKAGES`) nor on the standard library's or
+    an installed package's path (`_library_entry`); judgegen's other packages (`generator`,
+    which the sandbox does not mount) count as the user's wherever installed. Nothing is
+    imported: a loaded module's spec is its own.
 
     Not seen: a module imported by a name computed at run time
     (`importlib.import_module(name)`, `__import__(name)`); JG003 lints those calls."""
@@ -223,13 +228,14 @@ def user_modules_imported(tree: ast.AST, cwd: Path | None = None) -> list[UserIm
     roots = _library_roots()
     found: dict[str, UserImport] = {}
     for node, name in _imports(tree, ""):
-        if name.partition(".")[0] in TOOL_PACKAGES:
+        top = name.partition(".")[0]
+        if top in JUDGE_PACKAGES:
             continue
         for spec in finder.chain(name):
             if spec.origin is None or not spec.has_location:
                 continue  # a namespace package (it may hold the user's modules), or built in
             origin = Path(spec.origin)
-            if not _library_entry(_entry(spec.name, origin), roots):
+            if top in TOOL_PACKAGES or not _library_entry(_entry(spec.name, origin), roots):
                 found.setdefault(spec.name, UserImport(spec.name, node.lineno, origin))
             break  # a library's package holds the library's modules
     return sorted(found.values(), key=lambda user: (user.line, user.name))
