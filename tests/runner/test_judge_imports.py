@@ -118,3 +118,10 @@ def test_judgegens_generator_package_is_not_a_judges_to_import(project: Path) ->
     problem = user_import_problem(with_imports("from generator.cli import entry\n"), "capital.py")
 
     assert problem is not None and "`generator`" in problem
+
+
+def test_the_packages_a_judge_may_import_are_those_the_sandbox_mounts() -> None:
+    from toolkit.llm.policy_sources import JUDGE_PACKAGES
+    from toolkit.sandbox.isolation import PROJECT_PACKAGES
+
+    assert JUDGE_PACKAGES == PROJECT_PACKAGES

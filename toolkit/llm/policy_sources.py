@@ -36,8 +36,9 @@ TOOL_PACKAGES = ("toolkit", "generator", "prompts")
 """judgegen's own packages (the fresh stamp's `CODE_PACKAGES`): the tool, not a policy's
 answers, even in a checkout that puts them on the policy's sys.path entry."""
 JUDGE_PACKAGES = ("toolkit", "prompts")
-"""judgegen's packages a judge may import: those the sandbox mounts for it (`generator` is not
-mounted), so a judge importing any other runs the same in process and sandboxed: refused."""
+"""judgegen's packages a judge may import: those the sandbox mounts for it
+(`isolation.PROJECT_PACKAGES`; `generator` is not mounted), so a judge importing any other runs
+the same in process and sandboxed: refused."""
 PACKAGES_FOLDERS = ("site-packages", "dist-packages")
 
 

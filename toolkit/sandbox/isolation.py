@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import toolkit
-from toolkit.llm.policy_sources import JUDGE_PACKAGES
 from toolkit.sandbox.confinement import JOB_GUARDS, WORKER_GUARDS
 
 SCRATCH = "/scratch"
@@ -31,6 +30,9 @@ _SECRET_NAME = re.compile(
     re.IGNORECASE,
 )
 _SYSTEM_LIBRARIES = ("/usr/lib", "/usr/lib64", "/lib", "/lib64", "/etc/ld.so.cache")
+PROJECT_PACKAGES = ("toolkit", "prompts")
+"""judgegen's packages mounted for judges (`policy_sources.JUDGE_PACKAGES`, kept equal: what a
+judge may import of judgegen's). Here so the early launch imports nothing more."""
 _NO_BWRAP = (
     "bubblewrap (`bwrap`) not found: judge workers run without namespaces or a file-system "
     "allow-list (install the `bubblewrap` package)"
@@ -101,7 +103,7 @@ def runtime_paths() -> list[str]:
         os.path.dirname(sys.executable),
         os.path.dirname(os.path.realpath(sys.executable)),
         *_SYSTEM_LIBRARIES,
-        *(str(package_root() / name) for name in JUDGE_PACKAGES),
+        *(str(package_root() / name) for name in PROJECT_PACKAGES),
     }
     existing = sorted(os.path.abspath(p) for p in candidates if p and os.path.lexists(p))
     kept: list[str] = []
