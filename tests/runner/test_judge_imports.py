@@ -39,6 +39,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     (tmp_path / "judges").mkdir()
     (tmp_path / "judges" / "helpers.py").write_text('raise SystemExit("the helper ran")\n')
     monkeypatch.chdir(tmp_path)
+    for name in [name for name in sys.modules if name.partition(".")[0] == "judges"]:
+        monkeypatch.delitem(sys.modules, name)  # another test's `judges`, which import would use
     yield tmp_path
     for name, module in list(sys.modules.items()):
         if str(getattr(module, "__file__", None) or "").startswith(str(tmp_path)):
