@@ -29,7 +29,7 @@ from generator.stages.evidence import (
     evidence_findings,
     pages_never_read,
 )
-from generator.stages.spec import LoadedSpec
+from generator.stages.spec import LoadedSpec, SampleAnswer
 from toolkit.backends import ExtractRequest, Verdict, VerifyRequest
 from toolkit.errors import BudgetExceeded
 from toolkit.llm.models import LLMRequest, LLMResponse
@@ -220,23 +220,23 @@ def _entries(summary: dict[str, Any]) -> list[VerificationEntry]:
 
 
 def judge_answer(
-    answer: str, judged: JudgedAnswer, label: AnswerLabels | None, task_id: str
+    answer: SampleAnswer, judged: JudgedAnswer, label: AnswerLabels | None, task_id: str
 ) -> AnswerAcceptance:
-    """Compare one complete run with the author's label (None: unlabelled)."""
+    """Compare one complete run on `answer` with the author's label (None: unlabelled)."""
     summary = judged.summary
     info = summary.get("eval_breakdown", [{}])[0].get("info", [])
     item = AnswerAcceptance(
-        answer=answer,
+        answer=answer.name,
         actual=float(summary.get("final_score") or 0.0),
         status="unlabelled",
-        findings=evidence_findings(summary, "acceptance"),
+        findings=evidence_findings(summary, "acceptance", answer.text),
         verifications=_entries(summary),
         extracted=[i for i in info if "no_info" not in i],
         missing_pages=list(judged.missing_pages),
     )
     if label is None:
         return item
-    agree = agreement(task_id, answer, judged, label)
+    agree = agreement(task_id, answer.name, judged, label)
     item.intended = label.root_score
     item.node_disagreements = [
         f"{d.id}: intended {d.expected}, judge {d.actual}" for d in agree.disagreements
@@ -274,7 +274,7 @@ async def acceptance_stage(
         summary = summaries[answer.name] = judged.summary
         if not report.skeleton:
             report.skeleton = outline(tree_of(summary))
-        item = judge_answer(answer.name, judged, label, loaded.task_id)
+        item = judge_answer(answer, judged, label, loaded.task_id)
         report.answers.append(item)
     _add_pages_never_read(report, loaded, summaries)
     return report, summaries

@@ -6,8 +6,12 @@ A run is judged by what the judge did, not by its score: exceptions, timeouts, e
 leaves never verified on an all-pass run, node ids that change between identical runs,
 summaries that do not serialize, and (over all runs) sample answers citing pages on which no
 claim was checked against a page. Across patterns, an answer whose root score stays the same
-when every claim the stub decided fails is reported: no verdict reaches its score.
-Infrastructure failures are raised, never "repaired".
+when every claim the stub decided fails is reported: no verdict reaches its score; so is a
+judge line whose verdicts alone move no answer's score (failing only its claims). One more
+run, on an answer that says nothing (every extraction empty, every claim failing), must give
+no credit and show no evidence finding: a check that passes on a missing value gives the
+same credit to every answer that lacks it. Infrastructure failures are raised, never
+"repaired".
 """
 
 from __future__ import annotations
@@ -57,6 +61,8 @@ __all__ = [
 ]
 
 PATTERNS: tuple[str, ...] = ("all_pass", "all_fail", "mix_seed_1", "mix_seed_2")
+# The probe answer: it says nothing, so every extraction of it is empty (asked of no model).
+EMPTY_ANSWER = SampleAnswer(name="(empty answer)", path="", text="")
 KIND_NAMES = MappingProxyType(
     {"timeout": "timeout", "summary_not_serializable": "unserializable_summary"}
 )
@@ -247,16 +253,27 @@ class _Session:
         # (answer, pattern) -> the verifications of that run the stub decided
         self.decided: dict[tuple[str, str], list[dict[str, Any]]] = {}
 
-    async def once(
-        self, answer: SampleAnswer, pattern: str
-    ) -> tuple[list[DebugIssue], DebugRun, dict[str, Any]]:
+    async def outcome(
+        self,
+        answer: SampleAnswer,
+        pattern: str,
+        *,
+        failing: frozenset[str] = frozenset(),
+        blank: bool = False,
+    ) -> EvalOutcome:
+        """One run of the judge on `answer` (see `DebugJobs.run`)."""
         job = EvalJob(
             judge_path=str(self.path),
             answer=answer.text,
             answer_name=answer.name,
             task_id=self.task_id,
         )
-        outcome = await self.jobs.run(job, pattern)
+        return await self.jobs.run(job, pattern, failing=failing, blank=blank)
+
+    async def once(
+        self, answer: SampleAnswer, pattern: str, *, blank: bool = False
+    ) -> tuple[list[DebugIssue], DebugRun, dict[str, Any]]:
+        outcome = await self.outcome(answer, pattern, blank=blank)
         issues = inspect_outcome(outcome, answer.name, pattern, self.path.name)
         summary = outcome.summary or {}
         log = summary.get("verifications") or []
@@ -268,7 +285,7 @@ class _Session:
         if not issues:
             issues = [
                 _issue(f.kind, answer.name, pattern, f.message, lines=[f.line] if f.line else [])
-                for f in evidence_findings(summary, pattern)
+                for f in evidence_findings(summary, pattern, answer.text)
             ]
         tree = summary.get("eval_breakdown", [{}])[0].get("verification_tree") or {}
         run = DebugRun(
@@ -307,9 +324,86 @@ async def debug_stage(
             session = _Session(path, loaded.task_id, jobs)
             for answer in loaded.answers:
                 await _debug_answer(report, session, answer, patterns)
+            if report.ok:  # a judge otherwise sound: what only more runs can show
+                report.issues.extend(await _lines_ignored(report, session, loaded))
+                report.issues.extend(await _credit_for_nothing(session))
     if extractor.backend is not None:  # without extraction no cited URL reaches the judge
         report.issues.extend(_pages_never_read(report, session, loaded))
     return report
+
+
+async def _credit_for_nothing(session: _Session) -> list[DebugIssue]:
+    """Issues of the judge's run on an answer that says nothing, every claim failing.
+
+    Such an answer must score 0, no non-critical leaf may pass on it (a check that passes on
+    a missing value credits every answer that lacks it, even where a failed gate hides that
+    here), and its run must show no evidence finding (a page claim verified with no link, say,
+    when a missing link passed a check). Not reported as a run (the sample answers are the
+    runs) and silent when the judge fails on it: the sample runs and mutation testing tell.
+    """
+    issues, _, tree = await session.once(EMPTY_ANSWER, "all_fail", blank=True)
+    if any(issue.kind not in EVIDENCE_KINDS for issue in issues):
+        return []
+    prefix = "on an answer that says nothing (every extraction empty, every claim failing): "
+    for issue in issues:
+        issue.message = prefix + issue.message
+    nodes = flatten(tree) if tree else []
+    score = float(tree.get("score") or 0.0) if tree else 0.0
+    credited = [n.id for n in nodes if n.leaf and not n.critical and n.status == "passed"]
+    if score > 0 or credited:
+        passing = f"; non-critical leaves pass: {', '.join(credited)}" if credited else ""
+        message = (
+            f"{prefix}the root scores {score:g}{passing}. A check must fail when the value "
+            "it checks is missing (None, [], no link): never pass a leaf by default"
+        )
+        issues.append(_issue("credit_for_nothing", EMPTY_ANSWER.name, "all_fail", message))
+    return issues
+
+
+async def _lines_ignored(
+    report: DebugReport, session: _Session, loaded: LoadedSpec
+) -> list[DebugIssue]:
+    """An issue for each judge line calling `verify` whose verdicts move no answer's score.
+
+    Per sample answer scoring above 0 on the all-pass run, the claims each line verified
+    there (as the stub decided them) are failed alone, every other claim passing; a failed
+    leaf always lowers its groups, so a line whose failures leave every such answer's score
+    unchanged has its verdicts dropped or outweighed (`verify(node=None)` whose result is
+    or-ed with a check that passes anyway). `_verdicts_ignored` sees only a whole answer's
+    verdicts ignored; this sees one kind of claim ignored among others that count.
+    """
+    scores = {run.answer: run.score for run in report.runs if run.pattern == "all_pass"}
+    by_line: dict[int, list[tuple[SampleAnswer, frozenset[str]]]] = {}
+    for answer in loaded.answers:
+        if not scores.get(answer.name):
+            continue
+        claims: dict[int, set[str]] = {}
+        for entry in session.decided.get((answer.name, "all_pass"), []):
+            if entry.get("line"):
+                claims.setdefault(int(entry["line"]), set()).add(str(entry.get("claim")))
+        for line, claimed in claims.items():
+            by_line.setdefault(line, []).append((answer, frozenset(claimed)))
+    issues = []
+    for line, tries in sorted(by_line.items()):
+        moved = False
+        for answer, failing in tries:
+            outcome = await session.outcome(answer, "all_pass", failing=failing)
+            score = (outcome.summary or {}).get("final_score")
+            if outcome.errors or score is None or score < (scores[answer.name] or 0.0):
+                moved = True
+                break
+        if not moved:
+            names = ", ".join(answer.name for answer, _ in tries)
+            message = (
+                f"failing only the claims verified at line {line} (every other one passing) "
+                f"leaves the score of {names} unchanged, so that line's verdicts never reach "
+                "the score; decide a leaf with `verify(..., node=leaf)` and let its verdict "
+                "count, never or it with a check that passes anyway"
+            )
+            issues.append(
+                _issue("verdicts_ignored", tries[0][0].name, "all_pass", message, lines=[line])
+            )
+    return issues
 
 
 def _pages_never_read(

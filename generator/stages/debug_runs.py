@@ -1,8 +1,9 @@
 """What the debug stage runs judges with: stubbed verdicts, shared real extraction, a job runner.
 
 Verdicts follow a named pattern (all pass, all fail, two seeded mixes hashed from the claim, so
-a pattern gives the same verdicts on every run); extraction is real but asked once per
-distinct request for the whole generation. Jobs run one at a time on an executor from the run
+a pattern gives the same verdicts on every run), except the claims a job names as failing;
+extraction is real but asked once per distinct request for the whole generation, or blank
+(every field null, no model call) for a job on an answer that says nothing. Jobs run one at a time on an executor from the run
 builder (a single sandboxed worker by default, or in process for tests and benches) whose
 backend switches pattern between jobs.
 """
@@ -57,18 +58,26 @@ class SharedExtractor:
 
 
 class StubbedBackend:
-    """A judging backend: real (shared) extraction, verdicts from a named pattern."""
+    """A judging backend: real (shared) extraction, verdicts from a named pattern.
+
+    `failing` claims fail whatever the pattern; `blank` answers every extraction with nothing.
+    Both, like the pattern, are switched between jobs (one job runs at a time).
+    """
 
     def __init__(self, extractor: SharedExtractor, pattern: str = "all_pass") -> None:
         self.extractor = extractor
-        self.pattern = pattern  # switched between jobs; one job runs at a time
+        self.pattern = pattern
+        self.failing: frozenset[str] = frozenset()
+        self.blank = False
         self.model = "debug-stub"
 
     async def extract(self, request: ExtractRequest) -> Any:
+        if self.blank:
+            return {}
         return await self.extractor.extract(request)
 
     async def verify(self, request: VerifyRequest) -> Verdict:
-        passed = stub_verdict(self.pattern, request.claim)
+        passed = request.claim not in self.failing and stub_verdict(self.pattern, request.claim)
         return Verdict(passed=passed, reasoning=stub_reasoning(self.pattern))
 
 
@@ -90,9 +99,17 @@ class DebugJobs:
         await self._context.__aexit__(*exc_info)
         self.executor = None
 
-    async def run(self, job: EvalJob, pattern: str) -> EvalOutcome:
-        """Run `job` with verdicts following `pattern`."""
+    async def run(
+        self,
+        job: EvalJob,
+        pattern: str,
+        *,
+        failing: frozenset[str] = frozenset(),
+        blank: bool = False,
+    ) -> EvalOutcome:
+        """Run `job` with verdicts following `pattern` but the `failing` claims failed, and
+        with every extraction empty when `blank`."""
         if self.executor is None:
             raise RuntimeError("use DebugJobs as `async with DebugJobs(...) as jobs:`")
-        self.backend.pattern = pattern
+        self.backend.pattern, self.backend.failing, self.backend.blank = pattern, failing, blank
         return await self.executor.evaluate(job)

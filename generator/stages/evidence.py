@@ -2,10 +2,12 @@
 
 They read one evaluation summary (the tree and the verification log, whose entries carry the
 judge line that called `verify`) and report a leaf that speaks of a cited page but was
-verified with no sources, a claim that reads `None`, `[]` or an unfilled `{placeholder}`, a
-leaf whose verdict the judge overwrote (verified failed, scored passed, or the reverse), and
-an all-pass run that scores below 1 although no leaf failed (a structural error such as an
-empty group). The debug and acceptance stages both run them; each finding names the line.
+verified with no sources, a claim checked against a page the answer does not cite (a URL the
+judge hard-coded or built itself), a claim that reads `None`, `[]` or an unfilled
+`{placeholder}`, a leaf whose verdict the judge overwrote (verified failed, scored passed, or
+the reverse), and an all-pass run that scores below 1 although no leaf failed (a structural
+error such as an empty group). The debug and acceptance stages both run them; each finding
+names the line.
 
 `pages_never_read` reads every run on the sample answers at once: when the answers cite pages
 and no verification on any of them was given a source, the judge never opened a cited page,
@@ -22,10 +24,11 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, Field
 
 from generator.review.rubric import flatten, tree_of
-from toolkit.urls import extract_urls
+from toolkit.urls import extract_urls, same_page
 
 EvidenceKind = Literal[
     "source_missing",
+    "source_not_cited",
     "claim_placeholder",
     "verdict_overridden",
     "all_pass_below_1",
@@ -77,6 +80,54 @@ def source_missing(summary: dict[str, Any]) -> list[EvidenceFinding]:
                 message=(
                     f"leaf '{node_id}' says \"{desc}\" but its verify got no sources, so "
                     "no page was read; pass the cited URL(s) as `sources=`"
+                ),
+            )
+        )
+    return found
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string in a JSON value (an extraction result), nested lists and objects too."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _strings(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _strings(item)]
+    return []
+
+
+def sources_not_cited(summary: dict[str, Any], answer: str) -> list[EvidenceFinding]:
+    """Leaves that speak of a cited page but were verified only on pages the answer does not
+    offer: none of their sources is cited in `answer` or returned by an extraction.
+
+    The judge wrote those addresses itself (hard-coded, or built from the ground truth or an
+    extracted name), so the claim was checked against evidence the answer never gave: a judge
+    checking the pages it knows passes an answer whose own citations say nothing. A page the
+    judge adds beside a cited one (a reference page for "the latest release") is fine.
+    """
+    descs = {n.id: n.desc for n in flatten(tree_of(summary))}
+    info = summary.get("eval_breakdown", [{}])[0].get("info") or []
+    offered = extract_urls(answer) + _strings(info)
+    found = []
+    for entry in _verifications(summary):
+        node_id = entry.get("node_id")
+        desc = descs.get(node_id or "", "")
+        sources = entry.get("sources") or []
+        if not sources or not PAGE_WORDS.search(desc):
+            continue
+        if any(same_page(url, page) for url in sources for page in offered):
+            continue
+        found.append(
+            EvidenceFinding(
+                kind="source_not_cited",
+                node_id=node_id,
+                line=entry.get("line"),
+                message=(
+                    f"leaf '{node_id}' says \"{desc}\" but its verify was given only "
+                    f"{', '.join(sources[:3])}, which the answer does not cite, so the cited "
+                    "page was never read; pass the URL(s) the answer cites for the claim (from "
+                    "an extraction) as `sources=`, never only an address the judge writes"
                 ),
             )
         )
@@ -161,9 +212,15 @@ def all_pass_below_one(summary: dict[str, Any]) -> list[EvidenceFinding]:
     ]
 
 
-def evidence_findings(summary: dict[str, Any], pattern: str) -> list[EvidenceFinding]:
-    """Every runtime evidence check on one run (`all_pass_below_1` on all-pass runs only)."""
-    found = source_missing(summary) + claim_placeholders(summary) + verdicts_overridden(summary)
+def evidence_findings(
+    summary: dict[str, Any], pattern: str, answer: str | None = None
+) -> list[EvidenceFinding]:
+    """Every runtime evidence check on one run of the judge on `answer` (`all_pass_below_1`
+    on all-pass runs only; `source_not_cited` when the answer's text is given)."""
+    found = source_missing(summary)
+    if answer is not None:
+        found += sources_not_cited(summary, answer)
+    found += claim_placeholders(summary) + verdicts_overridden(summary)
     if pattern == "all_pass":
         found += all_pass_below_one(summary)
     return found

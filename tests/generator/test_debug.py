@@ -201,6 +201,57 @@ async def test_a_verification_the_stub_never_decided_does_not_count_as_ignored()
     assert report.ok
 
 
+WITH_DAY = GOOD.replace(
+    "    url: str | None = None\n", "    url: str | None = None\n    day: str | None = None\n"
+) + (
+    '    ev.add_custom_node(result=colour.day == "Monday", id="day", desc="Monday", critical=False)\n'
+)
+RED_MONDAY = SharedExtractor(
+    FakeExtraction({"name": "red", "url": "https://example.org/red", "day": "Monday"})
+)
+
+
+async def test_a_sound_judge_gives_an_answer_that_says_nothing_no_credit() -> None:
+    report = await run(WITH_DAY, "red https://example.org/red", extraction=RED_MONDAY)
+    assert report.ok
+
+
+async def test_a_check_that_passes_on_a_missing_value_is_reported() -> None:
+    source = WITH_DAY.replace(
+        'result=colour.day == "Monday"', 'result=colour.day in (None, "Monday")'
+    )
+    report = await run(source, "red https://example.org/red", extraction=RED_MONDAY)
+    assert [(i.kind, i.answer) for i in report.issues] == [("credit_for_nothing", "(empty answer)")]
+    assert "non-critical leaves pass: day" in report.issues[0].message
+    assert [r.answer for r in report.runs] == ["answer_1"] * len(PATTERNS)  # not a sample run
+
+
+async def test_a_page_check_reached_only_when_a_link_is_missing_is_reported() -> None:
+    source = GOOD.replace(
+        'result=bool(colour.name), id="named", desc="A colour is named"',
+        'result=bool(colour.name or not colour.url), id="named", desc="A colour is named"',
+    )
+    report = await run(source, "red https://example.org/red", extraction=RED)
+    kinds = {(i.kind, i.answer) for i in report.issues}  # the claim reads "None" there, too
+    assert kinds == {("source_missing", "(empty answer)"), ("claim_placeholder", "(empty answer)")}
+    assert all(i.message.startswith("on an answer that says nothing") for i in report.issues)
+
+
+async def test_a_verification_whose_verdict_is_outweighed_among_others_is_reported() -> None:
+    outweighed = (
+        '    shade = await ev.verify(claim="The page names a shade", node=None, sources=colour.url)'
+    )
+    source = GOOD + (
+        outweighed + "\n"
+        '    ev.add_custom_node(result=shade or bool(colour.url), id="shade", desc="A shade")\n'
+    )
+    report = await run(source, "red https://example.org/red", extraction=RED)
+    assert [(i.kind, i.lines) for i in report.issues] == [
+        ("verdicts_ignored", [source.splitlines().index(outweighed) + 1])
+    ]
+    assert "failing only the claims verified at line" in report.issues[0].message
+
+
 async def test_infrastructure_failure_is_raised_not_repaired() -> None:
     extraction = SharedExtractor(FakeExtraction(InfraError("provider down", kind="llm")))
     with pytest.raises(InfraError, match="provider down"):

@@ -17,6 +17,7 @@ from generator.stages.evidence import (
     claim_placeholders,
     pages_never_read,
     source_missing,
+    sources_not_cited,
     verdicts_overridden,
 )
 from generator.stages.spec import LoadedSpec, SampleAnswer, TaskSpec, load_spec
@@ -59,6 +60,40 @@ def test_plain_check_leaf_without_sources_is_fine() -> None:
         1.0,
     )
     assert source_missing(run) == []
+
+
+CITED = "Launched in March. Official page: https://helios.example.org/mission"
+
+
+def page_check(sources: list[str], info: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    run = summary(
+        [{"id": "official", "desc": "The official page confirms it", "status": "passed"}],
+        [{"node_id": "official", "claim": "c", "sources": sources, "passed": True, "line": 12}],
+        1.0,
+    )
+    run["eval_breakdown"][0]["info"] = info or []
+    return run
+
+
+def test_a_page_leaf_verified_only_on_a_page_the_answer_does_not_cite_is_reported() -> None:
+    [finding] = sources_not_cited(page_check(["https://helios.example.org/launch"]), CITED)
+    assert (finding.kind, finding.node_id, finding.line) == ("source_not_cited", "official", 12)
+    assert "https://helios.example.org/launch" in finding.message
+
+
+def test_a_cited_page_in_another_spelling_is_the_cited_page() -> None:
+    assert sources_not_cited(page_check(["http://www.helios.example.org/mission/"]), CITED) == []
+
+
+def test_a_reference_page_beside_the_cited_one_is_fine() -> None:
+    sources = ["https://helios.example.org/launches", "https://helios.example.org/mission"]
+    assert sources_not_cited(page_check(sources), CITED) == []
+
+
+def test_a_page_an_extraction_returned_is_not_the_judges_own() -> None:
+    info = [{"launch": {"page_url": "https://helios.example.org/launch"}}]
+    run = page_check(["https://helios.example.org/launch"], info)
+    assert sources_not_cited(run, CITED) == []
 
 
 def test_claims_with_none_empty_list_or_placeholder_are_reported() -> None:
