@@ -32,6 +32,7 @@ from toolkit.runner.report import RunReport
 from toolkit.runner.results import EvaluationResult
 from toolkit.runner.scheduler import run_evaluations
 from toolkit.sandbox import isolation as isolation_module
+from toolkit.sandbox.protocol import SandboxLimits
 
 MODES = ["sandbox", "in_process"]
 
@@ -53,6 +54,11 @@ def hostile_input(work: Path, name: str) -> AnswerInput:
 
 def overloaded(request: VerifyRequest) -> Verdict:
     raise InfraError("provider 529 overloaded", kind="llm")
+
+
+async def never_answers(request: VerifyRequest) -> Verdict:
+    await asyncio.Event().wait()
+    raise AssertionError("never answered")
 
 
 class FailingStore:
@@ -87,6 +93,20 @@ def test_an_llm_failure_the_judge_swallowed_leaves_the_evaluation_incomplete(
     assert any(
         e["kind"] == "llm" and "provider 529 overloaded" in e["message"] for e in result.errors
     )
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_judge_that_catches_its_deadlines_cancellation_has_still_timed_out(
+    work: Path, mode: str
+) -> None:
+    """The deadline cancels the call the judge is waiting on; a judge catching that with a
+    bare `except:` and returning leaves a check that never finished, not a failed one."""
+    item = hostile_input(work, "catches_cancellation")
+    backend = ScriptedBackend(verify=never_answers)
+    report = run(work, [item], backend, mode, limits=SandboxLimits(timeout_s=0.5))
+    result = only_result(work, report)
+    assert result.status == "incomplete" and result.final_score is None
+    assert [e["kind"] for e in result.errors] == ["timeout"]
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -120,17 +120,28 @@ class Judge:
 async def _guarded(
     call: Awaitable[Any], timeout_s: float | None, evaluator: Evaluator | None
 ) -> Any:
-    """Await the judge's entry point; its failure or overrun becomes `JudgeFailed`."""
+    """Await the judge's entry point; its failure or overrun becomes `JudgeFailed`. A judge
+    that catches the cancellation its deadline sends (a bare `except:` around a call) and
+    returns has overrun all the same: the call it was in never finished."""
     try:
         async with asyncio.timeout(timeout_s) as deadline:
-            return await call
+            result = await call
     except (Exception, SystemExit) as exc:
         timed_out = isinstance(exc, TimeoutError) and deadline.expired()
         cause: BaseException = exc
         if timed_out:
-            cause = TimeoutError(f"judge timed out after {timeout_s:g}s")
+            cause = _overrun(timeout_s)
         partial, partial_error = _partial(evaluator)
         raise JudgeFailed(cause, partial, timed_out=timed_out, partial_error=partial_error) from exc
+    if deadline.expired():
+        partial, partial_error = _partial(evaluator)
+        raise JudgeFailed(_overrun(timeout_s), partial, timed_out=True, partial_error=partial_error)
+    return result
+
+
+def _overrun(timeout_s: float | None) -> TimeoutError:
+    """The cause recorded for a judge stopped by its deadline."""
+    return TimeoutError(f"judge timed out after {timeout_s:g}s")
 
 
 def _partial(evaluator: Evaluator | None) -> tuple[dict[str, Any] | None, BaseException | None]:
