@@ -260,6 +260,7 @@ class JudgeFailed(JudgegenError):
 INFRA_KINDS = frozenset(
     {
         "llm",
+        "backend",
         "replay_miss",
         "budget",
         "infra",
@@ -275,7 +276,9 @@ INFRA_KINDS = frozenset(
         "results",
     }
 )
-"""Kinds of the infrastructure failures a recorded error may carry without its type."""
+"""Kinds of the infrastructure failures a recorded error may carry without its type
+(`backend`: any exception a runner service raised to a judge, a sandbox's broker and a
+cluster's gateway name so, and the runner's meter too)."""
 
 
 def is_infra_failure(error: Mapping[str, Any]) -> bool:

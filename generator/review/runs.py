@@ -26,8 +26,11 @@ from toolkit.llm.settings import LLMSettings
 from toolkit.runner.builder import judge_executor
 from toolkit.runner.executors import Executor
 from toolkit.runner.fingerprint import PageReads
+from toolkit.runner.judging import with_errors
+from toolkit.runner.metering import Meter, MeteredBackend, current_meter, unreported
 from toolkit.runner.page_reads import recording_page_reads
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits
+from toolkit.util.scoped import scoped
 
 if TYPE_CHECKING:
     from toolkit.llm import LLMClient
@@ -82,7 +85,10 @@ class ReviewRuns:
     """Runs judge files one answer at a time with one backend, in the sandbox or in-process.
 
     Use as `async with ReviewRuns(backend, sandbox=True) as runs:`; the sandboxed worker
-    starts on the first run and is shared by the following ones.
+    starts on the first run and is shared by the following ones. As `judgegen run` does, each
+    run is metered: a failure the backend or the page source raised to the judge makes its
+    outcome incomplete even when the judge caught it (`except Exception`), so an outage is
+    never read as the judge's verdict (a disagreement, a killed mutation).
     """
 
     def __init__(
@@ -94,7 +100,7 @@ class ReviewRuns:
         timeout_s: float = DEFAULT_TIMEOUT_S,
     ) -> None:
         self._context = judge_executor(
-            backend,
+            MeteredBackend(backend),
             isolation="sandbox" if sandbox else "in_process",
             pages=pages,
             limits=SandboxLimits(timeout_s=timeout_s),
@@ -123,7 +129,10 @@ class ReviewRuns:
         )
         if self.executor is None:
             raise RuntimeError("use ReviewRuns as `async with ReviewRuns(...) as runs:`")
-        return await self.executor.evaluate(job)
+        meter = Meter()
+        with scoped(current_meter, meter):
+            outcome = await self.executor.evaluate(job)
+        return with_errors(outcome, unreported(meter.infra, outcome))
 
     async def summary(
         self, judge_path: Path, answer: str, *, task_id: str, answer_name: str

@@ -9,12 +9,14 @@ run; the sandbox guards recorded are the ones measured before judge code ran. Re
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
 from generator.cli import main
+from generator.review.runs import ReviewRuns
 from tests.fixtures.runner.helpers import (
     HOSTILE_JUDGES,
     copy_fixtures,
@@ -66,6 +68,18 @@ class FailingStore:
 
     def get(self, url: str) -> str | None:
         raise InfraError("page store is locked", kind="page_store")
+
+
+def unreachable(request: VerifyRequest) -> Verdict:
+    """A `--backend` whose own service is down: it raises what its HTTP client raised."""
+    raise ConnectionError("judging service unreachable")
+
+
+class UnreachablePages:
+    """A library caller's page source whose server is down (no `InfraError` of judgegen's)."""
+
+    def get(self, url: str) -> str | None:
+        raise ConnectionResetError("page server reset the connection")
 
 
 def run(
@@ -120,6 +134,57 @@ def test_a_page_store_failure_the_judge_swallowed_leaves_the_evaluation_incomple
     assert result.status == "incomplete"
     assert [e["kind"] for e in result.errors] == ["page_store"]
     assert report.stopped and "page store is locked" in report.stopped
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_any_exception_of_the_backend_the_judge_swallowed_leaves_the_evaluation_incomplete(
+    work: Path, mode: str
+) -> None:
+    item = hostile_input(work, "swallows_infra_error")
+    report = run(work, [item], ScriptedBackend(verify=unreachable), mode)
+    result = only_result(work, report)
+    assert result.status == "incomplete" and result.final_score is None
+    assert [e["kind"] for e in result.errors] == ["backend"]
+    assert "judging service unreachable" in result.errors[0]["message"]
+    assert report.stopped is None
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_any_exception_of_the_page_source_the_judge_swallowed_leaves_the_evaluation_incomplete(
+    work: Path, mode: str
+) -> None:
+    item = hostile_input(work, "swallows_infra_error")
+    backend = ScriptedBackend(verify=lambda request: True)
+    report = run(work, [item], backend, mode, pages=UnreachablePages())
+    result = only_result(work, report)
+    assert result.status == "incomplete" and result.final_score is None
+    assert [e["kind"] for e in result.errors] == ["backend"]
+    assert "page server reset the connection" in result.errors[0]["message"]
+
+
+@pytest.mark.parametrize("sandbox", [True, False])
+@pytest.mark.parametrize(
+    ("verify", "message"),
+    [(overloaded, "provider 529 overloaded"), (unreachable, "judging service unreachable")],
+)
+def test_a_review_run_of_a_judge_that_swallowed_a_backend_failure_raises_it(
+    sandbox: bool, verify: Callable[[VerifyRequest], Verdict], message: str
+) -> None:
+    """validate, mutate and generate's acceptance read a review run's summary as the judge's
+    verdict: an outage the judge caught must stop them, not pass for a disagreement or a
+    killed mutation, nor for the judge's own failure."""
+
+    async def judged() -> dict[str, object]:
+        async with ReviewRuns(ScriptedBackend(verify=verify), sandbox=sandbox) as runs:
+            return await runs.summary(
+                HOSTILE_JUDGES / "swallows_infra_error.py",
+                "Paris, see https://a",
+                task_id="swallows_infra_error",
+                answer_name="answer_1",
+            )
+
+    with pytest.raises(InfraError, match=message):
+        asyncio.run(judged())
 
 
 @pytest.mark.parametrize("mode", MODES)

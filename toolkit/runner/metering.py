@@ -22,7 +22,7 @@ from toolkit.llm.ledger import ABANDONED
 from toolkit.llm.models import Usage
 from toolkit.llm.origin import origin_clauses
 from toolkit.runner.results import UsageTotals
-from toolkit.sandbox.protocol import error_dict
+from toolkit.sandbox.protocol import EvalOutcome, error_dict
 from toolkit.util.redact import redact
 
 
@@ -52,29 +52,48 @@ class Meter:
     """Tasks in a backend or tool call of this evaluation right now (how many calls deep)."""
     _noted: list[BaseException] = field(default_factory=list, repr=False)
 
-    def note(self, error: InfraError) -> None:
-        """Keep `error` (once, however many wrappers it passes through on its way out)."""
+    def note(self, error: BaseException, kind: str) -> None:
+        """Keep `error` as a failure of `kind` (once, however many wrappers it passes through
+        on its way out)."""
         if any(seen is error for seen in self._noted):
             return
         self._noted.append(error)
-        message = redact(str(error))[:2000]
-        self.infra.append(error_dict(type(error).__name__, error.kind, message))
+        message = redact(str(error) or type(error).__name__)[:2000]
+        self.infra.append(error_dict(type(error).__name__, kind, message))
 
 
-def note_infra(error: BaseException | dict[str, Any]) -> None:
+def note_infra(error: BaseException | dict[str, Any], service: str | None = None) -> None:
     """Note `error` in the current evaluation's meter: an infrastructure error as it leaves
-    the service a judge called (other exceptions are ignored), or an error entry the runner
-    made itself (`error_dict`)."""
+    the service a judge called, or an error entry the runner made itself (`error_dict`).
+    With `service` (the kind to note it under, `backend`), any exception that service raised
+    is one, whatever its type: a `--backend` or page source whose own call failed (a
+    `ConnectionError`, say) failed the evaluation, not the answer, as a sandbox's broker and
+    a cluster's gateway already report it. Without, other exceptions are ignored."""
     meter = current_meter.get()
     if meter is None:
         return
     if isinstance(error, dict):
         meter.infra.append(error)
     elif isinstance(error, InfraError):
-        meter.note(error)
+        meter.note(error, error.kind)
+    elif service is not None and isinstance(error, Exception):
+        meter.note(error, service)
 
 
 current_meter: ContextVar[Meter | None] = ContextVar("judgegen_meter", default=None)
+
+
+def unreported(errors: list[dict[str, Any]], outcome: EvalOutcome) -> list[dict[str, Any]]:
+    """The infrastructure errors the runner saw (`Meter.infra`) that `outcome` does not
+    report: each makes the evaluation incomplete whatever the judge did with it (caught it
+    and went on, or left it out of what it sent)."""
+    reported = [*((outcome.summary or {}).get("errors") or []), *outcome.errors]
+    texts = [str(entry.get("message", "")) for entry in reported if isinstance(entry, dict)]
+    return [
+        error
+        for error in errors
+        if not error.get("message") or not any(error["message"] in text for text in texts)
+    ]
 
 
 @contextmanager
@@ -229,8 +248,8 @@ class MeteredBackend:
             self._note_clipped(request.source, request.source_text)
             try:
                 return await self.inner.extract(request)
-            except InfraError as exc:
-                note_infra(exc)
+            except Exception as exc:
+                note_infra(exc, "backend")
                 raise
 
     async def verify(self, request: VerifyRequest) -> Verdict:
@@ -240,8 +259,8 @@ class MeteredBackend:
                 self._note_clipped(request.sources[0], request.page_texts[0])
             try:
                 return await self.inner.verify(request)
-            except InfraError as exc:
-                note_infra(exc)
+            except Exception as exc:
+                note_infra(exc, "backend")
                 raise
 
 

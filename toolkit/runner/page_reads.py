@@ -16,7 +16,6 @@ from contextvars import ContextVar
 from typing import Any
 
 from toolkit.awaitables import resolve
-from toolkit.errors import InfraError
 from toolkit.pages.store import StoredPage
 from toolkit.runner.fingerprint import PageReads, screenshot_digest
 from toolkit.runner.results import ResultHead
@@ -179,12 +178,13 @@ def _answer(head: ResultHead) -> str:
 
 
 async def _served(read: Callable[[str], Any], url: str) -> Any:
-    """`read(url)`, awaited if need be; an infrastructure failure is noted in the
-    evaluation's meter on its way to the judge."""
+    """`read(url)`, awaited if need be; a read that fails (an `InfraError`, or any other
+    exception of the page source: a missing page is None, never an exception) is noted in
+    the evaluation's meter on its way to the judge."""
     try:
         return await resolve(read(url))
-    except InfraError as exc:
+    except Exception as exc:
         from toolkit.runner.metering import note_infra  # a fresh rerun loads no LLM layer
 
-        note_infra(exc)
+        note_infra(exc, "backend")
         raise

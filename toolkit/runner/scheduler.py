@@ -47,6 +47,7 @@ from toolkit.runner.metering import (
     current_meter,
     end_calls,
     origin_notes,
+    unreported,
 )
 from toolkit.runner.options import RunOptions
 from toolkit.runner.page_reads import recording_page_reads
@@ -508,19 +509,6 @@ class Scheduler:
 def _reason(error: ResultsError) -> str:
     """How a results failure reads as the run's stop reason."""
     return f"{type(error).__name__}: {error}"
-
-
-def unreported(errors: list[dict[str, Any]], outcome: EvalOutcome) -> list[dict[str, Any]]:
-    """The infrastructure errors the runner saw (`Meter.infra`) that `outcome` does not
-    report: each makes the evaluation incomplete whatever the judge did with it (caught it
-    and went on, or left it out of what it sent)."""
-    reported = [*((outcome.summary or {}).get("errors") or []), *outcome.errors]
-    texts = [str(entry.get("message", "")) for entry in reported if isinstance(entry, dict)]
-    return [
-        error
-        for error in errors
-        if not error.get("message") or not any(error["message"] in text for text in texts)
-    ]
 
 
 async def _unstored(commits: CommitBarrier) -> list[dict[str, Any]]:
