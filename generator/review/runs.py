@@ -26,11 +26,9 @@ from toolkit.llm.settings import LLMSettings
 from toolkit.runner.builder import judge_executor
 from toolkit.runner.executors import Executor
 from toolkit.runner.fingerprint import PageReads
-from toolkit.runner.judging import with_errors
-from toolkit.runner.metering import Meter, MeteredBackend, current_meter, unreported
+from toolkit.runner.metering import MeteredBackend, metered_evaluation
 from toolkit.runner.page_reads import recording_page_reads
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits
-from toolkit.util.scoped import scoped
 
 if TYPE_CHECKING:
     from toolkit.llm import LLMClient
@@ -129,10 +127,7 @@ class ReviewRuns:
         )
         if self.executor is None:
             raise RuntimeError("use ReviewRuns as `async with ReviewRuns(...) as runs:`")
-        meter = Meter()
-        with scoped(current_meter, meter):
-            outcome = await self.executor.evaluate(job)
-        return with_errors(outcome, unreported(meter.infra, outcome))
+        return await metered_evaluation(self.executor.evaluate, job)
 
     async def summary(
         self, judge_path: Path, answer: str, *, task_id: str, answer_name: str

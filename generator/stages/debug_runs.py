@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from toolkit.backends import ExtractRequest, Verdict, VerifyRequest
 from toolkit.runner.builder import Isolation, judge_executor
 from toolkit.runner.executors import Executor
+from toolkit.runner.metering import MeteredBackend, metered_evaluation
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome, SandboxLimits
 
 
@@ -88,7 +89,8 @@ class DebugJobs:
         self, backend: StubbedBackend, limits: SandboxLimits, isolation: Isolation = "sandbox"
     ) -> None:
         self.backend = backend
-        self._context = judge_executor(backend, isolation=isolation, limits=limits, jobs=1)
+        metered = MeteredBackend(backend)  # an outage the judge swallows is still seen
+        self._context = judge_executor(metered, isolation=isolation, limits=limits, jobs=1)
         self.executor: Executor | None = None
 
     async def __aenter__(self) -> DebugJobs:
@@ -112,4 +114,4 @@ class DebugJobs:
         if self.executor is None:
             raise RuntimeError("use DebugJobs as `async with DebugJobs(...) as jobs:`")
         self.backend.pattern, self.backend.failing, self.backend.blank = pattern, failing, blank
-        return await self.executor.evaluate(job)
+        return await metered_evaluation(self.executor.evaluate, job)

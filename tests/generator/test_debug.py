@@ -258,6 +258,25 @@ async def test_infrastructure_failure_is_raised_not_repaired() -> None:
         await run(GOOD, "red", extraction=extraction)
 
 
+async def test_an_outage_the_draft_swallows_is_raised_not_repaired() -> None:
+    """A draft that wraps extraction in `except Exception` would otherwise turn an outage into
+    debug findings (an empty extraction, leaves never verified) sent back for repair."""
+    swallowing = GOOD.replace(
+        '    colour = await ev.extract(prompt="The colour", template_class=Colour, '
+        'extraction_name="c")\n',
+        "    try:\n"
+        '        colour = await ev.extract(prompt="The colour", template_class=Colour, '
+        'extraction_name="c")\n'
+        "    except Exception:\n"
+        "        colour = Colour()\n",
+    )
+    assert swallowing != GOOD
+    extraction = SharedExtractor(FakeExtraction(ConnectionError("provider unreachable")))
+
+    with pytest.raises(InfraError, match="provider unreachable"):
+        await run(swallowing, "red", extraction=extraction)
+
+
 @pytest.mark.parametrize(
     "failure",
     [

@@ -9,21 +9,22 @@ The meter also keeps the infrastructure errors the runner's services raised to t
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 from toolkit.backends import ExtractRequest, JudgingBackend, Verdict, VerifyRequest
-from toolkit.errors import CacheError, InfraError, LLMError
+from toolkit.errors import CacheError, InfraError, LLMError, is_infra_failure
 from toolkit.llm.abandoned import AbandonedSpend
 from toolkit.llm.ledger import ABANDONED
 from toolkit.llm.models import Usage
 from toolkit.llm.origin import origin_clauses
 from toolkit.runner.results import UsageTotals
-from toolkit.sandbox.protocol import EvalOutcome, error_dict
+from toolkit.sandbox.protocol import EvalJob, EvalOutcome, error_dict
 from toolkit.util.redact import redact
+from toolkit.util.scoped import scoped
 
 
 @dataclass
@@ -85,15 +86,36 @@ current_meter: ContextVar[Meter | None] = ContextVar("judgegen_meter", default=N
 
 def unreported(errors: list[dict[str, Any]], outcome: EvalOutcome) -> list[dict[str, Any]]:
     """The infrastructure errors the runner saw (`Meter.infra`) that `outcome` does not
-    report: each makes the evaluation incomplete whatever the judge did with it (caught it
-    and went on, or left it out of what it sent)."""
+    report as such: each makes the evaluation incomplete whatever the judge did with it (caught
+    it and went on, or left it out of what it sent), and one the judge's tree recorded as an
+    error of its own (`kind` exception: a `ConnectionError` its extraction raised, say) is
+    still reported as the infrastructure failure it is."""
     reported = [*((outcome.summary or {}).get("errors") or []), *outcome.errors]
-    texts = [str(entry.get("message", "")) for entry in reported if isinstance(entry, dict)]
+    texts = [
+        str(entry.get("message", ""))
+        for entry in reported
+        if isinstance(entry, dict) and is_infra_failure(entry)
+    ]
     return [
         error
         for error in errors
         if not error.get("message") or not any(error["message"] in text for text in texts)
     ]
+
+
+async def metered_evaluation(
+    evaluate: Callable[[EvalJob], Awaitable[EvalOutcome]], job: EvalJob
+) -> EvalOutcome:
+    """`evaluate(job)` under a meter of its own, for a caller running judges outside
+    `judgegen run` (review runs, generation's debug runs) with a `MeteredBackend`: a failure
+    the backend or the page source raised makes the outcome incomplete even when the judge
+    caught it, as in a run, so an outage never reads as the judge's verdict."""
+    from toolkit.runner.judging import with_errors
+
+    meter = Meter()
+    with scoped(current_meter, meter):
+        outcome = await evaluate(job)
+    return with_errors(outcome, unreported(meter.infra, outcome))
 
 
 @contextmanager
