@@ -8,6 +8,7 @@ import json
 import socket
 import struct
 import threading
+import time
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -114,6 +115,73 @@ weather turns cold.</p></body></html>"""  # a site's home page, where removed pa
 SCRIPT_TO_HOME_HTML = b"""<html><body>This story is no longer available.<script>
 location.replace("/en/");
 </script></body></html>"""  # a removed page sending the browser home by script
+FACT = "The dam was finished in 1936."
+MENUS = "<nav>" + " ".join(f"<a href='/s{i}'>Section {i}</a>" for i in range(12)) + "</nav>"
+
+
+def beside_menus(body: str, head: str = "") -> bytes:
+    """A page whose menus show at once (more than a placeholder's text) beside `body`."""
+    return f"<html><head>{head}</head><body>{MENUS}{body}</body></html>".encode()
+
+
+def drawn_by(script: str) -> bytes:
+    """A page beside its menus whose article element `#main` is filled in by `script`."""
+    return beside_menus(f"<main id='main'>Loading…</main><script>{script}</script>")
+
+
+FILL_MAIN = f"document.getElementById('main').textContent = {FACT!r};"
+TIMER_DRAWN_HTML = drawn_by(f"setTimeout(function () {{ {FILL_MAIN} }}, 3500);")
+SLOW_FETCH_HTML = drawn_by(
+    "fetch('/slow.json').then(function (r) { return r.json(); }).then(function (d) {"
+    " document.getElementById('main').textContent = d.fact; });"
+)  # its data answers after network idle has been given up on
+TIMER_TO_SIGN_IN_HTML = beside_menus(
+    "Loading your profile…<script>setTimeout(function () {"
+    " location.href = '/accounts/login'; }, 3500);</script>"
+)
+REFRESH_LATER_HTML = beside_menus(
+    "This page has moved.", "<meta http-equiv='refresh' content='4; url=/static'>"
+)
+LAZY_SECTION_HTML = beside_menus(
+    "<div style='height:3000px'>Intro</div><section id='late'></section><script>"
+    "new IntersectionObserver(function (seen) { if (seen[0].isIntersecting)"
+    f" document.getElementById('late').textContent = {FACT!r}; }})"
+    ".observe(document.getElementById('late'));</script>"
+)  # filled in only once scrolled into view
+ENDLESS_LIST_HTML = beside_menus(
+    "<ul id='items'></ul><p id='more'>More…</p><script>var shown = 0;"
+    "function more() { for (var i = 0; i < 20 && shown < 160; i++) { shown += 1;"
+    " var item = document.createElement('li'); item.style.height = '60px';"
+    f" item.textContent = shown === 150 ? {FACT!r} : 'Item ' + shown;"
+    " document.getElementById('items').appendChild(item); } }"
+    "more(); new IntersectionObserver(function (seen) {"
+    " if (seen[0].isIntersecting) setTimeout(more, 50); })"
+    ".observe(document.getElementById('more'));</script>"
+)  # twenty items at a time as its end comes into view; the 150th is 9000 px down, of 160
+DETAILS_HTML = beside_menus(f"<details><summary>History</summary><p>{FACT}</p></details>")
+TABS_HTML = beside_menus(
+    "<div role='tablist'><button>Overview</button><button>History</button></div>"
+    f"<div role='tabpanel'>A dam on the river.</div><div role='tabpanel' hidden>{FACT}</div>"
+)
+SKIPPED_SECTION_HTML = beside_menus(
+    f"<div style='height:3000px'>Intro</div><section style='content-visibility:auto'>{FACT}"
+    "</section>"
+)  # not drawn until it comes into view, and `innerText` leaves out what is not drawn
+FRAMED_ARTICLE_HTML = f"<html><body><p>{FACT}</p></body></html>".encode()
+COMPONENT_HTML = beside_menus(
+    "<dam-facts></dam-facts><script>customElements.define('dam-facts', class extends"
+    " HTMLElement { connectedCallback() { this.attachShadow({mode: 'open'}).innerHTML ="
+    f" '<p>{FACT}</p>'; }} }});</script>"
+)
+SLOTTED_HTML = beside_menus(
+    f"<dam-card><p>{FACT}</p></dam-card><script>customElements.define('dam-card', class"
+    " extends HTMLElement { connectedCallback() { this.attachShadow({mode: 'open'}).innerHTML"
+    " = '<div><slot></slot></div>'; } });</script>"
+)  # the page's own text, shown through a shadow root's slot
+CONSENT_FIRST_HTML = beside_menus(
+    f"<main style='display:none'>{FACT}</main><div>We use cookies to improve your"
+    " experience. <button>Accept all</button></div>"
+)  # the article stays hidden until a visitor accepts cookies
 REDIRECTS = {
     "/members": "/accounts/login?next=%2Fmembers",  # a members-only page: sent on to sign in
     "/news/2023/some-article": "/",  # a removed article: sent to the home page
@@ -178,12 +246,44 @@ def make_handler(pdf: bytes, release: threading.Event) -> type[BaseHTTPRequestHa
         "/home": (200, "text/html; charset=utf-8", HOME_HTML),
         "/en/": (200, "text/html; charset=utf-8", HOME_HTML),
         "/gone-by-script": (200, "text/html; charset=utf-8", SCRIPT_TO_HOME_HTML),
+        "/timer-drawn": (200, "text/html; charset=utf-8", TIMER_DRAWN_HTML),
+        "/slow-fetch": (200, "text/html; charset=utf-8", SLOW_FETCH_HTML),
+        "/timer-to-sign-in": (200, "text/html; charset=utf-8", TIMER_TO_SIGN_IN_HTML),
+        "/refresh-later": (200, "text/html; charset=utf-8", REFRESH_LATER_HTML),
+        "/lazy-section": (200, "text/html; charset=utf-8", LAZY_SECTION_HTML),
+        "/endless-list": (200, "text/html; charset=utf-8", ENDLESS_LIST_HTML),
+        "/details": (200, "text/html; charset=utf-8", DETAILS_HTML),
+        "/tabs": (200, "text/html; charset=utf-8", TABS_HTML),
+        "/skipped-section": (200, "text/html; charset=utf-8", SKIPPED_SECTION_HTML),
+        "/article": (200, "text/html; charset=utf-8", FRAMED_ARTICLE_HTML),
+        "/component": (200, "text/html; charset=utf-8", COMPONENT_HTML),
+        "/slotted": (200, "text/html; charset=utf-8", SLOTTED_HTML),
+        "/consent-first": (200, "text/html; charset=utf-8", CONSENT_FIRST_HTML),
     }
+    asked: dict[str, int] = {}
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             if self.path == "/hang":
                 release.wait(30)
+                return
+            asked[self.path] = asked.get(self.path, 0) + 1
+            if self.path == "/slow.json":
+                time.sleep(4)
+                self.reply(200, "application/json", json.dumps({"fact": FACT}).encode())
+                return
+            if self.path in ("/framed", "/framed-elsewhere"):
+                port = self.server.server_address[1]
+                host = "127.0.0.1" if self.path == "/framed" else "localhost"  # another site
+                frame = f"<iframe src='http://{host}:{port}/article'></iframe>"
+                self.reply(200, "text/html; charset=utf-8", beside_menus(frame))
+                return
+            if self.path == "/busy" or (self.path == "/busy-once" and asked[self.path] == 1):
+                page = b"<html><body>Too many requests</body></html>"
+                self.reply(429, "text/html", page, ("Retry-After", "1"))
+                return
+            if self.path == "/busy-once":
+                self.reply(200, "text/html; charset=utf-8", beside_menus(f"<p>{FACT}</p>"))
                 return
             if self.path in SHORT_LINKS:
                 self.send_response(301)
@@ -199,10 +299,16 @@ def make_handler(pdf: bytes, release: threading.Event) -> type[BaseHTTPRequestHa
                 self.end_headers()
                 return
             path = "/loop" if self.path.startswith("/loop") else self.path.split("?")[0]
-            status, content_type, body = routes.get(path, (404, "text/plain", b"no"))
+            self.reply(*routes.get(path, (404, "text/plain", b"no")))
+
+        def reply(
+            self, status: int, content_type: str, body: bytes, *header: tuple[str, str]
+        ) -> None:
             self.send_response(status)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
+            for name, value in header:
+                self.send_header(name, value)
             self.end_headers()
             self.wfile.write(body)
 
@@ -710,9 +816,12 @@ async def test_one_unresolved_host_alone_is_the_pages_failure(tmp_path: Path) ->
         assert [o.error_kind for o in report.outcomes] == ["network", "network"]
 
 
-def capture_paths(server: str, paths: list[str], store_dir: Path) -> dict[str, PageRecord]:
-    """Capture `paths` of the fixture server with the real Chromium; their records by path."""
-    options = CaptureOptions(chromium=default_chromium(), timeout=CAPTURE_TIMEOUT_S)
+def capture_paths(
+    server: str, paths: list[str], store_dir: Path, options: CaptureOptions | None = None
+) -> dict[str, PageRecord]:
+    """Capture `paths` of the fixture server with the real Chromium (by default with the
+    default limits); their records by path."""
+    options = options or CaptureOptions(chromium=default_chromium(), timeout=CAPTURE_TIMEOUT_S)
 
     async def capture() -> dict[str, PageRecord]:
         with PageStore(store_dir) as store:
@@ -1012,3 +1121,145 @@ def test_cache_pages_captures_again_a_short_link_stored_without_where_it_pointed
         assert "Top stories today" in (store.get(short_host + "/x7Kq2A") or "")
         assert store.get(short_host + "/r4Nd0m9") is None
         assert store.counts() == {"ok": 1, "failed": 1, "not_served": 0}
+
+
+AS_READ_OPTIONS = CaptureOptions(
+    chromium=default_chromium(),
+    timeout=CAPTURE_TIMEOUT_S,
+    idle_wait=0.5,
+    script_wait=5.0,
+    concurrency=8,
+)
+"""Network idle given up on after 0.5 s, and what the page set to happen waited for up to 5 s:
+the content a timer or a fetch of a page below brings 3.5 to 4 s after load, long after a
+capture that reads the page at network idle has read it."""
+
+
+@pytest.fixture(scope="module")
+def as_read(server: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, PageRecord]:
+    """The records of pages whose content a reader finds only after a pause, a scroll or a
+    click, or in a frame or a shadow root beside the page's own menus, by path."""
+    paths = [
+        "/timer-drawn",
+        "/slow-fetch",
+        "/timer-to-sign-in",
+        "/refresh-later",
+        "/lazy-section",
+        "/endless-list",
+        "/details",
+        "/tabs",
+        "/skipped-section",
+        "/framed",
+        "/framed-elsewhere",
+        "/component",
+        "/slotted",
+        "/busy-once",
+        "/busy",
+        "/consent-first",
+    ]
+    return capture_paths(server, paths, tmp_path_factory.mktemp("as_read"), AS_READ_OPTIONS)
+
+
+def stored_text(record: PageRecord) -> str:
+    """The text a judge checks claims against: the record's, when it is a stored page."""
+    assert record.status == "ok", record.error
+    return record.text or ""
+
+
+@pytest.mark.parametrize("path", ["/timer-drawn", "/slow-fetch"])
+def test_an_article_drawn_after_network_idle_beside_the_menus_is_stored_with_it(
+    as_read: dict[str, PageRecord], path: str
+) -> None:
+    """The menus are more than a placeholder: read as the network went idle, the page was
+    stored without its article, and every claim about it judged unsupported."""
+    assert FACT in stored_text(as_read[path])
+    assert "Loading" not in stored_text(as_read[path])
+
+
+def test_a_redirect_to_sign_in_set_on_a_timer_is_a_blocked_failure(
+    as_read: dict[str, PageRecord],
+) -> None:
+    record = as_read["/timer-to-sign-in"]
+    assert (record.status, record.error_kind) == ("failed", "blocked"), record.text
+    assert (record.final_url or "").endswith("/accounts/login")
+
+
+def test_a_page_a_meta_refresh_sends_on_after_a_pause_is_stored_as_its_target(
+    as_read: dict[str, PageRecord], server: str
+) -> None:
+    record = as_read["/refresh-later"]
+    assert "The capital is Paris." in stored_text(record)
+    assert record.final_url == f"{server}/static"
+
+
+@pytest.mark.parametrize("path", ["/lazy-section", "/endless-list"])
+def test_content_loaded_as_it_comes_into_view_far_down_is_stored(
+    as_read: dict[str, PageRecord], path: str
+) -> None:
+    assert FACT in stored_text(as_read[path])
+
+
+@pytest.mark.parametrize("path", ["/details", "/tabs", "/skipped-section"])
+def test_text_behind_a_click_or_not_drawn_until_seen_is_stored(
+    as_read: dict[str, PageRecord], path: str
+) -> None:
+    """A closed `<details>`, a hidden tab panel, a `content-visibility: auto` section: the
+    page holds the text, `innerText` leaves it out."""
+    assert FACT in stored_text(as_read[path])
+
+
+@pytest.mark.parametrize("path", ["/framed", "/framed-elsewhere", "/component"])
+def test_an_article_in_a_frame_or_a_shadow_root_beside_the_menus_is_stored_with_them(
+    as_read: dict[str, PageRecord], path: str
+) -> None:
+    text = stored_text(as_read[path])
+    assert FACT in text and "Section 11" in text
+
+
+def test_text_shown_through_a_shadow_roots_slot_is_stored_once(
+    as_read: dict[str, PageRecord],
+) -> None:
+    assert stored_text(as_read["/slotted"]).count(FACT) == 1
+
+
+def test_a_429_asking_for_a_short_wait_is_asked_again_after_it(
+    as_read: dict[str, PageRecord],
+) -> None:
+    record = as_read["/busy-once"]
+    assert record.http_status == 200
+    assert FACT in stored_text(record)
+
+
+def test_a_429_still_refusing_is_a_failure_saying_to_capture_it_again_later(
+    as_read: dict[str, PageRecord],
+) -> None:
+    record = as_read["/busy"]
+    assert (record.status, record.error_kind, record.http_status) == ("failed", "http", 429)
+    assert "capture it again later" in (record.error or "")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="an article hidden until cookies are accepted needs the consent clicked, which "
+    "capture does not do (which button, on which of the many consent tools, and agreeing for "
+    "the user): it is stored as the banner beside the menus and judged unsupported, silently",
+)
+def test_an_article_hidden_until_cookies_are_accepted_is_stored(
+    as_read: dict[str, PageRecord],
+) -> None:
+    assert FACT in stored_text(as_read["/consent-first"])
+
+
+@pytest.mark.parametrize(
+    ("header", "seconds"),
+    [
+        (None, capture.RETRY_PAUSE),
+        ("2", 2.0),
+        ("soon", None),
+        ("Wed, 21 Oct 2015 07:28:00 GMT", 0.0),
+    ],
+)
+def test_retry_after_is_read_as_seconds_or_a_date(
+    header: str | None, seconds: float | None
+) -> None:
+    assert capture._retry_after(header) == seconds

@@ -7,6 +7,14 @@ page that shows no text (`empty`; an image alone is judged by its screenshot), a
 a sign-in page served instead of the page, or a deep link sent to the site's home page
 (`walls.py`) is stored as a failure record with its reason, never as the page. A failure of our own network (`OUR_NETWORK_ERRORS`, or every URL
 of a batch unresolved) is stored as `offline`, ours: reading it raises `InfraError`.
+
+A page is read as a reader finds it, not as it first drew: after network idle the capture
+waits for what the page has set to happen in the next seconds (its timers, a meta refresh,
+its fetches still answering), scrolls through it so content loaded on view comes in, and
+shows what a click would (closed `<details>`, hidden tab panels, sections drawn only on view);
+the text of its frames and shadow roots is kept with its own. Read early, a claim the page
+supports would be checked against a shell or a placeholder and found unsupported, silently
+and for our capture's fault. A 429 or 503 asking for a short wait is asked again once, after it.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
@@ -46,8 +55,11 @@ CHROMIUM_ARGS = (
     "--disable-sync",
 )
 _INNER_TEXT = "() => document.body ? document.body.innerText : ''"
-_SHADOW_TEXT = """() => {
+_NESTED_TEXT = """(child) => {
   const parts = [];
+  if (child && document.body && window.innerWidth > 0 && window.innerHeight > 0) {
+    parts.push(document.body.innerText);
+  }
   const visit = (root) => {
     for (const element of root.querySelectorAll("*")) {
       const shadow = element.shadowRoot;
@@ -60,8 +72,103 @@ _SHADOW_TEXT = """() => {
     }
   };
   if (document.body) visit(document.body);
-  return parts.join("\\n");
+  return parts;
 }"""
+"""The texts a frame shows outside its document's `innerText`: its open shadow roots' and, for
+a child frame drawn at some size, its own (a hidden frame's `innerText` is its source)."""
+_SCHEDULED_KEY = 'Symbol.for("judgegen.scheduled")'
+_TIMER_REGISTRY = (
+    """(() => {
+  const due = new Map();
+  const wrap = (native, note) => new Proxy(native, {
+    apply(target, self, args) {
+      const id = Reflect.apply(target, self, args);
+      note(args, id);
+      return id;
+    },
+  });
+  window.setTimeout = wrap(window.setTimeout, (args, id) => {
+    const delay = Number(args[1]) || 0;
+    if (delay > 0) due.set(id, performance.now() + delay);
+  });
+  window.clearTimeout = wrap(window.clearTimeout, (args) => due.delete(args[0]));
+  const refreshAt = () => {
+    const meta = document.querySelector('meta[http-equiv="refresh" i]');
+    const found = /^\\s*(\\d+(?:\\.\\d*)?)\\s*[;,]\\s*(?:url\\s*=\\s*)?['"]?([^'"]+)/i
+      .exec(meta ? meta.content : "");
+    if (!found || new URL(found[2].trim(), document.baseURI).href === location.href) return 0;
+    const timing = performance.getEntriesByType("navigation")[0];
+    const loaded = timing && timing.loadEventEnd ? timing.loadEventEnd : performance.now();
+    return loaded + Number(found[1]) * 1000;
+  };
+  Object.defineProperty(window, """
+    + _SCHEDULED_KEY
+    + """, {
+    value: (within) => {
+      const now = performance.now();
+      let last = 0;
+      for (const [id, at] of due) {
+        if (at <= now) due.delete(id);
+        else if (at - now <= within) last = Math.max(last, at - now);
+      }
+      const refresh = refreshAt() - now;
+      return refresh > 0 && refresh <= within ? Math.max(last, refresh) : last;
+    },
+  });
+})();"""
+)
+"""Run in every document before its own scripts: notes when each pending `setTimeout` falls
+due (the native timers, wrapped, still run them), so a read can wait for the page's own
+timers, which no network event announces. `_SCHEDULED` reads it."""
+_SCHEDULED = (
+    f"(within) => {{ const due = window[{_SCHEDULED_KEY}]; return due ? due(within) : 0; }}"
+)
+"""Milliseconds until the last of the page's timers due within `within` ms, or its meta
+refresh to another page (counted from `load`, as the browser does), fires; 0 if none."""
+TRAFFIC_TYPES = frozenset({"fetch", "xhr"})
+"""Resource types of the requests a page's scripts make for content: a page with one still
+answering is not read yet (within `CaptureOptions.script_wait`)."""
+_AFTER_WAIT = 0.1
+"""Seconds left to a page after a timer of its fired or its last fetch answered, for what
+they set off (a fetch begun, the answer drawn) to happen before it is read."""
+_TRAFFIC_POLL = 0.05
+"""Seconds between checks for the page's fetches still answering."""
+_SCROLL = """async (y) => {
+  window.scrollTo(0, y);
+  await new Promise((done) => {
+    const late = setTimeout(done, 100);
+    requestAnimationFrame(() => requestAnimationFrame(() => done(clearTimeout(late))));
+  });
+  const root = document.scrollingElement || document.documentElement;
+  return [window.scrollY + window.innerHeight, root ? root.scrollHeight : 0];
+}"""
+"""Scroll to `y` and let two frames draw (intersection observers report on a frame; at most
+100 ms, its timer cleared so the page's timers are not waited for it); gives (the bottom of
+the view, the page's height)."""
+_TOP = "() => window.scrollTo(0, 0)"
+_REVEAL = """() => {
+  for (const details of document.querySelectorAll("details:not([open])")) {
+    details.removeAttribute("name");
+    details.open = true;
+  }
+  for (const panel of document.querySelectorAll('[role="tabpanel"]')) {
+    if (panel.checkVisibility && !panel.checkVisibility()) {
+      panel.hidden = false;
+      panel.style.setProperty("display", "block", "important");
+    }
+  }
+  const sheet = new CSSStyleSheet();
+  sheet.replaceSync("* { content-visibility: visible !important; }");
+  document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
+}"""
+"""Show what the page holds behind a click or a scroll, which `innerText` leaves out: closed
+`<details>` (opened, each out of its exclusive group so all stay open), hidden tab panels, and
+sections not drawn until they come into view (`content-visibility`, `hidden=until-found`)."""
+RETRIED_STATUSES = frozenset({429, 503})
+"""Statuses that say "not now": asked again once, after the wait the site asks for
+(`Retry-After`, else `RETRY_PAUSE`) when it is at most `MAX_RETRY_AFTER` seconds."""
+RETRY_PAUSE = 1.0
+MAX_RETRY_AFTER = 5.0
 PLACEHOLDER_CHARS = 64
 """Text shorter than this when the network is idle may be a placeholder ("Loading…") that a
 script is about to replace: it is watched for a change before it is stored."""
@@ -123,6 +230,12 @@ class CaptureOptions:
     render_wait: float = 2.0
     """Seconds at most, after network idle, to wait for a placeholder-size text to be replaced
     or a changing text to hold still; a page still changing then is stored as last read."""
+    script_wait: float = 3.0
+    """Seconds at most, after network idle, to wait for what the page set to happen by then
+    (`_await_scheduled`): its timers, a meta refresh to another page, its fetches answering."""
+    max_scroll_height: int = 20000
+    """Pixels of the page scrolled through before it is read, so content loaded as it comes
+    into view (a lazy section, an infinite list) is in its text."""
     viewport_width: int = 1280
     viewport_height: int = 800
     max_screenshot_height: int = 8000
@@ -301,6 +414,10 @@ class _Deadline:
             left = min(left, cap)
         return max(left, 0.001) * 1000
 
+    def spent(self) -> bool:
+        """Whether only the reserve is left: no time for a step that may be skipped."""
+        return time.monotonic() >= self.end - self.reserve
+
     def final_ms(self) -> float:
         """Milliseconds for the last step once the page has loaded: what is left, or the reserve."""
         return max(self.end - time.monotonic(), self.reserve) * 1000
@@ -323,6 +440,7 @@ async def capture_page(browser: Browser, url: str, options: CaptureOptions) -> P
             user_agent=_user_agent(browser),
             service_workers="block",
         )
+        await context.add_init_script(script=_TIMER_REGISTRY)
         deadline = _Deadline(options.timeout)
         # Playwright's own limits (from `deadline`) fire first; this net catches anything else.
         async with asyncio.timeout(options.timeout + 2 * deadline.reserve):
@@ -357,10 +475,13 @@ async def _visit(
 
     page = await context.new_page()
     hops = _navigations(page)
+    traffic = _Traffic(page)
     try:
-        response = await page.goto(
-            url, timeout=deadline.ms(keep_reserve=False), wait_until="domcontentloaded"
-        )
+        response = await _open(page, url, deadline)
+        pause = await _retry_pause(response, deadline)
+        if pause is not None:  # "not now": once more, after the wait the site asked for
+            await asyncio.sleep(pause)
+            response = await _open(page, url, deadline)
     except Error as exc:
         if "download is starting" in str(exc).lower():
             return await _fetch_document(context, url, deadline)
@@ -375,7 +496,68 @@ async def _visit(
     body = await _body_or_empty(response)  # a PDF served under any type, text/html included
     if looks_like_pdf(None, body[:1024]):
         return _pdf_record(url, body, response.status, content_type, page.url)
-    return await _web_record(page, response, url, content_type, options, deadline, hops)
+    return await _web_record(page, response, url, content_type, options, deadline, hops, traffic)
+
+
+async def _open(page: Page, url: str, deadline: _Deadline) -> Response | None:
+    """Navigate `page` to `url`, up to its document's content loaded."""
+    return await page.goto(
+        url, timeout=deadline.ms(keep_reserve=False), wait_until="domcontentloaded"
+    )
+
+
+async def _retry_pause(response: Response | None, deadline: _Deadline) -> float | None:
+    """Seconds to wait before asking for the page again when `response` says "not now"
+    (`RETRIED_STATUSES`) and the wait it asks for is short (`MAX_RETRY_AFTER`) and leaves time
+    to load it; None when it is not asked again."""
+    if response is None or response.status not in RETRIED_STATUSES:
+        return None
+    pause = _retry_after(await response.header_value("retry-after"))
+    if pause is None or pause > min(MAX_RETRY_AFTER, deadline.ms() / 2000):
+        return None
+    return pause
+
+
+def _retry_after(value: str | None) -> float | None:
+    """The seconds a `Retry-After` header asks to wait (a number or an HTTP date), or
+    `RETRY_PAUSE` when there is none; None when it cannot be read."""
+    if value is None:
+        return RETRY_PAUSE
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(when.timestamp() - time.time(), 0.0)
+
+
+class _Traffic:
+    """The requests for content (`TRAFFIC_TYPES`) a page's scripts have out, in any frame."""
+
+    def __init__(self, page: Page) -> None:
+        self._out: set[Request] = set()
+        page.on("request", self._started)
+        page.on("requestfinished", self._ended)
+        page.on("requestfailed", self._ended)
+
+    def _started(self, request: Request) -> None:
+        if request.resource_type in TRAFFIC_TYPES:
+            self._out.add(request)
+
+    def _ended(self, request: Request) -> None:
+        self._out.discard(request)
+
+    def out(self) -> frozenset[Request]:
+        """Those out now."""
+        return frozenset(self._out)
+
+    def any_out(self, requests: frozenset[Request]) -> bool:
+        """Whether one of `requests` is still out."""
+        return not self._out.isdisjoint(requests)
 
 
 def _navigations(page: Page) -> list[str]:
@@ -409,9 +591,10 @@ async def _web_record(
     options: CaptureOptions,
     deadline: _Deadline,
     hops: list[str],
+    traffic: _Traffic,
 ) -> PageRecord:
     image = (content_type or "").lower().startswith("image/")
-    read = await _settled_read(page, options, deadline, image=image)
+    read = await _settled_read(page, traffic, options, deadline, image=image)
     if read is None:
         return PageRecord.failure(
             url,
@@ -421,8 +604,7 @@ async def _web_record(
             content_type=content_type,
         )
     text, shot, final_url = read
-    if not text.strip():  # no text of its own: maybe all of it is in shadow roots or frames
-        text = await _nested_text(page)
+    text = _with_nested(text, await _nested_text(page))  # what its frames and shadow roots show
     linked_url = linked_page(url, final_url, hops)  # what a read of the page needs of `hops`
     extra: dict[str, Any] = {
         "http_status": response.status,
@@ -443,7 +625,12 @@ async def _web_record(
 
 
 async def _settled_read(
-    page: Page, options: CaptureOptions, deadline: _Deadline, *, image: bool = False
+    page: Page,
+    traffic: _Traffic,
+    options: CaptureOptions,
+    deadline: _Deadline,
+    *,
+    image: bool = False,
 ) -> tuple[str, bytes | None, str] | None:
     """(text, screenshot, URL) of the page once it has settled and rendered (`_rendered_text`;
     an `image` shows no text to wait for); None if it navigated during each of `READS` reads.
@@ -468,7 +655,7 @@ async def _settled_read(
     page.on("framenavigated", on_navigated)
     try:
         for _ in range(READS):
-            await _settle(page, options, deadline)
+            await _settle(page, traffic, options, deadline)
             before = (page.url, begun, committed)
             try:
                 text = await _inner_text(page)
@@ -536,30 +723,96 @@ async def _rendered_text(
     return latest
 
 
-async def _nested_text(page: Page) -> str:
-    """The text a page shows outside its document's own `innerText`, which leaves out open
-    shadow roots (web components) and frames: read only for a page without text of its own,
-    which would otherwise fail as `empty` though it shows content."""
+async def _nested_text(page: Page) -> list[str]:
+    """The texts a page shows outside its document's own `innerText`, which leaves out open
+    shadow roots (web components) and frames (`_NESTED_TEXT`): an article embedded in a frame
+    or drawn by a web component, beside the page's own menus, is part of what it shows."""
     from playwright.async_api import Error
 
     parts: list[str] = []
     for frame in page.frames:
         with contextlib.suppress(Error):
-            parts.append(await frame.evaluate(_SHADOW_TEXT))
-            if frame != page.main_frame:
-                parts.append(await frame.evaluate(_INNER_TEXT))
-    return "\n".join(part for part in parts if isinstance(part, str) and part.strip())
+            found = await frame.evaluate(_NESTED_TEXT, frame != page.main_frame)
+            parts += [part for part in found if isinstance(part, str)]
+    return parts
 
 
-async def _settle(page: Page, options: CaptureOptions, deadline: _Deadline) -> None:
-    """Wait for `load`, then network idle: a slow image or a page that keeps polling still
-    has its text by the end of these waits."""
+def _with_nested(text: str, parts: list[str]) -> str:
+    """`text` followed by each of `parts` it does not already hold (a shadow root's slotted
+    content is in both)."""
+    for part in parts:
+        part = part.strip()
+        if part and part not in text:
+            text = f"{text}\n{part}" if text.strip() else part
+    return text
+
+
+async def _settle(
+    page: Page, traffic: _Traffic, options: CaptureOptions, deadline: _Deadline
+) -> None:
+    """Wait for `load` and network idle, scroll through the page (`_scroll_through`), wait for
+    what it set to happen soon (`_await_scheduled`), and show what it hides behind a click
+    (`_REVEAL`): a slow image, a page that keeps polling, content loaded on view or drawn by a
+    timer or a slow fetch, is in its text by the end of these."""
     from playwright.async_api import Error
 
     with contextlib.suppress(Error):
         await page.wait_for_load_state("load", timeout=deadline.ms())
     with contextlib.suppress(Error):
         await page.wait_for_load_state("networkidle", timeout=deadline.ms(options.idle_wait))
+    await _scroll_through(page, traffic, options, deadline)
+    await _await_scheduled(page, traffic, options.script_wait, deadline)
+    with contextlib.suppress(Error):
+        await page.evaluate(_REVEAL)
+
+
+async def _await_scheduled(
+    page: Page, traffic: _Traffic, within: float, deadline: _Deadline
+) -> None:
+    """Wait, up to `within` seconds, for what the page set to happen by then: its timers
+    due within them and a meta refresh to another page to fire (`_SCHEDULED`), then the
+    fetches it has out to answer (`_Traffic`; not those it starts meanwhile, as a page full of
+    ads and beacons never stops). Network idle says nothing of a timer (content drawn a second
+    after load, a redirect set for later), and gives up on a fetch answering slowly."""
+    from playwright.async_api import Error
+
+    end = time.monotonic() + deadline.ms(within) / 1000
+    try:
+        due = float(await page.evaluate(_SCHEDULED, within * 1000) or 0) / 1000
+    except Error:
+        due = 0.0
+    waited = due > 0
+    if waited:
+        await asyncio.sleep(min(due + _AFTER_WAIT, max(end - time.monotonic(), 0.0)))
+    out = traffic.out()
+    while traffic.any_out(out) and time.monotonic() < end:
+        waited = True
+        await asyncio.sleep(_TRAFFIC_POLL)
+    if waited:
+        await asyncio.sleep(min(_AFTER_WAIT, max(end - time.monotonic(), 0.0)))
+
+
+async def _scroll_through(
+    page: Page, traffic: _Traffic, options: CaptureOptions, deadline: _Deadline
+) -> None:
+    """Scroll down the page a view at a time, to `options.max_scroll_height`, then back to
+    the top: a section loaded as it comes into view, or the next items of an endless list,
+    come in (each time the end is reached, what it set off is waited for briefly, and the
+    page scrolled on if it grew)."""
+    from playwright.async_api import Error
+
+    y = 0
+    with contextlib.suppress(Error):
+        while y < options.max_scroll_height and not deadline.spent():
+            y = min(y + options.viewport_height, options.max_scroll_height)
+            bottom, height = await page.evaluate(_SCROLL, y)
+            if bottom < height:
+                continue
+            await _await_scheduled(page, traffic, _QUIET, deadline)
+            if int(await page.evaluate(_PAGE_HEIGHT) or 0) <= height:
+                break  # the end, and nothing more came
+        if y:
+            await page.evaluate(_TOP)
 
 
 async def _screenshot(page: Page, options: CaptureOptions, deadline: _Deadline) -> bytes | None:
@@ -616,10 +869,16 @@ def _pdf_record(
 
 
 def _http_failure(url: str, status: int, reason: str, content_type: str | None) -> PageRecord:
+    error = f"HTTP {status} {reason}".strip()
+    if status in RETRIED_STATUSES:  # the page may well be there: say so
+        error += (
+            ": the site said not now (too many requests, or unavailable for a while), "
+            "still after a short wait or asking for a long one; capture it again later"
+        )
     return PageRecord.failure(
         url,
         "http",
-        f"HTTP {status} {reason}".strip(),
+        error,
         http_status=status,
         content_type=content_type,
     )
