@@ -729,6 +729,13 @@ def test_a_writable_store_always_reads_what_is_stored_now(store: PageStore) -> N
     assert store.get("https://example.com/a") == "new text"
 
 
+def test_a_site_refusing_our_capture_is_our_failure_on_read(store: PageStore) -> None:
+    """HTTP 429 still after a retry: the capture host was refused, the page likely exists."""
+    store.put(PageRecord.failure(WWW, "throttled", "HTTP 429 Too Many Requests", http_status=429))
+    with pytest.raises(InfraError, match="cache-pages"):
+        store.get(WWW)
+
+
 def test_a_capture_that_failed_on_our_side_is_reported_on_every_read(tmp_path: Path) -> None:
     with PageStore(tmp_path / "pages") as writer:
         writer.put(PageRecord.failure("https://example.com/a", "browser", "crashed"))

@@ -877,7 +877,7 @@ def _http_failure(url: str, status: int, reason: str, content_type: str | None) 
         )
     return PageRecord.failure(
         url,
-        "http",
+        "throttled" if status == 429 else "http",  # 429: the site refused us, not the page
         error,
         http_status=status,
         content_type=content_type,

@@ -63,10 +63,13 @@ before (not recorded)."""
 RECENT_READS = 64  # answers a read-only store keeps (judges check several claims per page)
 
 PageKind = Literal["web", "pdf"]
-INFRA_FAILURES = frozenset({"browser", "offline"})
+INFRA_FAILURES = frozenset({"browser", "offline", "throttled"})
 """Failure kinds caused by our side, not the page: reading them raises `InfraError`.
 `browser`: Chromium failed; `offline`: the capture host's network did (no connection, its
-proxy down, its DNS resolver down), so the page was never asked for."""
+proxy down, its DNS resolver down), so the page was never asked for; `throttled`: the site
+refused our capture for now (HTTP 429, too many requests from the capture host), still after
+a short wait: the page is likely there, and a claim checked against none would be found
+unsupported for our capture's fault."""
 JUDGEABLE = (
     "(CASE WHEN typeof(screenshot) != 'null' THEN 1"
     " ELSE trim(coalesce(text, ''), char(32, 9, 10, 13)) != '' END)"
@@ -94,6 +97,7 @@ FailureKind = Literal[
     "redirect_home",
     "browser",
     "offline",
+    "throttled",
     "import",
 ]
 
