@@ -5,6 +5,7 @@ a commit has it written at once."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from pathlib import Path
 
@@ -49,6 +50,37 @@ async def test_answers_queued_while_the_writer_lingers_share_one_write() -> None
     writer.hurry()
     await asyncio.wait_for(asyncio.gather(first, second), timeout=30)
     assert recorder.batches == [["a", "b"]]
+    writer.close()
+
+
+class CountingCondition(threading.Condition):
+    """A condition that counts how often a thread waiting on it woke up."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wakeups = 0
+
+    def wait(self, timeout: float | None = None) -> bool:
+        woken = super().wait(timeout)
+        self.wakeups += 1
+        return woken
+
+
+async def test_answers_queued_while_the_writer_lingers_do_not_wake_it() -> None:
+    recorder = Recorder()
+    writer = WriteBehind(recorder, "test", linger_s=A_MINUTE)
+    condition = writer._cond = CountingCondition()
+    commits = [writer.queue(pending("first"))]
+    await asyncio.sleep(0.05)  # the writer took the first answer and lingers
+    woken = condition.wakeups
+    keys = [f"a{n}" for n in range(20)]
+    for key in keys:
+        commits.append(writer.queue(pending(key)))
+        await asyncio.sleep(0.005)  # time for a woken writer to run
+    assert condition.wakeups == woken
+    writer.hurry()
+    await asyncio.wait_for(asyncio.gather(*commits), timeout=30)
+    assert recorder.batches == [["first", *keys]]
     writer.close()
 
 

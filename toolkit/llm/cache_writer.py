@@ -98,11 +98,16 @@ class WriteBehind:
         return done
 
     def _enqueue(self, item: PendingWrite, waiter: Callable[[BaseException | None], None]) -> None:
+        """Queue `item`; wake the writer only for the batch's first answer: one that lingers
+        waits for its deadline or `hurry`, not for more answers, and waking it for each costs
+        a thread switch (and the interpreter lock) per LLM call."""
         with self._cond:
+            first = not self._queued
             if item.replace or item.key not in self._queued:
                 self._queued[item.key] = item
             self._waiters.append(waiter)
-            self._cond.notify_all()
+            if first:
+                self._cond.notify_all()
             if self._thread is None:
                 self._closing = False
                 self._thread = threading.Thread(target=self._drain, name=self._name, daemon=True)
