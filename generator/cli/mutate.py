@@ -280,8 +280,8 @@ def mutate(
     """Mutation-test TASK's judge: does it notice when one fact of a good answer is damaged?
 
     Picks the first sample answer that scores 1 (or --answer, which must), applies every
-    mutation (cited URL dropped, date or number changed, list item removed, name replaced,
-    sources swapped), runs the judge on each and reports whether the score dropped
+    mutation (cited URL dropped, date moved by a year or by a day, number changed, list item
+    or table row removed, name replaced, sources swapped), runs the judge on each and reports whether the score dropped
     (killed) and the kill rate. A surviving mutation points at a fact the judge never checks.
     A drop while the run missed a cited page the original's run did not is inconclusive;
     it and a mutation the judge failed on (error) count as not killed in the kill rate.

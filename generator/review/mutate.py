@@ -1,8 +1,8 @@
 """Deterministic answer mutations for mutation-testing a judge.
 
 Each mutation is a named function that damages one fact of an answer a careful judge must
-notice: a cited URL dropped, a date or number changed, a list item removed, a name replaced,
-two items' sources swapped. A judge "kills" a mutation when the mutated answer scores lower
+notice: a cited URL dropped, a date's year or day changed, a number changed, a list item or
+table row removed, a name replaced, two items' sources swapped. A judge "kills" a mutation when the mutated answer scores lower
 than the original. Every function returns None when its kind of fact is absent. Cited URLs
 are found as the toolkit reads them (`toolkit.urls.citations`) and never rewritten: a changed
 address would name a page missing from the store, and the score would drop for that alone.
@@ -34,6 +34,11 @@ _MONTH_DATE = re.compile(
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _NUMBER = re.compile(r"(?<![\w./-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w/-])")
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+.*(?:\n|$)", re.MULTILINE)
+_TABLE_ROW = re.compile(r"^[ \t]*\|.*(?:\n|$)", re.MULTILINE)
+# A Markdown table: a header row, a delimiter row (`|---|:--|`), and the body rows after it.
+_TABLE = re.compile(
+    r"^[ \t]*\|.*\n[ \t]*\|[ \t:|-]*-[ \t:|-]*(?:\n|$)((?:[ \t]*\|.*(?:\n|$))+)", re.MULTILINE
+)
 _NAME = re.compile(r"(?<![\w/.#-])([A-Z][a-z]+(?:[ \t]+[A-Z]\.)?[ \t]+[A-Z][a-z]{2,})\b")
 _SENTENCE_WORDS = {
     "The",
@@ -95,6 +100,24 @@ def change_date(answer: str) -> Mutation | None:
     return None
 
 
+def shift_day(answer: str) -> Mutation | None:
+    """Move the first date (month-name or ISO form) one day, within its month and year: a judge
+    that compares only the month and year must not miss it."""
+    spans = _masked_spans(answer)
+    for pattern, day_group in ((_MONTH_DATE, 2), (_ISO_DATE, 3)):
+        for match in pattern.finditer(answer):
+            if not _outside(spans, *match.span()):
+                continue
+            start, end = match.span(day_group)
+            day = int(answer[start:end])
+            new_day = f"{day + 1 if day < 28 else day - 1:0{end - start}d}"
+            text = answer[:start] + new_day + answer[end:]
+            old = match.group(0)
+            new = answer[match.start() : start] + new_day + answer[end : match.end()]
+            return Mutation(name="shift_day", description=f"{old} -> {new}", text=text)
+    return None
+
+
 def change_number(answer: str) -> Mutation | None:
     """Change the first number that is not part of a URL or a date (adds 7 to its last digit)."""
     spans = _masked_spans(answer)
@@ -119,6 +142,19 @@ def remove_list_item(answer: str) -> Mutation | None:
     text = answer[: last.start()] + answer[last.end() :]
     return Mutation(
         name="remove_list_item", description=f"removed: {last.group(0).strip()[:80]}", text=text
+    )
+
+
+def remove_table_row(answer: str) -> Mutation | None:
+    """Delete the last body row of the answer's Markdown tables (an item listed as a row)."""
+    tables = list(_TABLE.finditer(answer))
+    if not tables:
+        return None
+    body = tables[-1]
+    last = list(_TABLE_ROW.finditer(answer, body.start(1), body.end(1)))[-1]
+    text = answer[: last.start()] + answer[last.end() :]
+    return Mutation(
+        name="remove_table_row", description=f"removed: {last.group(0).strip()[:80]}", text=text
     )
 
 
@@ -154,8 +190,10 @@ def swap_sources(answer: str) -> Mutation | None:
 MUTATIONS: tuple[Callable[[str], Mutation | None], ...] = (
     drop_cited_url,
     change_date,
+    shift_day,
     change_number,
     remove_list_item,
+    remove_table_row,
     replace_name,
     swap_sources,
 )

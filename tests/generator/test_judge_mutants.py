@@ -58,7 +58,7 @@ BASES = {
         ROOT / "tasks" / NOBEL,
         EXAMPLE_REPLIES / NOBEL / "replies",
         strip_header((ROOT / "generated_judges" / f"{NOBEL}.py").read_text()),
-        0.33,  # 1 of 3: the good answer's year and "Nobel Prize" may change unnoticed
+        0.5,  # 2 of 4: the good answer's year and "Nobel Prize" may change unnoticed
     ),
 }
 
@@ -278,7 +278,7 @@ MUTANTS: dict[str, Mutant] = {
             ),
         ),
     ),
-    # (c) one required item of several checked
+    # (c) one required item of several checked (remove_table_row drops a later laureate)
     "nobel-only_the_first_laureate_checked": Mutant(
         "nobel", "mutation", (("enumerate(expected, 1)", "enumerate(expected[:1], 1)"),)
     ),
@@ -438,6 +438,7 @@ MUTANTS: dict[str, Mutant] = {
             ),
         ),
     ),
+    # shift_day moves the date within its month
     "launch-launch_date_compared_by_month": Mutant(
         "launch",
         "mutation",
@@ -460,17 +461,6 @@ MUTANTS: dict[str, Mutant] = {
 
 # Mutants no gate catches yet: the gate each would need.
 UNCAUGHT = {
-    "nobel-only_the_first_laureate_checked": (
-        "the partial answer scores 0.5 whether one laureate or three are checked, and no "
-        "mutation removes a laureate: remove_list_item sees bulleted and numbered items, not "
-        "the good answer's table rows. Needs a mutation that drops a table row (or a check "
-        "that every ground-truth item has a node)"
-    ),
-    "launch-launch_date_compared_by_month": (
-        "the sample dates differ by month and change_date moves only the year, so a date "
-        "compared by month scores every answer and mutation alike. Needs a mutation that "
-        "moves a date by days within its month (or a sample answer with a near-miss date)"
-    ),
     "launch-launch_date_copied_from_the_good_answer": (
         "acceptance scores the very answers the judge was drafted from, so a value copied "
         "from them matches. Needs a meaning-preserving mutation that must keep the score "

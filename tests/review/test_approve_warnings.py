@@ -158,7 +158,7 @@ def test_a_kill_rate_measured_by_mutate_write_review_is_shown_by_approve(mutated
     done = _mutate_then_approve(mutated)
     assert done.exit_code == 0, done.output
     assert done.stdout.splitlines()[1] == (
-        "mutation testing of these bytes: kill rate 0.83 (5 of 6 mutations of good), by "
+        "mutation testing of these bytes: kill rate 0.86 (6 of 7 mutations of good), by "
         "`judgegen mutate --write-review` (`mutation_testing`)"
     )
     assert "not measured" not in done.stderr
@@ -191,7 +191,7 @@ def test_a_kill_rate_measured_before_the_judge_was_edited_is_said_to_be_stale(
     judge.write_text(judge.read_text() + "# tweak\n")
     done = invoke(["approve", MUTATED, "--reviewer", "Eve"])
     message = " ".join(done.stderr.split())
-    assert "mutation testing is stale: kill rate 0.83 (5 of 6 mutations of good)" in message
+    assert "mutation testing is stale: kill rate 0.86 (6 of 7 mutations of good)" in message
     assert f"but the judge is now {sha256_file(judge)[:19]}" in message
     assert done.stdout.splitlines()[1] == "mutation testing of these bytes: not measured"
 

@@ -31,12 +31,13 @@ def test_mutations_of_the_good_answer_are_killed_except_the_unchecked_number(wor
     assert outcomes == {
         "drop_cited_url": "killed",
         "change_date": "killed",
+        "shift_day": "killed",
         "change_number": "survived",
         "remove_list_item": "killed",
         "replace_name": "killed",
         "swap_sources": "killed",
     }
-    assert lines[-1] == "kill rate 0.83 (5 of 6 mutations lowered the score)"
+    assert lines[-1] == "kill rate 0.86 (6 of 7 mutations lowered the score)"
 
 
 def test_json_report_has_scores_and_kill_rate(work: Path) -> None:
@@ -49,7 +50,7 @@ def test_json_report_has_scores_and_kill_rate(work: Path) -> None:
     assert rows["change_date"]["score"] == pytest.approx(2 / 3)
     assert rows["swap_sources"]["score"] == pytest.approx(1 / 3)
     assert rows["change_number"]["outcome"] == "survived"
-    assert (data["killed"], data["kill_rate"]) == (5, pytest.approx(5 / 6))
+    assert (data["killed"], data["kill_rate"]) == (6, pytest.approx(6 / 7))
 
 
 def test_a_named_answer_that_does_not_score_1_is_refused(work: Path) -> None:
@@ -76,8 +77,8 @@ def test_write_review_replaces_only_its_own_section(work: Path) -> None:
     assert "| change_number | 8,849 -> 8,846 | 1.000 | survived |" in text
     sidecar = json.loads((reviews / f"{TASK}.json").read_text())
     assert sidecar["task_id"] == TASK
-    assert sidecar["mutation_testing"]["killed"] == 5
-    assert sidecar["mutation_testing"]["kill_rate"] == pytest.approx(5 / 6)
+    assert sidecar["mutation_testing"]["killed"] == 6
+    assert sidecar["mutation_testing"]["kill_rate"] == pytest.approx(6 / 7)
 
 
 def test_write_review_names_the_judge_bytes_the_mutations_ran_on(work: Path) -> None:
@@ -155,8 +156,8 @@ def test_mutations_the_judge_crashed_on_count_as_not_killed(work: Path) -> None:
     shutil.copy(brittle, work / "generated_judges" / f"{TASK}.py")
     result = invoke(["mutate", TASK, "--json", *RUN])
     data = json.loads(result.stdout)
-    assert (data["killed"], data["errors"], len(data["mutations"])) == (3, 2, 6)
-    assert data["kill_rate"] == pytest.approx(3 / 6)
+    assert (data["killed"], data["errors"], len(data["mutations"])) == (4, 2, 7)
+    assert data["kill_rate"] == pytest.approx(4 / 7)
 
 
 URL_BUILDER = Path(__file__).parents[1] / "fixtures/review/judges/first_ascents_url_builder.py"
@@ -180,7 +181,7 @@ def test_a_drop_caused_by_a_page_the_judge_built_is_inconclusive_not_killed(
     assert rows["replace_name"]["outcome"] == "inconclusive"
     assert rows["replace_name"]["missing_pages"] == ["https://peaks.example/quillfeather"]
     assert rows["change_date"] == {**rows["change_date"], "outcome": "killed", "missing_pages": []}
-    assert (data["killed"], data["inconclusive"], data["kill_rate"]) == (2, 1, 2 / 6)
+    assert (data["killed"], data["inconclusive"], data["kill_rate"]) == (3, 1, 3 / 7)
 
 
 def test_the_report_shows_an_inconclusive_mutation_and_its_missing_page(url_builder: Path) -> None:
@@ -192,7 +193,7 @@ def test_the_report_shows_an_inconclusive_mutation_and_its_missing_page(url_buil
         in lines
     )
     assert lines[-1] == (
-        "kill rate 0.33 (2 of 6 mutations lowered the score; 1 inconclusive counts as not killed)"
+        "kill rate 0.43 (3 of 7 mutations lowered the score; 1 inconclusive counts as not killed)"
     )
 
 
@@ -202,8 +203,8 @@ def test_write_review_records_the_inconclusive_mutation(url_builder: Path) -> No
     assert invoke(["mutate", TASK, "--write-review", *RUN]).exit_code == 0
     sidecar = json.loads((url_builder / "reviews" / f"{TASK}.json").read_text())
     recorded = sidecar["mutation_testing"]
-    assert (recorded["killed"], recorded["inconclusive"]) == (2, 1)
-    assert recorded["kill_rate"] == pytest.approx(2 / 6)
+    assert (recorded["killed"], recorded["inconclusive"]) == (3, 1)
+    assert recorded["kill_rate"] == pytest.approx(3 / 7)
     text = (url_builder / "reviews" / f"{TASK}.md").read_text()
     assert (
         "| replace_name | Mount Everest -> Morgan Quillfeather | 0.750 | inconclusive (cited "

@@ -20,7 +20,9 @@ from generator.review.mutate import (
     mutate_answer,
     mutation_row,
     remove_list_item,
+    remove_table_row,
     replace_name,
+    shift_day,
     swap_sources,
 )
 from generator.review.runs import ReviewRuns
@@ -59,6 +61,26 @@ def test_change_date_ignores_dates_inside_urls():
     assert change_date("See https://x.example/2023-12-07/post") is None
 
 
+def test_shift_day_moves_a_month_name_date_one_day_within_its_month():
+    mutation = shift_day(ANSWER)
+    assert mutation.description == "Dec 7, 2023 -> Dec 8, 2023"
+    assert "Dec 8, 2023" in mutation.text and "Dec 7" not in mutation.text
+
+
+def test_shift_day_moves_a_late_day_back_so_the_month_stays():
+    assert shift_day("Released 2023-01-31.").text == "Released 2023-01-30."
+    assert shift_day("Released Feb 28th, 2024.").text == "Released Feb 27th, 2024."
+
+
+def test_shift_day_keeps_the_width_of_the_day():
+    assert shift_day("Released 2023-12-09.").text == "Released 2023-12-10."
+    assert shift_day("Released 2023-12-01.").text == "Released 2023-12-02."
+
+
+def test_shift_day_ignores_dates_inside_urls():
+    assert shift_day("See https://x.example/2023-12-07/post") is None
+
+
 def test_change_number_skips_urls_and_dates():
     mutation = change_number(ANSWER)
     assert mutation.description == "12 -> 19"
@@ -72,6 +94,38 @@ def test_change_number_keeps_thousands_separators():
 def test_remove_list_item_drops_the_last_item():
     mutation = remove_list_item(ANSWER)
     assert "Chunyuan Li" not in mutation.text and "- Haotian Liu" in mutation.text
+
+
+TABLE_ANSWER = """Three laureates:
+
+| Laureate | Source |
+|:---|---|
+| Pierre Agostini | https://example.org/agostini |
+| Anne L'Huillier | https://example.org/lhuillier |
+
+Both shared it.
+"""
+
+
+def test_remove_table_row_drops_the_last_body_row():
+    mutation = remove_table_row(TABLE_ANSWER)
+    assert mutation.text == TABLE_ANSWER.replace(
+        "| Anne L'Huillier | https://example.org/lhuillier |\n", ""
+    )
+    assert mutation.description == "removed: | Anne L'Huillier | https://example.org/lhuillier |"
+
+
+def test_remove_table_row_never_removes_the_header_or_delimiter_row():
+    one_row = "| A | B |\n|---|---|\n| 1 | 2 |\n"
+    assert remove_table_row(one_row).text == "| A | B |\n|---|---|\n"
+
+
+def test_remove_table_row_needs_a_delimiter_row():
+    assert remove_table_row("| a pipe | in prose |\n| and | another |\n") is None
+
+
+def test_remove_list_item_leaves_table_rows_alone():
+    assert remove_list_item(TABLE_ANSWER) is None
 
 
 def test_replace_name_replaces_every_occurrence():
@@ -126,12 +180,15 @@ def test_swap_sources_skips_two_spellings_of_one_page():
 
 def test_mutations_that_do_not_apply_return_none():
     plain = "nothing here"
-    assert [fn(plain) for fn in (drop_cited_url, change_date, remove_list_item, swap_sources)] == [
-        None,
-        None,
-        None,
-        None,
-    ]
+    mutations = (
+        drop_cited_url,
+        change_date,
+        shift_day,
+        remove_list_item,
+        remove_table_row,
+        swap_sources,
+    )
+    assert [fn(plain) for fn in mutations] == [None] * len(mutations)
 
 
 def test_mutate_all_is_deterministic_and_ordered():
@@ -140,6 +197,7 @@ def test_mutate_all_is_deterministic_and_ordered():
     assert [m.name for m in first] == [
         "drop_cited_url",
         "change_date",
+        "shift_day",
         "change_number",
         "remove_list_item",
         "replace_name",
