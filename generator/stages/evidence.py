@@ -18,7 +18,7 @@ release notes confirm ..." speaks of no page it knows), so both run.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
@@ -63,14 +63,22 @@ def _verifications(summary: dict[str, Any]) -> list[dict[str, Any]]:
     return [v for v in summary.get("verifications") or [] if v.get("passed") is not None]
 
 
-def source_missing(summary: dict[str, Any]) -> list[EvidenceFinding]:
-    """Leaves whose description speaks of a page/source but whose verify got no sources."""
+def _page_leaf_verifications(summary: dict[str, Any]) -> Iterator[tuple[dict[str, Any], Any, str]]:
+    """(verification, its leaf's id, the leaf's description) for each verification of a leaf
+    whose description speaks of a page or source (`PAGE_WORDS`)."""
     descs = {n.id: n.desc for n in flatten(tree_of(summary))}
-    found = []
     for entry in _verifications(summary):
         node_id = entry.get("node_id")
         desc = descs.get(node_id or "", "")
-        if entry.get("sources") or not PAGE_WORDS.search(desc):
+        if PAGE_WORDS.search(desc):
+            yield entry, node_id, desc
+
+
+def source_missing(summary: dict[str, Any]) -> list[EvidenceFinding]:
+    """Leaves whose description speaks of a page/source but whose verify got no sources."""
+    found = []
+    for entry, node_id, desc in _page_leaf_verifications(summary):
+        if entry.get("sources"):
             continue
         found.append(
             EvidenceFinding(
@@ -106,15 +114,12 @@ def sources_not_cited(summary: dict[str, Any], answer: str) -> list[EvidenceFind
     checking the pages it knows passes an answer whose own citations say nothing. A page the
     judge adds beside a cited one (a reference page for "the latest release") is fine.
     """
-    descs = {n.id: n.desc for n in flatten(tree_of(summary))}
     info = summary.get("eval_breakdown", [{}])[0].get("info") or []
     offered = extract_urls(answer) + _strings(info)
     found = []
-    for entry in _verifications(summary):
-        node_id = entry.get("node_id")
-        desc = descs.get(node_id or "", "")
+    for entry, node_id, desc in _page_leaf_verifications(summary):
         sources = entry.get("sources") or []
-        if not sources or not PAGE_WORDS.search(desc):
+        if not sources:
             continue
         if any(same_page(url, page) for url in sources for page in offered):
             continue
