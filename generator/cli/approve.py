@@ -41,10 +41,11 @@ def approve(
     Writes REVIEWS/TASK_ID.approval.json (reviewer, date, judge sha256). Warns on stderr,
     naming the file and field, when REVIEWS/TASK_ID.json does not vouch for these bytes: no
     review record, a record of other bytes, failed or skipped acceptance, an unmeasured
-    kill rate or one measured on other bytes, mutations counted as not killed (errors,
-    inconclusive), or a spec in TASKS changed since the judge was generated. Prints the kill
-    rate of these bytes from the latest mutation testing: generate's, or a later `judgegen
-    mutate --write-review`.
+    kill rate or one measured on other bytes or under other mutation kinds than judgegen
+    applies now, mutations counted as not killed (errors, inconclusive), or a spec in TASKS
+    changed since the judge was generated. Prints the kill rate of these bytes from the latest
+    mutation testing: generate's, or a later `judgegen mutate --write-review` (marked stale
+    when measured under other mutation kinds).
 
     \b
     Example:
@@ -71,7 +72,7 @@ def approve(
     for warning in warnings:
         click.echo(f"warning: {warning}", err=True)
     measured = latest_kill_rate(task_id, judge, reviews)
-    mutation = f"{measured.summary}, by {measured.where}" if measured else "not measured"
+    mutation = measured.shown() if measured else "not measured"
     if as_json:
         payload = {
             **record.model_dump(mode="json"),

@@ -32,6 +32,7 @@ from generator.cli.llm_options import llm_options
 from generator.review.cost import CheckingCost, LLMSpend
 from generator.review.mutate import (
     MutationReport,
+    kinds_line,
     mutate_answer,
     unproven_count,
     unproven_note,
@@ -162,6 +163,8 @@ def review_section(
         f"Answer `{report.answer}` (score {report.original_score:g}), mutated one fact at a time; "
         + _rate_line(report)
         + ".",
+        "",
+        kinds_line(report.kinds),
         "",
     ]
     if spend is not None:

@@ -4,8 +4,9 @@ review record and its task spec.
 An approval binds exact bytes, so it is only as good as what the reviewer read. These checks
 name each way the review record (`reviews/<task_id>.json`) fails to vouch for the file being
 approved: no record, a record of other bytes, a failed or skipped gate, an unmeasured kill
-rate (or one measured on other bytes: generate's and `judgegen mutate --write-review`'s, read
-as the latest through `latest_mutation_testing`), mutations the judge failed on or scored lower
+rate (or one measured on other bytes, or under other mutation kinds than judgegen applies now:
+generate's and `judgegen mutate --write-review`'s, read as the latest through
+`latest_mutation_testing`), mutations the judge failed on or scored lower
 only while a cited page was missing (not evidence it notices them), or a spec edited since the
 judge was generated.
 """
@@ -87,7 +88,8 @@ def _mutation_warnings(
     task_id: str, sidecar: Path, latest: LatestMutationTesting, judge_sha256: str
 ) -> list[str]:
     """Why the record's latest mutation testing does not vouch for these bytes: it measured
-    other bytes, measured nothing, or counts errors or inconclusive mutations as not killed."""
+    other bytes, applied other mutation kinds than judgegen's current ones, measured nothing,
+    or counts errors or inconclusive mutations as not killed."""
     rerun = f"`judgegen mutate {task_id} --write-review`"
     if latest.current is None and latest.stale is not None:
         stale = latest.stale
@@ -105,6 +107,13 @@ def _mutation_warnings(
             "regenerate with --pages PAGES"
         ]
     warnings = [f"{sidecar}: {note}" for note in current.notes]
+    if current.kinds_change is not None:
+        warnings.append(
+            f"{sidecar}: mutation testing is stale: {current.summary}, by {current.where}, "
+            f"applied other mutation kinds than judgegen applies now ({current.kinds_change}): "
+            f"that kill rate is not over the current set of mutations; measure it again with "
+            f"{rerun} (or regenerate the judge: its record then applies the current kinds)"
+        )
     if not current.measured:
         warnings.append(
             f"{sidecar}: mutation kill rate not measured ({current.summary}); run {rerun} or "

@@ -7,14 +7,17 @@ than the original. Every function returns None when its kind of fact is absent. 
 are found as the toolkit reads them (`toolkit.urls.citations`) and never rewritten: a changed
 address would name a page missing from the store, and the score would drop for that alone.
 A judge may still ask for such a page (one building URLs from extracted values): a drop while
-its run missed a cited page the original's did not is `inconclusive`, not a kill.
+its run missed a cited page the original's did not is `inconclusive`, not a kill. A report
+names the kinds it applied and their versions (`mutation_kinds`): a kill rate over another set
+than the current one is stale (`kinds_change`), never read as the judge's current one.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -25,8 +28,9 @@ from toolkit.urls import citations, same_page
 if TYPE_CHECKING:
     from generator.review.runs import ReviewRuns
 
-MUTATION_VERSION = 2  # 2: inconclusive rows, missing_pages; kill rate over every mutation
-MUTATION_STAGE_VERSION = 3  # 2: the stage's LLM calls and cost; 3: reports of version 2
+# 2: inconclusive rows, missing_pages; kill rate over every mutation; 3: `kinds`
+MUTATION_VERSION = 3
+MUTATION_STAGE_VERSION = 4  # 2: the stage's LLM calls and cost; 3, 4: reports of version 2, 3
 
 _MONTH_DATE = re.compile(
     r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?\s+(\d{1,2})(st|nd|rd|th)?,?\s+(\d{4})\b"
@@ -187,21 +191,65 @@ def swap_sources(answer: str) -> Mutation | None:
     return None
 
 
-MUTATIONS: tuple[Callable[[str], Mutation | None], ...] = (
-    drop_cited_url,
-    change_date,
-    shift_day,
-    change_number,
-    remove_list_item,
-    remove_table_row,
-    replace_name,
-    swap_sources,
+@dataclass(frozen=True)
+class MutationKind:
+    """One kind of damage, under the name its mutations carry, and its version: bump it when
+    the kind changes what it damages or how (a test pins each version's output on probe
+    answers), so kill rates measured before read as stale, not as judgegen's current ones."""
+
+    name: str
+    version: int
+    apply: Callable[[str], Mutation | None]
+
+
+MUTATIONS: tuple[MutationKind, ...] = (
+    MutationKind("drop_cited_url", 1, drop_cited_url),
+    MutationKind("change_date", 1, change_date),
+    MutationKind("shift_day", 1, shift_day),
+    MutationKind("change_number", 1, change_number),
+    MutationKind("remove_list_item", 1, remove_list_item),
+    MutationKind("remove_table_row", 1, remove_table_row),
+    MutationKind("replace_name", 1, replace_name),
+    MutationKind("swap_sources", 1, swap_sources),
 )
+
+
+def mutation_kinds() -> dict[str, int]:
+    """The kinds `mutate_all` applies, in order, each with its version: what a mutation report
+    records as the set its kill rate is over."""
+    return {kind.name: kind.version for kind in MUTATIONS}
+
+
+def kinds_change(recorded: Mapping[str, int] | None) -> str | None:
+    """How the kinds `mutate_all` applies now differ from `recorded` (a report's `kinds`;
+    None: recorded before reports named them), or None when they are the same."""
+    current = mutation_kinds()
+    if recorded is not None and dict(recorded) == current:
+        return None
+    if recorded is None:
+        applied = ", ".join(f"{name} v{version}" for name, version in current.items())
+        return f"recorded before judgegen named its mutation kinds; it now applies {applied}"
+    added = [f"{n} v{v}" for n, v in current.items() if n not in recorded]
+    removed = [f"{n} v{v}" for n, v in recorded.items() if n not in current]
+    changed = [f"{n} v{recorded[n]} -> v{v}" for n, v in current.items() if recorded.get(n, v) != v]
+    parts = [f"not applied then: {', '.join(added)}"] if added else []
+    parts += [f"no longer applied: {', '.join(removed)}"] if removed else []
+    parts += [f"changed since: {', '.join(changed)}"] if changed else []
+    return "; ".join(parts)
+
+
+def kinds_line(kinds: Mapping[str, int] | None) -> str:
+    """`Mutation kinds applied: drop_cited_url v1, ...` for a review record's Markdown."""
+    if kinds is None:
+        return "Mutation kinds applied: not recorded."
+    shown = ", ".join(f"{name} v{version}" for name, version in kinds.items())
+    return f"Mutation kinds applied: {shown}."
 
 
 def mutate_all(answer: str) -> list[Mutation]:
     """Every applicable mutation of `answer`, in a fixed order."""
-    return [m for m in (fn(answer) for fn in MUTATIONS) if m is not None and m.text != answer]
+    mutations = (kind.apply(answer) for kind in MUTATIONS)
+    return [m for m in mutations if m is not None and m.text != answer]
 
 
 Outcome = Literal["killed", "survived", "inconclusive", "error"]
@@ -241,6 +289,12 @@ class MutationReport(BaseModel):
     task_id: str
     answer: str
     original_score: float
+    kinds: dict[str, int] | None = Field(
+        default=None,
+        description="The mutation kinds applied and their versions (`mutation_kinds()`), so a "
+        "kill rate over another set than judgegen's current one reads as stale; None: not "
+        "recorded (reports before version 3).",
+    )
     mutations: list[MutationRow] = Field(default_factory=list)
 
     @property
@@ -381,7 +435,9 @@ async def mutate_answer(
     """
     from generator.review.runs import JudgeRunError
 
-    report = MutationReport(task_id=task_id, answer=answer_name, original_score=original)
+    report = MutationReport(
+        task_id=task_id, answer=answer_name, original_score=original, kinds=mutation_kinds()
+    )
     for mutation in mutate_all(answer_text):
         if progress is not None:
             progress(f"[{task_id}] {mutation.name}: {mutation.description}")
@@ -436,6 +492,12 @@ class MutationStage(BaseModel):
     def kill_rate(self) -> float | None:
         """Killed over every mutation of all accepted answers (`kill_rate_of`)."""
         return kill_rate_of([row for r in self.reports for row in r.mutations])
+
+    def kinds_change(self) -> str | None:
+        """How judgegen's mutation kinds differ from those the reports were measured under
+        (`kinds_change`), or None when every report applied the current ones."""
+        changes = dict.fromkeys(c for r in self.reports if (c := kinds_change(r.kinds)))
+        return "; ".join(changes) or None
 
     def survivors(self) -> list[str]:
         """`answer: mutation (change) scored s` for each surviving mutation."""

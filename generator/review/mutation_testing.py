@@ -20,6 +20,7 @@ from generator.review.cost import LLMSpend
 from generator.review.mutate import (
     MutationReport,
     MutationStage,
+    kinds_change,
     unproven_count,
     unproven_fixes,
     unproven_note,
@@ -27,8 +28,9 @@ from generator.review.mutate import (
 from generator.review.record import ReviewRecord
 
 # the sidecar's mutation_testing; 2: `llm`, the run's calls and cost; 3: `inconclusive`, and a
-# kill_rate counting errors and inconclusive mutations as not killed; 4: `report`, every row
-MUTATION_REPORT_VERSION = 4
+# kill_rate counting errors and inconclusive mutations as not killed; 4: `report`, every row;
+# 5: a `report` naming the mutation kinds it applied (`MutationReport.kinds`)
+MUTATION_REPORT_VERSION = 5
 SIDECAR_KEY = "mutation_testing"
 Source = Literal["generate", "mutate"]
 SOURCES = {
@@ -82,11 +84,21 @@ class MutationMeasurement(BaseModel):
     unproven: list[str] = Field(description="Each error or inconclusive mutation, named.")
     fixes: list[str] = Field(description="What to do about them, one line per kind.")
     notes: list[str] = Field(default_factory=list, description="Doubts about the record itself.")
+    kinds_change: str | None = Field(
+        default=None,
+        description="How judgegen's mutation kinds changed since it was measured (`kinds_change`):"
+        " its kill rate is over another set of mutations; None when they are the current ones.",
+    )
 
     @property
     def where(self) -> str:
         """Which command and field of the record measured it."""
         return SOURCES[self.source]
+
+    def shown(self) -> str:
+        """`kill rate 0.67 (...), by <where>`, marked stale when measured under other kinds."""
+        stale = f" [stale: other mutation kinds ({self.kinds_change})]" if self.kinds_change else ""
+        return f"{self.summary}, by {self.where}{stale}"
 
 
 class LatestMutationTesting(BaseModel):
@@ -105,6 +117,7 @@ def _of_stage(stage: MutationStage, judge_sha256: str | None) -> MutationMeasure
         unproven_counted=unproven_count(stage.errors, stage.inconclusive),
         unproven=stage.unproven(),
         fixes=stage.unproven_fixes(),
+        kinds_change=stage.kinds_change() if stage.ran else None,
     )
 
 
@@ -141,6 +154,7 @@ def _of_mutate(recorded: MutationTesting) -> MutationMeasurement:
         unproven=[],
         fixes=unproven_fixes(recorded.errors, recorded.inconclusive),
         notes=notes,
+        kinds_change=kinds_change(None),
     )
 
 

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from generator.review.cost import CheckingCost, LLMSpend
-from generator.review.mutate import MutationStage
+from generator.review.mutate import MutationStage, kinds_line
 from generator.review.rubric import outline
 from generator.stages.acceptance import AcceptanceReport
 from generator.stages.provenance import Provenance
@@ -281,6 +281,7 @@ def _mutation_lines(stage: MutationStage | None) -> list[str]:
         return [*lines, f"Not run: {note}.", ""]
     lines += [stage.summary_line() + ".", ""]
     if stage.reports:
+        lines += [kinds_line(stage.reports[0].kinds), ""]
         lines += ["| answer | mutation | change | score | outcome |", "|---|---|---|---|---|"]
     for report in stage.reports:
         for row in report.mutations:

@@ -15,11 +15,13 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
+from generator.review.mutation_testing import read_latest_mutation_testing
 from generator.stages.lint import lint_source
 from generator.stages.spec import load_spec
 from toolkit.llm.records import load_records
 from toolkit.llm.replay import replay_key
 from toolkit.runner.approval import approval_problem
+from toolkit.util.hashing import sha256_file
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(p.name for p in (ROOT / "recordings").iterdir() if p.is_dir())
@@ -113,6 +115,28 @@ def test_example_records_show_acceptance_and_kill_rate(task_id: str) -> None:
     killed = [row for r in record["mutation"]["reports"] for row in r["mutations"]]
     assert record["mutation"]["ran"] and any(row["outcome"] == "killed" for row in killed)
     assert "kill rate" in (ROOT / "reviews" / f"{task_id}.md").read_text()
+
+
+REVIEWED = sorted(
+    p.name.removesuffix(".json")
+    for p in (ROOT / "reviews").glob("*.json")
+    if not p.name.endswith(".approval.json")
+)
+
+
+@pytest.mark.parametrize("task_id", REVIEWED)
+def test_committed_kill_rates_are_over_the_current_mutation_kinds(task_id: str) -> None:
+    """A kind added (or changed) since a record was made leaves its kill rate over another set
+    of mutations than judgegen applies: a reader would take it as current."""
+    sidecar = ROOT / "reviews" / f"{task_id}.json"
+    judge = ROOT / "generated_judges" / f"{task_id}.py"
+    latest = read_latest_mutation_testing(sidecar, sha256_file(judge))
+    assert latest.current is not None, f"{sidecar}: no mutation testing of {judge}'s bytes"
+    assert latest.current.kinds_change is None, (
+        f"{sidecar}: mutation testing is stale, {latest.current.shown()}; re-record it offline "
+        f"with `python -m tests.generator.record_examples {task_id}` (an example), or "
+        f"`judgegen mutate {task_id} --write-review`"
+    )
 
 
 @pytest.mark.parametrize("task_id", EXAMPLES)

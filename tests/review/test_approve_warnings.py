@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from generator.cli import main
-from generator.review.mutate import MutationReport, MutationRow
+from generator.review.mutate import MutationReport, MutationRow, mutation_kinds
 from generator.review.mutation_testing import MutationTesting
 from tests.fixtures.review.helpers import BACKEND, invoke, workspace
 from tests.fixtures.review.helpers import TASK as MUTATED
@@ -91,6 +91,55 @@ def test_an_inconclusive_mutation_is_warned_about(work: Path) -> None:
     message = " ".join(done.stderr.split())
     assert "mutation testing counts 1 inconclusive as not killed" in message
     assert missing[0] in message and "judgegen cache-pages" in message
+
+
+def _with_kinds(work: Path, kinds: dict[str, int] | None) -> None:
+    """The record, its mutation stage's report measured under `kinds` (None: not named)."""
+    mutation = json.loads((work / f"reviews/{TASK}.json").read_text())["mutation"]
+    for report in mutation["reports"]:
+        report.pop("kinds", None)
+        report.update({"kinds": kinds} if kinds is not None else {"version": 2})
+    _edit_record(work, mutation=mutation)
+
+
+def test_a_kill_rate_measured_under_fewer_mutation_kinds_is_warned_about(work: Path) -> None:
+    """A kind added since (as shift_day was) leaves the recorded rate over a smaller set."""
+    older = {k: v for k, v in mutation_kinds().items() if k not in {"shift_day", "swap_sources"}}
+    _with_kinds(work, older)
+    done = _approve(work)
+    assert done.exit_code == 0
+    message = " ".join(done.stderr.split())
+    assert f"{work / 'reviews' / TASK}.json: mutation testing is stale: kill rate" in message
+    assert "applied other mutation kinds than judgegen applies now (not applied then: " in message
+    assert "shift_day v1, swap_sources v1" in message
+    assert f"`judgegen mutate {TASK} --write-review`" in message
+
+
+def test_a_kill_rate_measured_under_other_mutation_kinds_is_printed_as_stale(work: Path) -> None:
+    _with_kinds(work, {**mutation_kinds(), "change_date": 0})
+    line = _approve(work).stdout.splitlines()[1]
+    assert line.startswith("mutation testing of these bytes: kill rate ")
+    assert line.endswith(
+        "by generate's mutation stage (`mutation`) [stale: other mutation kinds (changed "
+        "since: change_date v0 -> v1)]"
+    )
+
+
+def test_a_kill_rate_recorded_before_mutation_kinds_were_named_is_warned_about(
+    work: Path,
+) -> None:
+    _with_kinds(work, None)
+    message = " ".join(_approve(work).stderr.split())
+    assert "mutation testing is stale" in message
+    assert "recorded before judgegen named its mutation kinds" in message
+
+
+def test_a_mutate_write_review_without_its_mutation_kinds_is_warned_about(work: Path) -> None:
+    recorded = _mutation_testing(work, _crashed_report())
+    recorded["report"].pop("kinds")
+    _edit_record(work, mutation_testing={**recorded, "version": 4})
+    message = " ".join(_approve(work).stderr.split())
+    assert "by `judgegen mutate --write-review` (`mutation_testing`), applied other" in message
 
 
 def test_skipped_acceptance_is_warned_about(work: Path) -> None:
@@ -215,7 +264,9 @@ def _crashed_report() -> MutationReport:
         )
         for index, outcome in enumerate(outcomes)
     ]
-    return MutationReport(task_id=TASK, answer="good", original_score=1.0, mutations=rows)
+    return MutationReport(
+        task_id=TASK, answer="good", original_score=1.0, kinds=mutation_kinds(), mutations=rows
+    )
 
 
 def test_mutate_write_review_after_generation_supersedes_the_generate_stage(work: Path) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from generator.cli.mutate import SECTION_END, SECTION_START
+from generator.review.mutate import mutation_kinds
 from tests.fixtures.review.helpers import BACKEND, TASK, invoke, workspace
 from toolkit.util.hashing import sha256_file
 
@@ -44,7 +45,7 @@ def test_json_report_has_scores_and_kill_rate(work: Path) -> None:
     result = invoke(["mutate", TASK, "--json", *RUN])
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
-    assert (data["version"], data["answer"], data["original_score"]) == (2, "good", 1.0)
+    assert (data["version"], data["answer"], data["original_score"]) == (3, "good", 1.0)
     rows = {row["name"]: row for row in data["mutations"]}
     assert rows["change_date"]["description"] == "May 29, 1953 -> May 29, 1954"
     assert rows["change_date"]["score"] == pytest.approx(2 / 3)
@@ -90,6 +91,19 @@ def test_write_review_names_the_judge_bytes_the_mutations_ran_on(work: Path) -> 
     assert result.exit_code == 0, result.stderr
     sidecar = json.loads((work / "reviews" / f"{TASK}.json").read_text())
     assert sidecar["mutation_testing"]["judge_sha256"] == sha256_file(judge)
+
+
+def test_write_review_names_the_mutation_kinds_it_applied(work: Path) -> None:
+    """So a later change to judgegen's kinds shows the recorded kill rate as stale."""
+    judge = work / "generated_judges" / f"{TASK}.py"
+    (work / "reviews").mkdir()
+    record = {"version": 1, "task_id": TASK, "judge_sha256": sha256_file(judge)}
+    (work / "reviews" / f"{TASK}.json").write_text(json.dumps(record))
+    assert invoke(["mutate", TASK, "--write-review", *RUN]).exit_code == 0
+    sidecar = json.loads((work / "reviews" / f"{TASK}.json").read_text())
+    assert sidecar["mutation_testing"]["report"]["kinds"] == mutation_kinds()
+    text = (work / "reviews" / f"{TASK}.md").read_text()
+    assert "Mutation kinds applied: drop_cited_url v1, change_date v1, shift_day v1," in text
 
 
 def test_write_review_refuses_a_record_of_other_judge_bytes(work: Path) -> None:

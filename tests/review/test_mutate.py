@@ -252,7 +252,7 @@ def test_write_review_records_the_errors_and_the_same_kill_rate(tmp_path: Path):
     (tmp_path / "t.json").write_text(json.dumps({"version": 1, "task_id": "t"}))
     record_in_review(tmp_path, CRASHED, "sha256:" + "a" * 64)
     sidecar = json.loads((tmp_path / "t.json").read_text())["mutation_testing"]
-    assert (sidecar["version"], sidecar["mutations"], sidecar["errors"]) == (4, 6, 2)
+    assert (sidecar["version"], sidecar["mutations"], sidecar["errors"]) == (5, 6, 2)
     assert [row["outcome"] for row in sidecar["report"]["mutations"]].count("error") == 2
     assert sidecar["kill_rate"] == 0.5
     assert "2 errors count as not killed" in (tmp_path / "t.md").read_text()
