@@ -38,8 +38,10 @@ def _progress(done: int, total: int, outcome: CaptureOutcome) -> None:
     status = f" {outcome.http_status}" if outcome.http_status else ""
     reason = f": {outcome.error}" if outcome.error else ""
     kept = " (kept the earlier capture)" if outcome.kept_previous else ""
+    consent = f" (consent dialog {outcome.consent})" if outcome.consent else ""
     click.echo(
-        f"[{done}/{total}] {outcome.result} {detail}{status} {outcome.url}{reason}{kept}", err=True
+        f"[{done}/{total}] {outcome.result} {detail}{status} {outcome.url}{reason}{kept}{consent}",
+        err=True,
     )
 
 
@@ -193,6 +195,10 @@ def cache_pages(
     on the next run, stored pages are skipped unless --refresh. With --import-m2w2 the
     pages come from a Mind2Web 2 cache instead (both options may be given: import first).
 
+    A cookie-consent dialog that hides the page is answered with its choice that agrees to
+    nothing ("Reject all", "Only necessary"), or with Accept when it offers none; the page's
+    record says which (`consent`). A notice beside the page is left alone.
+
     A single-page app's hash route (`#/pricing`, `#!/about`) is its own page, captured and
     stored as such; any other #fragment (`#top`) is a place in the page and is dropped. A
     route stored by an older judgegen under the app's address alone counts as not stored, as
@@ -206,9 +212,11 @@ def cache_pages(
     \b
     Exit codes: 0 every page stored; 1 some pages failed to load or entries could not
     be imported (all recorded); 2 usage error; 3 Chromium missing, failed to start or
-    crashed, or our network failed (no connection, the proxy or the DNS resolver down): those
-    URLs are recorded as `browser` or `offline` failures, judging them is incomplete; or
-    the store cannot be read or written (a damaged file, a full disk).
+    crashed, or our network failed (no connection, the proxy or the DNS resolver down), or a
+    site still refused us (HTTP 429), or a consent dialog still hid a page once answered:
+    those URLs are recorded as `browser`, `offline`, `throttled` or `consent_wall` failures,
+    judging them is incomplete; or the store cannot be read or written (a damaged file, a
+    full disk).
 
     With --ray, pages are captured on the nodes of a Ray cluster (--concurrency pages at a
     time on each, with each node's own Chromium) and stored here, in the one page store.

@@ -179,10 +179,80 @@ SLOTTED_HTML = beside_menus(
     " extends HTMLElement { connectedCallback() { this.attachShadow({mode: 'open'}).innerHTML"
     " = '<div><slot></slot></div>'; } });</script>"
 )  # the page's own text, shown through a shadow root's slot
-CONSENT_FIRST_HTML = beside_menus(
-    f"<main style='display:none'>{FACT}</main><div>We use cookies to improve your"
-    " experience. <button>Accept all</button></div>"
-)  # the article stays hidden until a visitor accepts cookies
+SHOW_ARTICLE = "document.querySelector('main, article').style.display = 'block';"
+CLOSE_DIALOG = "document.getElementById('dialog').remove();"
+TRACKING = "document.body.insertAdjacentHTML('beforeend', '<p>Personalised ads on</p>');"
+"""What the fixture pages' consent buttons do: show the article held back, close the dialog,
+and (Accept, where the page offers a refusal too) say that the visitor was tracked."""
+
+
+def consent_wall_page(buttons: str, head: str = "") -> bytes:
+    """A page beside its menus whose article is hidden until its consent dialog, holding
+    `buttons`, is answered."""
+    return beside_menus(
+        f"<main style='display:none'>{FACT}</main><div id='dialog'>We use cookies to"
+        f" improve your experience and to show personalised ads. {buttons}</div>",
+        head,
+    )
+
+
+def consent_button(label: str, script: str = "", **attributes: str) -> str:
+    """A button of a consent dialog that runs `script` when pressed."""
+    extra = "".join(f" {name}='{value}'" for name, value in attributes.items())
+    return f'<button onclick="{script}"{extra}>{label}</button>'
+
+
+ANSWERED = SHOW_ARTICLE + CLOSE_DIALOG
+CONSENT_FIRST_HTML = consent_wall_page(consent_button("Accept all", ANSWERED))
+"""The article stays hidden until a visitor accepts cookies: the dialog offers nothing else."""
+CONSENT_REJECTABLE_HTML = consent_wall_page(
+    consent_button("Accept all", ANSWERED + TRACKING)
+    + consent_button("Manage preferences")
+    + consent_button("Reject all", ANSWERED)
+)
+CONSENT_STUCK_HTML = consent_wall_page(consent_button("Reject all") + consent_button("Accept all"))
+"""A dialog whose buttons never let the article through (the page would need a script the
+capture host does not run, a region it is not in, ...)."""
+GERMAN_WALL_HTML = beside_menus(
+    f"<main style='display:none'>{FACT}</main><div id='dialog'>Wir verwenden Cookies, um"
+    " Inhalte zu personalisieren und Zugriffe zu analysieren."
+    + consent_button("Alle akzeptieren", ANSWERED + TRACKING)
+    + consent_button("Alle ablehnen", ANSWERED)
+    + "</div>"
+)
+ARTICLE = " ".join(
+    f"{FACT} The reservoir behind it holds {n} cubic kilometres of water." for n in range(10)
+)
+TOOL_WALL_HTML = (
+    "<html><body><div class='menu'>"
+    + " ".join(f"<a href='/s{i}'>Section {i}</a>" for i in range(60))
+    + f"</div><article style='display:none'>{ARTICLE}</article>"
+    "<div id='onetrust-consent-sdk'><div id='onetrust-banner-sdk'>Wij en onze partners"
+    " gebruiken cookies."
+    + consent_button("Ja, prima", ANSWERED + TRACKING, id="onetrust-accept-btn-handler")
+    + consent_button("Nee, bedankt", ANSWERED, id="onetrust-reject-all-handler")
+    + "</div></div></body></html>"
+).encode()
+"""A consent tool's dialog (OneTrust's markup) in Dutch, with labels no rule knows, beside
+long menus that are no landmark: the tool's own buttons, and the article it holds back, tell."""
+FRAMED_WALL_HTML = beside_menus(
+    f"<main style='display:none'>{FACT}</main><iframe id='dialog' src='/consent-frame'"
+    " style='position:fixed; bottom:0; width:100%; height:200px'></iframe><script>"
+    "window.addEventListener('message', function (e) {"
+    f" {ANSWERED} if (e.data === 'accepted') {{ {TRACKING} }} }});</script>"
+)
+CONSENT_FRAME_HTML = (
+    "<html><body><p>We and our partners store cookies on your device.</p>"
+    + consent_button("Accept", "parent.postMessage('accepted', '*')")
+    + consent_button("Reject all", "parent.postMessage('rejected', '*')")
+    + "</body></html>"
+).encode()
+"""A consent tool drawing its dialog in a frame (as Sourcepoint does), which tells the page."""
+COOKIE_NOTICE_HTML = beside_menus(
+    f"<main><p>{ARTICLE}</p></main><div style='position:fixed; bottom:0'>This site uses"
+    " cookies. " + consent_button("Accept", TRACKING) + "</div>"
+)
+"""A notice at the bottom of the page that hides nothing."""
 REDIRECTS = {
     "/members": "/accounts/login?next=%2Fmembers",  # a members-only page: sent on to sign in
     "/news/2023/some-article": "/",  # a removed article: sent to the home page
@@ -260,6 +330,13 @@ def make_handler(pdf: bytes, release: threading.Event) -> type[BaseHTTPRequestHa
         "/component": (200, "text/html; charset=utf-8", COMPONENT_HTML),
         "/slotted": (200, "text/html; charset=utf-8", SLOTTED_HTML),
         "/consent-first": (200, "text/html; charset=utf-8", CONSENT_FIRST_HTML),
+        "/consent-rejectable": (200, "text/html; charset=utf-8", CONSENT_REJECTABLE_HTML),
+        "/consent-stuck": (200, "text/html; charset=utf-8", CONSENT_STUCK_HTML),
+        "/consent-german": (200, "text/html; charset=utf-8", GERMAN_WALL_HTML),
+        "/consent-tool": (200, "text/html; charset=utf-8", TOOL_WALL_HTML),
+        "/consent-framed": (200, "text/html; charset=utf-8", FRAMED_WALL_HTML),
+        "/consent-frame": (200, "text/html; charset=utf-8", CONSENT_FRAME_HTML),
+        "/cookie-notice": (200, "text/html; charset=utf-8", COOKIE_NOTICE_HTML),
     }
     asked: dict[str, int] = {}
 
@@ -1156,7 +1233,6 @@ def as_read(server: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
         "/slotted",
         "/busy-once",
         "/busy",
-        "/consent-first",
     ]
     return capture_paths(server, paths, tmp_path_factory.mktemp("as_read"), AS_READ_OPTIONS)
 
@@ -1242,16 +1318,87 @@ def test_a_429_still_refusing_is_our_failure_saying_to_capture_it_again_later(
     assert record.error_kind in INFRA_FAILURES
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an article hidden until cookies are accepted needs the consent clicked, which "
-    "capture does not do (which button, on which of the many consent tools, and agreeing for "
-    "the user): it is stored as the banner beside the menus and judged unsupported, silently",
-)
-def test_an_article_hidden_until_cookies_are_accepted_is_stored(
-    as_read: dict[str, PageRecord],
+@dataclass
+class Consented:
+    """Pages behind consent dialogs, captured into `store_dir`: their records by path."""
+
+    store_dir: Path
+    records: dict[str, PageRecord]
+
+
+@pytest.fixture(scope="module")
+def consented(server: str, tmp_path_factory: pytest.TempPathFactory) -> Consented:
+    paths = [
+        "/consent-first",
+        "/consent-rejectable",
+        "/consent-stuck",
+        "/consent-german",
+        "/consent-tool",
+        "/consent-framed",
+        "/cookie-notice",
+    ]
+    store_dir = tmp_path_factory.mktemp("consented")
+    return Consented(store_dir, capture_paths(server, paths, store_dir))
+
+
+def test_an_article_hidden_until_cookies_are_accepted_is_stored(consented: Consented) -> None:
+    assert FACT in stored_text(consented.records["/consent-first"])
+
+
+def test_a_dialog_offering_only_accept_is_accepted_and_the_record_says_so(
+    consented: Consented,
 ) -> None:
-    assert FACT in stored_text(as_read["/consent-first"])
+    """Nothing else shows the page: its record says the capture agreed to cookies."""
+    record = consented.records["/consent-first"]
+    assert record.consent == "accepted"
+    assert "We use cookies" not in stored_text(record)
+
+
+@pytest.mark.parametrize(
+    "path", ["/consent-rejectable", "/consent-german", "/consent-tool", "/consent-framed"]
+)
+def test_a_dialog_offering_a_refusal_is_refused_and_the_article_stored(
+    consented: Consented, path: str
+) -> None:
+    """Accept is never pressed when a button agrees to nothing: in English, in German, by a
+    consent tool's own button whatever its label, in a frame."""
+    record = consented.records[path]
+    assert FACT in stored_text(record)
+    assert "Personalised ads on" not in stored_text(record)
+    assert record.consent == "rejected"
+
+
+def test_a_dialog_that_never_lets_the_article_through_is_a_consent_wall_failure(
+    consented: Consented,
+) -> None:
+    record = consented.records["/consent-stuck"]
+    assert (record.status, record.error_kind, record.consent) == (
+        "failed",
+        "consent_wall",
+        "rejected",
+    )
+    assert "cookie-consent dialog hides the page" in (record.error or "")
+
+
+def test_a_consent_wall_leaves_judging_the_page_incomplete_not_unsupported(
+    consented: Consented, server: str
+) -> None:
+    """A reader pressing the button sees the page: the capture failed, not the answer."""
+    with (
+        PageStore(consented.store_dir, readonly=True) as store,
+        pytest.raises(InfraError, match="failed on our side"),
+    ):
+        store.get(server + "/consent-stuck")
+
+
+def test_a_cookie_notice_that_hides_nothing_is_left_alone_and_stored_with_the_page(
+    consented: Consented,
+) -> None:
+    record = consented.records["/cookie-notice"]
+    text = stored_text(record)
+    assert FACT in text and "This site uses cookies." in text
+    assert record.consent is None
+    assert "Personalised ads on" not in text  # its Accept was not pressed
 
 
 @pytest.mark.parametrize(

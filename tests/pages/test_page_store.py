@@ -13,7 +13,7 @@ from tests.fixtures.sqlite_faults import FailingConnection, damage
 from toolkit import Evaluator, InfraError, ScriptedBackend, VerifyRequest
 from toolkit.errors import PageStoreError
 from toolkit.pages import PageRecord, PageStore
-from toolkit.pages.store import NOTHING_TO_JUDGE, SCHEMA_VERSION
+from toolkit.pages.store import NOTHING_TO_JUDGE, PAGE_RECORD_VERSION, SCHEMA_VERSION
 from toolkit.pages.walls import MAX_CHALLENGE_CHARS
 from toolkit.util.hashing import sha256_bytes
 
@@ -34,7 +34,7 @@ def test_web_page_round_trips_text_screenshot_and_details(store: PageStore) -> N
     assert record.text == "Hello page"
     assert record.screenshot == JPEG
     assert record.content_hash is not None and record.content_hash.startswith("sha256:")
-    assert record.version == 2
+    assert record.version == PAGE_RECORD_VERSION
 
 
 def test_get_returns_text_and_screenshot_returns_base64_jpeg(store: PageStore) -> None:
@@ -524,8 +524,32 @@ def test_a_screenshot_hash_is_read_from_its_column_not_from_the_image(tmp_path: 
         assert store.screenshot_hash("https://example.com/shot") == "sha256:as-stored"
 
 
+def _as_written_by_schema_5(path: Path) -> None:
+    """Make a store look as judgegen wrote it before it answered consent dialogs."""
+    with sqlite3.connect(path) as db:
+        db.execute("ALTER TABLE pages DROP COLUMN consent")
+        db.execute("PRAGMA user_version = 5")
+
+
+def test_a_schema_5_store_serves_its_pages_read_only_and_gains_the_consent_column(
+    tmp_path: Path,
+) -> None:
+    with PageStore(tmp_path / "pages") as first:
+        first.put(PageRecord.web(DEEP, "The story", JPEG))
+    _as_written_by_schema_5(tmp_path / "pages" / "pages.sqlite")
+    with PageStore(tmp_path / "pages", readonly=True) as old:
+        assert old.get(DEEP) == "The story"
+        assert [r.consent for r in old.records()] == [None]
+    with PageStore(tmp_path / "pages") as upgraded:
+        upgraded.put(PageRecord.web(WWW, "The article", JPEG, consent="rejected"))
+        assert [r.consent for r in upgraded.records()] == [None, "rejected"]
+    with sqlite3.connect(tmp_path / "pages" / "pages.sqlite") as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+
+
 def _as_written_by_schema_4(path: Path) -> None:
     """Make a store look as judgegen wrote it before it recorded the page a URL names."""
+    _as_written_by_schema_5(path)
     with sqlite3.connect(path) as db:
         db.execute("ALTER TABLE pages DROP COLUMN linked_url")
         db.execute("PRAGMA user_version = 4")
@@ -734,6 +758,20 @@ def test_a_site_refusing_our_capture_is_our_failure_on_read(store: PageStore) ->
     store.put(PageRecord.failure(WWW, "throttled", "HTTP 429 Too Many Requests", http_status=429))
     with pytest.raises(InfraError, match="cache-pages"):
         store.get(WWW)
+
+
+def test_a_consent_wall_is_our_failure_on_read(store: PageStore) -> None:
+    """A consent dialog still hid the page after the capture answered it: a reader who
+    presses its button sees the page, so its claims are not unsupported."""
+    store.put(PageRecord.failure(WWW, "consent_wall", "a cookie-consent dialog hides the page"))
+    with pytest.raises(InfraError, match="consent dialog hides the page"):
+        store.get(WWW)
+
+
+def test_how_a_consent_dialog_was_answered_is_kept_with_the_page(store: PageStore) -> None:
+    store.put(PageRecord.web(WWW, "The article", JPEG, consent="accepted"))
+    store.put(PageRecord.web(DEEP, "The story", JPEG))
+    assert [(r.url, r.consent) for r in store.records()] == [(WWW, "accepted"), (DEEP, None)]
 
 
 def test_a_capture_that_failed_on_our_side_is_reported_on_every_read(tmp_path: Path) -> None:

@@ -3,7 +3,8 @@ is the whole (short) text (a real page that quotes such a phrase is not taken fo
 sign-in or consent page by where the browser was sent, only when the cited URL is not one; a
 site's home page likewise, only when the cited URL is a deep link (a short link is the page it
 points at, as its capture recorded it; unrecorded, one that ended on another site's home page
-is not taken for that home page)."""
+is not taken for that home page); a cookie-consent dialog hiding the page by what the page
+shows beside it (a notice beside the page is left alone)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,15 @@ import pytest
 
 from toolkit.pages.walls import (
     MAX_CHALLENGE_CHARS,
+    ConsentChoice,
+    ConsentShown,
     Wall,
     bot_check,
+    button_choice,
+    consent_button,
+    consent_wall,
+    consent_wall_reason,
+    hides_page,
     home_reason,
     linked_page,
     redirect_home,
@@ -404,3 +412,96 @@ def test_a_page_whose_navigations_could_not_change_the_verdict_is_decided_unreco
     """Any URL but a short link names itself, and a short link that never left its site, or
     left for a page that is no home page, is decided as a capture would."""
     assert served_instead(cited, final, HOME_TEXT, linked_url=None) == wall
+
+
+@pytest.mark.parametrize(
+    "label",
+    [
+        "Reject all",
+        "REJECT ALL COOKIES",
+        "Decline",
+        "Use necessary cookies only",
+        "Only essential",
+        "Continue without accepting",
+        "Don’t accept",
+        "Disagree and close",
+        "Alle ablehnen",
+        "Nur notwendige Cookies",
+        "Tout refuser",
+        "Continuer sans accepter",
+        "Rechazar todo",
+        "Rifiuta tutto",
+        "Alles weigeren",
+        "Odrzuć wszystkie",
+    ],
+)
+def test_a_button_that_agrees_to_nothing_is_told_by_its_label(label: str) -> None:
+    assert button_choice(label) == "rejected"
+
+
+@pytest.mark.parametrize(
+    "label",
+    ["Accept all", "Accept cookies", "I agree", "OK", "Alle akzeptieren", "J’accepte", "Aceptar"],
+)
+def test_a_button_that_agrees_is_told_by_its_label(label: str) -> None:
+    assert button_choice(label) == "accepted"
+
+
+@pytest.mark.parametrize(
+    "label", ["Manage preferences", "Cookie settings", "More options", "Learn more", "Acceptable"]
+)
+def test_a_button_that_answers_nothing_is_no_choice(label: str) -> None:
+    assert button_choice(label) is None
+
+
+def test_a_consent_tools_own_button_answers_what_the_tool_says_whatever_its_label() -> None:
+    assert button_choice("Nee, bedankt", "rejected") == "rejected"
+
+
+MENUS = "Home News Sport Weather " * 10  # 240 characters of menus beside the dialog
+BANNER = "We use cookies to improve your experience. Reject all Accept all"
+WALLED = ConsentShown(
+    choices=("accepted", None, "rejected"),
+    dialogs=(0, 0, 0),
+    dialog_chars=(len(BANNER),),
+    chrome_chars=len(MENUS),
+)
+
+
+def test_a_dialog_beside_nothing_but_the_menus_hides_the_page_and_is_refused() -> None:
+    text = MENUS + BANNER
+    assert hides_page(WALLED, text)
+    assert consent_button(WALLED, text) == 2
+
+
+def test_a_dialog_offering_no_refusal_that_hides_the_page_is_accepted() -> None:
+    shown = ConsentShown(("accepted",), (0,), (len(BANNER),), len(MENUS))
+    assert consent_button(shown, MENUS + BANNER) == 0
+
+
+def test_a_dialog_holding_an_article_back_hides_the_page_whatever_else_it_shows() -> None:
+    shown = ConsentShown(("accepted",), (0,), (len(BANNER),), 0, hidden_article=True)
+    assert hides_page(shown, "Section " * 500 + BANNER)
+
+
+def test_a_notice_beside_the_page_hides_nothing_and_is_left_alone() -> None:
+    text = MENUS + "The dam was finished in 1936. " * 30 + BANNER
+    assert not hides_page(WALLED, text)
+    assert consent_button(WALLED, text) is None
+    assert consent_wall(WALLED, text, None) is None
+
+
+def test_a_box_with_no_consent_choice_is_no_dialog() -> None:
+    """A footer's "Cookie settings" link beside a short page: nothing to answer or flag."""
+    shown = ConsentShown((None,), (0,), (15,), 0)
+    assert not shown.shown()
+    assert consent_wall(shown, "Contact us. Cookie settings", None) is None
+
+
+@pytest.mark.parametrize("answered", [None, "rejected", "accepted"])
+def test_a_dialog_still_hiding_the_page_is_a_consent_wall_saying_what_was_pressed(
+    answered: ConsentChoice | None,
+) -> None:
+    wall = consent_wall(WALLED, MENUS + BANNER, answered)
+    assert wall == Wall("consent_wall", consent_wall_reason(answered))
+    assert "cookie-consent dialog hides the page" in wall.reason

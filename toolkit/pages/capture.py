@@ -6,7 +6,8 @@ its own browser context and a per-page deadline; a 4xx/5xx, a timeout, a network
 page that shows no text (`empty`; an image alone is judged by its screenshot), a bot check or
 a sign-in page served instead of the page, or a deep link sent to the site's home page
 (`walls.py`) is stored as a failure record with its reason, never as the page. A failure of our own network (`OUR_NETWORK_ERRORS`, or every URL
-of a batch unresolved) is stored as `offline`, ours: reading it raises `InfraError`.
+of a batch unresolved) is stored as `offline`, ours: reading it raises `InfraError`; so is a
+page a cookie-consent dialog still hides once answered (`consent_wall`).
 
 A page is read as a reader finds it, not as it first drew: after network idle the capture
 waits for what the page has set to happen in the next seconds (its timers, a meta refresh,
@@ -14,7 +15,10 @@ its fetches still answering), scrolls through it so content loaded on view comes
 shows what a click would (closed `<details>`, hidden tab panels, sections drawn only on view);
 the text of its frames and shadow roots is kept with its own. Read early, a claim the page
 supports would be checked against a shell or a placeholder and found unsupported, silently
-and for our capture's fault. A 429 or 503 asking for a short wait is asked again once, after it.
+and for our capture's fault. So would one checked against a cookie-consent dialog hiding the
+page: it is answered (`consent.py`), with its choice that agrees to nothing, else, when it
+offers none, with Accept, and the page's record says which (`PageRecord.consent`); a notice
+beside the page is left alone. A 429 or 503 asking for a short wait is asked again once, after it.
 """
 
 from __future__ import annotations
@@ -34,15 +38,17 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel
 
 from toolkit.errors import InfraError
+from toolkit.pages.consent import ANSWERS, answer_consent, most_agreed, read_consent
 from toolkit.pages.pdf import PdfTextError, looks_like_pdf, pdf_text
 from toolkit.pages.store import INFRA_FAILURES, FailureKind, PageKind, PageRecord, PageStore
-from toolkit.pages.walls import linked_page, served_instead
+from toolkit.pages.walls import ConsentChoice, consent_wall, linked_page, served_instead
 from toolkit.urls import canonical_url, is_web_url
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Request, Response
 
-CAPTURE_REPORT_VERSION = 1
+CAPTURE_REPORT_VERSION = 2
+"""2: each outcome says how a consent dialog that hid the page was answered (`consent`)."""
 DEFAULT_CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ENV = "JUDGEGEN_CHROMIUM"
 CHROMIUM_ARGS = (
@@ -253,6 +259,8 @@ class CaptureOutcome(BaseModel):
     error: str | None = None
     kept_previous: bool = False
     """A failed refresh left the earlier capture in place."""
+    consent: ConsentChoice | None = None
+    """How a cookie-consent dialog that hid the page was answered (`PageRecord.consent`)."""
 
 
 class CaptureReport(BaseModel):
@@ -279,6 +287,7 @@ def _outcome(record: PageRecord, kept_previous: bool = False) -> CaptureOutcome:
         error_kind=record.error_kind,
         error=record.error,
         kept_previous=kept_previous,
+        consent=record.consent,
     )
 
 
@@ -427,8 +436,10 @@ async def capture_page(browser: Browser, url: str, options: CaptureOptions) -> P
     """Capture one URL in a fresh context: a web page, a PDF, or a failure record.
 
     A failure is `browser` (ours: Chromium or its renderer died), `offline` (ours: our
-    network, `OUR_NETWORK_ERRORS`) or the page's own (`http`, `timeout`, `network`,
-    `unsupported`, `pdf`, `empty`, `blocked`, `redirect_home`).
+    network, `OUR_NETWORK_ERRORS`), `throttled` (ours: a 429 still after a retry),
+    `consent_wall` (ours: a consent dialog still hides the page once answered) or the page's
+    own (`http`, `timeout`, `network`, `unsupported`, `pdf`, `empty`, `blocked`,
+    `redirect_home`).
     """
     from playwright.async_api import Error
     from playwright.async_api import TimeoutError as PlaywrightTimeout
@@ -603,25 +614,38 @@ async def _web_record(
             http_status=response.status,
             content_type=content_type,
         )
-    text, shot, final_url = read
-    text = _with_nested(text, await _nested_text(page))  # what its frames and shadow roots show
-    linked_url = linked_page(url, final_url, hops)  # what a read of the page needs of `hops`
+    text = _with_nested(read.text, await _nested_text(page))  # its frames' and shadow roots'
+    linked_url = linked_page(url, read.url, hops)  # what a read of the page needs of `hops`
     extra: dict[str, Any] = {
         "http_status": response.status,
         "content_type": content_type,
-        "final_url": final_url,
+        "final_url": read.url,
         "linked_url": linked_url,
+        "consent": read.consent,
     }
     # No text, judged, would fail every claim unseen: a blank page, or an app whose scripts
     # failed, draws as a blank screenshot. Only an image is its screenshot.
-    if not (text or "").strip() and (shot is None or not image):
+    if not (text or "").strip() and (read.shot is None or not image):
         return PageRecord.failure(url, "empty", NOTHING_RENDERED, **extra)
-    # likewise a bot check, the sign-in or consent page the site sent the browser to, or the
-    # home page a removed page is redirected to, stored as the page
-    wall = served_instead(url, final_url, text, linked_url=linked_url)
+    # likewise a bot check, the sign-in or consent page the site sent the browser to, the
+    # home page a removed page is redirected to, or a consent dialog that still hides the page
+    wall = served_instead(url, read.url, text, linked_url=linked_url)
+    if wall is None:
+        wall = consent_wall((await read_consent(page))[0], text, read.consent)
     if wall is not None:
         return PageRecord.failure(url, wall.kind, wall.reason, **extra)
-    return PageRecord.web(url, text, shot, **extra)
+    return PageRecord.web(url, text, read.shot, **extra)
+
+
+@dataclass(frozen=True)
+class _Read:
+    """A settled page as `_settled_read` read it: its text, its screenshot, its URL, and how
+    the capture answered a consent dialog that hid it (`_settle`)."""
+
+    text: str
+    shot: bytes | None
+    url: str
+    consent: ConsentChoice | None
 
 
 async def _settled_read(
@@ -631,9 +655,9 @@ async def _settled_read(
     deadline: _Deadline,
     *,
     image: bool = False,
-) -> tuple[str, bytes | None, str] | None:
-    """(text, screenshot, URL) of the page once it has settled and rendered (`_rendered_text`;
-    an `image` shows no text to wait for); None if it navigated during each of `READS` reads.
+) -> _Read | None:
+    """The page once it has settled and rendered (`_settle`, `_rendered_text`; an `image`
+    shows no text to wait for); None if it navigated during each of `READS` reads.
     A page that navigates as it is read (a JS redirect) is waited for and read again: its old
     document's text stored under the new URL, or an "execution context was destroyed" error
     stored as the page's failure, would both be wrong."""
@@ -653,9 +677,10 @@ async def _settled_read(
 
     page.on("request", on_request)
     page.on("framenavigated", on_navigated)
+    consent: ConsentChoice | None = None
     try:
         for _ in range(READS):
-            await _settle(page, traffic, options, deadline)
+            consent = most_agreed(consent, await _settle(page, traffic, options, deadline))
             before = (page.url, begun, committed)
             try:
                 text = await _inner_text(page)
@@ -668,7 +693,7 @@ async def _settled_read(
                     raise
             else:
                 if (page.url, begun, committed) == before:
-                    return text, shot, before[0]
+                    return _Read(text, shot, before[0], consent)
             if committed == before[2]:  # a navigation begun: let its document replace this one
                 with contextlib.suppress(Error):
                     await page.wait_for_event(
@@ -737,6 +762,11 @@ async def _nested_text(page: Page) -> list[str]:
     return parts
 
 
+async def _page_text(page: Page) -> str:
+    """All the text the page shows: its document's, its frames' and its shadow roots'."""
+    return _with_nested(await _inner_text(page), await _nested_text(page))
+
+
 def _with_nested(text: str, parts: list[str]) -> str:
     """`text` followed by each of `parts` it does not already hold (a shadow root's slotted
     content is in both)."""
@@ -749,21 +779,33 @@ def _with_nested(text: str, parts: list[str]) -> str:
 
 async def _settle(
     page: Page, traffic: _Traffic, options: CaptureOptions, deadline: _Deadline
-) -> None:
+) -> ConsentChoice | None:
     """Wait for `load` and network idle, scroll through the page (`_scroll_through`), wait for
-    what it set to happen soon (`_await_scheduled`), and show what it hides behind a click
-    (`_REVEAL`): a slow image, a page that keeps polling, content loaded on view or drawn by a
-    timer or a slow fetch, is in its text by the end of these."""
+    what it set to happen soon (`_await_scheduled`), answer a consent dialog that hides it
+    (`consent.answer_consent`; then all of these again, up to `consent.ANSWERS` times), and
+    show what it hides behind a click (`_REVEAL`): a slow image, a page that keeps polling,
+    content loaded on view, drawn by a timer or a slow fetch, or held back until a consent
+    dialog is answered, is in its text by the end of these. Gives how the dialog was answered
+    (the answer agreeing to most, `consent.most_agreed`), None if none was."""
     from playwright.async_api import Error
 
-    with contextlib.suppress(Error):
-        await page.wait_for_load_state("load", timeout=deadline.ms())
-    with contextlib.suppress(Error):
-        await page.wait_for_load_state("networkidle", timeout=deadline.ms(options.idle_wait))
-    await _scroll_through(page, traffic, options, deadline)
-    await _await_scheduled(page, traffic, options.script_wait, deadline)
+    answered: ConsentChoice | None = None
+    for answers in range(ANSWERS + 1):
+        with contextlib.suppress(Error):
+            await page.wait_for_load_state("load", timeout=deadline.ms())
+        with contextlib.suppress(Error):
+            await page.wait_for_load_state("networkidle", timeout=deadline.ms(options.idle_wait))
+        await _scroll_through(page, traffic, options, deadline)
+        await _await_scheduled(page, traffic, options.script_wait, deadline)
+        if answers == ANSWERS or deadline.spent():
+            break
+        answer = await answer_consent(page, lambda: _page_text(page))
+        if answer is None:
+            break
+        answered = most_agreed(answered, answer)
     with contextlib.suppress(Error):
         await page.evaluate(_REVEAL)
+    return answered
 
 
 async def _await_scheduled(

@@ -4,8 +4,9 @@ Invariant: a failed capture is kept as a failure record (`status="failed"`, with
 and is never served as page text. When the page itself failed (4xx/5xx, timeout, network,
 not a PDF, unreadable PDF) `get` and `screenshot` answer None, exactly as for a page never
 captured: the claim is unsupported, a verdict. When our side failed (`INFRA_FAILURES`: the
-browser, or the capture host's network) they raise `InfraError`, so the evaluation is
-incomplete and retried, never scored 0.
+browser, the capture host's network, a site refusing the capture host, a consent dialog the
+capture could not get past) they raise `InfraError`, so the evaluation is incomplete and
+retried, never scored 0.
 A store that cannot be read or written (a damaged file, a disk error, a lock held past the
 busy timeout) raises `PageStoreError`, naming the file and the fix, never a bare SQLite error.
 A failure never overwrites a page that was captured successfully and that reads serve, nor
@@ -44,32 +45,44 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, Field
 
 from toolkit.errors import PAGES_ACCESS_FIX, InfraError, PageStoreError
-from toolkit.pages.walls import MAX_CHALLENGE_CHARS, Wall, served_instead, short_link
+from toolkit.pages.walls import (
+    MAX_CHALLENGE_CHARS,
+    ConsentChoice,
+    Wall,
+    served_instead,
+    short_link,
+)
 from toolkit.urls import canonical_url, normalize_url, url_spellings
 from toolkit.util.hashing import sha256_bytes, sha256_text
 from toolkit.util.sqlite_errors import sqlite_errors
 
-PAGE_RECORD_VERSION = 2
-"""2: `linked_url` (a version 1 record has none: not recorded)."""
+PAGE_RECORD_VERSION = 3
+"""2: `linked_url` (a version 1 record has none: not recorded).
+3: `consent`, how the capture answered a cookie-consent dialog that hid the page (a record
+before has none: none was answered, as capture did not answer one)."""
 STORE_FILENAME = "pages.sqlite"
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """2: `match_key` holds `toolkit.urls.normalize_url` (version 1 had a looser key).
 3: `screenshot_hash`, so checking that a result's screenshots are unchanged reads no image.
 4: a URL ending in punctuation is stored with it encoded (`canonical_url`), and `match_key`
 keeps an encoded slash (`a%2Fb` is not `a/b`).
 5: `linked_url`, the page a captured URL names (where a short link pointed), so a read tells
 a short link to a home page from one to an article since sent home; NULL in the rows stored
-before (not recorded)."""
+before (not recorded).
+6: `consent`, how the capture answered a consent dialog that hid the page; NULL in the rows
+stored before (none was: capture did not answer one)."""
 RECENT_READS = 64  # answers a read-only store keeps (judges check several claims per page)
 
 PageKind = Literal["web", "pdf"]
-INFRA_FAILURES = frozenset({"browser", "offline", "throttled"})
+INFRA_FAILURES = frozenset({"browser", "offline", "throttled", "consent_wall"})
 """Failure kinds caused by our side, not the page: reading them raises `InfraError`.
 `browser`: Chromium failed; `offline`: the capture host's network did (no connection, its
 proxy down, its DNS resolver down), so the page was never asked for; `throttled`: the site
 refused our capture for now (HTTP 429, too many requests from the capture host), still after
 a short wait: the page is likely there, and a claim checked against none would be found
-unsupported for our capture's fault."""
+unsupported for our capture's fault; `consent_wall`: a cookie-consent dialog still hid the page
+after the capture answered it (`walls.consent_wall`): a reader who presses its button sees the
+page, so the capture, not the page or the answer citing it, failed."""
 JUDGEABLE = (
     "(CASE WHEN typeof(screenshot) != 'null' THEN 1"
     " ELSE trim(coalesce(text, ''), char(32, 9, 10, 13)) != '' END)"
@@ -98,6 +111,7 @@ FailureKind = Literal[
     "browser",
     "offline",
     "throttled",
+    "consent_wall",
     "import",
 ]
 
@@ -122,13 +136,17 @@ _COLUMNS = (
     "origin",
 )
 _BLOBS = ("screenshot", "pdf")
-_STORED = (*_COLUMNS, "screenshot_hash", "linked_url")  # the row as `put` writes it
+_STORED = (*_COLUMNS, "screenshot_hash", "linked_url", "consent")  # the row as `put` writes it
+_ADDED = ("linked_url", "consent")
+"""Columns added since schema 4, which a store an older judgegen wrote and this one has only
+read lacks (`PageStore._stored_column`)."""
 
 # The large columns come last: SQLite reaches a column stored after them by walking their
 # overflow pages, so a freshness check reading the hashes would read every image and text.
 # (Stores created before schema 3 keep their order, with `screenshot_hash` added at the end,
-# and those created before schema 5 with `linked_url` added at the end: reads of a page read
-# it only for a short link, `PageStore._recorded_link`.)
+# and those created before schema 5 or 6 with `linked_url` or `consent` added at the end: reads
+# of a page read the first only for a short link, `PageStore._recorded_link`, and the second
+# only for a whole record.)
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS pages (
     url TEXT PRIMARY KEY,
@@ -143,6 +161,7 @@ CREATE TABLE IF NOT EXISTS pages (
     content_hash TEXT,
     screenshot_hash TEXT,
     linked_url TEXT,
+    consent TEXT,
     fetched_at TEXT NOT NULL,
     error_kind TEXT,
     error TEXT,
@@ -242,6 +261,10 @@ class PageRecord(BaseModel):
     (`walls.linked_page`): itself, or for a short link the first page it reached on another
     site. None when not recorded (a record of version 1, an import): a stored short link that
     ended on a home page on another site then reads as missing (`walls.served_instead`)."""
+    consent: ConsentChoice | None = None
+    """How the capture answered a cookie-consent dialog that hid the page (`toolkit.pages.
+    consent`): `rejected` (its choice agreeing to nothing), `accepted` (it offered no such
+    choice); None when no dialog hid the page (a notice beside it is left alone)."""
     status: Literal["ok", "failed"]
     """`ok`: the page is stored; `failed`: only the failure is recorded."""
     kind: PageKind | None = None
@@ -264,7 +287,9 @@ class PageRecord(BaseModel):
     """Why it failed: http (4xx/5xx), timeout, network, unsupported (a download that is
     not a PDF), pdf (unreadable), empty (no text), blocked (a bot check or a sign-in wall),
     redirect_home (a deep link sent to the site's home page), browser (crashed), offline (our
-    network, not the page's), import (Mind2Web 2 failure record)."""
+    network, not the page's), throttled (HTTP 429 still after a retry), consent_wall (a
+    cookie-consent dialog still hid the page after it was answered), import (Mind2Web 2
+    failure record)."""
     error: str | None = None
     """A one-line reason for the failure."""
     attempts: int = 1
@@ -329,7 +354,7 @@ class PageRecord(BaseModel):
 
 def _as_read(row: dict[str, Any]) -> PageRecord:
     """The record reads give for `row` (its `_COLUMNS`, or those but blobs, `JUDGEABLE`, and
-    `linked_url` when the store has it): a stored page they do not serve (`_not_served`) is the
+    the `_ADDED` columns the store has): a stored page they do not serve (`_not_served`) is the
     failure a capture records now, with its kind and reason, and without the content."""
     record = PageRecord.model_validate(row)
     why = _not_served(row, row["text"], record.linked_url) if record.ok else None
@@ -386,7 +411,8 @@ class PageStore:
         """Bring a store written by an older judgegen to this schema: recompute the same-page
         keys (before 2, and 4), add and fill the screenshot hashes (before 3), re-spell the
         URLs that end in punctuation (before 4), add the linked pages (before 5), left NULL:
-        not recorded, as the navigations they come from were not kept."""
+        not recorded, as the navigations they come from were not kept, and the consent answers
+        (before 6), left NULL: that judgegen answered no consent dialog."""
         (version,) = self._db.execute("PRAGMA user_version").fetchone()
         if not 0 < version < SCHEMA_VERSION:
             return
@@ -401,8 +427,9 @@ class PageStore:
             columns = self._table_columns()
             if "screenshot_hash" not in columns:
                 self._db.execute("ALTER TABLE pages ADD COLUMN screenshot_hash TEXT")
-            if "linked_url" not in columns:
-                self._db.execute("ALTER TABLE pages ADD COLUMN linked_url TEXT")
+            for column in _ADDED:
+                if column not in columns:
+                    self._db.execute(f"ALTER TABLE pages ADD COLUMN {column} TEXT")
             if version >= 3:
                 return
             for url in urls:  # one image in memory at a time
@@ -442,6 +469,11 @@ class PageStore:
         if self._table is None:
             self._table = self._table_columns()
         return [column] if column in self._table else []
+
+    def _added_columns(self) -> list[str]:
+        """Those of `_ADDED` the table has (`_stored_column`). The caller holds the
+        connection."""
+        return [column for name in _ADDED for column in self._stored_column(name)]
 
     def close(self) -> None:
         """Close the database connection."""
@@ -531,7 +563,7 @@ class PageStore:
         failure a capture records now, with its kind and reason (the row itself is in
         `records(raw=True)`)."""
         with self._guard():
-            row = self._row(url, (*_COLUMNS, *self._stored_column("linked_url"), JUDGEABLE))
+            row = self._row(url, (*_COLUMNS, *self._added_columns(), JUDGEABLE))
         return None if row is None else _as_read(row)
 
     def _content(self, url: str, column: str) -> Any:
@@ -683,7 +715,7 @@ class PageStore:
         with self._guard():
             columns = (
                 *(c for c in _COLUMNS if c not in _BLOBS),
-                *self._stored_column("linked_url"),
+                *self._added_columns(),
             )
             selected = columns if raw else (*columns, JUDGEABLE)
             query = f"SELECT {', '.join(selected)} FROM pages"

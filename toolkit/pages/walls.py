@@ -1,5 +1,5 @@
 """Recognizing what a site served in place of a cited page: a bot check, a sign-in or a consent
-page, or its home page.
+page, its home page, or a cookie-consent dialog hiding it.
 
 Sites behind Cloudflare, Imperva, PerimeterX, DataDome or Amazon's robot check often answer an
 automated browser with HTTP 200 and a challenge page; others send it on to a sign-in page
@@ -41,6 +41,18 @@ pointed, the one thing a read needs of the navigations), which the store keeps w
 For a page stored before the store kept that fact, where a short link pointed is unknown: one
 that left for a home page on another site reads as missing, to be captured again
 (`unrecorded_link_reason`), never served as a home page it may not have pointed at.
+
+A cookie-consent dialog drawn over the page, or in place of its article, is told from what the
+page shows (`ConsentShown`, read in the browser by `toolkit.pages.consent`): a box saying
+`CONSENT_WORDS` with a button that answers it (`button_choice`, by a consent tool's own
+buttons, `CONSENT_BUTTONS`, or by its label in several languages). It hides the page
+(`hides_page`) when beside it and the menus the page shows under `HIDDEN_PAGE_CHARS`
+characters, or holds its article back (a hidden `main` or `article`); a notice beside the page
+hides nothing, and is stored with it. A capture answers a dialog that hides the page
+(`consent_button`: the choice that agrees to nothing, else Accept) and one still hiding it then
+is a `consent_wall` failure (`consent_wall`), ours: a reader pressing the button sees the page,
+so claims checked against it are not unsupported for it. These rules need the page's boxes,
+which a store does not keep: they apply at capture only.
 """
 
 from __future__ import annotations
@@ -358,7 +370,7 @@ class Wall:
     """What a site served in place of a cited page, as a capture records it: the failure's
     kind and reason."""
 
-    kind: Literal["blocked", "redirect_home"]
+    kind: Literal["blocked", "redirect_home", "consent_wall"]
     reason: str
 
 
@@ -402,3 +414,294 @@ def _redirected_to_wall(cited_url: str, final_url: str, linked_url: str | None) 
     if home is not None:
         return Wall("redirect_home", home_reason(home))
     return None
+
+
+ConsentChoice = Literal["rejected", "accepted"]
+"""How a capture answered a cookie-consent dialog that hid the page: `rejected` (its choice
+that agrees to nothing: "Reject all", "Only necessary", "Continue without accepting"), or
+`accepted` ("Accept", pressed only when the dialog offered no such choice)."""
+REFUSING_LABELS: Final = (
+    # English
+    "reject",
+    "reject all",
+    "decline",
+    "deny",
+    "refuse",
+    "disagree",
+    "do not agree",
+    "don't agree",
+    "do not accept",
+    "don't accept",
+    "do not consent",
+    "don't consent",
+    "do not allow",
+    "don't allow",
+    "only necessary",
+    "necessary only",
+    "only essential",
+    "essential only",
+    "only required",
+    "required only",
+    "strictly necessary only",
+    "necessary cookies only",
+    "essential cookies only",
+    "continue without accepting",
+    "continue without agreeing",
+    "continue without consent",
+    "without accepting",
+    # German
+    "ablehnen",
+    "alle ablehnen",
+    "verweigern",
+    "nur notwendige",
+    "nur essenzielle",
+    "nur erforderliche",
+    "nicht einverstanden",
+    "ohne zustimmung",
+    "ohne einwilligung",
+    # French
+    "refuser",
+    "tout refuser",
+    "je refuse",
+    "continuer sans accepter",
+    "sans accepter",
+    "uniquement les cookies nécessaires",
+    # Spanish, Portuguese, Italian
+    "rechazar",
+    "rechazar todo",
+    "rechazar todas",
+    "solo necesarias",
+    "continuar sin aceptar",
+    "sin aceptar",
+    "rejeitar",
+    "rejeitar tudo",
+    "recusar",
+    "continuar sem aceitar",
+    "rifiuta",
+    "rifiuta tutto",
+    "continua senza accettare",
+    "senza accettare",
+    "solo necessari",
+    # Dutch, Nordic, Polish
+    "weigeren",
+    "alles weigeren",
+    "weiger",
+    "alleen noodzakelijke",
+    "avvisa",
+    "avvisa alla",
+    "avböj",
+    "afvis",
+    "afvis alle",
+    "avvis alle",
+    "odrzuć",
+    "odrzuć wszystkie",
+)
+"""Labels of a consent dialog's button that agrees to nothing (compared folded, as whole
+words of the label: "Reject all cookies" is one). Read before `ACCEPTING_LABELS`, so
+"Continue without accepting" and "Don't accept" refuse."""
+ACCEPTING_LABELS: Final = (
+    "accept",
+    "accept all",
+    "accept cookies",
+    "allow",
+    "allow all",
+    "agree",
+    "i agree",
+    "i accept",
+    "ok",
+    "okay",
+    "got it",
+    "i understand",
+    "akzeptieren",
+    "alle akzeptieren",
+    "annehmen",
+    "zustimmen",
+    "alle zulassen",
+    "einverstanden",
+    "ich stimme zu",
+    "accepter",
+    "tout accepter",
+    "j'accepte",
+    "d'accord",
+    "aceptar",
+    "acepto",
+    "aceitar",
+    "concordo",
+    "accetta",
+    "accetto",
+    "accepteren",
+    "akkoord",
+    "toestaan",
+    "godkänn",
+    "acceptera",
+    "accepter alle",
+    "tillad alle",
+    "godta alle",
+    "akceptuję",
+    "zgadzam się",
+)
+"""Labels of a consent dialog's button that agrees (compared as `REFUSING_LABELS` are)."""
+CONSENT_WORDS: Final = (
+    "cookie",
+    "consent",
+    "gdpr",
+    "dsgvo",
+    "rgpd",
+    "einwilligung",
+    "consentement",
+    "consentimiento",
+    "consentimento",
+    "consenso",
+    "toestemming",
+    "samtycke",
+    "samtykke",
+    "zgod",
+)
+"""Words (as word starts, any case) that make a box holding a button a consent dialog: its
+text, not counting its buttons' labels, says one ("We use cookies", "Einwilligung")."""
+CONSENT_ROOTS: Final = (
+    "#onetrust-consent-sdk",
+    "#onetrust-banner-sdk",
+    "#CybotCookiebotDialog",
+    "#didomi-host",
+    "#didomi-notice",
+    ".qc-cmp2-container",
+    "#qc-cmp2-ui",
+    "#truste-consent-track",
+    "#consent_blackbar",
+    "#usercentrics-root",
+    "[id^='sp_message_container']",
+    ".fc-consent-root",
+    "#cmpbox",
+    ".cc-window",
+    "#cookie-law-info-bar",
+    "#cookiescript_injected",
+    "#BorlabsCookieBox",
+)
+"""The boxes of common consent tools (OneTrust, Cookiebot, Didomi, Quantcast, TrustArc,
+Usercentrics, Sourcepoint, Google's Funding Choices, consentmanager, Cookie Consent, ...):
+a button in one belongs to its dialog, whatever its text says."""
+CONSENT_BUTTONS: Final[tuple[tuple[str, ConsentChoice], ...]] = (
+    ("#onetrust-reject-all-handler", "rejected"),
+    ("#CybotCookiebotDialogBodyButtonDecline", "rejected"),
+    ("#didomi-notice-disagree-button", "rejected"),
+    ("[data-testid='uc-deny-all-button']", "rejected"),
+    ("#truste-consent-required", "rejected"),
+    (".fc-cta-do-not-consent", "rejected"),
+    ("#onetrust-accept-btn-handler", "accepted"),
+    ("#CybotCookiebotDialogBodyLevelButtonLevelOptinAllowAll", "accepted"),
+    ("#CybotCookiebotDialogBodyButtonAccept", "accepted"),
+    ("#didomi-notice-agree-button", "accepted"),
+    ("[data-testid='uc-accept-all-button']", "accepted"),
+    ("#truste-consent-button", "accepted"),
+    (".fc-cta-consent", "accepted"),
+)
+"""Consent tools' own buttons (CSS selectors) and what they answer, in any language."""
+MAX_DIALOG_CHARS: Final = 5000
+"""A box holding a button whose text is longer is no consent dialog (a page that mentions
+cookies), unless it is a consent tool's (`CONSENT_ROOTS`)."""
+MAX_LABEL_CHARS: Final = 60
+"""A button's label longer than this is no consent choice."""
+HIDDEN_PAGE_CHARS: Final = 500
+"""A page showing fewer characters than this beside its consent dialogs and its menus
+(`nav`, `header`, `footer`) is hidden by them: a claim checked against it would be checked
+against the dialog."""
+HIDDEN_ARTICLE_CHARS: Final = 200
+"""A hidden `main` or `article` holding at least this much text is an article held back."""
+
+
+def _whole_words(phrases: Sequence[str]) -> re.Pattern[str]:
+    """A pattern finding any of `phrases`, folded, as whole words of a folded text."""
+    return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(fold(p)) for p in phrases) + r")(?!\w)")
+
+
+_REFUSING = _whole_words(REFUSING_LABELS)
+_ACCEPTING = _whole_words(ACCEPTING_LABELS)
+
+
+def button_choice(label: str, named: ConsentChoice | None = None) -> ConsentChoice | None:
+    """What pressing a consent dialog's button labelled `label` answers: `named`, when a
+    consent tool names the button (`CONSENT_BUTTONS`), else by its label, a refusing one
+    first (`REFUSING_LABELS`, then `ACCEPTING_LABELS`); None for any other (settings, more)."""
+    if named is not None:
+        return named
+    plain = WHITESPACE.sub(" ", fold(label)).strip()
+    if _REFUSING.search(plain):
+        return "rejected"
+    if _ACCEPTING.search(plain):
+        return "accepted"
+    return None
+
+
+@dataclass(frozen=True)
+class ConsentShown:
+    """What a page shows of cookie-consent dialogs, as a capture reads it from the page:
+    the choice each of their buttons offers (`button_choice`; None: another button), the
+    size of each dialog's text, the button's dialog, and beside them the size of its menus'
+    text (`nav`, `header`, `footer` outside its article) and whether it holds an article back
+    (a `main` or `article` hidden, with `HIDDEN_ARTICLE_CHARS` of text)."""
+
+    choices: tuple[ConsentChoice | None, ...] = ()
+    dialogs: tuple[int, ...] = ()
+    """For each of `choices`, the index of its dialog in `dialog_chars`."""
+    dialog_chars: tuple[int, ...] = ()
+    chrome_chars: int = 0
+    hidden_article: bool = False
+
+    def shown(self) -> bool:
+        """Whether a consent dialog is shown: a box saying `CONSENT_WORDS` with a button
+        that answers it (a box with only "Cookie settings" is none)."""
+        return any(choice is not None for choice in self.choices)
+
+    def beside(self, text: str) -> int:
+        """Characters of `text` (what the page shows) that are neither its consent dialogs'
+        nor its menus'."""
+        answered = {self.dialogs[i] for i, choice in enumerate(self.choices) if choice}
+        dialogs = sum(self.dialog_chars[i] for i in answered)
+        return max(len(text.strip()) - dialogs - self.chrome_chars, 0)
+
+
+def hides_page(shown: ConsentShown, text: str) -> bool:
+    """Whether a consent dialog hides the page showing `text`: one is shown, and beside it
+    and the menus the page shows under `HIDDEN_PAGE_CHARS` characters, or holds its article
+    back. A notice beside the page hides nothing: it is left alone, and stored with it."""
+    if not shown.shown():
+        return False
+    return shown.hidden_article or shown.beside(text) < HIDDEN_PAGE_CHARS
+
+
+def consent_button(shown: ConsentShown, text: str) -> int | None:
+    """The button (its index in `shown.choices`) a capture presses to see the page showing
+    `text` that a consent dialog hides (`hides_page`): the first that agrees to nothing, else,
+    only when there is none, the first that accepts; None when no dialog hides the page."""
+    if not hides_page(shown, text):
+        return None
+    for wanted in ("rejected", "accepted"):
+        if wanted in shown.choices:
+            return shown.choices.index(wanted)
+    return None
+
+
+def consent_wall(shown: ConsentShown, text: str, answered: ConsentChoice | None) -> Wall | None:
+    """The wall a page showing `text` is when a consent dialog still hides it (`hides_page`)
+    after the capture `answered` it (or could not): a `consent_wall` failure, ours, as a
+    reader who presses the button sees the page; None when no dialog hides it."""
+    if not hides_page(shown, text):
+        return None
+    return Wall("consent_wall", consent_wall_reason(answered))
+
+
+def consent_wall_reason(answered: ConsentChoice | None) -> str:
+    """Why a capture that a consent dialog still hides is a `consent_wall` failure, and the
+    fix."""
+    tried = {
+        None: "no button of it was pressed",
+        "rejected": "still after its button agreeing to nothing was pressed",
+        "accepted": "still after its Accept button (it had no other) was pressed",
+    }[answered]
+    return (
+        f"a cookie-consent dialog hides the page ({tried}): what the capture read is the "
+        "dialog beside the menus, not the page, so judging against it is left incomplete; "
+        "capture it again (`judgegen cache-pages`) once the dialog lets it through, or import "
+        "the page from a Mind2Web 2 cache (`--import-m2w2`)"
+    )
