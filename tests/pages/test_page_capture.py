@@ -24,7 +24,7 @@ from tests.pages.pdfs import build_pdf
 from toolkit.errors import InfraError
 from toolkit.pages import PageRecord, PageStore, capture, default_chromium
 from toolkit.pages.capture import NOTHING_RENDERED, CaptureOptions, capture_pages
-from toolkit.pages.store import INFRA_FAILURES
+from toolkit.pages.store import INFRA_FAILURES, FailureKind
 from toolkit.urls import extract_urls
 
 pytestmark = pytest.mark.timeout(120)
@@ -881,6 +881,28 @@ async def test_an_unresolved_domain_among_reachable_pages_is_the_pages_failure(
         )
         assert [o.error_kind for o in report.outcomes] == ["network", None]
         assert store.get("https://dead.example/1") is None  # cited, it is missing: a verdict
+
+
+@pytest.mark.parametrize("kind", ["throttled", "consent_wall"])
+async def test_a_site_that_answered_shows_our_resolver_works_though_its_failure_is_ours(
+    tmp_path: Path, kind: FailureKind
+) -> None:
+    """A 429 or a consent dialog came from a site whose name resolved: the names that did not
+    are dead domains (the pages' failures), not our resolver down."""
+
+    async def capture(url: str) -> PageRecord:
+        if "live" in url:
+            return PageRecord.failure(url, kind, "the site answered")
+        return await unresolved_capture(url)
+
+    with PageStore(tmp_path / "pages") as store:
+        report = await capture_pages(
+            ["https://live.example/1", "https://a.example/2", "https://b.example/3"],
+            store,
+            CaptureOptions(),
+            capture=capture,
+        )
+        assert [o.error_kind for o in report.outcomes] == [kind, "network", "network"]
 
 
 async def test_one_unresolved_host_alone_is_the_pages_failure(tmp_path: Path) -> None:

@@ -40,7 +40,7 @@ from pydantic import BaseModel
 from toolkit.errors import InfraError
 from toolkit.pages.consent import ANSWERS, answer_consent, most_agreed, read_consent
 from toolkit.pages.pdf import PdfTextError, looks_like_pdf, pdf_text
-from toolkit.pages.store import INFRA_FAILURES, FailureKind, PageKind, PageRecord, PageStore
+from toolkit.pages.store import FailureKind, PageKind, PageRecord, PageStore
 from toolkit.pages.walls import ConsentChoice, consent_wall, linked_page, served_instead
 from toolkit.urls import canonical_url, is_web_url
 
@@ -214,8 +214,9 @@ NAME_NOT_RESOLVED = "ERR_NAME_NOT_RESOLVED"
 """A dead domain (the page's failure) or our resolver down (ours): `capture_pages` decides
 from the whole batch."""
 _NET_ERROR = re.compile(r"net::(ERR_[A-Z0-9_]+)")
-_NOT_REACHED = INFRA_FAILURES | {"timeout"}
-"""Failure kinds that do not show the URL's host name resolved (a lookup can hang)."""
+_NOT_REACHED: frozenset[FailureKind] = frozenset({"browser", "offline", "timeout"})
+"""Failure kinds that do not show the URL's host name resolved (a lookup can hang). Not all
+of `INFRA_FAILURES`: a `throttled` or `consent_wall` page was answered by its site."""
 
 
 def default_chromium() -> str:
