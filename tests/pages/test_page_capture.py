@@ -19,11 +19,16 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from generator.cli import main
+from generator.cli import cache_pages, main
 from tests.pages.pdfs import build_pdf
 from toolkit.errors import InfraError
 from toolkit.pages import PageRecord, PageStore, capture, default_chromium
-from toolkit.pages.capture import NOTHING_RENDERED, CaptureOptions, capture_pages
+from toolkit.pages.capture import (
+    NOTHING_RENDERED,
+    CaptureOptions,
+    CaptureOutcome,
+    capture_pages,
+)
 from toolkit.pages.store import INFRA_FAILURES, FailureKind
 from toolkit.urls import extract_urls
 
@@ -1411,6 +1416,16 @@ def test_a_consent_wall_leaves_judging_the_page_incomplete_not_unsupported(
         pytest.raises(InfraError, match="failed on our side"),
     ):
         store.get(server + "/consent-stuck")
+
+
+def test_cache_pages_progress_says_how_a_consent_dialog_was_answered(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    outcome = CaptureOutcome(
+        url="https://example.com/a", result="captured", kind="web", consent="accepted"
+    )
+    cache_pages._progress(1, 1, outcome)
+    assert capsys.readouterr().err.endswith("(consent dialog accepted)\n")
 
 
 def test_a_cookie_notice_that_hides_nothing_is_left_alone_and_stored_with_the_page(
