@@ -656,8 +656,8 @@ class ConsentShown:
     def beside(self, text: str) -> int:
         """Characters of `text` (what the page shows) that are neither its consent dialogs'
         nor its menus'."""
-        answered = {self.dialogs[i] for i, choice in enumerate(self.choices) if choice}
-        dialogs = sum(self.dialog_chars[i] for i in answered)
+        consent = {self.dialogs[i] for i, choice in enumerate(self.choices) if choice}
+        dialogs = sum(self.dialog_chars[i] for i in consent)  # boxes with no choice are text
         return max(len(text.strip()) - dialogs - self.chrome_chars, 0)
 
 
