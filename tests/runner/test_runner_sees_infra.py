@@ -82,6 +82,11 @@ class UnreachablePages:
         raise ConnectionResetError("page server reset the connection")
 
 
+async def maps_down(**args: object) -> object:
+    """A maps provider whose service is down: it raises what its HTTP client raised."""
+    raise ConnectionError("maps service unreachable")
+
+
 def run(
     work: Path, items: list[AnswerInput], backend: ScriptedBackend, mode: str, **kw: object
 ) -> RunReport:
@@ -160,6 +165,37 @@ def test_any_exception_of_the_page_source_the_judge_swallowed_leaves_the_evaluat
     assert result.status == "incomplete" and result.final_score is None
     assert [e["kind"] for e in result.errors] == ["backend"]
     assert "page server reset the connection" in result.errors[0]["message"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_any_exception_of_a_tool_provider_the_judge_swallowed_is_a_tool_failure(
+    work: Path, mode: str
+) -> None:
+    """A tool's outage is the evaluation's failure, named as the tool's in both modes: not
+    the judge's exception, nor a backend's."""
+    item = hostile_input(work, "swallows_tool_failure")
+    tools = {"maps.calculate_distance": maps_down}
+    report = run(work, [item], ScriptedBackend(), mode, tools=tools)
+    result = only_result(work, report)
+    assert result.status == "incomplete" and result.final_score is None
+    assert [e["kind"] for e in result.errors] == ["tool"]
+    assert "maps service unreachable" in result.errors[0]["message"]
+    assert report.stopped is None
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_tool_failure_the_runner_saw_leaves_the_evaluation_incomplete_whatever_the_judge_kept(
+    work: Path, mode: str
+) -> None:
+    """The judge's own record of failed tool calls is the judge's: one calling the channel
+    around it still cannot turn a maps outage into a complete result with a failed check."""
+    item = hostile_input(work, "hides_tool_failure")
+    tools = {"maps.calculate_distance": maps_down}
+    report = run(work, [item], ScriptedBackend(), mode, tools=tools)
+    result = only_result(work, report)
+    assert result.status == "incomplete" and result.final_score is None
+    assert [e["kind"] for e in result.errors] == ["tool"]
+    assert "maps service unreachable" in result.errors[0]["message"]
 
 
 @pytest.mark.parametrize("sandbox", [True, False])

@@ -37,8 +37,10 @@ class ToolTable:
 
     async def call(self, name: str, args: dict[str, Any]) -> Any:
         """Call tool `name`; an unknown tool is an InfraError (node `error`), never a crash.
-        The call is counted in the evaluation's meter, and an InfraError noted there on its
-        way to the judge."""
+        The call is counted in the evaluation's meter, and any exception the tool raised
+        noted there on its way to the judge, as kind `tool` unless it is an InfraError of
+        another kind: a provider whose own call failed (a `ConnectionError`, a `KeyError` from
+        a malformed response) failed the evaluation, not the answer, as a backend's does."""
         with judge_call():
             meter = current_meter.get()
             if meter is not None:
@@ -49,8 +51,8 @@ class ToolTable:
                     message = f"tool '{name}' is not available: no provider for it"
                     raise InfraError(message, kind="tool")
                 return await resolve(function(**args))
-            except InfraError as exc:
-                note_infra(exc)
+            except Exception as exc:
+                note_infra(exc, "tool")
                 raise
 
 

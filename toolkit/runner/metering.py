@@ -66,10 +66,11 @@ class Meter:
 def note_infra(error: BaseException | dict[str, Any], service: str | None = None) -> None:
     """Note `error` in the current evaluation's meter: an infrastructure error as it leaves
     the service a judge called, or an error entry the runner made itself (`error_dict`).
-    With `service` (the kind to note it under, `backend`), any exception that service raised
-    is one, whatever its type: a `--backend` or page source whose own call failed (a
-    `ConnectionError`, say) failed the evaluation, not the answer, as a sandbox's broker and
-    a cluster's gateway already report it. Without, other exceptions are ignored."""
+    With `service` (the kind to note it under: `backend`, `tool`), any exception that service
+    raised is one, whatever its type: a `--backend`, page source or tool provider whose own
+    call failed (a `ConnectionError`, say) failed the evaluation, not the answer, as a
+    sandbox's broker and a cluster's gateway report it. Without, other exceptions are
+    ignored."""
     meter = current_meter.get()
     if meter is None:
         return

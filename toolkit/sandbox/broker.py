@@ -82,13 +82,16 @@ class Broker:
         self.tools = ToolTable(tools or {})
 
     async def handle(self, call: Call, answer: str = "") -> Reply:
-        """Answer one call of a job judging `answer`; every exception becomes an error reply."""
+        """Answer one call of a job judging `answer`; every exception becomes an error reply,
+        of the service's kind when it is not an InfraError (`tool` for a tool's, as the
+        runner's meter notes it, else `backend`)."""
         try:
             result = await self._dispatch(call.method, call.payload, answer)
         except Exception as exc:
+            service = "tool" if call.method == "tool" else "backend"
             error = {
                 "type": type(exc).__name__,
-                "kind": getattr(exc, "kind", None) or "backend",
+                "kind": getattr(exc, "kind", None) or service,
                 "message": redact(str(exc))[:2000],
             }
             return Reply(call_id=call.call_id, error=error)

@@ -22,7 +22,8 @@ class ToolCaller(Protocol):
 
 current_tools: ContextVar[ToolCaller | None] = ContextVar("judgegen_tools", default=None)
 # Failed tool calls of the current evaluation, kept even when the judge swallows the error
-# (published judges wrap tool calls in `except Exception`), so the result is incomplete.
+# (published judges wrap tool calls in `except Exception`), so the result is incomplete: each
+# a failure of the tool (kind `tool`), whatever its provider raised, as the runner notes it.
 current_tool_errors: ContextVar[list[dict[str, Any]] | None] = ContextVar(
     "judgegen_tool_errors", default=None
 )
@@ -45,7 +46,7 @@ async def call_tool(name: str, **args: Any) -> Any:
                     "operation": "tool",
                     "target": name,
                     "type": type(exc).__name__,
-                    "kind": getattr(exc, "kind", "exception"),
+                    "kind": exc.kind if isinstance(exc, InfraError) else "tool",
                     "message": str(exc),
                 }
             )
