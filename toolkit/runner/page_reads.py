@@ -19,6 +19,7 @@ from toolkit.awaitables import resolve
 from toolkit.pages.store import StoredPage
 from toolkit.runner.fingerprint import PageReads, screenshot_digest
 from toolkit.runner.results import ResultHead
+from toolkit.sources import page_url
 from toolkit.util.hashing import sha256_text
 from toolkit.util.scoped import scoped
 
@@ -90,7 +91,9 @@ class RecordingPages:
             self.read_page = self._read_page
 
     async def get(self, url: str) -> str | None:
-        """The inner source's text for `url` (None when missing or without a source)."""
+        """The inner source's text for `url` (None when missing or without a source); a `url`
+        that is not a string is the judge's bug (`page_url`)."""
+        url = page_url(url)
         text = None if self.inner is None else await _served(self.inner.get, url)
         log = current_page_reads.get()
         if log is not None:
@@ -102,6 +105,7 @@ class RecordingPages:
         """The text and screenshots of `url` ((None, []) when missing), noted like `get` and
         `screenshot` would, with the hashes the store served them with in the same read:
         neither is hashed, nor the screenshot decoded, here."""
+        url = page_url(url, "ev.pages.read_page")
         page = await _served(self._inner_stored_page, url)
         log = current_page_reads.get()
         if page is None:
@@ -115,6 +119,7 @@ class RecordingPages:
 
     async def _screenshot(self, url: str) -> str | None:
         """The inner source's screenshot of `url` (base64), noted with the bytes' hash."""
+        url = page_url(url, "ev.pages.screenshot")
         image = await _served(self._inner_screenshot, url)
         log = current_page_reads.get()
         if log is not None:

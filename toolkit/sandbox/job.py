@@ -57,6 +57,7 @@ from toolkit.sandbox.protocol import (
     encode,
 )
 from toolkit.sandbox.seccomp import bind_self
+from toolkit.sources import page_url
 
 
 def _reply_error(error: dict[str, Any]) -> InfraError:
@@ -270,10 +271,12 @@ class BrokerPages:
             self.screenshot = self._screenshot
 
     async def get(self, url: str) -> str | None:
-        """The page text, or None when the page is missing."""
-        return await self._channel.call("page_get", {"url": url})
+        """The page text, or None when the page is missing; a `url` that is not a string is
+        the judge's bug, raised here as in process (`page_url`)."""
+        return await self._channel.call("page_get", {"url": page_url(url)})
 
     async def _screenshot(self, url: str) -> str | None:
+        url = page_url(url, "ev.pages.screenshot")
         return await self._channel.call("page_screenshot", {"url": url})
 
     async def verify_sources(
