@@ -37,6 +37,10 @@ from toolkit.tree import (
 )
 
 SUMMARY_VERSION = 1
+VERIFY_CANCELLED = "verify_cancelled"
+"""Kind of the error a verification cancelled before its verdict leaves in the summary (the
+judge stopped waiting for it, or ran out of time): its leaf got no verdict, so the evaluation
+is incomplete, the judge's error (`toolkit.runner.judging` reports it so)."""
 
 
 class Evaluator:
@@ -393,11 +397,41 @@ class Evaluator:
                 node.error = f"{type(exc).__name__}: {exc}"
             self._record_error("verify", node.id if node else claim[:80], exc)
             return False
+        except asyncio.CancelledError:
+            self.verifications[:] = [e for e in self.verifications if e is not entry]
+            self._cancelled(node, claim)
+            raise
         if node is not None:
             node.score, node.status = (1.0, "passed") if verdict.passed else (0.0, "failed")
             node.error = None
         self._log_verification(node, claim, urls, used, verdict.reasoning, verdict.passed, entry)
         return verdict.passed
+
+    def _cancelled(self, node: VerificationNode | None, claim: str) -> None:
+        """Record a verification cancelled before its verdict (`asyncio.wait_for` around
+        `verify`, `task.cancel()`): its leaf is `error`, never a failed check whose score
+        would depend on how fast the verdict came, and the evaluation incomplete."""
+        target = f"leaf '{node.id}'" if node is not None else f"claim {claim[:80]!r}"
+        message = (
+            f"the verification of {target} was cancelled before its verdict: the judge "
+            "stopped waiting for it (asyncio.wait_for, task.cancel) or ran out of time. Let "
+            "every ev.verify finish: the runner's --timeout stops a judge that is too slow"
+        )
+        if node is not None:
+            node.score, node.status = 0.0, "error"
+            node.error = (
+                "CancelledError: its verification was cancelled before its verdict (the judge "
+                "stopped waiting for it, or ran out of time)"
+            )
+        self.errors.append(
+            {
+                "operation": "verify",
+                "target": node.id if node is not None else claim[:80],
+                "type": "CancelledError",
+                "kind": VERIFY_CANCELLED,
+                "message": message,
+            }
+        )
 
     def _sources(self) -> SourceChecker:
         return SourceChecker(self.backend, self.pages, self.missing_sources)
@@ -475,7 +509,8 @@ class Evaluator:
 
     @property
     def status(self) -> str:
-        """`incomplete` when any infrastructure error happened, else `complete`."""
+        """`incomplete` when any infrastructure error happened or a verification was
+        cancelled before its verdict, else `complete`."""
         if self.errors:
             return "incomplete"
         has_error = self.root is not None and any(

@@ -3,11 +3,20 @@ missing page, an outage, or a complete result with a check that gave no verdict.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
-from tests.runner.test_runner_sees_infra import MODES, hostile_input, only_result, run
+from generator.review.runs import JudgeRunError, ReviewRuns
+from tests.fixtures.runner.helpers import HOSTILE_JUDGES
+from tests.runner.test_runner_sees_infra import (
+    MODES,
+    hostile_input,
+    never_answers,
+    only_result,
+    run,
+)
 from toolkit import ScriptedBackend
 from toolkit.pages import PageStore
 
@@ -30,3 +39,40 @@ def test_a_page_read_of_no_url_is_the_judges_error(work: Path, mode: str, source
         in result.errors[0]["message"]
     )
     assert report.stopped is None
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_verification_the_judge_stopped_waiting_for_is_the_judges_error(
+    work: Path, mode: str
+) -> None:
+    """A leaf whose verification the judge cancelled got no verdict: the result is incomplete
+    as the judge's error, and the leaf says why, never a complete score with it failed."""
+    item = hostile_input(work, "stops_waiting_for_a_verify")
+    report = run(work, [item], ScriptedBackend(verify=never_answers), mode)
+    result = only_result(work, report)
+    assert result.status == "incomplete" and result.final_score is None
+    assert [e["kind"] for e in result.errors] == ["verify_cancelled"]
+    assert "'supported'" in result.errors[0]["message"]
+    tree = result.eval_breakdown[0]["verification_tree"]
+    (leaf,) = [n for n in tree["children"] if n["id"] == "supported"]
+    assert leaf["status"] == "error" and "cancelled" in leaf["error"]
+
+
+@pytest.mark.parametrize("sandbox", [True, False])
+def test_a_review_run_of_a_judge_that_stopped_waiting_for_a_verify_is_the_judges_failure(
+    sandbox: bool,
+) -> None:
+    """validate, mutate and generate's acceptance read it as the judge's failure (to repair),
+    neither a verdict nor an outage."""
+
+    async def judged() -> dict[str, object]:
+        async with ReviewRuns(ScriptedBackend(verify=never_answers), sandbox=sandbox) as runs:
+            return await runs.summary(
+                HOSTILE_JUDGES / "stops_waiting_for_a_verify.py",
+                "Paris, see https://a",
+                task_id="stops_waiting_for_a_verify",
+                answer_name="answer_1",
+            )
+
+    with pytest.raises(JudgeRunError, match="cancelled before its verdict"):
+        asyncio.run(judged())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -343,6 +344,31 @@ async def test_infrastructure_failure_marks_the_node_error_and_the_evaluation_in
     assert node.status == "error" and "rate limited" in node.error
     assert summary["status"] == "incomplete"
     assert summary["errors"][0]["operation"] == "verify"
+
+
+async def test_a_verification_cancelled_before_its_verdict_leaves_its_leaf_error(
+    make_evaluator,
+):
+    """A judge cancelling its own `verify` (`task.cancel()`) gets the cancellation; the leaf
+    got no verdict, so it is `error` and the evaluation incomplete, never a failed check."""
+    started = asyncio.Event()
+
+    async def verify(request):
+        started.set()
+        await asyncio.Event().wait()
+
+    ev = make_evaluator(verify=verify)
+    node = ev.add_leaf(id="x", desc="x")
+    check = asyncio.ensure_future(ev.verify(claim="c", node=node))
+    await started.wait()
+    check.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await check
+    summary = ev.get_summary()
+    assert node.status == "error" and "cancelled before its verdict" in node.error
+    assert summary["status"] == "incomplete"
+    assert [(e["kind"], e["target"]) for e in summary["errors"]] == [("verify_cancelled", "x")]
+    assert summary["verifications"] == []
 
 
 async def test_summary_reflects_nodes_added_after_a_first_score(make_evaluator):

@@ -16,7 +16,7 @@ from typing import Any
 
 from toolkit.backends import JudgingBackend
 from toolkit.errors import InfraError, JudgeFailed
-from toolkit.evaluator import PageSource
+from toolkit.evaluator import VERIFY_CANCELLED, PageSource
 from toolkit.runner.loader import Judge, load_judge_source, user_import_problem
 from toolkit.sandbox.confinement import SandboxViolation
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome, error_dict
@@ -132,6 +132,26 @@ def with_violations(outcome: EvalOutcome, violations: list[str]) -> EvalOutcome:
     return with_errors(outcome, missing)
 
 
+def cancelled_verifications(summary: dict[str, Any], timed_out: bool) -> list[dict[str, Any]]:
+    """The verifications `summary` says were cancelled before their verdict, taken out of its
+    errors (the services' failures the judge met) to be the outcome's: the judge's error, not
+    an outage. None when the judge ran out of time: its deadline cancelled them, as the
+    `timeout` error says (each leaf still says so in the tree)."""
+    entries = summary.get("errors")
+    if not isinstance(entries, list):
+        return []
+    cancelled = [e for e in entries if isinstance(e, dict) and e.get("kind") == VERIFY_CANCELLED]
+    if not cancelled:
+        return []
+    summary["errors"] = [entry for entry in entries if not any(entry is c for c in cancelled)]
+    if timed_out:
+        return []
+    return [
+        error_dict("CancelledError", VERIFY_CANCELLED, str(entry.get("message", "")))
+        for entry in cancelled
+    ]
+
+
 def load_bound_judge(job: EvalJob, code: CodeType | None = None) -> Judge:
     """Load the judge from the job's own code, refusing code that does not match its hash;
     `code` is that code compiled by the parent (`loader.compile_judge`), when it sent it."""
@@ -173,6 +193,7 @@ async def evaluate_job(
     started = time.monotonic()
     errors: list[dict[str, Any]] = []
     summary: Any = None
+    timed_out = False
     task_id = job.task_id
     try:
         judge = await load()
@@ -191,6 +212,7 @@ async def evaluate_job(
                 timeout_s=timeout_s,
             )
         except JudgeFailed as failed:
+            timed_out = failed.timed_out
             kind = "timeout" if failed.timed_out else None
             stage = "the judge ran out of time" if failed.timed_out else "the judge raised"
             errors.append(exception_error(failed.cause, stage, kind))
@@ -202,6 +224,8 @@ async def evaluate_job(
     summary, problem = check_summary(summary)
     if problem:
         errors.append(problem)
+    if summary is not None:
+        errors.extend(cancelled_verifications(summary, timed_out))
     complete = summary is not None and not errors and summary.get("status") == "complete"
     if summary is not None and not complete:
         summary["status"] = "incomplete"
