@@ -42,19 +42,6 @@ class NoPages:
         return None
 
 
-def page_url(url: object, call: str = "ev.pages.get") -> str:
-    """`url` as a judge named it to its page source's `call`, a string: anything else (None
-    from an extraction that found no URL) is the judge's bug, a `TypeError` raised to it, the
-    same in process and sandboxed; never a page that is missing, nor the store's failure."""
-    if isinstance(url, str):
-        return url
-    shown = repr(url) if len(repr(url)) <= 80 else f"a {type(url).__name__}"
-    raise TypeError(
-        f"{call}(url) takes the page's URL as a string, got {shown}: check that the judge "
-        "found a URL (e.g. its extraction's field is not None) before reading its page"
-    )
-
-
 def normalize_sources(sources: str | Sequence[str] | None) -> list[str]:
     """The cited URLs as a list, one per page (`toolkit.urls.normalize_url`), first spelling kept."""
     if sources is None:

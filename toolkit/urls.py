@@ -34,6 +34,7 @@ __all__ = [
     "extract_urls",
     "is_web_url",
     "normalize_url",
+    "page_url",
     "same_page",
     "url_spellings",
     "web_host",
@@ -262,6 +263,19 @@ def same_page(a: str | None, b: str | None) -> bool:
     """True when `a` and `b` are both URLs with the same `normalize_url` key."""
     key = normalize_url(a)
     return bool(key) and key == normalize_url(b)
+
+
+def page_url(url: object, call: str = "ev.pages.get") -> str:
+    """`url` as a judge named it to its page source's `call`, a string: anything else (None
+    from an extraction that found no URL) is the judge's bug, a `TypeError` raised to it, the
+    same in process and sandboxed; never a page that is missing, nor the store's failure."""
+    if isinstance(url, str):
+        return url
+    shown = repr(url) if len(repr(url)) <= 80 else f"a {type(url).__name__}"
+    raise TypeError(
+        f"{call}(url) takes the page's URL as a string, got {shown}: check that the judge "
+        "found a URL (e.g. its extraction's field is not None) before reading its page"
+    )
 
 
 def is_web_url(url: str) -> bool:

@@ -19,7 +19,7 @@ from toolkit.awaitables import resolve
 from toolkit.pages.store import StoredPage
 from toolkit.runner.fingerprint import PageReads, screenshot_digest
 from toolkit.runner.results import ResultHead
-from toolkit.sources import page_url
+from toolkit.urls import page_url
 from toolkit.util.hashing import sha256_text
 from toolkit.util.scoped import scoped
 

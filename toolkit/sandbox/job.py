@@ -57,7 +57,7 @@ from toolkit.sandbox.protocol import (
     encode,
 )
 from toolkit.sandbox.seccomp import bind_self
-from toolkit.sources import page_url
+from toolkit.urls import page_url
 
 
 def _reply_error(error: dict[str, Any]) -> InfraError:
