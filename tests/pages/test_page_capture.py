@@ -258,6 +258,49 @@ COOKIE_NOTICE_HTML = beside_menus(
     " cookies. " + consent_button("Accept", TRACKING) + "</div>"
 )
 """A notice at the bottom of the page that hides nothing."""
+SOFT_404_HTML = beside_menus(
+    "<main><h1>Sorry, we couldn't find that page</h1><p>It may have been moved or deleted."
+    " Try the search above, or start again from the home page.</p></main>",
+    "<title>Page not found | Example News</title>",
+)  # a removed article answered with HTTP 200
+GERMAN_SOFT_404_HTML = beside_menus(
+    "<main><h1>Diese Seite existiert nicht</h1><p>Vielleicht wurde sie verschoben oder"
+    " gelöscht. Nutzen Sie die Suche oder gehen Sie zur Startseite.</p></main>",
+    "<title>Seite nicht gefunden – Beispiel</title>",
+)
+ERROR_PAGE_HTML = beside_menus(
+    "<main><p>We looked everywhere for it. Try the search above.</p></main>",
+    "<title>Example News</title>",
+)  # the site's error page, at /404, wording nothing a rule knows (HTTP 200)
+SEARCH_PAGE_HTML = beside_menus(
+    "<main><h1>Search</h1><p>Results for widget 9: Widget 8, Widget 10.</p></main>",
+    "<title>Search | Example Shop</title>",
+)
+HTTP_ERRORS_HTML = beside_menus(
+    "<article><h1>404 Not Found</h1>"
+    + "".join(
+        f"<p>Status {code}: a server answers it when the resource is {what}; a browser shows"
+        " the page the server sends with it, and a crawler drops the address from its index"
+        " once it has seen the status several times in a row.</p>"
+        for code, what in [(404, "missing"), (410, "gone for good"), (403, "forbidden")] * 4
+    )
+    + "</article>",
+    "<title>404 Not Found: what it means | Web Guide</title>",
+)  # a long article about HTTP errors, titled and headed as a not-found page is
+ERROR_CODES_HTML = beside_menus(
+    "<main><h1>Error Correction Codes</h1><p>Reed-Solomon codes correct burst errors on"
+    " CDs and QR codes.</p></main>",
+    "<title>Error Correction Codes | Coding Notes</title>",
+)  # short, and named "Error"
+NOT_FOUND_PATHS = {
+    "/gone-article": "not_found",
+    "/verschwunden": "not_found",
+    "/old": "not_found",
+    "/products/widget-9": "not_found",
+    "/http-errors": None,
+    "/error-correction": None,
+}
+"""Pages a site answers with HTTP 200, by path, and the failure each is (None: a page)."""
 REDIRECTS = {
     "/members": "/accounts/login?next=%2Fmembers",  # a members-only page: sent on to sign in
     "/news/2023/some-article": "/",  # a removed article: sent to the home page
@@ -265,6 +308,8 @@ REDIRECTS = {
     "/index.html": "/",  # a home page's other address
     "/moved-article": "/static",  # an article moved to a new address
     "/removed-story": "/?from=404",  # a removed page sent home with a marker
+    "/old": "/404",  # a removed page sent to the site's error page
+    "/products/widget-9": "/search?q=widget+9",  # a removed product sent to a search for it
 }
 SHORT_LINKS = {  # cited at localhost, they send the browser to 127.0.0.1: another site
     "/x7Kq2A": "/",  # a short link to the site's home page
@@ -342,6 +387,12 @@ def make_handler(pdf: bytes, release: threading.Event) -> type[BaseHTTPRequestHa
         "/consent-framed": (200, "text/html; charset=utf-8", FRAMED_WALL_HTML),
         "/consent-frame": (200, "text/html; charset=utf-8", CONSENT_FRAME_HTML),
         "/cookie-notice": (200, "text/html; charset=utf-8", COOKIE_NOTICE_HTML),
+        "/gone-article": (200, "text/html; charset=utf-8", SOFT_404_HTML),
+        "/verschwunden": (200, "text/html; charset=utf-8", GERMAN_SOFT_404_HTML),
+        "/404": (200, "text/html; charset=utf-8", ERROR_PAGE_HTML),
+        "/search": (200, "text/html; charset=utf-8", SEARCH_PAGE_HTML),
+        "/http-errors": (200, "text/html; charset=utf-8", HTTP_ERRORS_HTML),
+        "/error-correction": (200, "text/html; charset=utf-8", ERROR_CODES_HTML),
     }
     asked: dict[str, int] = {}
 
@@ -1129,6 +1180,83 @@ def test_a_cited_home_page_or_a_moved_page_is_stored_where_it_ended(
 ) -> None:
     with PageStore(sent_home, readonly=True) as store:
         assert text in (store.get(server + path) or "")
+
+
+@dataclass
+class NotFoundRun:
+    """`cache-pages` (its human output) over pages a site answers with HTTP 200, some of them
+    not found (`NOT_FOUND_PATHS`): their records by path."""
+
+    records: dict[str, PageRecord]
+    store_dir: Path
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture(scope="module")
+def not_found(server: str, tmp_path_factory: pytest.TempPathFactory) -> NotFoundRun:
+    root = tmp_path_factory.mktemp("not_found")
+    answers = root / "answer.md"
+    answers.write_text(" and ".join(server + path for path in NOT_FOUND_PATHS), encoding="utf-8")
+    store_dir = root / "store"
+    args = ["--answers", str(answers), "--store", str(store_dir), "--chromium", default_chromium()]
+    result = invoke([*args, "--timeout", str(CAPTURE_TIMEOUT_S)])
+    with PageStore(store_dir, readonly=True) as store:
+        records = {path: store.lookup(server + path) for path in NOT_FOUND_PATHS}
+    found = {path: record for path, record in records.items() if record is not None}
+    assert found.keys() == NOT_FOUND_PATHS.keys()
+    return NotFoundRun(found, store_dir, result.exit_code, result.stdout, result.stderr)
+
+
+@pytest.mark.parametrize("path", ["/gone-article", "/verschwunden"])
+def test_a_page_saying_it_was_not_found_under_http_200_is_a_not_found_failure_and_missing(
+    not_found: NotFoundRun, server: str, path: str
+) -> None:
+    record = not_found.records[path]
+    assert (record.status, record.error_kind, record.http_status) == ("failed", "not_found", 200)
+    assert "soft 404" in (record.error or "")
+    with PageStore(not_found.store_dir, readonly=True) as store:
+        assert store.get(server + path) is None  # the judge reads no page: it is missing
+        assert not store.has_page(server + path)  # captured again next time
+
+
+def test_the_failure_says_what_the_not_found_page_said(not_found: NotFoundRun) -> None:
+    assert "saying 'Page not found'" in (not_found.records["/gone-article"].error or "")
+    assert "saying 'Seite nicht gefunden'" in (not_found.records["/verschwunden"].error or "")
+
+
+@pytest.mark.parametrize(
+    ("path", "final"), [("/old", "/404"), ("/products/widget-9", "/search?q=widget+9")]
+)
+def test_a_page_redirected_to_the_sites_error_or_search_page_is_a_not_found_failure(
+    not_found: NotFoundRun, server: str, path: str, final: str
+) -> None:
+    record = not_found.records[path]
+    assert (record.status, record.error_kind) == ("failed", "not_found")
+    assert record.final_url == server + final
+    assert f"redirected to {server}{final}, the site's error, search" in (record.error or "")
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [("/http-errors", "Status 410"), ("/error-correction", "Reed-Solomon codes")],
+)
+def test_an_article_about_404_errors_or_a_short_page_named_error_is_stored(
+    not_found: NotFoundRun, path: str, text: str
+) -> None:
+    assert text in stored_text(not_found.records[path])
+
+
+def test_cache_pages_says_which_pages_were_not_found_and_why(
+    not_found: NotFoundRun, server: str
+) -> None:
+    assert not_found.exit_code == 1  # pages failed to load, all recorded
+    for path, kind in NOT_FOUND_PATHS.items():
+        progress = f"failed {kind} 200 {server}{path}: "
+        assert (progress in not_found.stderr) == (kind is not None), path
+    gone = f"  failed (not_found): {server}/gone-article: the site served a page saying"
+    assert gone in not_found.stdout
 
 
 def stored_before_the_rules(server: str) -> list[PageRecord]:

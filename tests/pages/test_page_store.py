@@ -70,6 +70,7 @@ def test_a_stored_page_with_nothing_to_judge_counts_as_missing(
 
 
 DEEP = "https://news.example.com/2023/05/story"
+NOT_FOUND_TEXT = "Example News\nPage not found\nSorry, we couldn't find that page."
 HOME_TEXT = "Example News. Top stories today: markets rally, and the weather turns cold."
 SHORT = "https://bit.ly/3xYz9Q"
 # pages an older judgegen stored as the cited page (with the store's API, as it did): the site
@@ -103,12 +104,27 @@ STORED_BEFORE_THE_RULES = {
         PageRecord.web(SHORT, HOME_TEXT, JPEG, final_url="https://news.example.com/"),
         "stored before the page store recorded where a short link pointed",
     ),
+    "error page": (
+        PageRecord.web(DEEP, NOT_FOUND_TEXT, JPEG, final_url="https://news.example.com/en/404"),
+        "redirected to https://news.example.com/en/404, the site's error, search or site map",
+    ),
+    "search page": (
+        PageRecord.web(
+            "https://shop.example.com/products/widget-9",
+            "Search results for widget 9: Widget 8, Widget 10",
+            JPEG,
+            final_url="https://shop.example.com/search?q=widget+9",
+        ),
+        "redirected to https://shop.example.com/search?q=widget+9",
+    ),
 }
 KINDS = {
     "redirect_home": "redirect_home",
     "sign-in": "blocked",
     "bot check": "blocked",
     "short link": "redirect_home",
+    "error page": "not_found",
+    "search page": "not_found",
 }
 
 
@@ -196,6 +212,16 @@ def test_a_short_link_whose_capture_recorded_an_article_sent_home_reads_as_missi
         assert (record.status, record.error_kind) == ("failed", "redirect_home")
         assert f"redirected to the site's home page {home}" in (record.error or "")
         assert record.linked_url == DEEP
+
+
+def test_a_page_stored_that_only_says_it_was_not_found_is_served_until_captured_again(
+    store: PageStore,
+) -> None:
+    """Its title and headings, which tell a soft 404 at capture, are not in the row: the rule
+    cannot read it back, and a text saying "not found" is no sign alone (an article about 404
+    errors says it too). `cache-pages --refresh` captures it again."""
+    store.put(PageRecord.web(DEEP, NOT_FOUND_TEXT, JPEG, final_url=DEEP))
+    assert store.get(DEEP) == NOT_FOUND_TEXT and store.has_page(DEEP)
 
 
 def test_counts_do_not_count_a_long_page_quoting_a_bot_check_as_a_wall(store: PageStore) -> None:

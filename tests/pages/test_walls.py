@@ -4,7 +4,10 @@ sign-in or consent page by where the browser was sent, only when the cited URL i
 site's home page likewise, only when the cited URL is a deep link (a short link is the page it
 points at, as its capture recorded it; unrecorded, one that ended on another site's home page
 is not taken for that home page); a cookie-consent dialog hiding the page by what the page
-shows beside it (a notice beside the page is left alone)."""
+shows beside it (a notice beside the page is left alone); a not-found page served with a
+success status (a soft 404) by where the browser was sent (the site's error or search page),
+or by its title or main heading saying so with little else on the page (a long article about
+404 errors, or a page named "Error ...", is a page)."""
 
 from __future__ import annotations
 
@@ -14,8 +17,11 @@ import pytest
 
 from toolkit.pages.walls import (
     MAX_CHALLENGE_CHARS,
+    MAX_NOT_FOUND_CHARS,
+    MAX_SAID_ONCE_CHARS,
     ConsentChoice,
     ConsentShown,
+    NotFoundShown,
     Wall,
     bot_check,
     button_choice,
@@ -25,8 +31,12 @@ from toolkit.pages.walls import (
     hides_page,
     home_reason,
     linked_page,
+    not_found_page,
+    not_found_reason,
     redirect_home,
+    redirect_not_found_reason,
     redirect_wall,
+    says_not_found,
     served_instead,
 )
 
@@ -505,3 +515,224 @@ def test_a_dialog_still_hiding_the_page_is_a_consent_wall_saying_what_was_presse
     wall = consent_wall(WALLED, MENUS + BANNER, answered)
     assert wall == Wall("consent_wall", consent_wall_reason(answered))
     assert "cookie-consent dialog hides the page" in wall.reason
+
+
+SENT_TO_ERROR_PAGES = {
+    "a 404 path": ("https://shop.example.com/items/7", "https://shop.example.com/404"),
+    "a 404 file under a locale": (
+        "https://www.example.com/en/news/2023/a",
+        "https://www.example.com/en/404.html",
+    ),
+    "a not-found path with a trailing slash": (
+        "https://example.com/guides/setup",
+        "https://example.com/page-not-found/",
+    ),
+    "an error folder": ("https://example.com/reports/2022", "https://example.com/errors/404"),
+    "asp.net's error page naming the path": (
+        "https://example.gov/Reports/Annual.aspx",
+        "https://example.gov/Error.aspx?aspxerrorpath=/Reports/Annual.aspx",
+    ),
+    "an error page with a code": ("https://example.com/a/b", "https://example.com/error?code=404"),
+    "a single-page app's not-found route": (
+        "https://app.example.com/#/reports/7",
+        "https://app.example.com/#/not-found",
+    ),
+}
+
+
+@pytest.mark.parametrize(("cited", "final"), SENT_TO_ERROR_PAGES.values(), ids=SENT_TO_ERROR_PAGES)
+def test_a_page_sent_to_the_sites_error_page_is_not_found(cited: str, final: str) -> None:
+    wall = served_instead(cited, final, "We looked everywhere.", linked_url=cited)
+    assert wall == Wall("not_found", redirect_not_found_reason(final))
+    assert "soft 404" in wall.reason
+
+
+SENT_TO_SEARCH_PAGES = {
+    "a search for the page's words": (
+        "https://shop.example.com/products/widget-9",
+        "https://shop.example.com/search?q=widget+9",
+    ),
+    "a documentation search": (
+        "https://docs.example.org/3/library/gone.html",
+        "https://docs.example.org/3/search.html?q=gone",
+    ),
+    "wordpress's search on the home page": (
+        "https://blog.example.com/2021/05/old-post/",
+        "https://blog.example.com/?s=old-post",
+    ),
+    "a german search": (
+        "https://www.example.de/produkte/alt",
+        "https://www.example.de/suche?query=alt",
+    ),
+    "the site map": ("https://example.com/about/team/jane", "https://example.com/sitemap"),
+}
+
+
+@pytest.mark.parametrize(
+    ("cited", "final"), SENT_TO_SEARCH_PAGES.values(), ids=SENT_TO_SEARCH_PAGES
+)
+def test_a_deep_link_sent_to_a_search_or_site_map_page_is_not_found(cited: str, final: str) -> None:
+    wall = served_instead(cited, final, "Results: Widget 8, Widget 10", linked_url=cited)
+    assert wall == Wall("not_found", redirect_not_found_reason(final))
+
+
+NOT_SENT_TO_NOT_FOUND = {
+    "a cited error page": ("https://example.com/404", "https://example.com/404/"),
+    "an article on the year 404 (a MediaWiki redirect)": (
+        "https://en.wikipedia.org/wiki/AD_404",
+        "https://en.wikipedia.org/wiki/404",
+    ),
+    "a documentation page named error": (
+        "https://docs.example.org/api/errors",
+        "https://docs.example.org/api/error",
+    ),
+    "a section named errors": ("https://api.example.com/codes", "https://api.example.com/errors"),
+    "a section's landing page named search": (
+        "https://developers.example.com/webmasters",
+        "https://developers.example.com/search",
+    ),
+    "a cited search page": (
+        "https://www.example.com/search?q=dams",
+        "https://www.example.com/search?q=dams&hl=en",
+    ),
+    "a cited home page search": (
+        "https://blog.example.com/?s=dams",
+        "https://blog.example.com/search/dams/",
+    ),
+    "drupal's page address": ("https://example.org/old-node", "https://example.org/?q=node/7"),
+    "a word that only contains search": (
+        "https://example.org/a",
+        "https://example.org/research?q=1",
+    ),
+    "an article moved": ("https://example.com/news/a", "https://example.com/articles/a"),
+}
+
+
+@pytest.mark.parametrize(
+    ("cited", "final"), NOT_SENT_TO_NOT_FOUND.values(), ids=NOT_SENT_TO_NOT_FOUND
+)
+def test_a_cited_error_or_search_page_or_a_page_named_like_one_is_no_soft_404(
+    cited: str, final: str
+) -> None:
+    assert served_instead(cited, final, "A page.", linked_url=cited) is None
+
+
+def test_a_short_link_to_a_search_is_a_cited_search_page() -> None:
+    cited, final = "https://bit.ly/3xYz9Q", "https://www.example.com/search?q=dams"
+    assert served_instead(cited, final, "Results", linked_url=final) is None
+    article = "https://www.example.com/dams/hoover"  # one to an article sent to a search is not
+    wall = served_instead(cited, final, "Results", linked_url=article)
+    assert wall is not None and wall.kind == "not_found"
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("Page not found | Example News", "Page not found"),
+        ("Oops! That page can’t be found. – Example", "That page can’t be found"),
+        ("Sorry, we couldn't find that page", "Sorry, we couldn't find that page"),
+        ("The requested URL was not found on this server.", None),
+        ("404", "404"),
+        ("Error 404 - Example", "Error 404"),
+        ("404 - Seite nicht gefunden", "Seite nicht gefunden"),
+        ("Diese Seite existiert nicht", "Diese Seite existiert nicht"),
+        ("Page introuvable", "Page introuvable"),
+        ("Página no encontrada", "Página no encontrada"),
+        ("Pagina non trovata", "Pagina non trovata"),
+        ("Nie znaleziono strony", "Nie znaleziono strony"),
+        ("Страница не найдена", "Страница не найдена"),
+        ("ページが見つかりません | Example", "ページが見つかりません"),
+        ("页面不存在", "页面不存在"),
+    ],
+)
+def test_a_title_or_heading_that_is_a_not_found_message_says_so(
+    text: str, said: str | None
+) -> None:
+    assert says_not_found(text) == (said or text.rstrip("."))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Error Correction Codes",
+        "Error",
+        "Page not found error when deploying · Issue #12 · acme/site",
+        "How to fix a 404 Not Found error",
+        "Route 404 - Roads of Ohio",
+        "Dog Not Found",
+        "Can't find what you're looking for? Contact us",
+        "",
+    ],
+)
+def test_a_title_or_heading_that_only_speaks_of_errors_or_not_found_says_nothing(
+    text: str,
+) -> None:
+    assert says_not_found(text) is None
+
+
+GONE = "https://news.example.com/2023/05/story"
+NOT_FOUND_PAGES = {
+    "english, in title and heading": NotFoundShown(
+        "Page not found | Example News", ("Sorry, we couldn't find that page",), 180
+    ),
+    "german, in title and heading": NotFoundShown(
+        "Seite nicht gefunden – Beispiel", ("Diese Seite existiert nicht",), 240
+    ),
+    "a heading alone (an app keeping its title)": NotFoundShown("Example App", ("404",), 90),
+    "a title alone": NotFoundShown("Page introuvable | Exemple", ("Exemple",), 300),
+    "both, beside a list of popular articles": NotFoundShown(
+        "404 Not Found", ("Page not found", "Popular articles"), MAX_NOT_FOUND_CHARS
+    ),
+}
+
+
+@pytest.mark.parametrize("shown", NOT_FOUND_PAGES.values(), ids=NOT_FOUND_PAGES)
+def test_a_short_page_whose_title_or_heading_says_not_found_is_a_soft_404(
+    shown: NotFoundShown,
+) -> None:
+    wall = not_found_page(GONE, shown)
+    assert wall is not None and wall.kind == "not_found"
+    assert "soft 404" in wall.reason
+
+
+NOT_NOT_FOUND_PAGES = {
+    "a long article about http errors": NotFoundShown(
+        "404 Not Found: what it means | Web Guide", ("404 Not Found", "What causes it"), 6000
+    ),
+    "a short page named error": NotFoundShown(
+        "Error Correction Codes | Coding Notes", ("Error Correction Codes",), 400
+    ),
+    "a bug report about a not-found error": NotFoundShown(
+        "Page not found error when deploying · Issue #12 · acme/site",
+        ("Page not found error when deploying #12",),
+        300,
+    ),
+    "a bug report titled not found, beside its discussion": NotFoundShown(
+        "Page not found · Issue #12 · acme/site", ("Page not found #12",), MAX_SAID_ONCE_CHARS + 1
+    ),
+    "an ordinary page": NotFoundShown("Hoover Dam", ("Hoover Dam", "History"), 300),
+    "a page showing nothing that tells": NotFoundShown(),
+}
+
+
+@pytest.mark.parametrize("shown", NOT_NOT_FOUND_PAGES.values(), ids=NOT_NOT_FOUND_PAGES)
+def test_a_page_that_does_not_say_it_was_not_found_with_little_else_is_a_page(
+    shown: NotFoundShown,
+) -> None:
+    assert not_found_page(GONE, shown) is None
+
+
+def test_a_page_whose_url_speaks_of_not_found_pages_is_a_page_though_titled_so() -> None:
+    """MDN's article on HTTP 404 is short and titled "404 Not Found"."""
+    shown = NotFoundShown("404 Not Found - HTTP | MDN", ("404 Not Found",), 1400)
+    assert (
+        not_found_page("https://developer.mozilla.org/en-US/docs/Web/HTTP/Status/404", shown)
+        is None
+    )
+    assert not_found_page("https://example.com/fix-page-not-found", shown) is None
+    assert not_found_page(GONE, shown) == Wall("not_found", not_found_reason("404 Not Found"))
+
+
+def test_the_reason_says_what_the_page_said() -> None:
+    wall = not_found_page(GONE, NOT_FOUND_PAGES["german, in title and heading"])
+    assert wall is not None and "'Seite nicht gefunden'" in wall.reason

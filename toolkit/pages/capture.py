@@ -4,10 +4,13 @@ Never downloads a browser: Chromium is launched from `executable_path` (Debian's
 `/usr/bin/chromium` by default), headless, with background networking off. Each URL gets
 its own browser context and a per-page deadline; a 4xx/5xx, a timeout, a network error, a
 page that shows no text (`empty`; an image alone is judged by its screenshot), a bot check or
-a sign-in page served instead of the page, or a deep link sent to the site's home page
-(`walls.py`) is stored as a failure record with its reason, never as the page. A failure of our own network (`OUR_NETWORK_ERRORS`, or every URL
-of a batch unresolved) is stored as `offline`, ours: reading it raises `InfraError`; so is a
-page a cookie-consent dialog still hides once answered (`consent_wall`).
+a sign-in page served instead of the page, a deep link sent to the site's home page
+(`redirect_home`), or a not-found page served with a success status (`not_found`, a soft 404:
+one saying so in its title or main heading with little else, or the site's error or search
+page a deep link was sent to) (`walls.py`) is stored as a failure record with its reason,
+never as the page. A failure of our own network (`OUR_NETWORK_ERRORS`, or every URL of a batch
+unresolved) is stored as `offline`, ours: reading it raises `InfraError`; so is a page a
+cookie-consent dialog still hides once answered (`consent_wall`).
 
 A page is read as a reader finds it, not as it first drew: after network idle the capture
 waits for what the page has set to happen in the next seconds (its timers, a meta refresh,
@@ -41,7 +44,14 @@ from toolkit.errors import InfraError
 from toolkit.pages.consent import ANSWERS, answer_consent, most_agreed, read_consent
 from toolkit.pages.pdf import PdfTextError, looks_like_pdf, pdf_text
 from toolkit.pages.store import FailureKind, PageKind, PageRecord, PageStore
-from toolkit.pages.walls import ConsentChoice, consent_wall, linked_page, served_instead
+from toolkit.pages.walls import (
+    ConsentChoice,
+    NotFoundShown,
+    consent_wall,
+    linked_page,
+    not_found_page,
+    served_instead,
+)
 from toolkit.urls import canonical_url, is_web_url
 
 if TYPE_CHECKING:
@@ -82,6 +92,36 @@ _NESTED_TEXT = """(child) => {
 }"""
 """The texts a frame shows outside its document's `innerText`: its open shadow roots' and, for
 a child frame drawn at some size, its own (a hidden frame's `innerText` is its source)."""
+_NOT_FOUND_SHOWN = """(headings) => {
+  const found = {title: document.title || "", headings: [], main: 0};
+  if (!document.body) return found;
+  const CHROME = 'nav, header, footer, aside, [role="navigation"], [role="banner"], ' +
+    '[role="contentinfo"], [role="complementary"]';
+  const drawn = (el) => {
+    const box = el.getBoundingClientRect();
+    return box.width > 0 && box.height > 0;
+  };
+  const text = (el) => (el.innerText || "").trim();
+  found.headings = [...document.body.querySelectorAll("h1, h2")]
+    .filter(drawn).map(text).filter(Boolean).slice(0, headings);
+  const landmarks = [...document.body.querySelectorAll('main, article, [role="main"]')]
+    .filter(drawn);
+  if (landmarks.length) {
+    found.main = Math.max(...landmarks.map((el) => text(el).length));
+  } else {
+    let chrome = 0;
+    for (const el of document.body.querySelectorAll(CHROME)) {
+      if (!el.parentElement || !el.parentElement.closest(CHROME)) chrome += text(el).length;
+    }
+    found.main = Math.max(text(document.body).length - chrome, 0);
+  }
+  return found;
+}"""
+"""What the page shows that tells a not-found page (`walls.NotFoundShown`): its title, its
+first `headings` drawn `h1` and `h2`, and the length of its main text (its longest drawn
+`main` or `article`, else its text outside its menus)."""
+NOT_FOUND_HEADINGS = 3
+"""Headings of a page read for `walls.not_found_page`: a not-found page's say it at once."""
 _SCHEDULED_KEY = 'Symbol.for("judgegen.scheduled")'
 _TIMER_REGISTRY = (
     """(() => {
@@ -440,7 +480,7 @@ async def capture_page(browser: Browser, url: str, options: CaptureOptions) -> P
     network, `OUR_NETWORK_ERRORS`), `throttled` (ours: a 429 still after a retry),
     `consent_wall` (ours: a consent dialog still hides the page once answered) or the page's
     own (`http`, `timeout`, `network`, `unsupported`, `pdf`, `empty`, `blocked`,
-    `redirect_home`).
+    `redirect_home`, `not_found`).
     """
     from playwright.async_api import Error
     from playwright.async_api import TimeoutError as PlaywrightTimeout
@@ -629,13 +669,32 @@ async def _web_record(
     if not (text or "").strip() and (read.shot is None or not image):
         return PageRecord.failure(url, "empty", NOTHING_RENDERED, **extra)
     # likewise a bot check, the sign-in or consent page the site sent the browser to, the
-    # home page a removed page is redirected to, or a consent dialog that still hides the page
+    # home, error or search page a removed page is redirected to, a page saying it was not
+    # found (a soft 404), or a consent dialog that still hides the page
     wall = served_instead(url, read.url, text, linked_url=linked_url)
+    if wall is None:
+        wall = not_found_page(linked_url, await _not_found_shown(page))
     if wall is None:
         wall = consent_wall((await read_consent(page))[0], text, read.consent)
     if wall is not None:
         return PageRecord.failure(url, wall.kind, wall.reason, **extra)
     return PageRecord.web(url, text, read.shot, **extra)
+
+
+async def _not_found_shown(page: Page) -> NotFoundShown:
+    """What `page` shows that tells a not-found page (`_NOT_FOUND_SHOWN`); nothing when it
+    cannot be read (a page that navigated away: no sign is no wall)."""
+    from playwright.async_api import Error
+
+    try:
+        found = await page.evaluate(_NOT_FOUND_SHOWN, NOT_FOUND_HEADINGS)
+    except Error:
+        return NotFoundShown()
+    return NotFoundShown(
+        title=str(found.get("title") or ""),
+        headings=tuple(str(h) for h in found.get("headings") or ()),
+        main_chars=int(found.get("main") or 0),
+    )
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,12 @@ hides one stored under another spelling of the same URL (`toolkit.urls.normalize
 serve that page.
 Reads are local and offline, so a rerun sees exactly the pages the first run saw.
 A stored web page that is a wall under today's rules (`toolkit.pages.walls`: a bot check, a
-sign-in or consent page, or the home page a deep link was sent to), stored by a judgegen
-before the rule or imported, reads as the failure a capture records now: missing, and
-captured again; a failure may replace it. So does one with nothing to judge (`JUDGEABLE`).
+sign-in or consent page, or the home, error or search page a deep link was sent to), stored by
+a judgegen before the rule or imported, reads as the failure a capture records now: missing,
+and captured again; a failure may replace it. So does one with nothing to judge (`JUDGEABLE`).
+A page that only says it was not found (its title or main heading, which a row does not keep)
+is told at capture only: one stored before that rule is served until captured again
+(`cache-pages --refresh`).
 The rules read what a capture read, as the row keeps it: the URL asked for, the one the
 browser ended on, and the page the first names (`linked_url`: where a short link pointed).
 A short link stored without it (before schema 5) that ended on a home page on another site
@@ -108,6 +111,7 @@ FailureKind = Literal[
     "empty",
     "blocked",
     "redirect_home",
+    "not_found",
     "browser",
     "offline",
     "throttled",
@@ -286,7 +290,9 @@ class PageRecord(BaseModel):
     error_kind: FailureKind | None = None
     """Why it failed: http (4xx/5xx), timeout, network, unsupported (a download that is
     not a PDF), pdf (unreadable), empty (no text), blocked (a bot check or a sign-in wall),
-    redirect_home (a deep link sent to the site's home page), browser (crashed), offline (our
+    redirect_home (a deep link sent to the site's home page), not_found (a not-found page
+    served with a success status, a soft 404: saying so in its title or main heading, or the
+    site's error or search page a deep link was sent to), browser (crashed), offline (our
     network, not the page's), throttled (HTTP 429 still after a retry), consent_wall (a
     cookie-consent dialog still hid the page after it was answered), import (Mind2Web 2
     failure record)."""

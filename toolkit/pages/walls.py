@@ -1,5 +1,5 @@
 """Recognizing what a site served in place of a cited page: a bot check, a sign-in or a consent
-page, its home page, or a cookie-consent dialog hiding it.
+page, its home page, a not-found page (a soft 404), or a cookie-consent dialog hiding it.
 
 Sites behind Cloudflare, Imperva, PerimeterX, DataDome or Amazon's robot check often answer an
 automated browser with HTTP 200 and a challenge page; others send it on to a sign-in page
@@ -33,7 +33,16 @@ ended on one (`/index.html` → `/`, `/` → `/en/`) is not; nor is a redirect t
   another site: one that points at a home page is a cited home page, while one that points
   at an article since sent home is a deep link sent home.
 
-`served_instead` applies all three, at capture and again at every read of a stored page
+A removed page may instead be redirected to the site's error page (`/old` → `/404`,
+`/en/not-found`, `/Error.aspx?aspxerrorpath=/old`), or to a search or site map page
+(`/products/widget-9` → `/search?q=widget+9`, `/?s=widget-9`, `/sitemap`), which a site shows
+for a page it does not have: a soft 404 (`redirect_not_found`), recorded as a failure of kind
+`not_found`, the page's fault as a 404 is. A URL is an error page only when its whole path
+names one (`/404`, `/errors/404`, under a locale), not a page so named deeper in a site
+(`/wiki/404`, `/docs/error`); a search page only when it holds the words searched for (the
+bare `/search` may be a section's landing page); a cited error or search page is neither.
+
+`served_instead` applies all these, at capture and again at every read of a stored page
 (`toolkit.pages.store`: a store written before a rule, or imported from Mind2Web 2, may hold
 such a page as the page), from the same facts: the URL asked for, the URL the browser ended
 on, a short text, and the page the cited URL names (`linked_page`: where a short link
@@ -41,6 +50,19 @@ pointed, the one thing a read needs of the navigations), which the store keeps w
 For a page stored before the store kept that fact, where a short link pointed is unknown: one
 that left for a home page on another site reads as missing, to be captured again
 (`unrecorded_link_reason`), never served as a home page it may not have pointed at.
+
+Many sites answer a removed page without a redirect, with a success status and a page saying
+"Page not found" (a soft 404). Such a page is told by what it shows (`NotFoundShown`, read in
+the browser by the capture): its title or a main heading is, as a whole, a not-found message
+in one of several languages (`says_not_found`: "Page not found | Site", "Oops! That page
+can't be found.", "Seite nicht gefunden", "Error 404"; not "Page not found error when
+deploying", nor "Error Correction Codes"), and beside it the page shows little main text
+(`not_found_page`: `MAX_NOT_FOUND_CHARS` when title and heading both say it,
+`MAX_SAID_ONCE_CHARS` when one does), so a long article about HTTP errors is a page; nor is a
+page whose URL speaks of not-found pages (`/Status/404`, MDN's article titled "404 Not
+Found"). It is a `not_found` failure too. The rule needs the page's title and headings, which
+a store does not keep: it applies at capture only, and a page stored before it is served
+until captured again.
 
 A cookie-consent dialog drawn over the page, or in place of its article, is told from what the
 page shows (`ConsentShown`, read in the browser by `toolkit.pages.consent`): a box saying
@@ -345,6 +367,135 @@ def unrecorded_link_reason(cited_url: str, final_url: str) -> str:
     )
 
 
+ERROR_STEPS: Final = frozenset(
+    {
+        "404",
+        "404error",
+        "404page",
+        "404-error",
+        "404-page",
+        "error",
+        "error404",
+        "error-404",
+        "error_404",
+        "not-found",
+        "notfound",
+        "not_found",
+        "page-404",
+        "page-not-found",
+        "pagenotfound",
+        "page_not_found",
+    }
+)
+"""A path segment that names a site's error page (`/404`, `/not-found`, `/Error.aspx`),
+compared folded, bare or with an `INDEX_EXTENSIONS` extension. A URL is an error page when
+its whole path, under its locale prefixes, is one of these, alone or in an `ERROR_FOLDERS`
+folder (`/errors/404`, `/en/404.html`): a page named so deeper in a site is its own
+(`/wiki/404`, an article on the year 404; `/docs/error`)."""
+ERROR_FOLDERS: Final = frozenset({"errors", "error", "pages"})
+"""A folder an error page may sit in (`/errors/404`, `/error/not-found`, `/pages/404.html`)."""
+SEARCH_STEPS: Final = frozenset(
+    {
+        "search",
+        "search-results",
+        "searchresults",
+        "suche",
+        "recherche",
+        "rechercher",
+        "buscar",
+        "busqueda",
+        "busca",
+        "pesquisa",
+        "ricerca",
+        "cerca",
+        "zoeken",
+        "zoek",
+        "sok",
+        "soeg",
+        "haku",
+        "szukaj",
+        "wyszukiwanie",
+        "poisk",
+    }
+)
+"""A path's last segment that names a site's search page (`/search?q=x`, `/suche?query=x`,
+`/3/search.html?q=x`), compared folded, bare or with an `INDEX_EXTENSIONS` extension: one only
+with a `SEARCH_KEYS` query, as a page is that searched for the term; `/search` alone may be a
+section's landing page (developers.google.com/search)."""
+SEARCH_KEYS: Final = frozenset(
+    {"q", "s", "k", "query", "search", "searchterm", "term", "keyword", "keywords", "text"}
+)
+"""A query key that holds the words searched for (`?q=`, `?s=`, `?query=`), compared folded.
+On a home page's address (`/?s=old-article`, WordPress's search) it makes the page a search,
+but `q` holding a path is Drupal's page address (`/?q=node/7`), no search."""
+SITEMAP_STEPS: Final = frozenset({"sitemap", "site-map", "plan-du-site", "mapa-del-sitio"})
+"""A path's last segment that names a site's map, where some sites send a removed page."""
+
+
+def redirect_not_found(cited_url: str, final_url: str | None, linked_url: str) -> str | None:
+    """Where the browser was sent instead of `cited_url` when that is the site's error page
+    (`_is_error_url`) or a search or site map page (`_is_search_url`), which a site shows for
+    a page it does not have (a soft 404); None when it stayed or went to another page.
+    `linked_url`: the page `cited_url` names (`linked_page`), so a short link to a search is
+    a cited search page; a short link to an error page is none anyone cites."""
+    if not final_url or final_url == cited_url:
+        return None
+    if _is_error_url(final_url) and not _is_error_url(cited_url):
+        return final_url
+    if final_url != linked_url and _is_search_url(final_url) and not _is_search_url(linked_url):
+        return final_url
+    return None
+
+
+def _is_error_url(url: str) -> bool:
+    """Whether `url` is a site's error page: its path, under its locale prefixes, is an
+    error step (`ERROR_STEPS`), alone or in an error folder (`ERROR_FOLDERS`)."""
+    steps = _steps(_page_path(url)[0])
+    if not steps or len(steps) > 2 or _stem(steps[-1]) not in ERROR_STEPS:
+        return False
+    return len(steps) == 1 or _stem(steps[0]) in ERROR_FOLDERS | ERROR_STEPS
+
+
+def _is_search_url(url: str) -> bool:
+    """Whether `url` is a site's search or site map page: a search step with the words
+    searched for (`SEARCH_STEPS`, `SEARCH_KEYS`), a home page's address searching
+    (`/?s=term`), or a site map (`SITEMAP_STEPS`)."""
+    path, query = _page_path(url)
+    steps = _steps(path)
+    last = _stem(steps[-1]) if steps else ""
+    if last in SITEMAP_STEPS:
+        return True
+    searching = any(
+        key.strip().lower() in SEARCH_KEYS and not (key.strip().lower() == "q" and "/" in value)
+        for key, value in parse_qsl(query, keep_blank_values=True)
+    )
+    return searching and (last in SEARCH_STEPS or _is_home(path))
+
+
+def _steps(path: str) -> list[str]:
+    """The folded segments of `path` under at most `MAX_LOCALE_SEGMENTS` locale prefixes."""
+    segments = [step for step in unquote(path).lower().split("/") if step]
+    for _ in range(MAX_LOCALE_SEGMENTS):
+        if len(segments) > 1 and _LOCALE.fullmatch(segments[0]):
+            segments = segments[1:]
+    return segments
+
+
+def _stem(segment: str) -> str:
+    """A folded path segment without an `INDEX_EXTENSIONS` extension (`404.html` → `404`)."""
+    stem, dot, extension = segment.rpartition(".")
+    return stem if dot and extension in INDEX_EXTENSIONS else segment
+
+
+def redirect_not_found_reason(final_url: str) -> str:
+    """Why a page sent to the site's error, search or site map page is a `not_found` failure."""
+    return (
+        f"the cited page redirected to {final_url}, the site's error, search or site map page "
+        "(a soft 404): the page was moved or removed, and what the site shows instead is not "
+        "the page cited"
+    )
+
+
 def bot_check(text: str | None) -> str | None:
     """The challenge phrase `text` says when it is a short bot-check page, else None."""
     if not text or len(text) > MAX_CHALLENGE_CHARS:
@@ -370,7 +521,7 @@ class Wall:
     """What a site served in place of a cited page, as a capture records it: the failure's
     kind and reason."""
 
-    kind: Literal["blocked", "redirect_home", "consent_wall"]
+    kind: Literal["blocked", "redirect_home", "not_found", "consent_wall"]
     reason: str
 
 
@@ -378,8 +529,8 @@ def served_instead(
     cited_url: str, final_url: str | None, text: str | None, *, linked_url: str | None
 ) -> Wall | None:
     """The wall a web page read for `cited_url` is (`text`, ending on `final_url`): a bot check,
-    a sign-in or consent page, or the site's home page; None when it is the page. Cheap for a
-    page that was not redirected: only a short text is read.
+    a sign-in or consent page, or the site's home, error or search page; None when it is the
+    page. Cheap for a page that was not redirected: only a short text is read.
 
     `linked_url`: the page `cited_url` names (`linked_page`, from the capture's navigations),
     or None when it was not recorded (a page stored before the store kept it). It matters only
@@ -393,16 +544,17 @@ def served_instead(
     challenge = bot_check(text)
     if challenge is not None:
         return Wall("blocked", blocked_reason(challenge))
-    if not final_url or final_url == cited_url:  # neither rule finds a wall there
+    if not final_url or final_url == cited_url:  # no redirect rule finds a wall there
         return None
     return _redirected_to_wall(cited_url, final_url, linked_url)
 
 
 @functools.lru_cache(maxsize=REMEMBERED_REDIRECTS)
 def _redirected_to_wall(cited_url: str, final_url: str, linked_url: str | None) -> Wall | None:
-    """The sign-in or consent page, or the home page, the browser was sent to from
-    `cited_url` (`redirect_wall`, `redirect_home`, `unrecorded_link` when `linked_url` is
-    None); remembered, as a store applies the rules to each read of a page (~10 µs each)."""
+    """The sign-in or consent page, the home page, or the error or search page the browser
+    was sent to from `cited_url` (`redirect_wall`, `redirect_home`, `unrecorded_link` when
+    `linked_url` is None, `redirect_not_found`); remembered, as a store applies the rules to
+    each read of a page (~10 µs each)."""
     wall = redirect_wall(cited_url, final_url)
     if wall is not None:
         return Wall("blocked", wall_reason(wall))
@@ -413,7 +565,187 @@ def _redirected_to_wall(cited_url: str, final_url: str, linked_url: str | None) 
     home = redirect_home(cited_url, final_url, linked_url)
     if home is not None:
         return Wall("redirect_home", home_reason(home))
+    gone = redirect_not_found(cited_url, final_url, linked_url)
+    if gone is not None:
+        return Wall("not_found", redirect_not_found_reason(gone))
     return None
+
+
+MAX_NOT_FOUND_CHARS: Final = 2000
+"""A page whose title and a main heading both say it was not found is a not-found page when
+its main text (`NotFoundShown.main_chars`) is at most this long: a soft 404 offers a line of
+apology, a search box and a few links; an article about HTTP errors runs on."""
+MAX_SAID_ONCE_CHARS: Final = 600
+"""The same when only its title or only a heading says so: a page that says it less gets less
+room (a bug report titled "Page not found" shows its report and its discussion)."""
+MAX_MESSAGE_WORDS: Final = 16
+"""A title part or a heading longer than this is no not-found message, whatever it says."""
+NOT_FOUND_FILLERS: Final = (
+    "404",
+    "oops",
+    "whoops",
+    "sorry",
+    "we're sorry",
+    "we are sorry",
+    "uh oh",
+    "oh no",
+    "ouch",
+    "hmm",
+    "error",
+    "http",
+    "fehler",
+    "hoppla",
+    "leider",
+    "entschuldigung",
+    "erreur",
+    "desole",
+    "oups",
+    "lo sentimos",
+    "ups",
+    "errore",
+    "spiacenti",
+    "erro",
+    "fout",
+    "helaas",
+    "błąd",
+    "przepraszamy",
+    "ошибка",
+    "упс",
+    "hata",
+    "chyba",
+)
+"""Words a not-found message is wrapped in ("Oops!", "Error 404", "Sorry,"), in several
+languages; a title part or a heading of these alone is one only when it holds `404`."""
+NOT_FOUND_MESSAGES: Final = (
+    # English: "Page not found", "Not found", "This page doesn't exist", "The page you were
+    # looking for could not be found", "We can't find that page", "Nothing found"
+    r"(?:(?:page|file|document|article|post|product|resource|content|url|link|item|entry"
+    r"|story|webpage) )?not found",
+    r"(?:the |this |that )?(?:requested )?(?:page|url|link|file|article|document|post)"
+    r"(?: you (?:requested|are looking for|were looking for|re looking for|want|wanted))?"
+    r" (?:(?:does not|doesn't|did not|no longer) exists?|(?:could not|couldn't|cannot|can't"
+    r"|can not) be found|(?:was not|wasn't|is not|isn't|has not been|hasn't been|could not be)"
+    r" found|(?:is )?no longer available|(?:is )?not available|(?:has been|was) (?:removed"
+    r"|deleted))(?: on this (?:server|site))?",
+    r"(?:we |i )?(?:can't|cannot|can not|couldn't|could not) find (?:the |this |that |your )?"
+    r"page(?: you (?:requested|are looking for|were looking for|re looking for))?",
+    r"nothing (?:was )?found(?: here)?",
+    # German
+    r"(?:die |diese )?(?:angeforderte |gesuchte |aufgerufene )?seite (?:wurde )?nicht gefunden",
+    r"(?:die |diese )?(?:angeforderte |gesuchte |aufgerufene )?seite (?:existiert nicht"
+    r"(?: mehr)?|gibt es nicht(?: mehr)?|konnte nicht gefunden werden|ist nicht mehr verfügbar)",
+    r"nicht gefunden",
+    # French
+    r"(?:la |cette )?page (?:demandee |que vous (?:cherchez|recherchez) )?(?:est )?"
+    r"(?:introuvable|non trouvee|inexistante|n'existe pas|n'existe plus)",
+    r"introuvable",
+    # Spanish, Portuguese, Italian
+    r"(?:la |esta )?pagina (?:que buscas |solicitada )?(?:no (?:fue |ha sido )?encontrada"
+    r"|no existe|no se encuentra|no se ha encontrado)",
+    r"no (?:se )?(?:encontro|encontramos|pudimos encontrar|hemos encontrado|podemos encontrar)"
+    r" (?:la |esta )?pagina",
+    r"(?:a |esta )?pagina (?:nao (?:foi )?encontrada|nao existe)",
+    r"(?:la |questa )?pagina (?:richiesta )?(?:non (?:e stata )?trovata|non esiste)",
+    # Dutch, Nordic, Polish, Czech, Turkish
+    r"(?:de |deze )?pagina (?:is )?(?:niet gevonden|bestaat niet(?: meer)?)",
+    r"sidan (?:hittades inte|kunde inte hittas|finns inte)",
+    r"siden? (?:blev ikke fundet|ble ikke funnet|ikke fundet|ikke funnet|findes ikke"
+    r"|finnes ikke)",
+    r"nie znaleziono strony|strona nie (?:została znaleziona|istnieje)",
+    r"stránka (?:nenalezena|nebyla nalezena|neexistuje)",
+    r"sayfa bulunamadı",
+    # Russian, Ukrainian
+    r"страница не (?:найдена|существует)|сторінк[уа] не знайдено|сторінка не знайдена",
+    # Japanese, Chinese, Korean
+    r"(?:お探しの)?ページ(?:が|は)(?:見つかりません(?:でした)?|存在しません)",
+    r"(?:抱歉 ?)?(?:页面|网页|頁面|網頁)(?:不存在|未找到|找不到了?)",
+    r"(?:抱歉 ?)?找不到(?:该|該|此)?(?:页面|网页|頁面|網頁)",
+    r"(?:요청하신 )?페이지를 찾을 수 없습니다",
+)
+"""What a page that was not found says in its title or its main heading, as a whole title
+part or heading (`says_not_found`; patterns over text folded by `_message_words`, with
+`NOT_FOUND_FILLERS` around them): "Page not found | Site", "404 - Seite nicht gefunden",
+"Oops! That page can't be found.". A title that only speaks of one ("Page not found error
+when deploying", "How to fix 404 errors") is not one."""
+_PART_BREAK = re.compile(r"[|·»:!?.。！？]|\s[-–—]\s")
+"""Where a title or a heading breaks into parts: the separators a title puts between a
+page's name and its site's, and a heading's sentences."""
+
+
+def _message_words(text: str) -> str:
+    """`text` folded, its punctuation but apostrophes made spaces, its spaces single."""
+    return WHITESPACE.sub(" ", re.sub(r"[^\w']+", " ", fold(text))).strip(" '")
+
+
+_FILLERS = "(?:" + "|".join(re.escape(_message_words(f)) for f in NOT_FOUND_FILLERS) + ")"
+_NOT_FOUND_MESSAGE = re.compile(
+    rf"(?:{_FILLERS} )*(?:"
+    + "|".join(fold(pattern) for pattern in NOT_FOUND_MESSAGES)
+    + rf")(?: {_FILLERS})*"
+)
+_ONLY_FILLERS = re.compile(rf"(?:{_FILLERS} ?)+")
+_ABOUT_NOT_FOUND = re.compile(r"(?<![0-9])404(?![0-9])|not[-_ +]?found", re.IGNORECASE)
+"""A URL that speaks of not-found pages (`/docs/Web/HTTP/Status/404`, `/fix-not-found`):
+its page may well be about them, titled so, and short."""
+
+
+def says_not_found(text: str) -> str | None:
+    """The part of a title or heading `text` that says the page was not found: a whole part
+    that is a `NOT_FOUND_MESSAGES` message, else one of `404` among `NOT_FOUND_FILLERS` alone
+    ("Error 404"); None when none does."""
+    number = None
+    for part in _PART_BREAK.split(text):
+        words = _message_words(part)
+        if not words or len(words.split()) > MAX_MESSAGE_WORDS:
+            continue
+        if _NOT_FOUND_MESSAGE.fullmatch(words):
+            return part.strip()
+        if number is None and _ONLY_FILLERS.fullmatch(words) and "404" in words.split():
+            number = part.strip()
+    return number
+
+
+@dataclass(frozen=True)
+class NotFoundShown:
+    """What a page shows that tells a not-found page, as a capture reads it from the page:
+    its title, its first main headings (`h1`, `h2`), and the size of its main text (its
+    longest `main` or `article`, else its text outside its menus: `nav`, `header`, `footer`,
+    `aside`)."""
+
+    title: str = ""
+    headings: tuple[str, ...] = ()
+    main_chars: int = 0
+
+
+def not_found_page(linked_url: str, shown: NotFoundShown) -> Wall | None:
+    """The wall a page showing `shown` for `linked_url` (the page the cited URL names,
+    `linked_page`) is when it says it was not found, with a success status (a soft 404): its
+    title or a main heading says so (`says_not_found`), and beside that it shows little
+    (`MAX_NOT_FOUND_CHARS` when both say so, `MAX_SAID_ONCE_CHARS` when one does). None for
+    any other page, and for a page whose URL speaks of not-found pages (`_ABOUT_NOT_FOUND`:
+    the page on HTTP 404 is titled "404 Not Found"). The rule reads the page's title and
+    headings, which a store does not keep: it applies at capture only."""
+    if _ABOUT_NOT_FOUND.search(unquote(linked_url)):
+        return None
+    in_title = says_not_found(shown.title)
+    in_heading = next(filter(None, map(says_not_found, shown.headings)), None)
+    said = in_title or in_heading
+    if said is None:
+        return None
+    limit = MAX_NOT_FOUND_CHARS if in_title and in_heading else MAX_SAID_ONCE_CHARS
+    if shown.main_chars > limit:
+        return None
+    return Wall("not_found", not_found_reason(said))
+
+
+def not_found_reason(said: str) -> str:
+    """Why a page saying it was not found, served with a success status, is a `not_found`
+    failure."""
+    return (
+        f"the site served a page saying '{said}' with little else, under a success status (a "
+        "soft 404): the cited page was moved or removed, and the not-found page is not the "
+        "page cited"
+    )
 
 
 ConsentChoice = Literal["rejected", "accepted"]
