@@ -195,6 +195,11 @@ def cache_pages(
     on the next run, stored pages are skipped unless --refresh. With --import-m2w2 the
     pages come from a Mind2Web 2 cache instead (both options may be given: import first).
 
+    A page that says it was not found though served with HTTP 200 (a soft 404: "Page not
+    found" as its title or main heading, with little else on it), or a cited page the site
+    sent to its error page (`/404`) or to a search or site map page, is recorded as a
+    `not_found` failure, like a 404, never as the page.
+
     A cookie-consent dialog that hides the page is answered with its choice that agrees to
     nothing ("Reject all", "Only necessary"), or with Accept when it offers none; the page's
     record says which (`consent`). A notice beside the page is left alone.
@@ -202,8 +207,10 @@ def cache_pages(
     A single-page app's hash route (`#/pricing`, `#!/about`) is its own page, captured and
     stored as such; any other #fragment (`#top`) is a place in the page and is dropped. A
     route stored by an older judgegen under the app's address alone counts as not stored, as
-    does a bot check, a sign-in page or the home page a removed page was sent to that one
-    stored as the page: it is captured again, and a failure replaces it.
+    does a bot check, a sign-in page or the home, error or search page a removed page was
+    sent to that one stored as the page: it is captured again, and a failure replaces it. A
+    page stored before the soft-404 rule that only says it was not found is captured again
+    with --refresh.
 
     \b
     Example:

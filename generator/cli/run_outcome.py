@@ -146,7 +146,8 @@ def _warn_missing_pages(missing: dict[str, list[str]], source: str, pages: Path 
     else:
         where = (
             f"they are not in the page store {pages} (or failed to load, hold nothing to check, "
-            "or are a bot check, a sign-in page or the site's home page stored in their place)"
+            "or are a bot check, a sign-in page, a not-found page or the site's home page "
+            "stored in their place)"
         )
         fix = f"fetch them with {fetch} and rerun"
     click.echo(
