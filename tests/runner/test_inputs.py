@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from toolkit.runner.inputs import discover_answers, discover_trajectories, trajectory_root
 
 
@@ -42,6 +44,30 @@ def test_answers_are_listed_per_file_in_natural_order_with_stem_as_answer_name(
 def test_a_single_agent_folder_is_recognised(tmp_path: Path) -> None:
     write_answer(tmp_path, "solo", "task_a", "answer_1", b"text")
     (found,) = discover_answers(tmp_path / "solo")
+    assert (found.agent_name, found.task_id) == ("solo", "task_a")
+
+
+def test_a_task_folder_given_as_dot_runs_the_samples_of_that_task(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task = tmp_path / "tasks" / "task_a"
+    write_answer(task, "", "answers", "answer_1", b"text")
+    (task / "task.yaml").write_text("id: task_a\n")
+    monkeypatch.chdir(task)
+    (found,) = discover_answers(".")
+    assert (found.agent_name, found.task_id) == ("samples", "task_a")
+
+
+@pytest.mark.parametrize(("given", "inside"), [(".", "solo"), ("..", "solo/task_a")])
+def test_an_agent_folder_given_relatively_is_named_as_the_folder_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str, inside: str
+) -> None:
+    """`--answers .` from inside the agent folder (or `..` from a task folder) names the agent
+    by that folder: the name of the path as given (`""`, `..`) would put its results outside
+    RESULTS/<agent>, even outside RESULTS."""
+    write_answer(tmp_path, "solo", "task_a", "answer_1", b"text")
+    monkeypatch.chdir(tmp_path / inside)
+    (found,) = discover_answers(given)
     assert (found.agent_name, found.task_id) == ("solo", "task_a")
 
 

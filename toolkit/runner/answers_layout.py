@@ -126,8 +126,9 @@ def _is_agent_dir(path: Path) -> bool:
 
 def read_layout(root: str | Path) -> AnswersLayout:
     """How `root` is laid out (see the module docstring); raises `AnswersLayoutError` for a
-    folder of loose answer files, naming the layout to use."""
-    root = Path(root)
+    folder of loose answer files, naming the layout to use. Folders are named as `root` is
+    absolutely (`.` names the current folder, not an agent or task named `""`)."""
+    root = Path(os.path.abspath(root))
     task_dir = _task_dir(root)
     if task_dir is not None:
         answers = task_dir / "answers"
