@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from toolkit.runner.metrics import Summary, compute_summary, format_table
+from toolkit.runner.metrics import Listed, Summary, compute_summary, format_table
 from toolkit.runner.results import (
     SUMMARY_FILE,
     EvaluationResult,
@@ -28,14 +28,28 @@ def _previous(agent_dir: Path) -> Summary | None:
         return None
 
 
-def _summary(agent_dir: Path, heads: list[ResultHead]) -> Summary:
+def _heads(agent_dir: Path) -> tuple[list[ResultHead], list[Listed]]:
+    """The heads of the agent's results, and its files that are none (unreadable, or a copy
+    of another pair's result), listed as a run lists them: never dropped or counted unseen."""
+    unreadable: dict[Path, str] = {}
+    heads = list(ResultStore(agent_dir.parent).iter_heads(agent_dir.name, unreadable=unreadable))
+    listed = [
+        Listed(task_id=path.parent.name, answer_name=path.stem, reason=why)
+        for path, why in unreadable.items()
+    ]
+    return heads, listed
+
+
+def _summary(agent_dir: Path) -> Summary:
     """The metrics of an agent's results as the run that last wrote its summary.json scoped
     them: results it left out (answer gone, judge held back, outdated) stay out and listed,
     its skipped judges and unchecked tasks stay named, its removed tasks (while their
-    result files remain) scored 0, and the pairs it did not evaluate left out (`_answered`)."""
+    result files remain) scored 0, and the pairs it did not evaluate left out (`_answered`).
+    A result file unreadable now is listed, its pair left out as the run leaves it."""
+    heads, unreadable = _heads(agent_dir)
     previous = _previous(agent_dir)
     if previous is None:
-        return compute_summary(agent_dir.name, heads)
+        return compute_summary(agent_dir.name, heads, not_counted=unreadable)
     left = {(r.task_id, r.answer_name): r for r in previous.not_counted}
     store = ResultStore(agent_dir.parent)
     still = [
@@ -43,32 +57,48 @@ def _summary(agent_dir: Path, heads: list[ResultHead]) -> Summary:
         for (task, answer), listed in left.items()
         if store.path(agent_dir.name, task, answer).exists()
     ]
+    unread = {
+        (r.task_id, r.answer_name): r for r in unreadable if (r.task_id, r.answer_name) not in left
+    }
     counted = [h for h in heads if (h.task_id, h.answer_name) not in left]
     return compute_summary(
         agent_dir.name,
         counted,
         skipped_judges=previous.skipped_judges,
         include_unreviewed=previous.include_unreviewed,
-        not_counted=still,
+        not_counted=still + list(unread.values()),
         unchecked_tasks=previous.unchecked_tasks,
-        answered=_answered(previous, counted),
+        answered=_answered(previous, counted, set(unread)),
         removed_tasks={t for t in previous.removed_tasks if t in {r.task_id for r in still}},
     )
 
 
-def _answered(previous: Summary, counted: list[ResultHead]) -> dict[str, set[str]]:
+def _answered(
+    previous: Summary, counted: list[ResultHead], unread: set[tuple[str, str]]
+) -> dict[str, set[str]]:
     """The answer names each task the last run checked had, as its summary.json tells: those
-    of the results counted and of the pairs it did not evaluate (their answer exists); its
-    missing pairs had none. Without this, a pair the run left out (stopped before judging it,
-    or its result outdated) would be scored 0 as missing."""
+    of the results counted, of the pairs it did not evaluate (their answer exists) and of
+    the pairs it counted whose result file is `unread` now; its missing pairs had none.
+    Without this, a pair the run left out (stopped before judging it, or its result
+    outdated) would be scored 0 as missing."""
     unchecked = set(previous.unchecked_tasks)
     answered: dict[str, set[str]] = defaultdict(set)
     pairs = [(h.task_id, h.answer_name) for h in counted]
     pairs += [(m.task_id, m.answer_name) for m in previous.not_evaluated]
+    pairs += [pair for pair in unread if pair in _counted_pairs(previous)]
     for task_id, answer_name in pairs:
         if task_id not in unchecked:
             answered[task_id].add(answer_name)
     return answered
+
+
+def _counted_pairs(summary: Summary) -> set[tuple[str, str]]:
+    """The (task, answer) pairs `summary` has a counted result of."""
+    return {
+        (task_id, name)
+        for task_id, task in summary.per_task.items()
+        for name in (*task.scores, *task.incomplete, *task.excluded)
+    }
 
 
 def _agents(path: Path) -> dict[Path, list[EvaluationResult]]:
@@ -94,8 +124,8 @@ def _write_html(path: Path, out: Path) -> int:
     metrics = None
     if not path.is_file():
         metrics = {}
-        for folder, rs in agents.items():
-            summary = _summary(folder, [ResultHead.of(r) for r in rs])
+        for folder in agents:
+            summary = _summary(folder)
             metrics[folder.name] = {
                 "partial_completion": summary.partial_completion.mean,
                 "success_rate": summary.success_rate.mean,
@@ -146,12 +176,11 @@ def report(agent_dir: Path, as_json: bool, html: Path | None) -> None:
             sys.exit(html_exit)
     elif agent_dir.is_file():
         raise click.UsageError("a single result file needs --html OUT")
-    results = [ResultHead.of(result) for result in iter_results(agent_dir)]
-    if not results:
+    if not any(iter_results(agent_dir)):
         raise click.UsageError(
             f"no result files under {agent_dir}/<task>/<answer>.json (pass RESULTS/<agent>)"
         )
-    summary = _summary(agent_dir, results)
+    summary = _summary(agent_dir)
     if as_json:
         click.echo(json.dumps(summary.model_dump(mode="json"), indent=2, sort_keys=True))
     else:

@@ -150,6 +150,70 @@ def test_an_unreadable_result_file_is_named_not_silently_dropped(work: Path) -> 
     assert reason.startswith("the result file cannot be read")
 
 
+def copy_with_score(result: Path, name: str, score: float) -> Path:
+    """A copy of `result` beside it, as a backup or a file manager's copy would be, holding
+    another score (say an earlier judge's)."""
+    data = json.loads(result.read_text())
+    data["final_score"] = score
+    copy = result.with_name(name)
+    copy.write_text(json.dumps(data, indent=2))
+    return copy
+
+
+def test_a_copy_of_a_result_file_at_another_path_is_named_not_counted(work: Path) -> None:
+    """The copy names the pair it was copied from: counted, it would stand in for that pair's
+    result, the last one read winning, and add a result the agent does not have."""
+    assert run(work).exit_code == 0
+    before = summary(work)
+    result = work / "results" / "alpha" / "louvre_hours" / "answer_1.json"
+    copy_with_score(result, "answer_1 (copy).json", 0.0)
+
+    again = run(work)
+
+    after = summary(work)
+    assert after["per_task"]["louvre_hours"] == before["per_task"]["louvre_hours"]
+    assert after["partial_completion"] == before["partial_completion"]
+    assert after["counts"] == before["counts"]
+    reason = left_out(work)["louvre_hours/answer_1 (copy)"]
+    assert "holds the result of louvre_hours/answer_1" in reason
+    assert "left out of its metrics" in again.stderr
+
+
+def test_report_names_a_result_file_it_cannot_read_as_the_run_does(work: Path) -> None:
+    """A result file damaged after the run is neither counted nor silently dropped: its task
+    would leave the metrics unseen, raising them."""
+    assert run(work).exit_code == 0
+    for answer in ("answer_1", "answer_2"):
+        (work / "results" / "alpha" / "python_match" / f"{answer}.json").write_text("{trunc")
+
+    shown = CliRunner().invoke(main, ["report", str(work / "results" / "alpha"), "--json"])
+
+    recomputed = json.loads(shown.stdout)
+    listed = {f"{r['task_id']}/{r['answer_name']}": r["reason"] for r in recomputed["not_counted"]}
+    assert set(listed) == {"python_match/answer_1", "python_match/answer_2"}
+    assert all(reason.startswith("the result file cannot be read") for reason in listed.values())
+    # their answers exist (the run judged them): left out, not scored 0 as missing answers
+    assert recomputed["missing"] == []
+    assert {(r["task_id"], r["answer_name"]) for r in recomputed["not_evaluated"]} == {
+        ("python_match", "answer_1"),
+        ("python_match", "answer_2"),
+    }
+
+
+def test_report_names_a_copy_of_a_result_file_not_counts_it(work: Path) -> None:
+    assert run(work).exit_code == 0
+    result = work / "results" / "alpha" / "louvre_hours" / "answer_1.json"
+    copy_with_score(result, "answer_1.old.json", 0.0)
+
+    shown = CliRunner().invoke(main, ["report", str(work / "results" / "alpha"), "--json"])
+
+    recomputed = json.loads(shown.stdout)
+    assert recomputed["per_task"]["louvre_hours"]["scores"]["answer_1"] == 1.0
+    assert recomputed["counts"] == summary(work)["counts"]
+    (listed,) = recomputed["not_counted"]
+    assert (listed["task_id"], listed["answer_name"]) == ("louvre_hours", "answer_1.old")
+
+
 def test_report_leaves_out_what_the_last_run_left_out(work: Path) -> None:
     assert run(work).exit_code == 0
     for answer in (work / "answers" / "alpha").glob("*/answer_2.md"):

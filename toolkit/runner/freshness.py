@@ -405,11 +405,11 @@ def _counted(
     result of a removed answer (or of a task whose answers are all gone), one a judge the run
     held back computed earlier, or one the run stopped before redoing would otherwise count
     unseen. Results of tasks outside a `--task` run are counted as they are (runs may cover
-    tasks in turns); the summary names those tasks. A file that cannot be read is listed,
-    never silently dropped."""
+    tasks in turns); the summary names those tasks. A file that cannot be read, or holds another
+    pair's result (a copy), is listed, never silently dropped or counted."""
     held_back = {s.task_id: s.reason for s in scope.skipped}
     answers = scope.answers
-    unreadable: list[Path] = []
+    unreadable: dict[Path, str] = {}
     counted: list[ResultHead] = []
     left_out: list[Listed] = []
     gone: list[ResultHead] = []
@@ -430,8 +430,7 @@ def _counted(
             counted.append(head)
             continue
         left_out.append(Listed(task_id=task, answer_name=name, reason=reason))
-    for path in unreadable:
-        reason = "the result file cannot be read: run its task again, or delete the file"
+    for path, reason in unreadable.items():
         left_out.append(Listed(task_id=path.parent.name, answer_name=path.stem, reason=reason))
     return counted, left_out, gone
 

@@ -189,8 +189,9 @@ class Summary(BaseModel):
         default_factory=list,
         description="Result files in the agent's folder that no metric counts: their answer "
         "is gone, their judge did not run in the run that wrote this summary, they are "
-        "outdated (their inputs changed) and that run stopped before redoing them, or the "
-        "file cannot be read.",
+        "outdated (their inputs changed) and that run stopped before redoing them, the "
+        "file cannot be read, or it holds the result of another task or answer than its path "
+        "names (a copy).",
     )
     unchecked_tasks: list[str] = Field(
         default_factory=list,

@@ -289,6 +289,10 @@ class ResultHead:
         return text + (f" (+{more} more)" if more else "")
 
 
+UNREADABLE = "the result file cannot be read: run its task again, or delete the file"
+MISPLACED = "not the result of its own path (a copy?), so not counted: delete the file"
+
+
 class ScoreFile(BaseModel):
     """webeval's score file shape: the top-line score and the judge's full output as a string."""
 
@@ -351,22 +355,28 @@ class ResultStore:
         self,
         agent: str,
         known: Iterable[ResultHead] = (),
-        unreadable: list[Path] | None = None,
+        unreadable: dict[Path, str] | None = None,
     ) -> Iterator[ResultHead]:
         """The head of every readable result of `agent`, in path order. A head in `known`
         (of a result this run wrote or read) is used as it is, its file not parsed again:
         summaries at the end of a run then read only results the run did not touch. Files
-        that cannot be read as results are appended to `unreadable`."""
+        that cannot be read as results, or hold the result of another task or answer than
+        their path names (a copy: counted, it would stand in for that pair's result), are
+        put in `unreadable`, with why."""
         mine = {self.path(h.agent_name, h.task_id, h.answer_name): h for h in known}
         for path in _result_paths(self.root / agent):
             head = mine.get(path)
+            why = UNREADABLE
             if head is None:
                 result = read_result(path)
                 head = None if result is None else ResultHead.of(result)
+                if head is not None and self.path(agent, head.task_id, head.answer_name) != path:
+                    why = f"it holds the result of {head.task_id}/{head.answer_name}: {MISPLACED}"
+                    head = None
             if head is not None:
                 yield head
             elif unreadable is not None:
-                unreadable.append(path)
+                unreadable[path] = why
 
 
 def input_root(input_path: str | Path, task_id: str) -> Path:
