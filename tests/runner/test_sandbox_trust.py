@@ -110,6 +110,28 @@ def test_a_judge_that_patches_its_score_is_incomplete_and_the_parent_says_why(
     assert report.exit_code == 1
 
 
+def test_a_judge_scoring_a_leaf_above_1_is_incomplete_not_a_success_above_1(
+    work: Path,
+) -> None:
+    """Its tree's own scoring gives 1.5: counted, it would be a success and lift Partial
+    Completion above 1 (Mind2Web 2 keeps every score in [0, 1])."""
+    item = hostile_input(work, "inflates_leaf")
+    report = asyncio.run(run_evaluations([item], backend=ScriptedBackend(), options=options(work)))
+    (head,) = report.results
+    result = stored(work, head)
+    assert result.status == "incomplete" and result.final_score is None
+    (violation,) = [e for e in result.errors if e["kind"] == "protocol_violation"]
+    assert "node /root[1]/bonus reports score 2.0, outside [0, 1]" in violation["message"]
+
+
+@pytest.mark.parametrize("score", [-1.0, 1.5])
+def test_a_leaf_score_outside_0_to_1_is_a_protocol_violation(score: float) -> None:
+    leaf = {"id": "a", "desc": "a", "score": score, "status": "passed"}
+    root = {"id": "root", "desc": "r", "score": score, "status": "passed", "children": [leaf]}
+    summary = {"final_score": score, "eval_breakdown": [{"verification_tree": root}]}
+    assert "outside [0, 1]" in (score_problem(summary) or "")
+
+
 def test_scores_that_follow_from_the_tree_pass_and_a_doctored_parent_does_not() -> None:
     leaf = {"id": "a", "desc": "a", "critical": True, "score": 0.0, "status": "failed"}
     root = {"id": "root", "desc": "r", "score": 0.0, "status": "failed", "children": [leaf]}

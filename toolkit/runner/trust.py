@@ -4,8 +4,9 @@
   protocol violation.
 - The parent scores: every node's score and the final score are recomputed from the returned
   tree with `toolkit.tree`'s scoring (deterministic); a reported score that disagrees is a
-  protocol violation, and so is a complete outcome without a numeric final score (nothing
-  to record, no score for webeval).
+  protocol violation, and so is a node scored outside [0, 1] (as Mind2Web 2's tree refuses:
+  a leaf set to 2 makes its root a success above 1) and a complete outcome without a
+  numeric final score (nothing to record, no score for webeval).
 - An evaluation that violated the sandbox keeps none of the judge's data (info, tree, messages
   of its own exceptions): whatever it read must not reach the results.
 Each violation makes the outcome incomplete.
@@ -56,6 +57,10 @@ def score_problem(summary: dict[str, Any]) -> str | None:
         claimed = _node_scores(tree)
     except (ValidationError, TypeError, ValueError) as exc:
         return f"the verification tree is malformed: {str(exc)[:300]}"
+    out_of_range = [where for where, score in claimed.items() if not 0.0 <= score <= 1.0]
+    if out_of_range:  # the last in tree order has none below it: the node that went wrong
+        where = out_of_range[-1]
+        return f"node {where} reports score {claimed[where]}, outside [0, 1]"
     recomputed = root.compute_score(mutate=True)
     for where, score in _node_scores(root.to_dict()).items():
         if abs(claimed.get(where, -1.0) - score) > _TOLERANCE:
