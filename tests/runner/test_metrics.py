@@ -195,6 +195,22 @@ def test_runs_are_ordered_naturally() -> None:
     ]
 
 
+def test_the_summary_is_the_same_whatever_order_its_results_come_in() -> None:
+    """A run's report holds its results as evaluations finish; names the natural order ties
+    (`answer_01`, `answer_1`) must still be ordered one way, or summary.json changes from
+    one identical run to the next."""
+    results = [
+        res("a", "answer_1", 1.0),
+        res("a", "answer_01", 0.0),
+        res("b", "answer_01", 0.5),
+        res("b", "answer_1", None, "incomplete"),
+    ]
+    first = compute_summary("agent", results, answered={"a": {"answer_1", "answer_01"}})
+    again = compute_summary("agent", results[::-1], answered={"a": {"answer_01", "answer_1"}})
+    assert first.runs == ["answer_01", "answer_1"]
+    assert first.model_dump_json() == again.model_dump_json()
+
+
 def test_table_shows_scores_and_what_was_left_out() -> None:
     results = [res("a", "answer_1", 1.0), res("b", "answer_1", None, "incomplete")]
     table = format_table(compute_summary("agent", results))

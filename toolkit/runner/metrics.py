@@ -54,8 +54,9 @@ def is_success(score: float) -> bool:
 
 
 def run_order(name: str) -> tuple:
-    """Natural order of answer names: answer_2 before answer_10."""
-    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
+    """Natural order of answer names: answer_2 before answer_10; names it ties (`answer_01`,
+    `answer_1`) by the name, so a summary never depends on the order its results came in."""
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)), name
 
 
 class MeanStd(BaseModel):
