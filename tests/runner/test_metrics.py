@@ -278,6 +278,17 @@ def test_table_warns_when_one_model_asked_for_was_answered_by_two() -> None:
     assert "o4-mini-1 (1), o4-mini-2 (1)" in table
 
 
+def test_table_warns_when_the_results_were_judged_by_two_models() -> None:
+    """Say a `--task` run with another --model: the other tasks' results count as they are,
+    so the metrics mix two judges, as Mind2Web 2's report warns."""
+    other = full("b", "answer_1", 0.5).model_copy(update={"judge_model": "n"})
+    summary = compute_summary("agent", [res("a", "answer_1", 1.0), ResultHead.of(other)])
+    assert summary.judge_models == {"m": 1, "n": 1}
+    assert "WARNING: the complete results were judged by 2 models: m (1), n (1)" in format_table(
+        summary
+    )
+
+
 def test_table_warns_of_unreviewed_results_counted_without_the_flag() -> None:
     summary = compute_summary("agent", [res("a", "answer_1", 1.0)], include_unreviewed=False)
     summary.unreviewed_results = 1

@@ -426,6 +426,13 @@ def format_table(summary: Summary, *, max_listed: int = 20) -> str:
         )
     if summary.unreviewed_results:
         lines.append(_unreviewed_warning(summary))
+    named = {model: n for model, n in summary.judge_models.items() if model != "none"}
+    if len(named) > 1:  # "none": a backend naming no model, or an empty answer's
+        counts = ", ".join(f"{model} ({n})" for model, n in named.items())
+        lines.append(
+            f"  WARNING: the complete results were judged by {len(named)} models: {counts}: "
+            "the metrics mix their judgements; run every task with one model"
+        )
     for asked, answered in summary.mixed_snapshots.items():
         counts = ", ".join(f"{model} ({n})" for model, n in answered.items())
         lines.append(
