@@ -318,6 +318,16 @@ def test_a_pair_whose_answer_exists_without_a_counted_result_is_left_out_not_sco
     assert "Not evaluated (the answer exists; left out): 1" in format_table(summary)
 
 
+def test_the_tables_first_line_counts_the_pairs_left_out_unevaluated() -> None:
+    """Beside complete, incomplete, excluded and missing: a stopped run's metrics cover only
+    part of the answers, which the line the eye reads first must say."""
+    results = [res("a", "answer_1", 1.0), res("b", "answer_1", 0.0)]
+    answered = {"a": {"answer_1", "answer_2"}, "b": {"answer_1", "answer_2"}}
+    summary = compute_summary("agent", results, answered=answered)
+    first = format_table(summary).splitlines()[0]
+    assert first.endswith("(2 complete, 0 incomplete, 0 excluded, 2 not evaluated)")
+
+
 def test_a_pair_the_agent_has_no_answer_for_is_scored_0_when_its_answers_are_known() -> None:
     results = [res("a", "answer_1", 1.0), res("a", "answer_2", 1.0), res("b", "answer_1", 0.0)]
     answered = {"a": {"answer_1", "answer_2"}, "b": {"answer_1"}}

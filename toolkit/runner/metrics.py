@@ -468,7 +468,10 @@ def format_table(summary: Summary, *, max_listed: int = 20) -> str:
 
 
 def _missing_count(summary: Summary) -> str:
-    return f", {len(summary.missing)} missing" if summary.missing else ""
+    """The missing pairs (scored 0) and the answers left out unevaluated, when there are any."""
+    missing = f", {len(summary.missing)} missing" if summary.missing else ""
+    left = len(summary.not_evaluated)
+    return missing + (f", {left} not evaluated" if left else "")
 
 
 def _unreviewed_warning(summary: Summary) -> str:
