@@ -21,8 +21,10 @@ from tests.fixtures.runner.helpers import (
 )
 from tests.fixtures.runner.scripted import broke_factory, make_backend
 from toolkit.runner.approval import approve
-from toolkit.runner.inputs import discover_trajectories
+from toolkit.runner.executors import InProcessExecutor
+from toolkit.runner.inputs import discover_answers, discover_trajectories
 from toolkit.runner.scheduler import run_evaluations
+from toolkit.sandbox.protocol import EvalJob, EvalOutcome
 
 
 def run(work: Path, *extra: str, unreviewed: bool = True):
@@ -148,6 +150,43 @@ def test_an_unreadable_result_file_is_named_not_silently_dropped(work: Path) -> 
     assert summary(work)["counts"]["complete"] == 5
     reason = left_out(work)["python_match/answer_2"]
     assert reason.startswith("the result file cannot be read")
+
+
+def test_a_run_interrupted_after_rewriting_results_leaves_no_summary_of_the_old_ones(
+    work: Path,
+) -> None:
+    """Ctrl-C (or a kill) ends a run before it writes its summaries: the summary.json of the
+    run before would still show the scores of results it has since rewritten, with no word.
+    None is better: the next run, or `judgegen report`, writes the metrics."""
+    run_answers(work, make_backend())
+    judge = work / "judges" / "louvre_hours.py"
+    judge.write_text(judge.read_text().replace("9:00-21:00", "10:00-18:00"))
+    inner = InProcessExecutor(make_backend(), pages=DictPages())
+    started = 0
+
+    class InterruptedSecond:
+        async def evaluate(self, job: EvalJob) -> EvalOutcome:
+            nonlocal started
+            started += 1
+            if started == 2:
+                raise asyncio.CancelledError  # as Ctrl-C cancels the run
+            return await inner.evaluate(job)
+
+    inputs = [i for i in discover_answers(work / "answers") if i.agent_name == "alpha"]
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(
+            run_evaluations(
+                inputs,
+                backend=make_backend(),
+                options=options(work, jobs=1),
+                executor=InterruptedSecond(),
+                pages=DictPages(),
+            )
+        )
+
+    assert started == 2  # one result of the edited judge written, then the interruption
+    assert not (work / "results" / "alpha" / "summary.json").exists()
+    assert (work / "results" / "beta" / "summary.json").exists()  # nothing of it rewritten
 
 
 def copy_with_score(result: Path, name: str, score: float) -> Path:

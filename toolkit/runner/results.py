@@ -343,6 +343,16 @@ class ResultStore:
         write_output(path, result.model_dump_json(indent=2) + "\n")
         return path
 
+    def withdraw_summary(self, agent: str) -> None:
+        """Delete `agent`'s summary.json before a run rewrites any of its results: a run
+        interrupted (Ctrl-C, killed) before it writes the new one would leave the old one
+        showing scores its results no longer hold. A failure is a `ResultsError`."""
+        path = self.root / agent / SUMMARY_FILE
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:
+            raise ResultsError(path, exc.strerror or str(exc), "summary") from exc
+
     def remove_stray_temp_files(self, agent: str) -> int:
         """Delete temp files a killed run left behind; returns how many."""
         count = 0

@@ -167,6 +167,7 @@ class Scheduler:
         self.report = RunReport()
         self._stop = asyncio.Event()
         self._templates_digest = judge_templates_sha256()
+        self._summaries_withdrawn: set[str] = set()
 
     def fingerprint(self, item: AnswerInput, judge: JudgeInfo | None) -> Fingerprint:
         """The fingerprint the current judge and configuration give this answer."""
@@ -476,7 +477,11 @@ class Scheduler:
     def _write_files(self, item: AnswerInput, result: EvaluationResult) -> None:
         """Write `result` and a trajectory's score file. The old score file goes first, so a
         failure at any point leaves none that disagrees with the stored result (the next run
-        writes a missing one)."""
+        writes a missing one); so does the agent's summary, before its first result is
+        rewritten (the run writes a new one at its end)."""
+        if item.agent_name not in self._summaries_withdrawn:
+            self.store.withdraw_summary(item.agent_name)
+            self._summaries_withdrawn.add(item.agent_name)
         if item.traj_dir is not None:
             self.scores.remove(item.traj_dir, item.task_id)
         self.store.write(result)
