@@ -43,7 +43,7 @@ def _heads(agent_dir: Path) -> tuple[list[ResultHead], list[Listed]]:
 def _summary(agent_dir: Path) -> Summary:
     """The metrics of an agent's results as the run that last wrote its summary.json scoped
     them: results it left out (answer gone, judge held back, outdated) stay out and listed,
-    its skipped judges and unchecked tasks stay named, its removed tasks (while their
+    its skipped judges, unchecked tasks and judges the agent did not answer stay named, its removed tasks (while their
     result files remain) scored 0, and the pairs it did not evaluate left out (`_answered`).
     A result file unreadable now is listed, its pair left out as the run leaves it."""
     heads, unreadable = _heads(agent_dir)
@@ -70,6 +70,7 @@ def _summary(agent_dir: Path) -> Summary:
         unchecked_tasks=previous.unchecked_tasks,
         answered=_answered(previous, counted, set(unread)),
         removed_tasks={t for t in previous.removed_tasks if t in {r.task_id for r in still}},
+        judged_tasks=previous.unanswered_judges,
     )
 
 

@@ -189,6 +189,27 @@ def test_a_run_interrupted_after_rewriting_results_leaves_no_summary_of_the_old_
     assert (work / "results" / "beta" / "summary.json").exists()  # nothing of it rewritten
 
 
+def test_judges_the_agent_has_no_answer_for_are_named_not_silently_left_out(work: Path) -> None:
+    """An agent's tasks are those it answered: one that skipped a task altogether is scored on
+    the others, so the summary must say which judged tasks it did not answer."""
+    shutil.rmtree(work / "answers" / "alpha" / "python_match")
+
+    result = run(work)
+
+    assert result.exit_code == 0, result.stderr
+    assert summary(work)["unanswered_judges"] == ["eiffel_height", "python_match"]
+    assert summary(work, "beta")["unanswered_judges"] == ["eiffel_height"]
+    assert json.loads(result.stdout)["summaries"]["alpha"]["unanswered_judges"]
+    shown = CliRunner().invoke(main, ["report", str(work / "results" / "alpha")])
+    assert "Judges without an answer of this agent (not in its metrics): 2" in shown.stdout
+    assert "    eiffel_height\n    python_match" in shown.stdout
+
+
+def test_a_task_run_names_no_judge_as_unanswered(work: Path) -> None:
+    assert run(work, "--task", "louvre_hours").exit_code == 0
+    assert summary(work)["unanswered_judges"] == []
+
+
 def copy_with_score(result: Path, name: str, score: float) -> Path:
     """A copy of `result` beside it, as a backup or a file manager's copy would be, holding
     another score (say an earlier judge's)."""

@@ -335,8 +335,19 @@ async def fresh_run(
         include_unreviewed=options.include_unreviewed,
         tasks=options.tasks,
         scores=scores,
+        judged=judged_tasks(options),
     )
     return report
+
+
+def judged_tasks(options: FreshnessOptions) -> frozenset[str]:
+    """The tasks with a judge in the run's judges folder, when the run covers its agents'
+    answers whole (no --task, not each task's samples), for their summaries to name those
+    an agent did not answer; else none."""
+    if options.tasks is not None or options.inputs_by_task:
+        return frozenset()
+    judges = Path(options.judges_dir).glob("*.py")
+    return frozenset(p.stem for p in judges if not p.name.startswith(("_", ".")))
 
 
 def write_summaries(
@@ -347,13 +358,14 @@ def write_summaries(
     include_unreviewed: bool,
     tasks: frozenset[str] | None,
     scores: ScoreFiles,
+    judged: frozenset[str] = frozenset(),
 ) -> None:
     """Compute and write the summary of every agent among `inputs`, over its results (those
     in `report` as they are in memory, the others read from their files) that still stand
     for an answer and judge of this run and, for its answers, for their inputs now
-    (`_counted`). `tasks` is the limit the inputs were found with (None: every task). A
-    trajectory whose input is gone loses its score file (of `scores`), if its folder is
-    still there."""
+    (`_counted`). `tasks` is the limit the inputs were found with (None: every task);
+    `judged`, the tasks with a judge (`judged_tasks`). A trajectory whose input is gone
+    loses its score file (of `scores`), if its folder is still there."""
     answers_by_agent: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for item in inputs:
         answers_by_agent[item.agent_name][item.task_id].add(item.answer_name)
@@ -372,6 +384,7 @@ def write_summaries(
             unchecked_tasks={head.task_id for head in counted} - answers.keys(),
             answered=answers,
             removed_tasks={head.task_id for head in gone} - answers.keys(),
+            judged_tasks=judged,
         )
         write_output(store.root / agent / SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
         report.summaries[agent] = summary

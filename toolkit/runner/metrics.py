@@ -33,7 +33,7 @@ from pydantic import BaseModel, Field, computed_field
 from toolkit.runner.results import EarlierAttempts, ResultHead, UsageTotals
 from toolkit.util.deferred import DEFERRED
 
-SUMMARY_VERSION = 7
+SUMMARY_VERSION = 8
 """2: `not_counted` and `unchecked_tasks` say which result files the metrics leave out or
 count unchecked. 3: a (task, run) pair the agent has no answer for scores 0 and is listed in
 `missing`, one whose answer was not evaluated is listed in `not_evaluated` (before, run r's
@@ -44,7 +44,9 @@ what the incomplete attempts the results redid cost (not in `usage`), and
 `usage_all_attempts`. 6: `not_evaluated` also lists the answers of a task or run without any
 counted result (before, a stopped run's summary did not name the answers it never reached).
 7: `usage.answered_by`, `answered_by` and `mixed_snapshots`, the models that answered the
-counted results' LLM calls (results written before they recorded it count under none)."""
+counted results' LLM calls (results written before they recorded it count under none). 8:
+`unanswered_judges`, the judged tasks the agent has no answer for (before, nothing named a
+task an agent skipped altogether)."""
 SUCCESS_TOLERANCE = 1e-9
 
 
@@ -206,6 +208,13 @@ class Summary(BaseModel):
         "trajectory removed), found by a run without --task: each pair is missing (scored 0, "
         "as in Mind2Web 2) and no run of them passes; their result files are in not_counted.",
     )
+    unanswered_judges: list[str] = Field(
+        default_factory=list,
+        description="Tasks with a judge in the run's judges folder that the agent has no "
+        "answer (and no counted result) for: an agent's tasks are those it answered, so these "
+        "are not in its metrics (as Mind2Web 2's over the tasks an agent has answers for). "
+        "Found by a run without --task over an agent's own answers (not a task's samples).",
+    )
 
     @computed_field(  # type: ignore[prop-decorator]
         description="What the counted results cost in all: `usage` plus `earlier_attempts`."
@@ -244,11 +253,13 @@ def compute_summary(
     unchecked_tasks: Iterable[str] = (),
     answered: Mapping[str, set[str]] | None = None,
     removed_tasks: Iterable[str] = (),
+    judged_tasks: Iterable[str] = (),
 ) -> Summary:
     """The metrics of `results` (one agent); see the module docstring for definitions.
     `not_counted` and `unchecked_tasks` are only recorded (the caller decided them);
     `answered` gives the answer names on disk of each task this run checked (None: unknown);
-    `removed_tasks`, the tasks without any answer now whose results are not counted."""
+    `removed_tasks`, the tasks without any answer now whose results are not counted;
+    `judged_tasks`, the tasks with a judge, those without an answer listed as unanswered."""
     results = sorted(results, key=lambda r: (r.task_id, run_order(r.answer_name)))
     summary = Summary(
         agent_name=agent_name,
@@ -318,6 +329,8 @@ def compute_summary(
         value=statistics.fmean(float(t.passed) for t in tried) if tried else None,
     )
     summary.judge_models = dict(sorted(models.items()))
+    answered_tasks = {*summary.per_task, *(answered or {})}
+    summary.unanswered_judges = sorted(set(judged_tasks) - answered_tasks)
     summary.answered_by = {
         asked: dict(sorted(counts.items())) for asked, counts in sorted(answers.items())
     }
@@ -456,15 +469,25 @@ def format_table(summary: Summary, *, max_listed: int = 20) -> str:
         ("Not counted (result files left out of the metrics)", summary.not_counted),
     ]
     for title, items in sections:
-        if items:
-            lines.append(f"  {title}: {len(items)}")
-            for item in items[:max_listed]:
-                name = getattr(item, "answer_name", "")
-                where = f"{item.task_id}/{name}" if name else item.task_id
-                lines.append(f"    {where}: {item.reason}")
-            if len(items) > max_listed:
-                lines.append(f"    … and {len(items) - max_listed} more")
+        entries = []
+        for item in items:
+            name = getattr(item, "answer_name", "")
+            where = f"{item.task_id}/{name}" if name else item.task_id
+            entries.append(f"{where}: {item.reason}")
+        lines += _section(title, entries, max_listed)
+    title = "Judges without an answer of this agent (not in its metrics)"
+    lines += _section(title, summary.unanswered_judges, max_listed)
     return "\n".join(lines)
+
+
+def _section(title: str, entries: list[str], max_listed: int) -> list[str]:
+    """A titled list of the table, with how many entries, at most `max_listed` of them shown."""
+    if not entries:
+        return []
+    lines = [f"  {title}: {len(entries)}", *(f"    {entry}" for entry in entries[:max_listed])]
+    if len(entries) > max_listed:
+        lines.append(f"    … and {len(entries) - max_listed} more")
+    return lines
 
 
 def _missing_count(summary: Summary) -> str:

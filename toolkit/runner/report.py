@@ -12,7 +12,7 @@ from toolkit.runner.metrics import SkippedJudge, Summary
 from toolkit.runner.results import EarlierAttempts, ResultHead, UsageTotals
 from toolkit.util.deferred import DEFERRED
 
-RUN_RECORD_VERSION = 8
+RUN_RECORD_VERSION = 9
 """2: `llm`, the command's own LLM totals (abandoned calls included). 3: `usage` counts the
 LLM calls a judge left running when it stopped, as `llm` does (each result is charged them),
 those of unknown cost in `usage.unknown_cost_calls`; `earlier_attempts`, what the incomplete
@@ -23,7 +23,8 @@ the models that answered the run's LLM calls, and each summary's `answered_by` a
 no row of (still running when the LLM client closed). 7: `llm.cached_by_origin` and
 `usage.cache_hits_by_origin`, where the cache hits' stored answers came from (result version 4).
 8: `llm.saved_usd` counts only the cache hits of answers recorded live (ledger version 4;
-records of earlier versions counted every hit's, fixtures too)."""
+records of earlier versions counted every hit's, fixtures too). 9: each summary's
+`unanswered_judges` (summary version 8)."""
 
 
 @dataclass(repr=False)

@@ -29,6 +29,7 @@ from toolkit.runner.freshness import (
     JudgeInfo,
     carried_attempts,
     fingerprint_for,
+    judged_tasks,
     kept_result,
     needs_repair,
     outdated_results,
@@ -233,6 +234,7 @@ class Scheduler:
                 include_unreviewed=self.options.include_unreviewed,
                 tasks=self.options.tasks,
                 scores=self.scores,
+                judged=judged_tasks(self.options),
             )
         except ResultsError as exc:  # reported with the run, after any earlier stop's reason
             reason = _reason(exc)
