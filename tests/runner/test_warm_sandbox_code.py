@@ -25,6 +25,8 @@ from toolkit.sandbox import pool as pool_module
 from toolkit.sandbox.pool import WorkerPool
 from toolkit.util.code_files import first_change, loaded_files, stamp
 
+INTERPRETER = os.path.realpath(sys.executable)
+
 
 def _copy_of_judgegen(into: Path) -> Path:
     """A private copy of judgegen's packages, first on the import path (the tests' fixture
@@ -159,3 +161,4 @@ async def test_a_fork_server_just_started_is_used_as_it_is(monkeypatch: pytest.M
     assert outcome.status == "complete", outcome.errors
     assert restarts == []
     assert str(Path(pool_module.__file__).with_name("job.py")) in code
+    assert INTERPRETER in code  # and the native code it runs

@@ -3,7 +3,9 @@ answered with the command's process group — is relayed to the command once it 
 every later one is: Ctrl-Z never stops the client alone with the command running on, and
 Ctrl-C or SIGTERM reaches the command rather than only ending the client. The test is the
 server here (`wire.py`), so that the signal is sent exactly while the client waits for the
-answer; a `sleep` in a process group of its own stands in for the served command."""
+answer; a `sleep` in a process group of its own stands in for the served command. A server
+that never greets the client holds none of its signals: the client sends it nothing and runs
+the command itself."""
 
 from __future__ import annotations
 
@@ -19,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from generator.cli.warm import key as keys
-from generator.cli.warm.client import paths
-from generator.cli.warm.wire import End, Reply
+from generator.cli.warm.client import GREETING_S, paths
+from generator.cli.warm.wire import End, Hello, Reply
 from tests.runner.test_warm_server import REPO, as_from_a_terminal, state, stopped_by, until
 
 CLIENT = (
@@ -52,11 +54,12 @@ class Handshake:
         )
         with listener:
             self.conn, _ = listener.accept()
+        self.answer(Hello())  # as the server greets every client it accepts
         _, fds, _, _ = socket.recv_fds(self.conn, 1 << 16, 3)  # sent: the client now waits
         for fd in fds:
             os.close(fd)
 
-    def answer(self, message: Reply | End) -> None:
+    def answer(self, message: Hello | Reply | End) -> None:
         """Send `message`, as the server does (a client gone by then is not an error)."""
         with contextlib.suppress(OSError):
             self.conn.sendall(message.model_dump_json().encode() + b"\n")
@@ -112,3 +115,71 @@ def test_a_signal_while_a_server_refuses_the_command_reaches_the_client_to_run_i
     handshake.answer(Reply(accepted=False, reason="stale"))
     assert handshake.client.wait(timeout=30) == -signal.SIGTERM
     assert state(handshake.command.pid) not in ("", "T", "Z")
+
+
+class Silent:
+    """A server that accepts a client and never says a word, and the client it accepted."""
+
+    def __init__(self, folder: Path, patience_s: float) -> None:
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(paths(folder, keys.key({}))["sock"]))
+        listener.listen()
+        client = (
+            "from generator.cli.warm import client\n"
+            f"client.GREETING_S = client.HANDSHAKE_S = {patience_s!r}\n" + CLIENT
+        )
+        self.client = subprocess.Popen(
+            [sys.executable, "-c", client, str(folder)],
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+            stdin=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,  # the KeyboardInterrupt of a client told to stop
+            process_group=0,
+            preexec_fn=as_from_a_terminal,
+        )
+        with listener:
+            self.conn, _ = listener.accept()
+
+    def heard(self) -> bytes:
+        """All the client sent until it closed the connection."""
+        received = b""
+        while chunk := self.conn.recv(1 << 16):
+            received += chunk
+        return received
+
+    def close(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.client.pid, signal.SIGKILL)
+        self.client.wait()
+        self.conn.close()
+
+
+@pytest.fixture
+def silent(tmp_path: Path) -> Iterator[Silent]:
+    folder = tmp_path / "servers"
+    folder.mkdir(mode=0o700)
+    caught = Silent(folder, patience_s=3600.0)  # whatever the client waits for, it waits long
+    yield caught
+    caught.close()
+
+
+def test_a_signal_while_a_server_has_not_greeted_the_client_is_the_clients_own_at_once(
+    silent: Silent,
+) -> None:
+    """The client is patient for an hour here: a signal it held until the server answered
+    would not end it within the test's wait; it holds none before the greeting."""
+    silent.client.send_signal(signal.SIGINT)
+    assert silent.client.wait(timeout=60) == -signal.SIGINT
+    assert silent.heard() == b""  # no command was sent that a late server could start
+
+
+def test_a_client_a_server_never_greets_runs_the_command_itself_having_sent_nothing(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "servers"
+    folder.mkdir(mode=0o700)
+    caught = Silent(folder, patience_s=GREETING_S)
+    try:
+        assert caught.client.wait(timeout=60) == 99  # not served: run in the client
+        assert caught.heard() == b""
+    finally:
+        caught.close()

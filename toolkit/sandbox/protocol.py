@@ -184,8 +184,9 @@ class Ready(_Message):
     guards: list[str] = Field(default_factory=list, description="Worker guards, as measured.")
     code: dict[str, tuple[int, int, int] | None] = Field(
         default_factory=dict,
-        description="The files its code came from, stamped once imported "
-        "(`toolkit.util.code_files`): the parent runs no job on it once one changed.",
+        description="The files its code came from — modules, package folders, the native "
+        "libraries it mapped — stamped once imported (`toolkit.util.code_files`): the parent "
+        "runs no job on it once one changed.",
     )
 
 

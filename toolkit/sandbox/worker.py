@@ -42,7 +42,7 @@ from toolkit.sandbox.protocol import (
     decode,
     encode,
 )
-from toolkit.util.code_files import loaded_files
+from toolkit.util.code_files import loaded_files, mapped_libraries
 
 _READ_CHUNK = 1 << 16
 _MAX_FDS_PER_READ = 64
@@ -105,7 +105,8 @@ class ForkServer:
         gc.enable()  # off while the server started (`toolkit.sandbox.start`); jobs collect
         with contextlib.suppress(OSError):
             os.chmod(self.scratch_root, 0o711)  # a job can enter its own directory, not list
-        ready = Ready(pid=os.getpid(), guards=self.guards, code=loaded_files())
+        code = loaded_files() | mapped_libraries()  # the same paths outside the sandbox
+        ready = Ready(pid=os.getpid(), guards=self.guards, code=code)
         self.sock.sendall(encode(ready))
         self.selector.register(self.sock, selectors.EVENT_READ, None)
         warm_by = time.monotonic() + _WARM_BY_S

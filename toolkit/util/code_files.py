@@ -1,5 +1,6 @@
 """The files a process's code came from, stamped, so that a look later tells whether a process
-started now would load the same code: an edit (in place or by rename), a reinstall, a removal.
+started now would load the same code: an edit (in place or by rename), a reinstall, a removal —
+of a module, or of a native library it loaded (`mapped_libraries`).
 
 A long-lived process — the sandbox's fork server, a warm server — runs the code it imported
 when it started; judging with it after its files changed would judge with other code than the
@@ -14,6 +15,12 @@ from collections.abc import Mapping
 
 Stamp = tuple[int, int, int]
 """A file's size, mtime (ns) and inode: what changes when it is written or replaced."""
+REPLACED: Stamp = (-1, -1, -1)
+"""The stamp of a mapped file already replaced or removed when stamped: no file has it."""
+LINKER_CACHE = "/etc/ld.so.cache"
+"""Where the dynamic linker (and `ctypes.util.find_library`) looks library names up: `ldconfig`
+rewrites it when a library is installed, upgraded or removed."""
+_DELETED = " (deleted)"
 
 
 def stamp(path: str) -> Stamp | None:
@@ -47,3 +54,31 @@ def first_change(files: Mapping[str, Stamp | None]) -> str | None:
         if stamp(path) != was:
             return f"{path} changed"
     return None
+
+
+def mapped_libraries(maps: str = "/proc/self/maps") -> dict[str, Stamp | None]:
+    """Every file mapped executable into this process — the interpreter, the shared objects
+    the dynamic linker, extension modules or ctypes loaded — stamped now, and the linker's
+    cache (a library installed since would be found by name). A file replaced or removed
+    since it was mapped stamps `REPLACED`. Anonymous memory and memfds are no files; nor are
+    libffi's closure trampolines (`ffiXXXXXX`, mapped from a file it removes at once)."""
+    files: dict[str, Stamp | None] = {LINKER_CACHE: stamp(LINKER_CACHE)}
+    try:
+        with open(maps) as listing:
+            lines = listing.read().splitlines()
+    except OSError:
+        return files
+    for line in lines:
+        fields = line.split(maxsplit=5)
+        if len(fields) < 6 or "x" not in fields[1] or not fields[5].startswith("/"):
+            continue
+        path = fields[5]
+        if path.startswith("/memfd:"):
+            continue
+        if path.endswith(_DELETED):
+            path = path[: -len(_DELETED)]
+            if not os.path.basename(path).startswith("ffi"):
+                files[path] = REPLACED
+        elif path not in files:
+            files[path] = stamp(path)
+    return files

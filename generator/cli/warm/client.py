@@ -3,12 +3,12 @@ leave a server behind for the next one.
 
 Standard library only, and little of it: this runs before anything else is imported, on
 every `judgegen` start. A command is handed over only when a server with this process's key
-answers and accepts it; then its standard streams (as file descriptors), working folder,
-arguments, positional environment and umask go to the server, which forks the command, and
-this process waits for its exit status, passing on the signals it receives from the moment
-it sends the command (Ctrl-C reaches the command as it would in process; Ctrl-Z stops it along
-with this process, and `fg` or `bg` continues both). Anything short of an accepted command is
-run here.
+greets it (at once, before any work: a server that does not is not waited for) and accepts it;
+then its standard streams (as file descriptors), working folder, arguments, positional
+environment and umask go to the server, which forks the command, and this process waits for
+its exit status, passing on the signals it receives from the moment it sends the command
+(Ctrl-C reaches the command as it would in process; Ctrl-Z stops it along with this process,
+and `fg` or `bg` continues both). Anything short of an accepted command is run here.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any, BinaryIO
 from generator.cli.early_sandbox import option_names
 from generator.cli.warm import key as keys
 
-WIRE_VERSION = 2
+WIRE_VERSION = keys.WIRE_VERSION
 RELAYED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1)
 JOB_STOPS = (signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU)
 """The stops a shell's job control sends (Ctrl-Z; a background job at the terminal). Each stops
@@ -41,7 +41,9 @@ HELD = frozenset({*RELAYED, *JOB_STOPS})
 """Blocked from before the request is sent until the handlers that relay them are in:
 one arriving while the server takes the command (its process group not yet known) would
 otherwise reach this process alone — Ctrl-Z would stop it with the command running on,
-Ctrl-C or SIGTERM would end it and the server would end the command with SIGTERM."""
+Ctrl-C or SIGTERM would end it and the server would end the command with SIGTERM. Only a
+server that has greeted this client is sent the request, so they are held only while a
+server that is there handles it: reads it, checks its code, hands it over (milliseconds)."""
 NOT_LEFT_BEHIND = frozenset({"--ray", "--help", "-h"})
 NOT_SERVED = frozenset({"--ray"})
 """Flags of a command that runs cold even when a server could serve it: a Ray driver starts or
@@ -50,19 +52,33 @@ would descend from the server and see its `__main__`, which no test covers."""
 JUDGED = "toolkit.runner.scheduler"
 """Loaded by a run that judged: only such a run knows what the next one will import (one that
 stopped at a usage error, or answered from the fresh stamp, imported a fraction of it)."""
+GREETING_S = 1.0
+"""How long a client waits for a server to greet it (`wire.Hello`, sent as the server accepts
+the connection); past it — a server stopped, hung or busy — the command runs in the client,
+which has sent the server nothing it could run and held no signal."""
 HANDSHAKE_S = 10.0
-"""How long a client waits for a server to take its command; past it, the command runs in the
-client (and the server, finding the client gone, ends the command if it had started it)."""
+"""How long a client waits for a server that greeted it to take its command (it holds signals
+meanwhile); past it, the command runs in the client (and the server, finding the client gone,
+ends the command if it had started it). Only a server that stalls within the few
+milliseconds between reading a request and answering it is waited for this long."""
 SERVER_LOST = 3
 """The exit code when the server ended before the command (an infrastructure failure)."""
 BOOT = (
     "# judgegen warm server (judgegen server status)\n"  # what `ps` shows
-    "import json, sys\n"
+    "import sys\n"
+    "class Tried(set):  # every module name an import looks for from here on\n"
+    "    def find_spec(self, name, path=None, target=None):\n"
+    "        self.add(name)\n"
+    "tried = Tried()\n"
+    "sys.meta_path.insert(0, tried)\n"
+    "import json\n"
     "spec = json.load(open(sys.argv[1]))\n"
     "sys.path[:] = spec['path']\n"
     "from generator.cli.warm.server import main\n"
-    "sys.exit(main(sys.argv[1:]))\n"
+    "sys.exit(main(sys.argv[1:], tried))\n"
 )
+"""The server's program: it records the names its imports look for before it imports
+anything it can (`code_snapshot.CodeSnapshot.take` watches those that gave no module)."""
 
 
 def paths(folder: Path, key: str) -> dict[str, Path]:
@@ -106,20 +122,30 @@ class Client:
         if self.folder is None or self.key is None:
             return None
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        conn.settimeout(HANDSHAKE_S)  # a server that does not answer: run here
+        reader = conn.makefile("rb")
+        conn.settimeout(GREETING_S)  # a server that does not greet us: run here
+        try:
+            conn.connect(str(paths(self.folder, self.key)["sock"]))
+            hello = _read_line(reader)
+        except (OSError, ValueError):
+            hello = None
+        except BaseException:  # Ctrl-C meanwhile is this process's own, as in a cold command
+            _hang_up(conn, reader)
+            raise
+        if not (hello and hello.get("version") == WIRE_VERSION and hello.get("hello")):
+            _hang_up(conn, reader)
+            return None
+        conn.settimeout(HANDSHAKE_S)  # a server that greeted us and then stalls: run here
         held = signal.pthread_sigmask(signal.SIG_BLOCK, HELD)
         try:
             try:
-                conn.connect(str(paths(self.folder, self.key)["sock"]))
                 socket.send_fds(conn, [_line(self.request())], [0, 1, 2])
-                reader = conn.makefile("rb")
                 reply = _read_line(reader)
                 conn.settimeout(None)
             except (OSError, ValueError):
-                conn.close()
-                return None
+                reply = None
             if not (reply and reply.get("version") == WIRE_VERSION and reply.get("accepted")):
-                conn.close()
+                _hang_up(conn, reader)
                 return None
             return self._wait(conn, reader, int(reply["pid"]), held)
         finally:  # not served: what was held reaches this process now, as in a cold command
@@ -280,6 +306,12 @@ def _ignored() -> list[signal.Signals]:
     """The signals this process handles for its served command that it was started ignoring
     (`nohup`'s SIGHUP; SIGINT and SIGQUIT in a script's background job)."""
     return [s for s in (*RELAYED, *JOB_STOPS) if signal.getsignal(s) == signal.SIG_IGN]
+
+
+def _hang_up(conn: socket.socket, reader: BinaryIO) -> None:
+    """Close the connection (its file first: the socket stays open while the file is)."""
+    reader.close()
+    conn.close()
 
 
 def _line(message: dict[str, Any]) -> bytes:

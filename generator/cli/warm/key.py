@@ -4,7 +4,8 @@ Standard library only: the client computes this before anything else is imported
 processes with the same key import the same code the same way and see the same settings:
 the interpreter and its flags and options, the import path (with the working folder for an
 empty entry), the environment (except the variables that only say where the shell is), the user, the resource
-limits, the nice value and CPU affinity, the cgroup and the namespaces. A server answers only clients with its own key.
+limits, the nice value and CPU affinity, the cgroup and the namespaces — and they speak the
+same protocol. A server answers only clients with its own key.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from pathlib import Path
 from typing import Any
 
 KEY_VERSION = 2
+WIRE_VERSION = 3
+"""The protocol the client and server speak (`wire.py`): part of the key, so a client only
+ever finds a server that speaks it (one an older judgegen left would not greet it)."""
 SWITCH_ENV = "JUDGEGEN_SERVER"
 """`off` (or 0/no/false): never serve and never leave a server behind."""
 IDLE_ENV = "JUDGEGEN_SERVER_IDLE"
@@ -87,6 +91,7 @@ def material() -> dict[str, Any]:
     cwd = os.getcwd()
     return {
         "version": KEY_VERSION,
+        "wire": WIRE_VERSION,
         "executable": sys.executable,
         "path": [entry or cwd for entry in sys.path],
         "flags": [*sys.flags, _unbuffered()],

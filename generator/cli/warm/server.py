@@ -31,7 +31,7 @@ import threading
 import time
 import traceback
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -40,7 +40,7 @@ from pydantic import ValidationError
 from generator.cli.warm import key as keys
 from generator.cli.warm.client import RELAYED, WIRE_VERSION, paths
 from generator.cli.warm.code_snapshot import CodeSnapshot
-from generator.cli.warm.wire import End, Reply, Request
+from generator.cli.warm.wire import End, Hello, Reply, Request
 
 REQUEST_TIMEOUT_S = 5.0
 _LAUNCHER = "toolkit.sandbox.launch"  # what starting the sandbox imports (with pyseccomp)
@@ -54,8 +54,10 @@ def log(message: str) -> None:
     print(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} [{os.getpid()}] {message}", file=sys.stderr)
 
 
-def main(argv: list[str]) -> int:
-    """`BOOT SPEC SOCKET KEY IDLE`: import, check, serve until idle or stale."""
+def main(argv: list[str], tried: Collection[str] = ()) -> int:
+    """`BOOT SPEC SOCKET KEY IDLE`: import, check, serve until idle or stale. `tried`: a
+    meta-path finder `BOOT` put first, recording every module name an import looks for
+    (`CodeSnapshot.take`); it is taken out before the snapshot."""
     spec_file, socket_path, key, idle = argv
     folder = Path(socket_path).parent
     with open(paths(folder, key)["lock"], "a") as lock:  # held for the server's life
@@ -66,10 +68,12 @@ def main(argv: list[str]) -> int:
         lock.truncate(0)
         lock.write(f"{os.getpid()}\n")
         lock.flush()
-        return _serve(spec_file, socket_path, key, idle, lock)
+        return _serve(spec_file, socket_path, key, idle, lock, tried)
 
 
-def _serve(spec_file: str, socket_path: str, key: str, idle: str, lock: Any) -> int:
+def _serve(
+    spec_file: str, socket_path: str, key: str, idle: str, lock: Any, tried: Collection[str]
+) -> int:
     gc.disable()
     sys.path[:] = [entry or os.getcwd() for entry in sys.path]  # as the key names it
     spec = json.loads(Path(spec_file).read_text())
@@ -92,14 +96,19 @@ def _serve(spec_file: str, socket_path: str, key: str, idle: str, lock: Any) -> 
         from toolkit.sandbox.launch import import_ahead
 
         import_ahead()
+    watch: object = tried  # the finder recording them: children's imports are not watched
+    sys.meta_path[:] = [finder for finder in sys.meta_path if finder is not watch]
     if threading.active_count() != 1:
         log("not serving: importing started threads; forking would not be safe")
         return 0
     gc.collect()
     gc.freeze()
     gc.enable()
-    log(f"serving {socket_path} ({len(sys.modules)} modules imported)")
-    snapshot = CodeSnapshot.take()
+    snapshot = CodeSnapshot.take(tried)
+    log(
+        f"serving {socket_path} ({len(sys.modules)} modules imported; looked for and not "
+        f"imported, watched in case they appear: {', '.join(snapshot.not_imported) or 'none'})"
+    )
     return Server(Path(socket_path), key, float(idle), snapshot, lock, said).serve()
 
 
@@ -192,6 +201,7 @@ class Server:
             return
         fds: list[int] = []
         try:
+            conn.sendall(_line(Hello()))  # before any work: the client holds signals from here
             request, fds = self._read_request(conn)
             reason = self._refusal(conn, request)
             if reason is not None:
@@ -217,6 +227,8 @@ class Server:
     def _read_request(self, conn: socket.socket) -> tuple[Request | None, list[int]]:
         conn.settimeout(REQUEST_TIMEOUT_S)
         data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
+        if not data and not fds:  # it stopped waiting for the greeting, or was ended
+            raise ConnectionResetError("the client left before sending its command")
         while data and not data.endswith(b"\n"):
             chunk = conn.recv(1 << 16)
             if not chunk:
@@ -247,7 +259,7 @@ class Server:
 
     def _reply(self, conn: socket.socket, message: Reply | End) -> None:
         with contextlib.suppress(OSError):
-            conn.sendall(message.model_dump_json().encode() + b"\n")
+            conn.sendall(_line(message))
 
     def _hand_over(self, request: Request, fds: list[int], conn: socket.socket) -> tuple[int, int]:
         """The (pid, pidfd) of the process now running `request`: the zygote, or a new child
@@ -370,6 +382,10 @@ class Server:
                 with contextlib.suppress(OSError):  # was stopped too) would never end
                     os.killpg(pid, signum)
             log(f"the client of {pid} went away: its command was sent SIGTERM")
+
+
+def _line(message: Hello | Reply | End) -> bytes:
+    return message.model_dump_json().encode() + b"\n"
 
 
 def _zygote(channel: socket.socket, ours: socket.socket, home: str, said: list[str]) -> NoReturn:

@@ -10,12 +10,22 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 
+class Hello(BaseModel):
+    """The server's first words on a connection, before it reads or checks anything: the
+    client sends its command only to a server that is there to take it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    version: Literal[3] = 3
+    hello: Literal[True] = True
+
+
 class Request(BaseModel):
     """A command to run as the client would have run it: sent with its fds 0, 1 and 2."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    version: Literal[2] = 2
+    version: Literal[3] = 3
     key: str
     argv0: str
     argv: list[str]
@@ -34,7 +44,7 @@ class Reply(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    version: Literal[2] = 2
+    version: Literal[3] = 3
     accepted: bool
     pid: int | None = None
     reason: str | None = None
@@ -45,6 +55,6 @@ class End(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    version: Literal[2] = 2
+    version: Literal[3] = 3
     exit: int
     signal: int | None = None
