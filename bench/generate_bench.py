@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from generator.review.mutate import mutate_all
+from generator.review.mutate import mutate_all, rewrite_all
 from generator.stages.debug import debug_stage
 from generator.stages.lint import lint_source
 from generator.stages.pipeline import generate
@@ -57,7 +57,7 @@ class InstantModel:
         self.answers: dict[str, str] = {}
         for answer in load_spec(ROOT / "tasks" / task_id).answers:
             self.answers[answer.name] = answer.text
-            for mutation in mutate_all(answer.text):
+            for mutation in [*mutate_all(answer.text), *rewrite_all(answer.text)]:
                 self.answers[f"{answer.name}~{mutation.name}"] = mutation.text
         self.extractions = json.loads((REPLIES / task_id / "replies" / "extract.json").read_text())
 

@@ -31,9 +31,15 @@ from generator.cli.llm_clients import CommandClients
 from generator.cli.llm_options import llm_options
 from generator.review.cost import CheckingCost, LLMSpend
 from generator.review.mutate import (
+    REWRITE_FIX,
     MutationReport,
+    MutationRow,
+    RewriteRow,
     kinds_line,
     mutate_answer,
+    rewrites_note,
+    rewrites_summary,
+    row_cells,
     unproven_count,
     unproven_note,
 )
@@ -122,25 +128,44 @@ def command_spend(client: Any) -> LLMSpend:
 
 
 def render_text(report: MutationReport) -> str:
-    """One line per mutation, then the kill rate."""
+    """One line per mutation, then one per rewrite keeping the meaning, then the kill rate and
+    how many rewrites kept the score (and, when one changed it, what to do about it)."""
     lines = [
         f"{report.task_id}: mutating answer '{report.answer}' (score {report.original_score:g})"
     ]
-    width = max([8, *(len(row.outcome) for row in report.mutations)])
+    rows: list[MutationRow | RewriteRow] = [*report.mutations, *report.rewrites]
+    width = max([8, *(len(row.outcome) for row in rows)])
     for row in report.mutations:
-        score = "error" if row.score is None else f"{row.score:.3f}"
-        lines.append(f"  {row.outcome:<{width}} {row.name:<18} {score:>6}  {row.description}")
-        indent = " " * (width + 3)
-        if row.error:
-            lines.append(f"{indent}{row.error}")
-        if row.missing_pages:
-            pages = ", ".join(row.missing_pages)
-            lines.append(f"{indent}cited pages missing from the page store: {pages}")
-    lines.append(_rate_line(report))
+        lines += _row_lines(row, width)
+    if report.rewrites:
+        lines.append("rewrites keeping the meaning (the judge must keep the score):")
+    for rewrite in report.rewrites:
+        lines += _row_lines(rewrite, width)
+    lines.append(_kill_rate_line(report))
+    if report.rewrites:
+        lines.append(rewrites_summary(report.rewrites))
+    if report.rewrites_changed:
+        lines.append(f"a rewrite keeping the meaning changed the score: {REWRITE_FIX}")
     return "\n".join(lines) + "\n"
 
 
+def _row_lines(row: MutationRow | RewriteRow, width: int) -> list[str]:
+    score = "error" if row.score is None else f"{row.score:.3f}"
+    lines = [f"  {row.outcome:<{width}} {row.name:<18} {score:>6}  {row.description}"]
+    indent = " " * (width + 3)
+    if row.error:
+        lines.append(f"{indent}{row.error}")
+    if row.missing_pages:
+        pages = ", ".join(row.missing_pages)
+        lines.append(f"{indent}cited pages missing from the page store: {pages}")
+    return lines
+
+
 def _rate_line(report: MutationReport) -> str:
+    return _kill_rate_line(report) + rewrites_note(report.rewrites)
+
+
+def _kill_rate_line(report: MutationReport) -> str:
     if report.kill_rate is None:
         if report.errors or report.inconclusive:
             counted = unproven_count(report.errors, report.inconclusive)
@@ -182,10 +207,11 @@ def review_section(
         "| mutation | change | score | outcome |",
         "|---|---|---|---|",
     ]
-    for row in report.mutations:
-        change = row.description.replace("|", "\\|").replace("\n", " ")
-        score = "error" if row.score is None else f"{row.score:.3f}"
-        lines.append(f"| {row.name} | {change} | {score} | {row.outcome_cell()} |")
+    lines += [f"| {row.name} | {row_cells(row)} |" for row in report.mutations]
+    if report.rewrites:
+        lines += ["", "Rewrites keeping the meaning (the judge must keep the score):", ""]
+        lines += ["| rewrite | change | score | outcome |", "|---|---|---|---|"]
+        lines += [f"| {row.name} | {row_cells(row)} |" for row in report.rewrites]
     lines.append(SECTION_END)
     return "\n".join(lines) + "\n"
 
@@ -288,6 +314,10 @@ def mutate(
     (killed) and the kill rate. A surviving mutation points at a fact the judge never checks.
     A drop while the run missed a cited page the original's run did not is inconclusive;
     it and a mutation the judge failed on (error) count as not killed in the kill rate.
+    Then rewrites keeping the meaning (a date written as ISO or with its month name, a
+    number without its thousands separators), never in the kill rate: each must keep the
+    score (kept); one that changes it (changed) shows a judge comparing how a value is
+    written, not what it says.
 
     \b
     Example:
@@ -297,8 +327,8 @@ def mutate(
         --backend tests.fixtures.review.scripted:backend --pages review-pages
 
     \b
-    Exit codes: 0 ok; 1 no sample answer scores 1, or the judge failed on a mutation;
-    2 usage or input error (e.g. --answer does not score 1); 3 infrastructure failure.
+    Exit codes: 0 ok; 1 no sample answer scores 1, the judge failed on a mutation or a
+    rewrite, or a rewrite changed the score; 2 usage or input error (e.g. --answer does not score 1); 3 infrastructure failure.
     """
     loaded = load_task(task, tasks_dir)
     judge = judge_file(judges, loaded.task_id)
@@ -331,4 +361,5 @@ def mutate(
         click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:
         click.echo(render_text(report), nl=False)
-    sys.exit(1 if any(row.outcome == "error" for row in report.mutations) else 0)
+    failed = report.errors or any(row.outcome == "error" for row in report.rewrites)
+    sys.exit(1 if failed or report.rewrites_changed else 0)

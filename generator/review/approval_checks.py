@@ -7,8 +7,8 @@ approved: no record, a record of other bytes, a failed or skipped gate, an unmea
 rate (or one measured on other bytes, or under other mutation kinds than judgegen applies now:
 generate's and `judgegen mutate --write-review`'s, read as the latest through
 `latest_mutation_testing`), mutations the judge failed on or scored lower
-only while a cited page was missing (not evidence it notices them), or a spec edited since the
-judge was generated.
+only while a cited page was missing (not evidence it notices them), a rewrite keeping an
+answer's meaning whose score changed, or a spec edited since the judge was generated.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from generator.review.mutate import REWRITE_FIX
 from generator.review.mutation_testing import (
     LatestMutationTesting,
     MutationMeasurement,
@@ -119,7 +120,20 @@ def _mutation_warnings(
             f"{sidecar}: mutation kill rate not measured ({current.summary}); run {rerun} or "
             "regenerate with --pages PAGES"
         )
-    return warnings + _unproven_warnings(sidecar, current)
+    return warnings + _unproven_warnings(sidecar, current) + _rewrite_warnings(sidecar, current)
+
+
+def _rewrite_warnings(sidecar: Path, measured: MutationMeasurement) -> list[str]:
+    """The rewrites keeping an answer's meaning whose score changed, named with the fix."""
+    if not measured.rewrites_changed:
+        return []
+    named = "; ".join(measured.rewrites_changed[:3])
+    more = len(measured.rewrites_changed) - 3
+    named += f" (+{more} more)" if more > 0 else ""
+    return [
+        f"{sidecar}: a rewrite keeping the answer's meaning changed the judge's score: {named}; "
+        f"{REWRITE_FIX} (recorded by {measured.where})"
+    ]
 
 
 def _unproven_warnings(sidecar: Path, measured: MutationMeasurement) -> list[str]:

@@ -10,6 +10,11 @@ A judge may still ask for such a page (one building URLs from extracted values):
 its run missed a cited page the original's did not is `inconclusive`, not a kill. A report
 names the kinds it applied and their versions (`mutation_kinds`): a kill rate over another set
 than the current one is stale (`kinds_change`), never read as the judge's current one.
+
+Rewrites are the opposite test: a date or a number written another way, the meaning kept
+(`REWRITES`). A judge must KEEP the score of a rewritten answer; one that changes it compares
+how a value is written (a value copied from a sample answer, compared as text), which the
+sample answers it was drafted from can never show. Rewrites never count in the kill rate.
 """
 
 from __future__ import annotations
@@ -23,21 +28,46 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from toolkit.checks.dates import parse_date
 from toolkit.urls import citations, same_page
 
 if TYPE_CHECKING:
     from generator.review.runs import ReviewRuns
 
-# 2: inconclusive rows, missing_pages; kill rate over every mutation; 3: `kinds`
-MUTATION_VERSION = 3
-MUTATION_STAGE_VERSION = 4  # 2: the stage's LLM calls and cost; 3, 4: reports of version 2, 3
+# 2: inconclusive rows, missing_pages; kill rate over every mutation; 3: `kinds`;
+# 4: `rewrites`, the meaning-preserving rewrites and whether the judge kept the score
+MUTATION_VERSION = 4
+MUTATION_STAGE_VERSION = 5  # 2: the stage's LLM calls and cost; 3-5: reports of version 2-4
 
-_MONTH_DATE = re.compile(
-    r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?\s+(\d{1,2})(st|nd|rd|th)?,?\s+(\d{4})\b"
+_MONTH = (
+    r"(?P<month>(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
+    r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\b\.?)"
 )
-_ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_DAY = r"(?P<day>\d{1,2})(?P<suffix>st|nd|rd|th)?"
+_YEAR = r"(?P<year>\d{4})\b"
+# "March 14, 2024" / "Mar. 14th 2024", and day first: "14 March 2024" / "14th of March, 2024"
+_MONTH_DATE = re.compile(r"\b" + _MONTH + r"\s+" + _DAY + r",?\s+" + _YEAR)
+_DAY_MONTH_DATE = re.compile(r"\b" + _DAY + r"\s+(?:of\s+)?" + _MONTH + r",?\s+" + _YEAR)
+_ISO_DATE = re.compile(r"\b(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})\b")
+MONTH_NAMES = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 _NUMBER = re.compile(r"(?<![\w./-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w/-])")
+# A number written with thousands separators ("1,200", "12,345.5"), not one of a list ("3,400,5").
+_GROUPED_NUMBER = re.compile(r"(?<![\w./-])(?<!\d,)\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w/-])(?!,\d)")
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+.*(?:\n|$)", re.MULTILINE)
+_LIST_MARKER = re.compile(r"^[ \t]*\d+[.)](?=[ \t])", re.MULTILINE)
 _TABLE_ROW = re.compile(r"^[ \t]*\|.*(?:\n|$)", re.MULTILINE)
 # A Markdown table: a header row, a delimiter row (`|---|:--|`), and the body rows after it.
 _TABLE = re.compile(
@@ -78,6 +108,42 @@ def _outside(spans: list[tuple[int, int]], start: int, end: int) -> bool:
     return all(end <= s or start >= e for s, e in spans)
 
 
+def _month_named_dates(answer: str) -> list[re.Match[str]]:
+    """Every month-name date of `answer`, month first or day first, in the order written."""
+    found = [m for p in (_MONTH_DATE, _DAY_MONTH_DATE) for m in p.finditer(answer)]
+    return sorted(found, key=lambda m: m.start())
+
+
+def _dates(answer: str) -> list[re.Match[str]]:
+    """The dates the date kinds change: month-name ones in the order written, then ISO ones,
+    none inside a cited URL."""
+    spans = _masked_spans(answer)
+    found = [*_month_named_dates(answer), *_ISO_DATE.finditer(answer)]
+    return [m for m in found if _outside(spans, *m.span())]
+
+
+def _date_spans(answer: str) -> list[tuple[int, int]]:
+    return [m.span() for m in [*_month_named_dates(answer), *_ISO_DATE.finditer(answer)]]
+
+
+def _replaced(
+    name: str, answer: str, match: re.Match[str], span: tuple[int, int], new: str
+) -> Mutation:
+    """Mutation `name`: `answer` with `span` (inside `match`) replaced by `new`, described as
+    the match before and after."""
+    start, end = span
+    text = answer[:start] + new + answer[end:]
+    changed = answer[match.start() : start] + new + answer[end : match.end()]
+    return Mutation(name=name, description=f"{match.group(0)} -> {changed}", text=text)
+
+
+def _ordinal(day: int) -> str:
+    """`st`, `nd`, `rd` or `th`: the suffix of `day` written as an ordinal."""
+    if day % 100 in (11, 12, 13):
+        return "th"
+    return {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
+
+
 def drop_cited_url(answer: str) -> Mutation | None:
     """Remove the first cited URL (a markdown link keeps its text, a bare URL disappears)."""
     cited = citations(answer)
@@ -90,42 +156,34 @@ def drop_cited_url(answer: str) -> Mutation | None:
 
 
 def change_date(answer: str) -> Mutation | None:
-    """Move the first date (month-name or ISO form) one year later."""
-    spans = _masked_spans(answer)
-    for pattern in (_MONTH_DATE, _ISO_DATE):
-        for match in pattern.finditer(answer):
-            if not _outside(spans, *match.span()):
-                continue
-            old = match.group(0)
-            year = match.group(4) if pattern is _MONTH_DATE else match.group(1)
-            new = old.replace(year, str(int(year) + 1), 1)
-            text = answer[: match.start()] + new + answer[match.end() :]
-            return Mutation(name="change_date", description=f"{old} -> {new}", text=text)
+    """Move the first date (month-name, month or day first, else ISO) one year later."""
+    for match in _dates(answer):
+        year = str(int(match.group("year")) + 1)
+        return _replaced("change_date", answer, match, match.span("year"), year)
     return None
 
 
 def shift_day(answer: str) -> Mutation | None:
-    """Move the first date (month-name or ISO form) one day, within its month and year: a judge
-    that compares only the month and year must not miss it."""
-    spans = _masked_spans(answer)
-    for pattern, day_group in ((_MONTH_DATE, 2), (_ISO_DATE, 3)):
-        for match in pattern.finditer(answer):
-            if not _outside(spans, *match.span()):
-                continue
-            start, end = match.span(day_group)
-            day = int(answer[start:end])
-            new_day = f"{day + 1 if day < 28 else day - 1:0{end - start}d}"
-            text = answer[:start] + new_day + answer[end:]
-            old = match.group(0)
-            new = answer[match.start() : start] + new_day + answer[end : match.end()]
-            return Mutation(name="shift_day", description=f"{old} -> {new}", text=text)
+    """Move the first date (month-name, month or day first, else ISO) one day, within its
+    month and year: a judge that compares only the month and year must not miss it. An
+    ordinal day keeps a matching suffix ("3rd" -> "4th")."""
+    for match in _dates(answer):
+        written = match.group("day")
+        day = int(written)
+        new_day = day + 1 if day < 28 else day - 1
+        new = f"{new_day:0{len(written)}d}"
+        start, end = match.span("day")
+        if match.groupdict().get("suffix"):
+            new, end = new + _ordinal(new_day), match.end("suffix")
+        return _replaced("shift_day", answer, match, (start, end), new)
     return None
 
 
 def change_number(answer: str) -> Mutation | None:
-    """Change the first number that is not part of a URL or a date (adds 7 to its last digit)."""
-    spans = _masked_spans(answer)
-    spans += [m.span() for p in (_MONTH_DATE, _ISO_DATE) for m in p.finditer(answer)]
+    """Change the first number that is not part of a URL, a date or a numbered list's marker
+    ("1." numbers an item, it states no fact) by adding 7 to its last digit."""
+    spans = _masked_spans(answer) + _date_spans(answer)
+    spans += [m.span() for m in _LIST_MARKER.finditer(answer)]
     for match in _NUMBER.finditer(answer):
         if not _outside(spans, *match.span()):
             continue
@@ -191,11 +249,48 @@ def swap_sources(answer: str) -> Mutation | None:
     return None
 
 
+def reformat_date(answer: str) -> Mutation | None:
+    """Write the first month-name date as ISO ("March 14, 2024" -> "2024-03-14"), else the
+    first ISO date with its month name ("2024-03-14" -> "March 14, 2024"): the same day, as
+    `toolkit.checks.parse_date` reads both (a date it cannot read is left alone)."""
+    spans = _masked_spans(answer)
+    for match in _month_named_dates(answer):
+        day = parse_date(match.group(0))
+        if day is None or not _outside(spans, *match.span()):
+            continue
+        new = day.isoformat()
+        text = answer[: match.start()] + new + answer[match.end() :]
+        return Mutation(name="reformat_date", description=f"{match.group(0)} -> {new}", text=text)
+    for match in _ISO_DATE.finditer(answer):
+        day = parse_date(match.group(0))
+        if day is None or not _outside(spans, *match.span()):
+            continue
+        new = f"{MONTH_NAMES[day.month - 1]} {day.day}, {day.year}"
+        text = answer[: match.start()] + new + answer[match.end() :]
+        return Mutation(name="reformat_date", description=f"{match.group(0)} -> {new}", text=text)
+    return None
+
+
+def reformat_number(answer: str) -> Mutation | None:
+    """Write the first number with thousands separators without them ("1,200" -> "1200").
+    Never the other way: "2024" is a year, and "2,024" would change what it says."""
+    spans = _masked_spans(answer) + _date_spans(answer)
+    for match in _GROUPED_NUMBER.finditer(answer):
+        if not _outside(spans, *match.span()):
+            continue
+        old = match.group(0)
+        new = old.replace(",", "")
+        text = answer[: match.start()] + new + answer[match.end() :]
+        return Mutation(name="reformat_number", description=f"{old} -> {new}", text=text)
+    return None
+
+
 @dataclass(frozen=True)
 class MutationKind:
-    """One kind of damage, under the name its mutations carry, and its version: bump it when
-    the kind changes what it damages or how (a test pins each version's output on probe
-    answers), so kill rates measured before read as stale, not as judgegen's current ones."""
+    """One kind of damage (or of meaning-preserving rewrite, in `REWRITES`), under the name
+    its mutations carry, and its version: bump it when the kind changes what it damages or
+    rewrites, or how (a test pins each version's output on probe answers), so kill rates and
+    rewrite outcomes measured before read as stale, not as judgegen's current ones."""
 
     name: str
     version: int
@@ -204,25 +299,30 @@ class MutationKind:
 
 MUTATIONS: tuple[MutationKind, ...] = (
     MutationKind("drop_cited_url", 1, drop_cited_url),
-    MutationKind("change_date", 1, change_date),
-    MutationKind("shift_day", 1, shift_day),
-    MutationKind("change_number", 1, change_number),
+    MutationKind("change_date", 2, change_date),  # 2: day-first dates ("20 February 2025")
+    MutationKind("shift_day", 2, shift_day),  # 2: day-first dates
+    MutationKind("change_number", 2, change_number),  # 2: a numbered list's marker is no fact
     MutationKind("remove_list_item", 1, remove_list_item),
     MutationKind("remove_table_row", 1, remove_table_row),
     MutationKind("replace_name", 1, replace_name),
     MutationKind("swap_sources", 1, swap_sources),
 )
+REWRITES: tuple[MutationKind, ...] = (
+    MutationKind("reformat_date", 1, reformat_date),
+    MutationKind("reformat_number", 1, reformat_number),
+)
+"""Meaning-preserving rewrites: a judge must keep the score of each (`rewrite_all`)."""
 
 
 def mutation_kinds() -> dict[str, int]:
-    """The kinds `mutate_all` applies, in order, each with its version: what a mutation report
-    records as the set its kill rate is over."""
-    return {kind.name: kind.version for kind in MUTATIONS}
+    """The kinds `mutate_all` and `rewrite_all` apply, in order, each with its version: what a
+    mutation report records as the set its kill rate and its rewrites are over."""
+    return {kind.name: kind.version for kind in (*MUTATIONS, *REWRITES)}
 
 
 def kinds_change(recorded: Mapping[str, int] | None) -> str | None:
-    """How the kinds `mutate_all` applies now differ from `recorded` (a report's `kinds`;
-    None: recorded before reports named them), or None when they are the same."""
+    """How the kinds applied now (`mutation_kinds`) differ from `recorded` (a report's
+    `kinds`; None: recorded before reports named them), or None when they are the same."""
     current = mutation_kinds()
     if recorded is not None and dict(recorded) == current:
         return None
@@ -246,13 +346,23 @@ def kinds_line(kinds: Mapping[str, int] | None) -> str:
     return f"Mutation kinds applied: {shown}."
 
 
+def _apply_all(kinds: tuple[MutationKind, ...], answer: str) -> list[Mutation]:
+    applied = (kind.apply(answer) for kind in kinds)
+    return [m for m in applied if m is not None and m.text != answer]
+
+
 def mutate_all(answer: str) -> list[Mutation]:
-    """Every applicable mutation of `answer`, in a fixed order."""
-    mutations = (kind.apply(answer) for kind in MUTATIONS)
-    return [m for m in mutations if m is not None and m.text != answer]
+    """Every applicable damaging mutation of `answer`, in a fixed order."""
+    return _apply_all(MUTATIONS, answer)
+
+
+def rewrite_all(answer: str) -> list[Mutation]:
+    """Every applicable meaning-preserving rewrite of `answer`, in a fixed order."""
+    return _apply_all(REWRITES, answer)
 
 
 Outcome = Literal["killed", "survived", "inconclusive", "error"]
+RewriteOutcome = Literal["kept", "changed", "inconclusive", "error"]
 
 
 class MutationRow(BaseModel):
@@ -276,10 +386,45 @@ class MutationRow(BaseModel):
 
     def outcome_cell(self) -> str:
         """The outcome for a Markdown table cell, with the missing pages that made it so."""
-        if not self.missing_pages:
-            return self.outcome
-        pages = ", ".join(self.missing_pages).replace("|", "\\|")
-        return f"{self.outcome} (cited pages missing from the page store: {pages})"
+        return _outcome_cell(self.outcome, self.missing_pages)
+
+
+class RewriteRow(BaseModel):
+    """One meaning-preserving rewrite and how the judge scored it: it must keep the score."""
+
+    name: str
+    description: str
+    score: float | None = Field(description="Root score of the rewritten answer; None on error.")
+    outcome: RewriteOutcome = Field(
+        description="kept: the score is the original's (within 1e-9); changed: it is not, so "
+        "the judge reads how a value is written, not what it says; inconclusive: it changed "
+        "while the run missed cited pages the original's run did not (`missing_pages`); "
+        "error: the judge failed on it. Rewrites never count in the kill rate."
+    )
+    error: str | None = None
+    missing_pages: list[str] = Field(
+        default_factory=list,
+        description="Cited pages this rewrite's run asked for that the page store lacks and the "
+        "original answer's run did not miss (the runner's page-read log).",
+    )
+
+    def outcome_cell(self) -> str:
+        """The outcome for a Markdown table cell, with the missing pages that made it so."""
+        return _outcome_cell(self.outcome, self.missing_pages)
+
+
+def row_cells(row: MutationRow | RewriteRow) -> str:
+    """`change | score | outcome` of a mutation or rewrite row, for a Markdown table."""
+    change = row.description.replace("|", "\\|").replace("\n", " ")
+    score = "error" if row.score is None else f"{row.score:.3f}"
+    return f"{change} | {score} | {row.outcome_cell()}"
+
+
+def _outcome_cell(outcome: str, missing_pages: list[str]) -> str:
+    if not missing_pages:
+        return outcome
+    pages = ", ".join(missing_pages).replace("|", "\\|")
+    return f"{outcome} (cited pages missing from the page store: {pages})"
 
 
 class MutationReport(BaseModel):
@@ -296,6 +441,11 @@ class MutationReport(BaseModel):
         "recorded (reports before version 3).",
     )
     mutations: list[MutationRow] = Field(default_factory=list)
+    rewrites: list[RewriteRow] = Field(
+        default_factory=list,
+        description="Every meaning-preserving rewrite (`REWRITES`) and whether the judge kept "
+        "the score; empty in reports before version 4, which applied none.",
+    )
 
     @property
     def killed(self) -> int:
@@ -323,6 +473,11 @@ class MutationReport(BaseModel):
         """Killed over every mutation (see `kill_rate_of`; None when none was judged)."""
         return kill_rate_of(self.mutations)
 
+    @property
+    def rewrites_changed(self) -> int:
+        """Rewrites whose score is not the original's, every cited page read as it was."""
+        return sum(row.outcome == "changed" for row in self.rewrites)
+
     def to_dict(self) -> dict[str, Any]:
         """The report with its computed counts, as written to JSON."""
         return {
@@ -332,6 +487,8 @@ class MutationReport(BaseModel):
             "inconclusive": self.inconclusive,
             "errors": self.errors,
             "kill_rate": self.kill_rate,
+            "rewrites_kept": sum(row.outcome == "kept" for row in self.rewrites),
+            "rewrites_changed": self.rewrites_changed,
         }
 
 
@@ -367,6 +524,51 @@ def unproven_note(errors: int, inconclusive: int) -> str:
         return ""
     verb = "counts" if errors + inconclusive == 1 else "count"
     return f"; {unproven_count(errors, inconclusive)} {verb} as not killed"
+
+
+def _unproven_lines(answer: str, rows: list[MutationRow] | list[RewriteRow]) -> list[str]:
+    """`answer: kind (change) error: ...` or `... inconclusive: scored s while cited pages were
+    missing ...` for each row of `rows` whose run proved nothing."""
+    lines = []
+    for row in rows:
+        what = f"{answer}: {row.name} ({row.description})"
+        if row.outcome == "error":
+            lines.append(f"{what} error: {row.error}")
+        elif row.outcome == "inconclusive":
+            lines.append(
+                f"{what} inconclusive: scored {row.score:g} while cited pages were "
+                f"missing from the page store: {', '.join(row.missing_pages)}"
+            )
+    return lines
+
+
+def rewrites_summary(rows: list[RewriteRow]) -> str:
+    """`rewrites keeping the meaning: 1 of 2 changed the score` (and how many errors and
+    inconclusive ones), or "" when no rewrite applied."""
+    if not rows:
+        return ""
+    changed = sum(row.outcome == "changed" for row in rows)
+    unproven = unproven_count(
+        sum(row.outcome == "error" for row in rows),
+        sum(row.outcome == "inconclusive" for row in rows),
+    )
+    outcome = f"{changed} of {len(rows)} changed the score" if changed else ""
+    if not changed and not unproven:
+        outcome = f"{len(rows)} of {len(rows)} kept the score"
+    parts = ", ".join(part for part in (outcome, unproven) if part)
+    return f"rewrites keeping the meaning: {parts}"
+
+
+def rewrites_note(rows: list[RewriteRow]) -> str:
+    """`rewrites_summary` to follow a kill-rate line after `; `, or "" when none applied."""
+    summary = rewrites_summary(rows)
+    return f"; {summary}" if summary else ""
+
+
+REWRITE_FIX = (
+    "compare values by meaning with toolkit.checks (same_date, parse_number, ...), not by "
+    "their written form; never copy an expected value from a sample answer"
+)
 
 
 def unproven_fixes(errors: int, inconclusive: int) -> list[str]:
@@ -417,6 +619,69 @@ def mutation_row(
     )
 
 
+def rewrite_row(
+    rewrite: Mutation,
+    original: float,
+    score: float | None,
+    *,
+    missing: list[str] | None = None,
+    error: str | None = None,
+) -> RewriteRow:
+    """The report row of one rewrite: an error when the judge failed on it (`score` None);
+    kept when its score is the original's; inconclusive when it is not while its run missed
+    cited pages the original's did not (`missing`); otherwise changed."""
+    missing = missing or []
+    outcome: RewriteOutcome
+    if error is not None or score is None:
+        outcome, score = "error", None
+    elif abs(score - original) <= 1e-9:
+        outcome = "kept"
+    else:
+        outcome = "inconclusive" if missing else "changed"
+    return RewriteRow(
+        name=rewrite.name,
+        description=rewrite.description,
+        score=score,
+        outcome=outcome,
+        error=error,
+        missing_pages=missing,
+    )
+
+
+@dataclass(frozen=True)
+class _Judged:
+    """One run on a mutated (or rewritten) answer: its root score, the cited pages it missed
+    that the original's run did not, or the judge's failure (score None)."""
+
+    score: float | None
+    missing: list[str]
+    error: str | None = None
+
+
+async def _judge(
+    runs: ReviewRuns,
+    judge: Path,
+    where: tuple[str, str],
+    mutation: Mutation,
+    original_missing: Collection[str],
+    progress: Any,
+) -> _Judged:
+    """Run the judge on `mutation`'s text as `answer~kind` of the task and answer `where`."""
+    from generator.review.runs import JudgeRunError
+
+    task_id, answer_name = where
+    if progress is not None:
+        progress(f"[{task_id}] {mutation.name}: {mutation.description}")
+    try:
+        judged = await runs.judged(
+            judge, mutation.text, task_id=task_id, answer_name=f"{answer_name}~{mutation.name}"
+        )
+    except JudgeRunError as exc:
+        return _Judged(None, [], str(exc))
+    score = float(judged.summary.get("final_score") or 0.0)
+    return _Judged(score, sorted(set(judged.missing_pages) - set(original_missing)))
+
+
 async def mutate_answer(
     runs: ReviewRuns,
     judge: Path,
@@ -428,29 +693,25 @@ async def mutate_answer(
     original_missing: Collection[str],
     progress: Any = None,
 ) -> MutationReport:
-    """Score every mutation of one accepted answer with the judge at `judge`.
+    """Score every mutation and every meaning-preserving rewrite of one accepted answer with
+    the judge at `judge`, one run each, as the original was run.
 
     `original_missing` are the cited pages the original answer's run missed: a mutation whose
-    run misses others, and scores lower, is inconclusive rather than killed.
+    run misses others, and scores lower, is inconclusive rather than killed (a rewrite whose
+    score changed so, inconclusive rather than changed).
     """
-    from generator.review.runs import JudgeRunError
-
     report = MutationReport(
         task_id=task_id, answer=answer_name, original_score=original, kinds=mutation_kinds()
     )
+    where = (task_id, answer_name)
     for mutation in mutate_all(answer_text):
-        if progress is not None:
-            progress(f"[{task_id}] {mutation.name}: {mutation.description}")
-        try:
-            judged = await runs.judged(
-                judge, mutation.text, task_id=task_id, answer_name=f"{answer_name}~{mutation.name}"
-            )
-        except JudgeRunError as exc:
-            report.mutations.append(mutation_row(mutation, original, None, error=str(exc)))
-            continue
-        score = float(judged.summary.get("final_score") or 0.0)
-        missing = sorted(set(judged.missing_pages) - set(original_missing))
-        report.mutations.append(mutation_row(mutation, original, score, missing=missing))
+        run = await _judge(runs, judge, where, mutation, original_missing, progress)
+        row = mutation_row(mutation, original, run.score, missing=run.missing, error=run.error)
+        report.mutations.append(row)
+    for rewrite in rewrite_all(answer_text):
+        run = await _judge(runs, judge, where, rewrite, original_missing, progress)
+        kept = rewrite_row(rewrite, original, run.score, missing=run.missing, error=run.error)
+        report.rewrites.append(kept)
     return report
 
 
@@ -511,18 +772,28 @@ class MutationStage(BaseModel):
     def unproven(self) -> list[str]:
         """Each mutation counted as not killed without surviving: what the judge failed with,
         or which cited pages were missing when its score dropped."""
-        lines = []
-        for r in self.reports:
-            for row in r.mutations:
-                what = f"{r.answer}: {row.name} ({row.description})"
-                if row.outcome == "error":
-                    lines.append(f"{what} error: {row.error}")
-                elif row.outcome == "inconclusive":
-                    lines.append(
-                        f"{what} inconclusive: scored {row.score:g} while cited pages were "
-                        f"missing from the page store: {', '.join(row.missing_pages)}"
-                    )
-        return lines
+        return [line for r in self.reports for line in _unproven_lines(r.answer, r.mutations)]
+
+    @property
+    def rewrites(self) -> list[RewriteRow]:
+        """Every meaning-preserving rewrite of all accepted answers."""
+        return [row for r in self.reports for row in r.rewrites]
+
+    def rewrites_changed(self) -> list[str]:
+        """`answer: rewrite (change) scored s instead of o` for each rewrite whose score
+        changed: the judge reads how a value is written, not what it says."""
+        return [
+            f"{r.answer}: {row.name} ({row.description}) scored {row.score:g} instead of "
+            f"{r.original_score:g}"
+            for r in self.reports
+            for row in r.rewrites
+            if row.outcome == "changed" and row.score is not None
+        ]
+
+    def rewrites_unproven(self) -> list[str]:
+        """Each rewrite neither kept nor changed: what the judge failed with, or which cited
+        pages were missing when its score changed."""
+        return [line for r in self.reports for line in _unproven_lines(r.answer, r.rewrites)]
 
     def unproven_fixes(self) -> list[str]:
         """What to do about the mutations counted as not killed without surviving, one line per
@@ -530,9 +801,13 @@ class MutationStage(BaseModel):
         return unproven_fixes(self.errors, self.inconclusive)
 
     def summary_line(self) -> str:
-        """`kill rate 0.67 (4 of 6 mutations of good)` or why it did not run."""
+        """`kill rate 0.67 (4 of 6 mutations of good); rewrites keeping the meaning: 1 of 1
+        kept the score` or why it did not run."""
         if not self.ran:
             return f"skipped: {self.note}"
+        return self._kill_rate_line() + rewrites_note(self.rewrites)
+
+    def _kill_rate_line(self) -> str:
         if self.kill_rate is None:
             if self.errors or self.inconclusive:
                 counted = unproven_count(self.errors, self.inconclusive)

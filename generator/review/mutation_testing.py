@@ -29,8 +29,9 @@ from generator.review.record import ReviewRecord
 
 # the sidecar's mutation_testing; 2: `llm`, the run's calls and cost; 3: `inconclusive`, and a
 # kill_rate counting errors and inconclusive mutations as not killed; 4: `report`, every row;
-# 5: a `report` naming the mutation kinds it applied (`MutationReport.kinds`)
-MUTATION_REPORT_VERSION = 5
+# 5: a `report` naming the mutation kinds it applied (`MutationReport.kinds`); 6: a `report`
+# with the meaning-preserving rewrites (`MutationReport.rewrites`)
+MUTATION_REPORT_VERSION = 6
 SIDECAR_KEY = "mutation_testing"
 Source = Literal["generate", "mutate"]
 SOURCES = {
@@ -89,6 +90,11 @@ class MutationMeasurement(BaseModel):
         description="How judgegen's mutation kinds changed since it was measured (`kinds_change`):"
         " its kill rate is over another set of mutations; None when they are the current ones.",
     )
+    rewrites_changed: list[str] = Field(
+        default_factory=list,
+        description="Each rewrite keeping an answer's meaning whose score changed "
+        "(`MutationStage.rewrites_changed`): the judge reads how a value is written.",
+    )
 
     @property
     def where(self) -> str:
@@ -118,6 +124,7 @@ def _of_stage(stage: MutationStage, judge_sha256: str | None) -> MutationMeasure
         unproven=stage.unproven(),
         fixes=stage.unproven_fixes(),
         kinds_change=stage.kinds_change() if stage.ran else None,
+        rewrites_changed=stage.rewrites_changed(),
     )
 
 

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from generator.review.cost import CheckingCost, LLMSpend
-from generator.review.mutate import MutationStage, kinds_line
+from generator.review.mutate import MutationStage, kinds_line, row_cells
 from generator.review.rubric import outline
 from generator.stages.acceptance import AcceptanceReport
 from generator.stages.provenance import Provenance
@@ -285,10 +285,13 @@ def _mutation_lines(stage: MutationStage | None) -> list[str]:
         lines += ["| answer | mutation | change | score | outcome |", "|---|---|---|---|---|"]
     for report in stage.reports:
         for row in report.mutations:
-            change = row.description.replace("|", "\\|").replace("\n", " ")
-            score = "error" if row.score is None else f"{row.score:.3f}"
-            outcome = row.outcome_cell()
-            lines.append(f"| {report.answer} | {row.name} | {change} | {score} | {outcome} |")
+            lines.append(f"| {report.answer} | {row.name} | {row_cells(row)} |")
+    if stage.rewrites:
+        lines += ["", "Rewrites keeping the meaning (the judge must keep the score):", ""]
+        lines += ["| answer | rewrite | change | score | outcome |", "|---|---|---|---|---|"]
+    for report in stage.reports:
+        for rewrite in report.rewrites:
+            lines.append(f"| {report.answer} | {rewrite.name} | {row_cells(rewrite)} |")
     return [*lines, ""]
 
 

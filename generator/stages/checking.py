@@ -4,7 +4,8 @@
 it is debugged even if lint found something, so lint and debug problems reach the model in
 one repair round. A candidate that runs cleanly is then scored for real on the sample answers
 (acceptance) and compared with the intended scores. `mutation_stage` damages the accepted
-answers one fact at a time. Every outcome is recorded on the run as a `StageRecord`.
+answers one fact at a time, and rewrites them keeping their meaning (a judge must keep those
+scores). Every outcome is recorded on the run as a `StageRecord`.
 """
 
 from __future__ import annotations
@@ -311,7 +312,9 @@ async def run_acceptance(
 
 
 async def mutation_stage(run: GenerationRun, source: str) -> MutationStage:
-    """Mutation-test `source` on every sample answer acceptance scored 1; recorded on the run."""
+    """Mutation-test `source` on every sample answer acceptance scored 1, and run it on their
+    meaning-preserving rewrites; recorded on the run (failed below --min-kill-rate, or when a
+    rewrite changed the score)."""
     backend = acceptance_backend(run)
     if not run.options.mutation or backend is None or run.acceptance is None:
         note = "--no-mutation" if not run.options.mutation else "acceptance did not run"
@@ -351,7 +354,12 @@ async def mutation_stage(run: GenerationRun, source: str) -> MutationStage:
     gate = run.options.min_kill_rate
     if gate is not None and (stage.kill_rate is None or stage.kill_rate < gate):
         status = "failed"  # below the gate, or the gate could not be measured
+    changed = stage.rewrites_changed()
+    if changed:
+        status = "failed"  # a rewrite keeping the meaning changed the score (`check_rewrites`)
     summary = stage.summary_line() if stage.ran else stage.note
-    details = stage.survivors() + stage.unproven()
+    details = [f"rewrite changed the score: {line}" for line in changed]
+    details += stage.survivors() + stage.unproven()
+    details += [f"rewrite {line}" for line in stage.rewrites_unproven()]
     run.record(StageRecord(stage="mutation", status=status, summary=summary, details=details))
     return stage

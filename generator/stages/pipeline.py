@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from generator.review.mutate import MutationStage
+from generator.review.mutate import REWRITE_FIX, MutationStage
 from generator.review.record import ReflectionPass, ReviewRecord, StageRecord
 from generator.review.rubric import diff_trees, outline
 from generator.stages.checking import (
@@ -248,8 +248,36 @@ async def prove(
     revised, report, passes = await reflect_stage(run, source, report)
     if revised != source:
         mutation = await mutation_stage(run, revised)
-    check_kill_rate(run, mutation)
+    check_mutation(run, mutation)
     return revised, report, passes
+
+
+def check_mutation(run: GenerationRun, mutation: MutationStage) -> None:
+    """The gates of mutation testing on the judge `prove` keeps: every meaning-preserving
+    rewrite keeps the score (`check_rewrites`), and the kill rate clears --min-kill-rate
+    (`check_kill_rate`)."""
+    check_rewrites(run, mutation)
+    check_kill_rate(run, mutation)
+
+
+def check_rewrites(run: GenerationRun, mutation: MutationStage) -> None:
+    """Fail when a rewrite that keeps an accepted answer's meaning (a date written as ISO, a
+    number without its thousands separators) changed the judge's score: the judge reads how a
+    value is written, as one comparing a value copied from a sample answer as text does, and
+    acceptance, scoring the very answers it was drafted from, cannot show it. Always on when
+    mutation testing ran: unlike a kill rate, this is no matter of degree. A rewrite the judge
+    failed on, or whose score changed while a cited page was missing, proves nothing either
+    way and is listed in the stage's details, not failed on."""
+    changed = mutation.rewrites_changed()
+    if not changed:
+        return
+    named = "; ".join(changed[:3])
+    more = f" (and {len(changed) - 3} more)" if len(changed) > 3 else ""
+    raise GenerationFailed(
+        f"a rewrite that keeps the answer's meaning changed the judge's score: {named}{more}; "
+        f"{REWRITE_FIX}",
+        run.stages,
+    )
 
 
 def check_kill_rate(run: GenerationRun, mutation: MutationStage) -> None:

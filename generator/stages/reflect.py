@@ -2,7 +2,8 @@
 
 The model reviews the judge against `prompts/checklist.yaml` with the evidence of real runs
 (sample answers, extracted values, the verification log, scores vs intended, the cited pages an
-answer was judged without, and every mutation not killed: survived, error or inconclusive) and
+answer was judged without, every mutation not killed: survived, error or inconclusive, and
+every meaning-preserving rewrite whose score was not kept) and
 replies with its findings in a ```json block and, when something is wrong, the whole revised
 module in a ```python block: a module escaped inside a JSON string is fragile for real models.
 Whether a revision is kept (it must pass every check again) is the pipeline's call.
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from generator.review.mutate import REWRITE_FIX
 from generator.stages.context import GenerationContext
 from generator.stages.draft import NoCodeBlock, extract_code
 from prompts import PROMPTS_DIR, render
@@ -183,6 +185,22 @@ def mutation_evidence(mutation: MutationStage) -> list[str]:
         lines += [_clip(f"{outcome}: {text}") for text in rows[:MAX_MUTATION_ROWS]]
         if len(rows) > MAX_MUTATION_ROWS:
             lines.append(f"({len(rows) - MAX_MUTATION_ROWS} more {outcome} mutations not shown)")
+    return lines + rewrite_evidence(mutation)
+
+
+def rewrite_evidence(mutation: MutationStage) -> list[str]:
+    """Every rewrite keeping an answer's meaning whose score was not kept: `rewrite changed`
+    (the judge reads how a value is written, and how to fix it), or its error or missing pages;
+    at most `MAX_MUTATION_ROWS`, each clipped. Kept ones need no change and are left out."""
+    rows = [f"rewrite changed: {line}" for line in mutation.rewrites_changed()]
+    rows += [f"rewrite {line}" for line in mutation.rewrites_unproven()]
+    lines = [_clip(text) for text in rows[:MAX_MUTATION_ROWS]]
+    if len(rows) > MAX_MUTATION_ROWS:
+        lines.append(f"({len(rows) - MAX_MUTATION_ROWS} more rewrites not shown)")
+    if mutation.rewrites_changed():
+        lines.append(
+            f"a rewrite keeps the answer's meaning, so its score must not change: {REWRITE_FIX}"
+        )
     return lines
 
 

@@ -2,9 +2,10 @@
 
 No model wrote these replies. `replies/<label>.md` answers the draft, repair and reflection
 requests (labels `draft`, `repair_1`, `reflect_1`, …; a reflection is a ```json findings block
-plus an optional ```python module), `replies/extract.json` maps each sample answer's name to what
-extraction returns for it (or to a mapping of template class name → result, for judges that
-extract more than once), and `replies/verdicts.json` lists the verification verdicts (claim +
+plus an optional ```python module), `replies/extract.json` maps each sample answer's name (and
+`answer~kind` for each mutation or meaning-preserving rewrite the mutation stage runs: the
+values as that text writes them) to what extraction returns for it (or to a mapping of
+template class name → result, for judges that extract more than once), and `replies/verdicts.json` lists the verification verdicts (claim +
 source → verdict) that the acceptance and mutation stages ask for. A request with no fixture is
 an error, so a fixture never guesses.
 """
@@ -15,7 +16,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from generator.review.mutate import mutate_all
+from generator.review.mutate import mutate_all, rewrite_all
 from generator.stages.spec import load_spec
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
 from toolkit.llm.scripted import response_from
@@ -38,7 +39,7 @@ class FixturePolicy:
         self.fixed_usage = fixed_usage
         self.answers = {a.name: a.text for a in load_spec(task_dir).answers}
         for answer in load_spec(task_dir).answers:
-            for mutation in mutate_all(answer.text):
+            for mutation in [*mutate_all(answer.text), *rewrite_all(answer.text)]:
                 self.answers[f"{answer.name}~{mutation.name}"] = mutation.text
         self.extractions = json.loads((self.replies / "extract.json").read_text())
 
@@ -61,7 +62,8 @@ class FixturePolicy:
         return (self.replies / f"{label}.md").read_text()
 
     def answer_name(self, request: LLMRequest) -> str:
-        """The sample answer (or `answer~mutation`) whose text the extraction prompt holds."""
+        """The sample answer (or `answer~mutation`, `answer~rewrite`) whose text the extraction
+        prompt holds."""
         prompt = request.prompt_text()
         found = [n for n, text in self.answers.items() if text.strip() in prompt]
         if not found:

@@ -10,8 +10,10 @@ anything through, a page the judge picked instead of the one cited, an expected 
 from a sample answer, one required item of several checked. Each is run through the gates as
 `generate` runs them, with the base task's authored replies (and `judge_mutants/`'s verdicts
 for the claims only wrong judges ask): lint, debug, acceptance, then mutation testing with
-`--min-kill-rate` set to what the honest judge achieves. The first gate that fails it is the
-one named; a mutant no gate catches yet is an `xfail` whose reason says what gate it needs.
+`--min-kill-rate` set to what the honest judge achieves and every rewrite keeping the meaning
+held to its score (the date written as ISO: extraction of a rewritten answer is authored, as
+for a mutated one, as that text writes the value). The first gate that fails it is the one
+named; a mutant no gate catches yet is an `xfail` whose reason says what gate it needs.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from generator.cli import main
 from generator.review.record import StageRecord
 from generator.stages.checking import check_candidate, close_judge_runs, mutation_stage
 from generator.stages.context import build_context
-from generator.stages.pipeline import check_kill_rate, start_run
+from generator.stages.pipeline import check_mutation, start_run
 from generator.stages.provenance import strip_header
 from generator.stages.run import GenerationFailed, PipelineOptions
 from generator.stages.spec import load_spec
@@ -97,11 +99,16 @@ class Gates:
     caught_by: str | None
     stages: list[StageRecord]
     kill_rate: float | None = None
+    failure: str | None = None
 
 
-async def run_gates(source: str, base: Base, pages: Path, tmp: Path) -> Gates:
+async def run_gates(
+    source: str, base: Base, pages: Path, tmp: Path, *, gate_kill_rate: bool = True
+) -> Gates:
     """`source` through the gates as `generate` runs them on a candidate: lint, debug and
-    acceptance (`check_candidate`), then mutation testing under `--min-kill-rate`."""
+    acceptance (`check_candidate`), then mutation testing (`check_mutation`: every rewrite
+    keeping the meaning keeps the score, and the kill rate clears `--min-kill-rate`, set to
+    the honest judge's unless `gate_kill_rate` is False)."""
     loaded = load_spec(base.task_dir)
     options = PipelineOptions(
         model="m",
@@ -110,7 +117,7 @@ async def run_gates(source: str, base: Base, pages: Path, tmp: Path) -> Gates:
         commit=False,
         isolation="in_process",
         pages=pages,
-        min_kill_rate=base.kill_rate,
+        min_kill_rate=base.kill_rate if gate_kill_rate else None,
     )
     client = LLMClient(ScriptedProvider(MutantPolicy(base)), model="m")
     context = build_context(loaded, judges_dir=tmp, reviews_dir=tmp)
@@ -121,9 +128,9 @@ async def run_gates(source: str, base: Base, pages: Path, tmp: Path) -> Gates:
             return Gates(checked.problem.stage.split("+")[0], run.stages)
         mutation = await mutation_stage(run, checked.source)
         try:
-            check_kill_rate(run, mutation)
-        except GenerationFailed:
-            return Gates("mutation", run.stages, mutation.kill_rate)
+            check_mutation(run, mutation)
+        except GenerationFailed as exc:
+            return Gates("mutation", run.stages, mutation.kill_rate, str(exc))
         return Gates(None, run.stages, mutation.kill_rate)
     finally:
         await close_judge_runs(run)
@@ -450,7 +457,8 @@ MUTANTS: dict[str, Mutant] = {
             ),
         ),
     ),
-    # (i) an expected value taken from the sample answers, not the task
+    # (i) an expected value taken from the sample answers, not the task (reformat_date writes
+    # the good answer's date as 2024-03-14: the same day, a lower score)
     "launch-launch_date_copied_from_the_good_answer": Mutant(
         "launch", "mutation", ((LAUNCH_DATE, 'result=launch.launch_date == "March 14, 2024",'),)
     ),
@@ -460,13 +468,7 @@ MUTANTS: dict[str, Mutant] = {
 }
 
 # Mutants no gate catches yet: the gate each would need.
-UNCAUGHT = {
-    "launch-launch_date_copied_from_the_good_answer": (
-        "acceptance scores the very answers the judge was drafted from, so a value copied "
-        "from them matches. Needs a meaning-preserving mutation that must keep the score "
-        "(the date written as 2024-03-14), or held-out sample answers"
-    ),
-}
+UNCAUGHT: dict[str, str] = {}
 
 
 def _param(name: str) -> object:
@@ -492,3 +494,37 @@ async def test_a_wrong_judge_is_rejected_by_the_gate_named_for_it(
     assert gates.caught_by == mutant.gate
     failed = [s for s in gates.stages if s.stage == mutant.gate and s.status == "failed"]
     assert failed, f"the {mutant.gate} stage recorded no failure"
+
+
+async def test_a_judge_comparing_a_copied_date_as_text_is_told_the_rewrite_scores_and_fix(
+    pages: dict[str, Path], tmp_path: Path
+) -> None:
+    """The generation's failure names the answer, the rewrite, both scores and what to do;
+    its kill rate alone would have passed the gate."""
+    mutant = MUTANTS["launch-launch_date_copied_from_the_good_answer"]
+    gates = await run_gates(mutant.source(), BASES["launch"], pages["launch"], tmp_path)
+    assert gates.kill_rate is not None and gates.kill_rate >= BASES["launch"].kill_rate
+    assert gates.failure is not None
+    assert gates.failure == (
+        "a rewrite that keeps the answer's meaning changed the judge's score: good: "
+        "reformat_date (March 14, 2024 -> 2024-03-14) scored 0.5 instead of 1; compare values by "
+        "meaning with toolkit.checks (same_date, parse_number, ...), not by their written form; "
+        "never copy an expected value from a sample answer"
+    )
+    mutation = next(s for s in gates.stages if s.stage == "mutation")
+    assert mutation.details[0] == (
+        "rewrite changed the score: good: reformat_date (March 14, 2024 -> 2024-03-14) scored 0.5 "
+        "instead of 1"
+    )
+
+
+async def test_a_changed_rewrite_fails_the_generation_without_min_kill_rate(
+    pages: dict[str, Path], tmp_path: Path
+) -> None:
+    """No threshold makes a judge that reads how a date is written acceptable."""
+    mutant = MUTANTS["launch-launch_date_copied_from_the_good_answer"]
+    gates = await run_gates(
+        mutant.source(), BASES["launch"], pages["launch"], tmp_path, gate_kill_rate=False
+    )
+    assert gates.caught_by == "mutation"
+    assert gates.failure is not None and "reformat_date" in gates.failure

@@ -69,7 +69,7 @@ def test_min_kill_rate_with_mutation_testing_turned_off_is_a_usage_error_before_
 def test_min_kill_rate_counts_mutations_the_judge_crashed_on_as_not_killed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """One kill and two crashes is a kill rate of 1/3, not 1/1 (`brittle_mutants` fixture)."""
+    """Three kills and two crashes is a kill rate of 3/5, not 3/3 (`brittle_mutants` fixture)."""
     example = "rust_2024_edition"
     checkout(tmp_path, example)
     monkeypatch.chdir(tmp_path)
@@ -81,10 +81,10 @@ def test_min_kill_rate_counts_mutations_the_judge_crashed_on_as_not_killed(
     assert result.exit_code == 1, result.stderr
     message = " ".join(result.stderr.split())
     assert (
-        "mutation: failed: kill rate 0.33 (1 of 3 mutations of good; 2 errors count as not "
+        "mutation: failed: kill rate 0.60 (3 of 5 mutations of good; 2 errors count as not "
         "killed)" in message
     )
-    assert "mutation kill rate 0.33 is below --min-kill-rate 0.80: good: drop_cited_url" in message
+    assert "mutation kill rate 0.60 is below --min-kill-rate 0.80: good: drop_cited_url" in message
     assert "ValueError: the judge raised: the answer gives no announcement URL" in message
     assert "make the judge score such answers instead of failing on them" in message
     assert not (tmp_path / "reviews" / f"{example}.json").exists()

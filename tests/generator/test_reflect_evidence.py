@@ -1,7 +1,8 @@
 """The reflection's evidence names every mutation the kill rate counts as not killed: those that
 survived, those the judge failed on (error) and those whose score dropped only while a cited
-page was missing (inconclusive), each labelled with its outcome and bounded in size; and the
-cited pages each accepted answer was judged without."""
+page was missing (inconclusive), each labelled with its outcome and bounded in size; every
+rewrite keeping the meaning whose score was not kept, with the fix; and the cited pages each
+accepted answer was judged without."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from generator.cli import main
-from generator.review.mutate import MutationReport, MutationRow, MutationStage
+from generator.review.mutate import MutationReport, MutationRow, MutationStage, RewriteRow
 from generator.stages.acceptance import AcceptanceReport, AnswerAcceptance
 from generator.stages.pipeline import generate
 from generator.stages.reflect import MAX_EVIDENCE_CHARS, MAX_MUTATION_ROWS, evidence_text
@@ -78,6 +79,22 @@ def test_the_mutation_rows_shown_are_bounded_in_number_and_length() -> None:
     assert len(errors) == MAX_MUTATION_ROWS
     assert all(len(line) <= MAX_EVIDENCE_CHARS + 2 for line in errors)
     assert "(7 more error mutations not shown)" in lines
+
+
+def test_a_rewrite_whose_score_changed_is_shown_with_the_fix_and_a_kept_one_is_not() -> None:
+    rewrites = [
+        RewriteRow(name="reformat_date", description="d -> iso", score=0.5, outcome="changed"),
+        RewriteRow(name="reformat_number", description="1,200 -> 1200", score=1, outcome="kept"),
+    ]
+    report = MutationReport(task_id=TASK, answer="good", original_score=1.0, rewrites=rewrites)
+    lines = evidence_lines(MutationStage(reports=[report]))
+    assert "rewrite changed: good: reformat_date (d -> iso) scored 0.5 instead of 1" in lines
+    assert (
+        "a rewrite keeps the answer's meaning, so its score must not change: compare values by "
+        "meaning with toolkit.checks (same_date, parse_number, ...), not by their written form; "
+        "never copy an expected value from a sample answer" in lines
+    )
+    assert not any("reformat_number" in line for line in lines)
 
 
 def test_an_accepted_answer_judged_without_a_cited_page_says_which() -> None:

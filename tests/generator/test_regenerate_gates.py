@@ -66,13 +66,14 @@ def test_regenerate_scores_the_samples_as_intended_and_mutation_tests_the_update
     assert record["acceptance"]["ran"] is True
     assert scores == {"good": (1.0, 1.0), "partial": (0.0, 0.0), "wrong": (0.0, 0.0)}
     assert record["mutation"]["ran"] is True
-    assert "kill rate 0.33 (1 of 3 mutations of good)" in result.stderr
+    assert "kill rate 0.60 (3 of 5 mutations of good)" in result.stderr
+    assert "rewrites keeping the meaning: 1 of 1 kept the score" in result.stderr
 
 
 def test_regenerate_below_min_kill_rate_publishes_nothing(edited: Path) -> None:
-    result = regenerate("--pages", "pages", "--min-kill-rate", "0.5")
+    result = regenerate("--pages", "pages", "--min-kill-rate", "0.7")
     assert result.exit_code == 1, result.stderr
-    assert "kill rate 0.33 is below --min-kill-rate 0.50" in result.stderr
+    assert "kill rate 0.60 is below --min-kill-rate 0.70" in result.stderr
     assert unchanged(edited)
 
 

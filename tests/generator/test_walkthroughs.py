@@ -54,7 +54,8 @@ def test_mutate_walkthrough_runs_offline_as_written(tmp_path: Path) -> None:
     result = run_block(BLOCKS[0], clone(tmp_path))
     assert result.returncode == 0, result.stderr[-3000:]
     assert "killed   drop_cited_url" in result.stdout
-    assert "kill rate 0.33 (1 of 3 mutations lowered the score)" in result.stdout
+    assert "kill rate 0.60 (3 of 5 mutations lowered the score)" in result.stdout
+    assert "rewrites keeping the meaning: 1 of 1 kept the score" in result.stdout
 
 
 def test_regenerate_walkthrough_runs_offline_as_written(tmp_path: Path) -> None:

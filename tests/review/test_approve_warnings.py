@@ -111,7 +111,7 @@ def test_a_kill_rate_measured_under_fewer_mutation_kinds_is_warned_about(work: P
     message = " ".join(done.stderr.split())
     assert f"{work / 'reviews' / TASK}.json: mutation testing is stale: kill rate" in message
     assert "applied other mutation kinds than judgegen applies now (not applied then: " in message
-    assert "shift_day v1, swap_sources v1" in message
+    assert "shift_day v2, swap_sources v1" in message
     assert f"`judgegen mutate {TASK} --write-review`" in message
 
 
@@ -121,7 +121,7 @@ def test_a_kill_rate_measured_under_other_mutation_kinds_is_printed_as_stale(wor
     assert line.startswith("mutation testing of these bytes: kill rate ")
     assert line.endswith(
         "by generate's mutation stage (`mutation`) [stale: other mutation kinds (changed "
-        "since: change_date v0 -> v1)]"
+        "since: change_date v0 -> v2)]"
     )
 
 
@@ -175,6 +175,7 @@ def test_the_json_output_lists_the_warnings(work: Path) -> None:
 MUTATE_RUN = ["--backend", BACKEND, "--pages", "pages", "--no-sandbox"]
 BRITTLE = REPO / "tests/fixtures/review/judges/first_ascents_brittle.py"
 URL_BUILDER = REPO / "tests/fixtures/review/judges/first_ascents_url_builder.py"
+WORDING = REPO / "tests/fixtures/review/judges/first_ascents_wording.py"
 
 
 @pytest.fixture
@@ -207,10 +208,26 @@ def test_a_kill_rate_measured_by_mutate_write_review_is_shown_by_approve(mutated
     done = _mutate_then_approve(mutated)
     assert done.exit_code == 0, done.output
     assert done.stdout.splitlines()[1] == (
-        "mutation testing of these bytes: kill rate 0.86 (6 of 7 mutations of good), by "
-        "`judgegen mutate --write-review` (`mutation_testing`)"
+        "mutation testing of these bytes: kill rate 0.86 (6 of 7 mutations of good); rewrites "
+        "keeping the meaning: 2 of 2 kept the score, by `judgegen mutate --write-review` "
+        "(`mutation_testing`)"
     )
     assert "not measured" not in done.stderr
+    assert "rewrite" not in done.stderr
+
+
+def test_a_rewrite_whose_score_changed_is_warned_about_with_the_fix(mutated: Path) -> None:
+    """A judge reading how a date is written: approve names the rewrite, both scores and
+    what to do, as generate's gate does."""
+    done = _mutate_then_approve(mutated, WORDING)
+    assert done.exit_code == 0, done.output
+    message = " ".join(done.stderr.split())
+    assert (
+        "a rewrite keeping the answer's meaning changed the judge's score: good: reformat_date "
+        "(May 29, 1953 -> 1953-05-29) scored 0.666667 instead of 1; compare values by meaning "
+        "with toolkit.checks (same_date, parse_number, ...)" in message
+    )
+    assert "(recorded by `judgegen mutate --write-review` (`mutation_testing`))" in message
 
 
 def test_errors_recorded_by_mutate_write_review_are_warned_about(mutated: Path) -> None:

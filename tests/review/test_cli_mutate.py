@@ -28,7 +28,7 @@ def test_mutations_of_the_good_answer_are_killed_except_the_unchecked_number(wor
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "first_ascents: mutating answer 'good' (score 1)"
-    outcomes = {line.split()[1]: line.split()[0] for line in lines[1:-1]}
+    outcomes = {line.split()[1]: line.split()[0] for line in lines if line.startswith("  ")}
     assert outcomes == {
         "drop_cited_url": "killed",
         "change_date": "killed",
@@ -37,21 +37,81 @@ def test_mutations_of_the_good_answer_are_killed_except_the_unchecked_number(wor
         "remove_list_item": "killed",
         "replace_name": "killed",
         "swap_sources": "killed",
+        "reformat_date": "kept",
+        "reformat_number": "kept",
     }
-    assert lines[-1] == "kill rate 0.86 (6 of 7 mutations lowered the score)"
+    assert lines[-2:] == [
+        "kill rate 0.86 (6 of 7 mutations lowered the score)",
+        "rewrites keeping the meaning: 2 of 2 kept the score",
+    ]
+
+
+def test_rewrites_are_listed_after_the_mutations_and_not_in_the_kill_rate(work: Path) -> None:
+    lines = invoke(["mutate", TASK, *RUN]).stdout.splitlines()
+    header = lines.index("rewrites keeping the meaning (the judge must keep the score):")
+    assert [line.split()[1] for line in lines[header + 1 : header + 3]] == [
+        "reformat_date",
+        "reformat_number",
+    ]
+    assert "  kept     reformat_date       1.000  May 29, 1953 -> 1953-05-29" in lines
+    assert "  kept     reformat_number     1.000  8,849 -> 8849" in lines
+
+
+WORDING = Path(__file__).parents[1] / "fixtures/review/judges/first_ascents_wording.py"
+
+
+def test_a_judge_comparing_a_date_as_written_changes_a_rewrite_and_exits_1(work: Path) -> None:
+    """The judge compares the extracted date with the ground truth's text: the same day
+    written as ISO scores lower, which is a finding (exit 1) naming the fix."""
+    shutil.copy(WORDING, work / "generated_judges" / f"{TASK}.py")
+    result = invoke(["mutate", TASK, *RUN])
+    assert result.exit_code == 1, result.stderr
+    lines = result.stdout.splitlines()
+    changed = next(line for line in lines if "reformat_date" in line)
+    assert changed.split()[:3] == ["changed", "reformat_date", "0.667"]
+    assert "rewrites keeping the meaning: 1 of 2 changed the score" in lines
+    assert lines[-1] == (
+        "a rewrite keeping the meaning changed the score: compare values by meaning with "
+        "toolkit.checks (same_date, parse_number, ...), not by their written form; never copy "
+        "an expected value from a sample answer"
+    )
+
+
+def test_write_review_lists_the_rewrites_and_their_outcomes(
+    work: Path,
+) -> None:
+    shutil.copy(WORDING, work / "generated_judges" / f"{TASK}.py")
+    (work / "reviews").mkdir()
+    judge = work / "generated_judges" / f"{TASK}.py"
+    record = {"version": 1, "task_id": TASK, "judge_sha256": sha256_file(judge)}
+    (work / "reviews" / f"{TASK}.json").write_text(json.dumps(record))
+    assert invoke(["mutate", TASK, "--write-review", *RUN]).exit_code == 1
+    text = (work / "reviews" / f"{TASK}.md").read_text()
+    assert "| rewrite | change | score | outcome |" in text
+    assert "| reformat_date | May 29, 1953 -> 1953-05-29 | 0.667 | changed |" in text
+    sidecar = json.loads((work / "reviews" / f"{TASK}.json").read_text())
+    rows = sidecar["mutation_testing"]["report"]["rewrites"]
+    assert [(row["name"], row["outcome"]) for row in rows] == [
+        ("reformat_date", "changed"),
+        ("reformat_number", "kept"),
+    ]
 
 
 def test_json_report_has_scores_and_kill_rate(work: Path) -> None:
     result = invoke(["mutate", TASK, "--json", *RUN])
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
-    assert (data["version"], data["answer"], data["original_score"]) == (3, "good", 1.0)
+    assert (data["version"], data["answer"], data["original_score"]) == (4, "good", 1.0)
     rows = {row["name"]: row for row in data["mutations"]}
     assert rows["change_date"]["description"] == "May 29, 1953 -> May 29, 1954"
     assert rows["change_date"]["score"] == pytest.approx(2 / 3)
     assert rows["swap_sources"]["score"] == pytest.approx(1 / 3)
     assert rows["change_number"]["outcome"] == "survived"
     assert (data["killed"], data["kill_rate"]) == (6, pytest.approx(6 / 7))
+    rewrites = {row["name"]: row for row in data["rewrites"]}
+    assert rewrites["reformat_number"]["description"] == "8,849 -> 8849"
+    assert rewrites["reformat_date"]["score"] == 1.0
+    assert (data["rewrites_kept"], data["rewrites_changed"]) == (2, 0)
 
 
 def test_a_named_answer_that_does_not_score_1_is_refused(work: Path) -> None:
@@ -103,7 +163,8 @@ def test_write_review_names_the_mutation_kinds_it_applied(work: Path) -> None:
     sidecar = json.loads((work / "reviews" / f"{TASK}.json").read_text())
     assert sidecar["mutation_testing"]["report"]["kinds"] == mutation_kinds()
     text = (work / "reviews" / f"{TASK}.md").read_text()
-    assert "Mutation kinds applied: drop_cited_url v1, change_date v1, shift_day v1," in text
+    assert "Mutation kinds applied: drop_cited_url v1, change_date v2, shift_day v2," in text
+    assert "reformat_date v1, reformat_number v1." in text
 
 
 def test_write_review_refuses_a_record_of_other_judge_bytes(work: Path) -> None:
@@ -206,8 +267,9 @@ def test_the_report_shows_an_inconclusive_mutation_and_its_missing_page(url_buil
         "               cited pages missing from the page store: https://peaks.example/quillfeather"
         in lines
     )
-    assert lines[-1] == (
+    assert (
         "kill rate 0.43 (3 of 7 mutations lowered the score; 1 inconclusive counts as not killed)"
+        in lines
     )
 
 

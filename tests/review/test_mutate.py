@@ -87,6 +87,44 @@ def test_change_number_skips_urls_and_dates():
     assert "Dec 7, 2023" in mutation.text
 
 
+def test_change_number_skips_a_numbered_list_s_marker():
+    """ "1." numbers an item and states no fact: changing it damages nothing."""
+    mutation = change_number("1. **Nile** — about 6,650 km long\n2. **Congo**\n")
+    assert mutation.description == "6,650 -> 6,657"
+    assert mutation.text.startswith("1. **Nile**")
+
+
+def test_change_number_skips_a_day_first_date():
+    assert change_number("Released on 20 February 2025 as 1.85.").description == "1.85 -> 1.82"
+
+
+def test_change_date_moves_a_day_first_date_one_year():
+    mutation = change_date("Released on **20 February 2025**.")
+    assert mutation.description == "20 February 2025 -> 20 February 2026"
+    assert mutation.text == "Released on **20 February 2026**."
+
+
+def test_shift_day_moves_a_day_first_date_one_day():
+    assert shift_day("On 20 February 2025.").text == "On 21 February 2025."
+
+
+def test_shift_day_keeps_an_ordinal_suffix_right():
+    assert shift_day("On March 3rd, 2024.").text == "On March 4th, 2024."
+    assert shift_day("On 21st of June 2024.").text == "On 22nd of June 2024."
+
+
+def test_the_date_kinds_take_the_first_month_name_date_whichever_order_it_is_written():
+    answer = "Announced May 5, 2024; released 3 June 2024."
+    assert change_date(answer).description == "May 5, 2024 -> May 5, 2025"
+    assert change_date("Announced 3 June 2024; released May 5, 2024.").description == (
+        "3 June 2024 -> 3 June 2025"
+    )
+
+
+def test_a_word_that_only_starts_like_a_month_is_no_date():
+    assert change_date("The Mayor 5, 2024 plan.") is None
+
+
 def test_change_number_keeps_thousands_separators():
     assert change_number("About 1,250 people.").text == "About 1,257 people."
 
@@ -252,7 +290,7 @@ def test_write_review_records_the_errors_and_the_same_kill_rate(tmp_path: Path):
     (tmp_path / "t.json").write_text(json.dumps({"version": 1, "task_id": "t"}))
     record_in_review(tmp_path, CRASHED, "sha256:" + "a" * 64)
     sidecar = json.loads((tmp_path / "t.json").read_text())["mutation_testing"]
-    assert (sidecar["version"], sidecar["mutations"], sidecar["errors"]) == (5, 6, 2)
+    assert (sidecar["version"], sidecar["mutations"], sidecar["errors"]) == (6, 6, 2)
     assert [row["outcome"] for row in sidecar["report"]["mutations"]].count("error") == 2
     assert sidecar["kill_rate"] == 0.5
     assert "2 errors count as not killed" in (tmp_path / "t.md").read_text()

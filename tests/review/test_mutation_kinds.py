@@ -11,6 +11,7 @@ import json
 
 from generator.review.mutate import (
     MUTATIONS,
+    REWRITES,
     MutationKind,
     MutationReport,
     MutationStage,
@@ -39,15 +40,27 @@ PROBES = (
 )
 """Answers on which every kind applies at least once, and one on which most apply nowhere."""
 
+ADDED_PROBES = ("Stabilized on 20 February 2025, a Thursday.",)
+"""Probes added after the first pins: a kind's digest covers one only where the kind applies,
+so adding a probe re-pins just the kinds it exercises (a day-first date: change_date,
+shift_day, reformat_date), and the pins of every other kind stay as they were."""
+
+KINDS = (*MUTATIONS, *REWRITES)
+
 PINNED: dict[tuple[str, int], str] = {
     ("drop_cited_url", 1): "eb1a3bfb4d2160b8",
     ("change_date", 1): "120e8311819248c2",
+    ("change_date", 2): "1e58674514f545ec",  # day-first dates ("20 February 2025")
     ("shift_day", 1): "f342d495471f74a9",
+    ("shift_day", 2): "8a764475d358b4c2",  # day-first dates; an ordinal keeps its suffix right
     ("change_number", 1): "28adf7e466f2b7f5",
+    ("change_number", 2): "afa2eaec7dcba2c5",  # a numbered list's marker ("1.") is no fact
     ("remove_list_item", 1): "5e03cdcf8a598f78",
     ("remove_table_row", 1): "6584d08cbfc697a3",
     ("replace_name", 1): "98f254e41f64dbdf",
     ("swap_sources", 1): "93f94df7c9d2ed55",
+    ("reformat_date", 1): "0b99b39338ecc281",
+    ("reformat_number", 1): "a3cd6497fc46ab5c",
 }
 """What each version of each kind does to the probes (`_behaviour`). A new kind gets a row; a
 kind whose output changes gets a new version in `MUTATIONS` and a row here (keep the old row:
@@ -55,10 +68,16 @@ the versions a recorded report may name)."""
 
 
 def _behaviour(kind: MutationKind) -> str:
-    """A digest of `kind`'s mutation (name, description, text) of each probe, or None."""
+    """A digest of `kind`'s mutation (name, description, text) of each probe, or None, and of
+    each added probe it applies to (with the probe)."""
     outputs = [
         None if (m := kind.apply(probe)) is None else [m.name, m.description, m.text]
         for probe in PROBES
+    ]
+    outputs += [
+        [probe, m.name, m.description, m.text]
+        for probe in ADDED_PROBES
+        if (m := kind.apply(probe)) is not None
     ]
     return hashlib.sha256(json.dumps(outputs).encode()).hexdigest()[:16]
 
@@ -68,30 +87,38 @@ def test_every_kind_s_output_on_the_probes_is_pinned_to_its_version() -> None:
     under the same version would leave them reading as current."""
     unpinned = {
         f"{kind.name} v{kind.version}": _behaviour(kind)
-        for kind in MUTATIONS
+        for kind in KINDS
         if PINNED.get((kind.name, kind.version)) != _behaviour(kind)
     }
     assert not unpinned, (
         f"{unpinned}: a kind added, or one whose output changed under the same version. Give "
-        "a changed kind a new version in generator/review/mutate.py MUTATIONS, then pin the "
+        "a changed kind a new version in generator/review/mutate.py MUTATIONS (or REWRITES), "
+        "then pin the "
         "digest under that version here (keep the old rows)"
     )
 
 
 def test_every_kind_applies_to_a_probe() -> None:
     """Otherwise its pinned digest would pin nothing but `None`s."""
-    assert all(any(kind.apply(probe) for probe in PROBES) for kind in MUTATIONS)
+    assert all(any(kind.apply(probe) for probe in PROBES) for kind in KINDS)
 
 
 def test_a_kind_s_mutations_carry_its_name() -> None:
     """A report's rows and its `kinds` name the same things."""
-    names = {kind.name: {m.name for p in PROBES if (m := kind.apply(p))} for kind in MUTATIONS}
-    assert names == {kind.name: {kind.name} for kind in MUTATIONS}
+    probes = (*PROBES, *ADDED_PROBES)
+    names = {kind.name: {m.name for p in probes if (m := kind.apply(p))} for kind in KINDS}
+    assert names == {kind.name: {kind.name} for kind in KINDS}
 
 
-def test_the_recorded_kinds_are_every_applied_kind_with_its_version() -> None:
-    assert mutation_kinds() == {kind.name: kind.version for kind in MUTATIONS}
-    assert len(mutation_kinds()) == len(MUTATIONS)
+def test_the_recorded_kinds_are_every_applied_kind_and_rewrite_with_its_version() -> None:
+    assert mutation_kinds() == {kind.name: kind.version for kind in KINDS}
+    assert len(mutation_kinds()) == len(MUTATIONS) + len(REWRITES)
+
+
+def test_a_rewrite_added_since_the_recording_is_named() -> None:
+    """A report from before rewrites were applied reads as stale, as for a damaging kind."""
+    recorded = {kind.name: kind.version for kind in MUTATIONS}
+    assert kinds_change(recorded) == "not applied then: reformat_date v1, reformat_number v1"
 
 
 def test_the_current_kinds_are_no_change() -> None:
@@ -100,7 +127,7 @@ def test_the_current_kinds_are_no_change() -> None:
 
 def test_a_kind_added_since_the_recording_is_named() -> None:
     recorded = {n: v for n, v in mutation_kinds().items() if n not in {"shift_day", "swap_sources"}}
-    assert kinds_change(recorded) == "not applied then: shift_day v1, swap_sources v1"
+    assert kinds_change(recorded) == "not applied then: shift_day v2, swap_sources v1"
 
 
 def test_a_kind_removed_since_the_recording_is_named() -> None:
@@ -109,8 +136,8 @@ def test_a_kind_removed_since_the_recording_is_named() -> None:
 
 
 def test_a_kind_whose_version_changed_since_the_recording_is_named() -> None:
-    recorded = {**mutation_kinds(), "change_date": 0}
-    assert kinds_change(recorded) == "changed since: change_date v0 -> v1"
+    recorded = {**mutation_kinds(), "change_date": 1}
+    assert kinds_change(recorded) == "changed since: change_date v1 -> v2"
 
 
 def test_a_report_recorded_before_kinds_were_named_is_stale() -> None:
