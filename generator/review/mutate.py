@@ -362,7 +362,7 @@ def rewrite_all(answer: str) -> list[Mutation]:
 
 
 Outcome = Literal["killed", "survived", "inconclusive", "error"]
-RewriteOutcome = Literal["kept", "changed", "inconclusive", "error"]
+RewriteOutcome = Literal["kept", "changed", "verdicts_differ", "inconclusive", "error"]
 
 
 class MutationRow(BaseModel):
@@ -396,8 +396,12 @@ class RewriteRow(BaseModel):
     description: str
     score: float | None = Field(description="Root score of the rewritten answer; None on error.")
     outcome: RewriteOutcome = Field(
-        description="kept: the score is the original's (within 1e-9); changed: it is not, so "
-        "the judge reads how a value is written, not what it says; inconclusive: it changed "
+        description="kept: the score is the original's (within 1e-9); changed: it is not, and "
+        "a check of the judge's own code failed (`failed_checks`), so the judge reads how a "
+        "value is written, not what it says; verdicts_differ: it is not, but only verified "
+        "leaves turned (the verifier answered the reworded claims otherwise: its sensitivity "
+        "to wording, or a live model's noise), so it shows nothing of the judge; inconclusive: "
+        "it changed "
         "while the run missed cited pages the original's run did not (`missing_pages`); "
         "error: the judge failed on it. Rewrites never count in the kill rate."
     )
@@ -406,6 +410,12 @@ class RewriteRow(BaseModel):
         default_factory=list,
         description="Cited pages this rewrite's run asked for that the page store lacks and the "
         "original answer's run did not miss (the runner's page-read log).",
+    )
+    failed_checks: list[str] | None = Field(
+        default=None,
+        description="Leaves of the rewrite's tree that failed with no verification deciding "
+        "them (the judge's own checks, `add_custom_node`); None: not known, and then a changed "
+        "score counts as changed.",
     )
 
     def outcome_cell(self) -> str:
@@ -539,6 +549,12 @@ def _unproven_lines(answer: str, rows: list[MutationRow] | list[RewriteRow]) -> 
                 f"{what} inconclusive: scored {row.score:g} while cited pages were "
                 f"missing from the page store: {', '.join(row.missing_pages)}"
             )
+        elif row.outcome == "verdicts_differ":
+            lines.append(
+                f"{what} verdicts differ: scored {row.score:g}, every check of the judge's own "
+                "code passing; only the verifier's verdicts on the reworded claims turned (its "
+                "sensitivity to wording, or a live model's noise), which shows nothing of the judge"
+            )
     return lines
 
 
@@ -552,6 +568,10 @@ def rewrites_summary(rows: list[RewriteRow]) -> str:
         sum(row.outcome == "error" for row in rows),
         sum(row.outcome == "inconclusive" for row in rows),
     )
+    differ = sum(row.outcome == "verdicts_differ" for row in rows)
+    if differ:
+        turned = f"{differ} turned verdicts only"
+        unproven = f"{unproven} and {turned}" if unproven else turned
     outcome = f"{changed} of {len(rows)} changed the score" if changed else ""
     if not changed and not unproven:
         outcome = f"{len(rows)} of {len(rows)} kept the score"
@@ -626,18 +646,23 @@ def rewrite_row(
     *,
     missing: list[str] | None = None,
     error: str | None = None,
+    failed_checks: list[str] | None = None,
 ) -> RewriteRow:
     """The report row of one rewrite: an error when the judge failed on it (`score` None);
     kept when its score is the original's; inconclusive when it is not while its run missed
-    cited pages the original's did not (`missing`); otherwise changed."""
+    cited pages the original's did not (`missing`); verdicts_differ when no check of the
+    judge's own code failed (`failed_checks` empty: only verified leaves turned); otherwise
+    changed (`failed_checks` None, not known, counts as changed)."""
     missing = missing or []
     outcome: RewriteOutcome
     if error is not None or score is None:
         outcome, score = "error", None
     elif abs(score - original) <= 1e-9:
         outcome = "kept"
+    elif missing:
+        outcome = "inconclusive"
     else:
-        outcome = "inconclusive" if missing else "changed"
+        outcome = "verdicts_differ" if failed_checks == [] else "changed"
     return RewriteRow(
         name=rewrite.name,
         description=rewrite.description,
@@ -645,7 +670,32 @@ def rewrite_row(
         outcome=outcome,
         error=error,
         missing_pages=missing,
+        failed_checks=failed_checks,
     )
+
+
+def failed_checks(summary: dict[str, Any]) -> list[str] | None:
+    """Ids of the leaves of `summary`'s tree that failed with no verification deciding them:
+    the judge's own checks (`add_custom_node`), which no verifier's reading of a reworded
+    claim can turn; None when the summary holds no tree."""
+    from generator.review.rubric import flatten, tree_of
+
+    try:
+        tree = tree_of(summary)
+    except (KeyError, IndexError, TypeError):
+        return None
+    if not isinstance(tree, dict) or "id" not in tree:
+        return None
+    verified = {
+        entry.get("node_id")
+        for entry in summary.get("verifications") or []
+        if isinstance(entry, dict)
+    }
+    return [
+        node.id
+        for node in flatten(tree)
+        if node.leaf and node.status == "failed" and node.id not in verified
+    ]
 
 
 @dataclass(frozen=True)
@@ -656,6 +706,7 @@ class _Judged:
     score: float | None
     missing: list[str]
     error: str | None = None
+    failed_checks: list[str] | None = None
 
 
 async def _judge(
@@ -679,7 +730,8 @@ async def _judge(
     except JudgeRunError as exc:
         return _Judged(None, [], str(exc))
     score = float(judged.summary.get("final_score") or 0.0)
-    return _Judged(score, sorted(set(judged.missing_pages) - set(original_missing)))
+    missing = sorted(set(judged.missing_pages) - set(original_missing))
+    return _Judged(score, missing, failed_checks=failed_checks(judged.summary))
 
 
 async def mutate_answer(
@@ -710,7 +762,14 @@ async def mutate_answer(
         report.mutations.append(row)
     for rewrite in rewrite_all(answer_text):
         run = await _judge(runs, judge, where, rewrite, original_missing, progress)
-        kept = rewrite_row(rewrite, original, run.score, missing=run.missing, error=run.error)
+        kept = rewrite_row(
+            rewrite,
+            original,
+            run.score,
+            missing=run.missing,
+            error=run.error,
+            failed_checks=run.failed_checks,
+        )
         report.rewrites.append(kept)
     return report
 

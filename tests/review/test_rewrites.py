@@ -11,6 +11,8 @@ from generator.review.mutate import (
     MutationRow,
     MutationStage,
     RewriteRow,
+    failed_checks,
+    mutation_kinds,
     reformat_date,
     reformat_number,
     rewrite_all,
@@ -171,3 +173,44 @@ def test_the_command_s_text_ends_with_the_fix_when_a_rewrite_changed_the_score()
 def test_a_report_before_rewrites_reads_as_having_none() -> None:
     old = {"version": 3, "task_id": "t", "answer": "good", "original_score": 1.0}
     assert MutationReport.model_validate(old).rewrites == []
+
+
+def test_a_changed_score_with_a_check_of_the_judges_own_code_failing_is_changed() -> None:
+    row = rewrite_row(REWRITE, 1.0, 0.5, failed_checks=["launch_date_matches"])
+    assert (row.outcome, row.failed_checks) == ("changed", ["launch_date_matches"])
+
+
+def test_a_changed_score_from_turned_verdicts_alone_shows_nothing_of_the_judge() -> None:
+    """A live verifier may answer a reworded claim otherwise (its sensitivity to wording, or
+    noise): with every check of the judge's own code passing, the rewrite is not counted as
+    changed, so it cannot fail a generation, and it is listed as unproven."""
+    row = rewrite_row(REWRITE, 1.0, 0.5, failed_checks=[])
+    assert row.outcome == "verdicts_differ"
+    stage = MutationStage(reports=[_report_with(row)])
+    assert stage.rewrites_changed() == []
+    assert any("verdicts differ" in line for line in stage.rewrites_unproven())
+    assert "1 turned verdicts only" in stage.summary_line()
+
+
+def test_failed_checks_are_the_failed_leaves_no_verification_decided() -> None:
+    tree = {
+        "id": "root",
+        "status": "failed",
+        "children": [
+            {"id": "date_matches", "status": "failed", "children": []},
+            {"id": "page_confirms", "status": "failed", "children": []},
+            {"id": "named", "status": "passed", "children": []},
+        ],
+    }
+    summary = {
+        "eval_breakdown": [{"verification_tree": tree}],
+        "verifications": [{"node_id": "page_confirms", "passed": False}],
+    }
+    assert failed_checks(summary) == ["date_matches"]
+    assert failed_checks({"final_score": 0.0}) is None
+
+
+def _report_with(row: RewriteRow) -> MutationReport:
+    return MutationReport(
+        task_id="launch", answer="good", original_score=1.0, kinds=mutation_kinds(), rewrites=[row]
+    )
