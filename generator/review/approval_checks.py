@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from generator.review.mutate import REWRITE_FIX
+from generator.review.mutate import REWRITE_FIX, first_named
 from generator.review.mutation_testing import (
     LatestMutationTesting,
     MutationMeasurement,
@@ -127,9 +127,7 @@ def _rewrite_warnings(sidecar: Path, measured: MutationMeasurement) -> list[str]
     """The rewrites keeping an answer's meaning whose score changed, named with the fix."""
     if not measured.rewrites_changed:
         return []
-    named = "; ".join(measured.rewrites_changed[:3])
-    more = len(measured.rewrites_changed) - 3
-    named += f" (+{more} more)" if more > 0 else ""
+    named = first_named(measured.rewrites_changed)
     return [
         f"{sidecar}: a rewrite keeping the answer's meaning changed the judge's score: {named}; "
         f"{REWRITE_FIX} (recorded by {measured.where})"
@@ -141,9 +139,7 @@ def _unproven_warnings(sidecar: Path, measured: MutationMeasurement) -> list[str
     inconclusive), named with what to do; none when every mutation was killed or survived."""
     if not measured.unproven_counted:
         return []
-    named = "; ".join(measured.unproven[:3])
-    more = len(measured.unproven) - 3
-    named += f" (+{more} more)" if more > 0 else ""
+    named = first_named(measured.unproven)
     return [
         f"{sidecar}: mutation testing counts {measured.unproven_counted} as not killed"
         f"{': ' + named if named else ''}; "

@@ -585,6 +585,13 @@ def rewrites_note(rows: list[RewriteRow]) -> str:
     return f"; {summary}" if summary else ""
 
 
+def first_named(lines: list[str], shown: int = 3) -> str:
+    """The first `shown` of `lines` joined with "; ", and how many more there are: what a
+    gate's message or a warning names of the rows behind it."""
+    more = len(lines) - shown
+    return "; ".join(lines[:shown]) + (f" (+{more} more)" if more > 0 else "")
+
+
 REWRITE_FIX = (
     "compare values by meaning with toolkit.checks (same_date, parse_number, ...), not by "
     "their written form; never copy an expected value from a sample answer"

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from generator.review.mutate import REWRITE_FIX, MutationStage
+from generator.review.mutate import REWRITE_FIX, MutationStage, first_named
 from generator.review.record import ReflectionPass, ReviewRecord, StageRecord
 from generator.review.rubric import diff_trees, outline
 from generator.stages.checking import (
@@ -271,10 +271,9 @@ def check_rewrites(run: GenerationRun, mutation: MutationStage) -> None:
     changed = mutation.rewrites_changed()
     if not changed:
         return
-    named = "; ".join(changed[:3])
-    more = f" (and {len(changed) - 3} more)" if len(changed) > 3 else ""
     raise GenerationFailed(
-        f"a rewrite that keeps the answer's meaning changed the judge's score: {named}{more}; "
+        "a rewrite that keeps the answer's meaning changed the judge's score: "
+        f"{first_named(changed)}; "
         f"{REWRITE_FIX}",
         run.stages,
     )
