@@ -76,3 +76,19 @@ def test_a_review_run_of_a_judge_that_stopped_waiting_for_a_verify_is_the_judges
 
     with pytest.raises(JudgeRunError, match="cancelled before its verdict"):
         asyncio.run(judged())
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_verification_still_running_when_the_judge_returned_is_the_judges_error(
+    work: Path, mode: str
+) -> None:
+    """A judge that starts `ev.verify` and returns without awaiting it leaves a leaf with no
+    verdict: the result is incomplete as the judge's error, never complete with that leaf
+    scored 0 as if the check had failed."""
+    item = hostile_input(work, "leaves_a_verify_running")
+    report = run(work, [item], ScriptedBackend(verify=never_answers), mode)
+    result = only_result(work, report)
+    assert result.status == "incomplete" and result.final_score is None
+    assert "verify_unfinished" in [e["kind"] for e in result.errors]
+    message = next(e["message"] for e in result.errors if e["kind"] == "verify_unfinished")
+    assert message.startswith("a verification was still running when the judge returned")

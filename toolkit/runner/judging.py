@@ -152,6 +152,28 @@ def cancelled_verifications(summary: dict[str, Any], timed_out: bool) -> list[di
     ]
 
 
+VERIFY_UNFINISHED = "verify_unfinished"
+
+
+def unfinished_verifications(summary: dict[str, Any], timed_out: bool) -> list[dict[str, Any]]:
+    """The error of the verifications `summary` lists as started and still without a verdict
+    (`ev.verify` left running, e.g. `asyncio.ensure_future` never awaited) when the judge
+    returned: their leaves got no verdict, so the judge's error, never a complete result
+    scoring them as failed. None when the judge ran out of time (`timeout` says why)."""
+    entries = summary.get("verifications")
+    if timed_out or not isinstance(entries, list):
+        return []
+    running = sum(1 for e in entries if isinstance(e, dict) and "passed" not in e)
+    if not running:
+        return []
+    some = "a verification was" if running == 1 else f"{running} verifications were"
+    message = (
+        f"{some} still running when the judge returned, so no verdict reached their leaves: "
+        "await every ev.verify (or gather them) before returning"
+    )
+    return [error_dict("UnfinishedVerification", VERIFY_UNFINISHED, message)]
+
+
 def load_bound_judge(job: EvalJob, code: CodeType | None = None) -> Judge:
     """Load the judge from the job's own code, refusing code that does not match its hash;
     `code` is that code compiled by the parent (`loader.compile_judge`), when it sent it."""
@@ -226,6 +248,7 @@ async def evaluate_job(
         errors.append(problem)
     if summary is not None:
         errors.extend(cancelled_verifications(summary, timed_out))
+        errors.extend(unfinished_verifications(summary, timed_out))
     complete = summary is not None and not errors and summary.get("status") == "complete"
     if summary is not None and not complete:
         summary["status"] = "incomplete"

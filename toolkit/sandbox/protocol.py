@@ -109,7 +109,8 @@ class EvalOutcome(BaseModel):
     Kinds: the judge's fault: `judge_exception`, `judge_load`, `judge_exit`, `timeout`,
     `cpu_limit`, `memory_limit`, `killed`, `crash`, `sandbox_violation`, `protocol_violation`,
     `summary_not_serializable`, `verify_cancelled` (a verification the judge cancelled before
-    its verdict); infrastructure: `sandbox` (the fork server could not start or
+    its verdict), `verify_unfinished` (one still running when the judge returned);
+    infrastructure: `sandbox` (the fork server could not start or
     was lost), `sandbox_required` (a guard not in effect under `--require-sandbox`) and any
     `InfraError` kind raised through the broker (`llm`, `budget`, `tool`, `backend`,
     `channel`, ...).
