@@ -24,7 +24,7 @@ from toolkit.backends import (
     Verdict,
     VerifyRequest,
 )
-from toolkit.callsite import judge_line
+from toolkit.callsite import judge_line, track_origins
 from toolkit.errors import TreeError
 from toolkit.extraction import coerce_extraction
 from toolkit.keywords import strict_keywords
@@ -71,6 +71,7 @@ class Evaluator:
         self._custom_info: list[dict[str, Any]] = []
         self._used_ids: set[str] = set()
         self._parents: dict[int, VerificationNode] = {}
+        track_origins()  # a verification the judge runs in a task is placed at its own line
 
     @classmethod
     @strict_keywords
