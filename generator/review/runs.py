@@ -51,7 +51,10 @@ def _first_error(errors: list[dict[str, Any]]) -> str:
 
 
 def check_outcome(outcome: EvalOutcome, where: str) -> dict[str, Any]:
-    """The summary of a complete outcome; raises InfraError or JudgeRunError otherwise."""
+    """The summary of a complete outcome; raises InfraError or JudgeRunError otherwise. An
+    evaluation incomplete only for errors of the judge's own making (none an infrastructure
+    failure: a claim of None the Evaluator could not build a request from) is the judge's
+    failure, to repair, not an outage that stops the command."""
     for error in outcome.errors:
         if is_infra_failure(error):
             raise InfraError(f"{where}: {_first_error([error])}", kind=str(error.get("kind")))
@@ -59,6 +62,9 @@ def check_outcome(outcome: EvalOutcome, where: str) -> dict[str, Any]:
         raise JudgeRunError(f"{where}: the judge failed: {_first_error(outcome.errors)}", outcome)
     summary = outcome.summary
     if summary.get("status") == "incomplete":
+        own = [e for e in summary.get("errors") or [] if isinstance(e, dict)]
+        if own and not any(is_infra_failure(error) for error in own):
+            raise JudgeRunError(f"{where}: the judge failed: {_first_error(own)}", outcome)
         raise InfraError(
             f"{where}: evaluation incomplete: {_first_error(summary.get('errors', []))}"
         )

@@ -92,3 +92,24 @@ def test_a_verification_still_running_when_the_judge_returned_is_the_judges_erro
     assert "verify_unfinished" in [e["kind"] for e in result.errors]
     message = next(e["message"] for e in result.errors if e["kind"] == "verify_unfinished")
     assert message.startswith("a verification was still running when the judge returned")
+
+
+@pytest.mark.parametrize("sandbox", [True, False])
+def test_a_review_run_whose_judge_left_its_own_error_is_the_judges_failure_not_an_outage(
+    sandbox: bool,
+) -> None:
+    """An evaluation incomplete only for an error of the judge's own making (a claim of None
+    the Evaluator could not build a request from) is the judge's failure to repair in
+    validate, mutate and generate's acceptance, never read as an infrastructure failure."""
+
+    async def judged() -> dict[str, object]:
+        async with ReviewRuns(ScriptedBackend(), sandbox=sandbox) as runs:
+            return await runs.summary(
+                HOSTILE_JUDGES / "verifies_a_claim_of_none.py",
+                "Paris, see https://a",
+                task_id="verifies_a_claim_of_none",
+                answer_name="answer_1",
+            )
+
+    with pytest.raises(JudgeRunError, match=r"the judge failed: .*VerifyRequest"):
+        asyncio.run(judged())
