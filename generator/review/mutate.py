@@ -365,22 +365,17 @@ Outcome = Literal["killed", "survived", "inconclusive", "error"]
 RewriteOutcome = Literal["kept", "changed", "verdicts_differ", "inconclusive", "error"]
 
 
-class MutationRow(BaseModel):
-    """One mutation and how the judge scored it."""
+class _JudgedRow(BaseModel):
+    """One changed answer (a mutation or a rewrite) and how the judge scored it."""
 
     name: str
     description: str
-    score: float | None = Field(description="Root score of the mutated answer; None on error.")
-    outcome: Outcome = Field(
-        description="killed: the score dropped; survived: it did not; inconclusive: it dropped "
-        "while the run missed cited pages the original's run did not (`missing_pages`), so the "
-        "drop may be the missing page's; error: the judge failed on it. Only killed counts as "
-        "killed in the kill rate."
-    )
+    score: float | None = Field(description="Root score of the changed answer; None on error.")
+    outcome: str
     error: str | None = None
     missing_pages: list[str] = Field(
         default_factory=list,
-        description="Cited pages this mutation's run asked for that the page store lacks and the "
+        description="Cited pages this run asked for that the page store lacks and the "
         "original answer's run did not miss (the runner's page-read log).",
     )
 
@@ -389,27 +384,29 @@ class MutationRow(BaseModel):
         return _outcome_cell(self.outcome, self.missing_pages)
 
 
-class RewriteRow(BaseModel):
+class MutationRow(_JudgedRow):
+    """One mutation and how the judge scored it."""
+
+    outcome: Outcome = Field(
+        description="killed: the score dropped; survived: it did not; inconclusive: it dropped "
+        "while the run missed cited pages the original's run did not (`missing_pages`), so the "
+        "drop may be the missing page's; error: the judge failed on it. Only killed counts as "
+        "killed in the kill rate."
+    )
+
+
+class RewriteRow(_JudgedRow):
     """One meaning-preserving rewrite and how the judge scored it: it must keep the score."""
 
-    name: str
-    description: str
-    score: float | None = Field(description="Root score of the rewritten answer; None on error.")
     outcome: RewriteOutcome = Field(
         description="kept: the score is the original's (within 1e-9); changed: it is not, and "
         "a check of the judge's own code failed (`failed_checks`), so the judge reads how a "
         "value is written, not what it says; verdicts_differ: it is not, but only verified "
         "leaves turned (the verifier answered the reworded claims otherwise: its sensitivity "
         "to wording, or a live model's noise), so it shows nothing of the judge; inconclusive: "
-        "it changed "
-        "while the run missed cited pages the original's run did not (`missing_pages`); "
-        "error: the judge failed on it. Rewrites never count in the kill rate."
-    )
-    error: str | None = None
-    missing_pages: list[str] = Field(
-        default_factory=list,
-        description="Cited pages this rewrite's run asked for that the page store lacks and the "
-        "original answer's run did not miss (the runner's page-read log).",
+        "it changed while the run missed cited pages the original's run did not "
+        "(`missing_pages`); error: the judge failed on it. Rewrites never count in the kill "
+        "rate."
     )
     failed_checks: list[str] | None = Field(
         default=None,
@@ -417,10 +414,6 @@ class RewriteRow(BaseModel):
         "them (the judge's own checks, `add_custom_node`); None: not known, and then a changed "
         "score counts as changed.",
     )
-
-    def outcome_cell(self) -> str:
-        """The outcome for a Markdown table cell, with the missing pages that made it so."""
-        return _outcome_cell(self.outcome, self.missing_pages)
 
 
 def row_cells(row: MutationRow | RewriteRow) -> str:
