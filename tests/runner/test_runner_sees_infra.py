@@ -184,6 +184,21 @@ def test_any_exception_of_a_tool_provider_the_judge_swallowed_is_a_tool_failure(
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_a_tool_failure_the_judge_let_escape_is_the_tools_failure_alone(
+    work: Path, mode: str
+) -> None:
+    """Uncaught, a tool's outage ends the judge; that is still the tool's failure, reported
+    once and alike in both modes, not also as the judge's exception."""
+    item = hostile_input(work, "lets_tool_failure_escape")
+    tools = {"maps.calculate_distance": maps_down}
+    report = run(work, [item], ScriptedBackend(), mode, tools=tools)
+    result = only_result(work, report)
+    assert result.status == "incomplete" and result.final_score is None
+    assert [e["kind"] for e in result.errors] == ["tool"]
+    assert "maps service unreachable" in result.errors[0]["message"]
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_a_tool_failure_the_runner_saw_leaves_the_evaluation_incomplete_whatever_the_judge_kept(
     work: Path, mode: str
 ) -> None:

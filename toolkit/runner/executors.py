@@ -17,7 +17,7 @@ from toolkit.errors import InfraError
 from toolkit.evaluator import PageSource
 from toolkit.runner.judging import UserImports, evaluate_job, load_bound_judge
 from toolkit.runner.loader import Judge
-from toolkit.runner.metering import current_meter, judge_call, note_infra
+from toolkit.runner.metering import current_meter, judge_call, note_infra, noted_kind
 from toolkit.sandbox.protocol import EvalJob, EvalOutcome
 from toolkit.tools import ToolCaller
 
@@ -97,4 +97,5 @@ class InProcessExecutor:
             pages=self.pages,
             tools=self.tools,
             timeout_s=self.timeout_s,
+            noted_kind=noted_kind,
         )

@@ -210,8 +210,11 @@ async def evaluate_job(
     pages: PageSource | None,
     tools: ToolCaller | None,
     timeout_s: float | None = None,
+    noted_kind: Callable[[BaseException], str | None] | None = None,
 ) -> EvalOutcome:
-    """Load the judge with `load` (awaited) and run it on `job`; never raises for the judge's failure."""
+    """Load the judge with `load` (awaited) and run it on `job`; never raises for the judge's
+    failure. `noted_kind` names the service failure an exception that ended the judge was
+    (in process, where the judge gets the service's own exception), else it is the judge's."""
     started = time.monotonic()
     errors: list[dict[str, Any]] = []
     summary: Any = None
@@ -235,7 +238,8 @@ async def evaluate_job(
             )
         except JudgeFailed as failed:
             timed_out = failed.timed_out
-            kind = "timeout" if failed.timed_out else None
+            noted = noted_kind(failed.cause) if noted_kind is not None else None
+            kind = "timeout" if failed.timed_out else noted
             stage = "the judge ran out of time" if failed.timed_out else "the judge raised"
             errors.append(exception_error(failed.cause, stage, kind))
             if failed.partial_error is not None:

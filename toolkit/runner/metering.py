@@ -51,16 +51,20 @@ class Meter:
     """The evaluation is over (`end_calls`): a task its judge left behind may call nothing more."""
     calling: dict[asyncio.Task[Any], int] = field(default_factory=dict, repr=False)
     """Tasks in a backend or tool call of this evaluation right now (how many calls deep)."""
-    _noted: list[BaseException] = field(default_factory=list, repr=False)
+    _noted: list[tuple[BaseException, str]] = field(default_factory=list, repr=False)
 
     def note(self, error: BaseException, kind: str) -> None:
         """Keep `error` as a failure of `kind` (once, however many wrappers it passes through
         on its way out)."""
-        if any(seen is error for seen in self._noted):
+        if self.kind_noted(error) is not None:
             return
-        self._noted.append(error)
+        self._noted.append((error, kind))
         message = redact(str(error) or type(error).__name__)[:2000]
         self.infra.append(error_dict(type(error).__name__, kind, message))
+
+    def kind_noted(self, error: BaseException) -> str | None:
+        """The kind `error` itself was noted as (`note`), None when it was not."""
+        return next((kind for seen, kind in self._noted if seen is error), None)
 
 
 def note_infra(error: BaseException | dict[str, Any], service: str | None = None) -> None:
@@ -83,6 +87,14 @@ def note_infra(error: BaseException | dict[str, Any], service: str | None = None
 
 
 current_meter: ContextVar[Meter | None] = ContextVar("judgegen_meter", default=None)
+
+
+def noted_kind(error: BaseException) -> str | None:
+    """The kind the current evaluation's meter noted `error` as, when a service raised it: an
+    outage that escaped the judge is that service's failure, not the judge's exception (as a
+    sandboxed judge, which gets it as an `InfraError` of that kind, reports it)."""
+    meter = current_meter.get()
+    return None if meter is None else meter.kind_noted(error)
 
 
 def unreported(errors: list[dict[str, Any]], outcome: EvalOutcome) -> list[dict[str, Any]]:
