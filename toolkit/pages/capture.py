@@ -123,21 +123,33 @@ first `headings` drawn `h1` and `h2`, and the length of its main text (its longe
 NOT_FOUND_HEADINGS = 3
 """Headings of a page read for `walls.not_found_page`: a not-found page's say it at once."""
 _SCHEDULED_KEY = 'Symbol.for("judgegen.scheduled")'
+_PENDING_KEY = 'Symbol.for("judgegen.pending")'
 _TIMER_REGISTRY = (
     """(() => {
   const due = new Map();
-  const wrap = (native, note) => new Proxy(native, {
+  window.setTimeout = new Proxy(window.setTimeout, {
     apply(target, self, args) {
-      const id = Reflect.apply(target, self, args);
-      note(args, id);
+      const delay = Number(args[1]) || 0;
+      const callback = args[0];
+      const tracked = delay > 0 && typeof callback === "function";
+      let id;
+      if (tracked) {
+        args = [function () {
+          due.delete(id);
+          return Reflect.apply(callback, this, arguments);
+        }, ...args.slice(1)];
+      }
+      id = Reflect.apply(target, self, args);
+      if (delay > 0) due.set(id, { at: performance.now() + delay, tracked });
       return id;
     },
   });
-  window.setTimeout = wrap(window.setTimeout, (args, id) => {
-    const delay = Number(args[1]) || 0;
-    if (delay > 0) due.set(id, performance.now() + delay);
+  window.clearTimeout = new Proxy(window.clearTimeout, {
+    apply(target, self, args) {
+      due.delete(args[0]);
+      return Reflect.apply(target, self, args);
+    },
   });
-  window.clearTimeout = wrap(window.clearTimeout, (args) => due.delete(args[0]));
   const refreshAt = () => {
     const meta = document.querySelector('meta[http-equiv="refresh" i]');
     const found = /^\\s*(\\d+(?:\\.\\d*)?)\\s*[;,]\\s*(?:url\\s*=\\s*)?['"]?([^'"]+)/i
@@ -153,24 +165,37 @@ _TIMER_REGISTRY = (
     value: (within) => {
       const now = performance.now();
       let last = 0;
-      for (const [id, at] of due) {
-        if (at <= now) due.delete(id);
-        else if (at - now <= within) last = Math.max(last, at - now);
+      const ids = [];
+      for (const [id, { at, tracked }] of due) {
+        if (at <= now && !tracked) due.delete(id);
+        else if (at - now <= within) {
+          last = Math.max(last, at - now);
+          if (tracked) ids.push(id);
+        }
       }
       const refresh = refreshAt() - now;
-      return refresh > 0 && refresh <= within ? Math.max(last, refresh) : last;
+      return [refresh > 0 && refresh <= within ? Math.max(last, refresh) : last, ids];
     },
+  });
+  Object.defineProperty(window, """
+    + _PENDING_KEY
+    + """, {
+    value: (ids) => ids.filter((id) => due.has(id)).length,
   });
 })();"""
 )
 """Run in every document before its own scripts: notes when each pending `setTimeout` falls
-due (the native timers, wrapped, still run them), so a read can wait for the page's own
-timers, which no network event announces. `_SCHEDULED` reads it."""
+due, and when one of a function has run (the native timers, wrapped, still run them), so a
+read can wait for the page's own timers, which no network event announces, even where they
+run late, behind a busy page. `_SCHEDULED` and `_PENDING` read it."""
 _SCHEDULED = (
-    f"(within) => {{ const due = window[{_SCHEDULED_KEY}]; return due ? due(within) : 0; }}"
+    f"(within) => {{ const due = window[{_SCHEDULED_KEY}]; return due ? due(within) : [0, []]; }}"
 )
-"""Milliseconds until the last of the page's timers due within `within` ms, or its meta
-refresh to another page (counted from `load`, as the browser does), fires; 0 if none."""
+"""[milliseconds until the last of the page's timers due within `within` ms, or its meta
+refresh to another page (counted from `load`, as the browser does), fires (0 if none), the
+ids of those timers, overdue ones not yet run included]."""
+_PENDING = f"(ids) => {{ const left = window[{_PENDING_KEY}]; return left ? left(ids) : 0; }}"
+"""How many of the timers `ids` have neither run nor been cleared."""
 TRAFFIC_TYPES = frozenset({"fetch", "xhr"})
 """Resource types of the requests a page's scripts make for content: a page with one still
 answering is not read yet (within `CaptureOptions.script_wait`)."""
@@ -179,18 +204,26 @@ _AFTER_WAIT = 0.1
 they set off (a fetch begun, the answer drawn) to happen before it is read."""
 _TRAFFIC_POLL = 0.05
 """Seconds between checks for the page's fetches still answering."""
-_SCROLL = """async (y) => {
+_TWO_FRAMES = """(cap) => new Promise((done) => {
+  const late = setTimeout(() => done(false), cap);
+  requestAnimationFrame(() => requestAnimationFrame(() => {
+    clearTimeout(late);
+    done(true);
+  }));
+})"""
+"""Let two frames draw (intersection observers report on a frame), for at most `cap` ms (its
+timer cleared, so the page's timers are not waited for it): whether they drew in time."""
+_SCROLL = f"""async (y) => {{
   window.scrollTo(0, y);
-  await new Promise((done) => {
-    const late = setTimeout(done, 100);
-    requestAnimationFrame(() => requestAnimationFrame(() => done(clearTimeout(late))));
-  });
+  const drawn = await ({_TWO_FRAMES})(100);
   const root = document.scrollingElement || document.documentElement;
-  return [window.scrollY + window.innerHeight, root ? root.scrollHeight : 0];
-}"""
-"""Scroll to `y` and let two frames draw (intersection observers report on a frame; at most
-100 ms, its timer cleared so the page's timers are not waited for it); gives (the bottom of
-the view, the page's height)."""
+  return [window.scrollY + window.innerHeight, root ? root.scrollHeight : 0, drawn];
+}}"""
+"""Scroll to `y` and let two frames draw (`_TWO_FRAMES`, at most 100 ms); gives (the bottom
+of the view, the page's height, whether the frames drew in time)."""
+_SLOW_FRAMES_MS = 1000
+"""How long two frames are waited for at the end of a page whose frames were too slow for
+`_SCROLL` (a busy page, a loaded machine) before it is taken to have come to its end."""
 _TOP = "() => window.scrollTo(0, 0)"
 _REVEAL = """() => {
   for (const details of document.querySelectorAll("details:not([open])")) {
@@ -880,18 +913,33 @@ async def _await_scheduled(
 
     end = time.monotonic() + deadline.ms(within) / 1000
     try:
-        due = float(await page.evaluate(_SCHEDULED, within * 1000) or 0) / 1000
-    except Error:
-        due = 0.0
-    waited = due > 0
+        due_ms, timers = await page.evaluate(_SCHEDULED, within * 1000) or (0, [])
+    except (Error, TypeError, ValueError):
+        due_ms, timers = 0, []
+    due = float(due_ms) / 1000
+    waited = due > 0 or bool(timers)
     if waited:
         await asyncio.sleep(min(due + _AFTER_WAIT, max(end - time.monotonic(), 0.0)))
+    while timers and time.monotonic() < end:
+        if not await _timers_pending(page, timers):
+            break
+        await asyncio.sleep(_TRAFFIC_POLL)  # due, but run late behind a busy page
     out = traffic.out()
     while traffic.any_out(out) and time.monotonic() < end:
         waited = True
         await asyncio.sleep(_TRAFFIC_POLL)
     if waited:
         await asyncio.sleep(min(_AFTER_WAIT, max(end - time.monotonic(), 0.0)))
+
+
+async def _timers_pending(page: Page, timers: list[int]) -> bool:
+    """Whether any of the page's timers `timers` has neither run nor been cleared."""
+    from playwright.async_api import Error
+
+    try:
+        return bool(await page.evaluate(_PENDING, timers))
+    except Error:
+        return False
 
 
 async def _scroll_through(
@@ -907,9 +955,11 @@ async def _scroll_through(
     with contextlib.suppress(Error):
         while y < options.max_scroll_height and not deadline.spent():
             y = min(y + options.viewport_height, options.max_scroll_height)
-            bottom, height = await page.evaluate(_SCROLL, y)
+            bottom, height, drawn = await page.evaluate(_SCROLL, y)
             if bottom < height:
                 continue
+            if not drawn:  # what the end coming into view sets off is not started yet
+                await page.evaluate(_TWO_FRAMES, _SLOW_FRAMES_MS)
             await _await_scheduled(page, traffic, _QUIET, deadline)
             if int(await page.evaluate(_PAGE_HEIGHT) or 0) <= height:
                 break  # the end, and nothing more came
