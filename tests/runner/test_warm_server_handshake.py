@@ -15,13 +15,14 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from generator.cli.warm import key as keys
-from generator.cli.warm.client import GREETING_S, paths
+from generator.cli.warm.client import GREETING_S, HANDSHAKE_S, paths
 from generator.cli.warm.wire import End, Hello, Reply
 from tests.runner.test_warm_server import REPO, as_from_a_terminal, state, stopped_by, until
 
@@ -115,6 +116,40 @@ def test_a_signal_while_a_server_refuses_the_command_reaches_the_client_to_run_i
     handshake.answer(Reply(accepted=False, reason="stale"))
     assert handshake.client.wait(timeout=30) == -signal.SIGTERM
     assert state(handshake.command.pid) not in ("", "T", "Z")
+
+
+PROMPTLY_S = 1.5
+"""How soon a client acts on a signal whatever its server does (about a second; the rest is
+slack for a loaded machine): well short of `HANDSHAKE_S`, the longest it waits for a server."""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_while_a_server_that_greeted_stalls_ends_the_client_promptly(
+    handshake: Handshake, signum: signal.Signals
+) -> None:
+    """The server greeted the client and read its command, then never answers (hung, or
+    stopped): Ctrl-C is not held until the client gives up on it; the client hangs up, so a
+    server that takes the command late finds its client gone and ends it."""
+    assert PROMPTLY_S < HANDSHAKE_S
+    signalled = time.monotonic()
+    handshake.client.send_signal(signum)
+    assert handshake.client.wait(timeout=HANDSHAKE_S + 30) == -signum
+    assert time.monotonic() - signalled < PROMPTLY_S
+    assert handshake.conn.recv(1) == b""  # hung up
+
+
+def test_a_stop_while_a_server_that_greeted_stalls_stops_the_client_promptly_and_then_it_runs_the_command(
+    handshake: Handshake,
+) -> None:
+    """Ctrl-Z stops the client at once; `fg` continues it, and it runs the command itself
+    (99: not served), having hung up on the server that never took it."""
+    signalled = time.monotonic()
+    handshake.client.send_signal(signal.SIGTSTP)
+    assert stopped_by(handshake.client.pid) == signal.SIGTSTP
+    assert time.monotonic() - signalled < PROMPTLY_S
+    handshake.client.send_signal(signal.SIGCONT)
+    assert handshake.client.wait(timeout=30) == 99
+    assert handshake.conn.recv(1) == b""
 
 
 class Silent:

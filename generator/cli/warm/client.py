@@ -17,11 +17,13 @@ import contextlib
 import fcntl
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
 import sys
 import termios
+import time
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -43,7 +45,8 @@ one arriving while the server takes the command (its process group not yet known
 otherwise reach this process alone — Ctrl-Z would stop it with the command running on,
 Ctrl-C or SIGTERM would end it and the server would end the command with SIGTERM. Only a
 server that has greeted this client is sent the request, so they are held only while a
-server that is there handles it: reads it, checks its code, hands it over (milliseconds)."""
+server that is there handles it: reads it, checks its code, hands it over (milliseconds) —
+and, for one that stalls meanwhile, at most `SIGNALLED_S` after the first one arrives."""
 NOT_LEFT_BEHIND = frozenset({"--ray", "--help", "-h"})
 NOT_SERVED = frozenset({"--ray"})
 """Flags of a command that runs cold even when a server could serve it: a Ray driver starts or
@@ -60,7 +63,15 @@ HANDSHAKE_S = 10.0
 """How long a client waits for a server that greeted it to take its command (it holds signals
 meanwhile); past it, the command runs in the client (and the server, finding the client gone,
 ends the command if it had started it). Only a server that stalls within the few
-milliseconds between reading a request and answering it is waited for this long."""
+milliseconds between reading a request and answering it is waited for this long, and only
+while no signal is held (`SIGNALLED_S`)."""
+SIGNALLED_S = 0.25
+"""How long a client still waits for the server's answer once a signal it holds has arrived:
+an answer then relays the signal to the command; none, and the client hangs up and takes the
+signal itself (Ctrl-C ends it, Ctrl-Z stops it) as a cold command not yet started would — so
+Ctrl-C is acted on within about this long, whatever the server does."""
+PENDING_POLL_S = 0.05
+"""How often a client waiting for the server's answer looks for a held signal."""
 SERVER_LOST = 3
 """The exit code when the server ended before the command (an infrastructure failure)."""
 BOOT = (
@@ -135,12 +146,11 @@ class Client:
         if not (hello and hello.get("version") == WIRE_VERSION and hello.get("hello")):
             _hang_up(conn, reader)
             return None
-        conn.settimeout(HANDSHAKE_S)  # a server that greeted us and then stalls: run here
         held = signal.pthread_sigmask(signal.SIG_BLOCK, HELD)
         try:
             try:
                 socket.send_fds(conn, [_line(self.request())], [0, 1, 2])
-                reply = _read_line(reader)
+                reply = _answer(conn, reader)
                 conn.settimeout(None)
             except (OSError, ValueError):
                 reply = None
@@ -312,6 +322,26 @@ def _hang_up(conn: socket.socket, reader: BinaryIO) -> None:
     """Close the connection (its file first: the socket stays open while the file is)."""
     reader.close()
     conn.close()
+
+
+def _answer(conn: socket.socket, reader: BinaryIO) -> dict[str, Any] | None:
+    """The server's answer to the command sent on `conn`, waited for with signals held: for
+    `HANDSHAKE_S`, or `SIGNALLED_S` from the moment one of them is pending (None: no answer
+    in time)."""
+    poller = select.poll()
+    poller.register(conn, select.POLLIN)
+    deadline = time.monotonic() + HANDSHAKE_S
+    signalled = False
+    while True:
+        now = time.monotonic()
+        if not signalled and HELD & signal.sigpending():
+            signalled = True
+            deadline = min(deadline, now + SIGNALLED_S)
+        if now >= deadline:
+            return None
+        if poller.poll(1000 * min(deadline - now, PENDING_POLL_S)):
+            conn.settimeout(SIGNALLED_S)  # the answer is one short line, sent at once
+            return _read_line(reader)
 
 
 def _line(message: dict[str, Any]) -> bytes:
