@@ -329,6 +329,49 @@ def test_the_key_follows_the_environment_but_not_the_shells_position(
     assert keys.key(keys.material()) != before
 
 
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("LD_LIBRARY_PATH", "/opt/other/lib"),
+        ("LD_PRELOAD", "/opt/other/lib/libpreloaded.so"),
+        ("PYTHONPATH", "/opt/other/site"),
+        ("PATH", "/opt/other/bin"),
+        ("JUDGEGEN_JUDGE_MODEL", "another-model"),
+        ("JUDGEGEN_CONFIG", "/opt/other/judgegen.toml"),
+    ],
+)
+def test_a_client_whose_environment_would_load_or_decide_otherwise_has_another_key(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str
+) -> None:
+    """What the linker loads (LD_LIBRARY_PATH, LD_PRELOAD), the import path, where `bwrap` is
+    found, judgegen's settings: a server started with other values would not be what a fresh
+    process is, so a client never finds it (the server checks its own key as it starts)."""
+    before = keys.key(keys.material())
+    monkeypatch.setenv(name, value)
+    assert keys.key(keys.material()) != before
+
+
+@pytest.mark.parametrize("name", ["LD_LIBRARY_PATH", "LD_PRELOAD"])
+def test_the_key_follows_the_working_folder_when_the_linker_is_given_a_relative_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """`LD_LIBRARY_PATH=lib` (or an empty entry) is a folder of the working folder's: a fresh
+    process elsewhere loads other libraries. With absolute paths one server serves every
+    folder."""
+    here, there = tmp_path / "here", tmp_path / "there"
+    here.mkdir()
+    there.mkdir()
+    monkeypatch.setenv(name, "/opt/lib/libx.so" if name == "LD_PRELOAD" else "/opt/lib")
+    monkeypatch.chdir(here)
+    absolute_here = keys.key(keys.material())
+    monkeypatch.chdir(there)
+    assert keys.key(keys.material()) == absolute_here
+    monkeypatch.setenv(name, "lib/libx.so" if name == "LD_PRELOAD" else "lib")
+    relative_there = keys.key(keys.material())
+    monkeypatch.chdir(here)
+    assert keys.key(keys.material()) != relative_there
+
+
 def test_a_folder_others_can_write_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -76,6 +76,41 @@ def test_a_served_run_is_refused_once_an_import_that_found_nothing_would_find_a_
     )
 
 
+def test_a_served_run_is_refused_once_a_library_appears_in_a_folder_of_the_library_path(
+    warm: Warm, tmp_path: Path
+) -> None:
+    """The linker looks in LD_LIBRARY_PATH's folders before its cache: a library installed
+    in one after the server started (libseccomp for a binding that found none, a newer
+    libsqlite3 or, here, libz in front of the system's) is what a fresh process would load."""
+    libraries = tmp_path / "libraries"
+    libraries.mkdir()
+    warm.env["LD_LIBRARY_PATH"] = str(libraries)
+    assert warm(*warm.run_args("--no-sandbox")).returncode == 0
+    warm.wait_for_server()
+    shutil.copyfile(_a_mapped_library("libz.so"), libraries / "libz.so.1")
+    refused = warm(*warm.run_args("--no-sandbox"))
+    assert refused.returncode == 0, refused.stderr
+    assert warm.served() == 0
+    assert f"stale: {libraries} changed" in warm.log()
+
+
+@pytest.mark.parametrize("entry", ["absolute", "relative"])
+def test_a_snapshot_sees_a_library_appear_in_a_folder_of_the_library_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entry: str
+) -> None:
+    """A relative entry is the folder it named where the snapshot was taken (the server then
+    leaves that folder)."""
+    libraries = tmp_path / "libraries"
+    libraries.mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LD_LIBRARY_PATH", str(libraries) if entry == "absolute" else "libraries")
+    snapshot = CodeSnapshot.take()
+    monkeypatch.chdir("/")
+    assert snapshot.changed() is None
+    (libraries / "libwarm_probe.so.1").write_bytes(b"\x7fELF")
+    assert snapshot.changed() == f"{libraries} changed"
+
+
 def test_a_snapshot_sees_a_module_an_import_did_not_find_appear(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

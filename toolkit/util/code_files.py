@@ -20,6 +20,8 @@ REPLACED: Stamp = (-1, -1, -1)
 LINKER_CACHE = "/etc/ld.so.cache"
 """Where the dynamic linker (and `ctypes.util.find_library`) looks library names up: `ldconfig`
 rewrites it when a library is installed, upgraded or removed."""
+LIBRARY_PATH_ENV = "LD_LIBRARY_PATH"
+"""Folders the dynamic linker (and `ctypes.util.find_library`) looks in before its cache."""
 _DELETED = " (deleted)"
 
 
@@ -56,13 +58,33 @@ def first_change(files: Mapping[str, Stamp | None]) -> str | None:
     return None
 
 
+def library_path_folders(value: str | None) -> list[str]:
+    """The folders an LD_LIBRARY_PATH of `value` names, in order, as absolute paths (an empty
+    entry is the working folder, as the linker reads it; `:` and `;` both separate)."""
+    if not value:
+        return []
+    entries = value.replace(";", ":").split(":")
+    return list(dict.fromkeys(os.path.abspath(entry or ".") for entry in entries))
+
+
+def linker_lookup() -> dict[str, Stamp | None]:
+    """Where the dynamic linker finds a library by name, stamped now: this process's
+    LD_LIBRARY_PATH folders (a library added, removed or renamed in one changes its stamp)
+    and the linker's cache."""
+    folders = library_path_folders(os.environ.get(LIBRARY_PATH_ENV))
+    files = {folder: stamp(folder) for folder in folders}
+    files[LINKER_CACHE] = stamp(LINKER_CACHE)
+    return files
+
+
 def mapped_libraries(maps: str = "/proc/self/maps") -> dict[str, Stamp | None]:
     """Every file mapped executable into this process — the interpreter, the shared objects
-    the dynamic linker, extension modules or ctypes loaded — stamped now, and the linker's
-    cache (a library installed since would be found by name). A file replaced or removed
-    since it was mapped stamps `REPLACED`. Anonymous memory and memfds are no files; nor are
-    libffi's closure trampolines (`ffiXXXXXX`, mapped from a file it removes at once)."""
-    files: dict[str, Stamp | None] = {LINKER_CACHE: stamp(LINKER_CACHE)}
+    the dynamic linker, extension modules or ctypes loaded — stamped now, and where the linker
+    finds libraries by name (`linker_lookup`: a library installed since would be found). A
+    file replaced or removed since it was mapped stamps `REPLACED`. Anonymous memory and
+    memfds are no files; nor are libffi's closure trampolines (`ffiXXXXXX`, mapped from a
+    file it removes at once)."""
+    files = linker_lookup()
     try:
         with open(maps) as listing:
             lines = listing.read().splitlines()

@@ -2,7 +2,8 @@
 
 Taken once the server has imported everything: every loaded module's file and every loaded
 package's folder (size, mtime and inode: an edit, a reinstall or a new module beside it), the
-native libraries mapped into it and the linker's cache (an upgrade of libseccomp or libsqlite3),
+native libraries mapped into it, the linker's cache and LD_LIBRARY_PATH's folders (an upgrade
+of libseccomp or libsqlite3, or a library installed where the linker would find it first),
 which import-path entry each top-level module came from (a new file earlier on the path, which
 would shadow it), the `.pth` files on the path (a new one can add an importer), and the imports
 it looked for and did not get (an optional binding installed since: a fresh process would

@@ -3,7 +3,8 @@
 Standard library only: the client computes this before anything else is imported. Two
 processes with the same key import the same code the same way and see the same settings:
 the interpreter and its flags and options, the import path (with the working folder for an
-empty entry), the environment (except the variables that only say where the shell is), the user, the resource
+empty entry), the environment (except the variables that only say where the shell is, and
+with the working folder when the linker is given paths relative to it), the user, the resource
 limits, the nice value and CPU affinity, the cgroup and the namespaces — and they speak the
 same protocol. A server answers only clients with its own key.
 """
@@ -19,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-KEY_VERSION = 2
+KEY_VERSION = 3
 WIRE_VERSION = 3
 """The protocol the client and server speak (`wire.py`): part of the key, so a client only
 ever finds a server that speaks it (one an older judgegen left would not greet it)."""
@@ -103,7 +104,19 @@ def material() -> dict[str, Any]:
         "scheduling": [os.getpriority(os.PRIO_PROCESS, 0), sorted(os.sched_getaffinity(0))],
         "cgroup": _read("/proc/self/cgroup"),
         "namespaces": [_inode(f"/proc/self/ns/{ns}") for ns in ("mnt", "pid", "net", "user")],
+        "linker_cwd": cwd if _linker_paths_relative(os.environ) else None,
     }
+
+
+def _linker_paths_relative(environ: dict[str, str] | os._Environ[str]) -> bool:
+    """Whether the dynamic linker is given a path relative to the working folder — an empty
+    or relative LD_LIBRARY_PATH entry, an LD_PRELOAD path with a relative folder — so what a
+    fresh process loads depends on where it starts (`code_files.library_path_folders`)."""
+    folders = environ.get("LD_LIBRARY_PATH", "").replace(";", ":")
+    preloads = environ.get("LD_PRELOAD", "").replace(":", " ").split()
+    return (
+        bool(folders) and any(not entry.startswith("/") for entry in folders.split(":"))
+    ) or any("/" in entry and not entry.startswith("/") for entry in preloads)
 
 
 def key(of: dict[str, Any]) -> str:
