@@ -22,6 +22,7 @@ from tests.runner.test_warm_server import REPO, Warm, children, until
 from tests.runner.test_warm_server import warm as warm  # the fixture
 from toolkit.backends import ScriptedBackend
 from toolkit.sandbox import pool as pool_module
+from toolkit.sandbox.launch import launch_sandbox
 from toolkit.sandbox.pool import WorkerPool
 from toolkit.util.code_files import first_change, loaded_files, stamp
 
@@ -107,6 +108,104 @@ def test_a_server_left_by_an_unsandboxed_run_sees_an_upgrade_of_what_its_zygote_
     assert warm.served() == 0
     assert f"stale: {front / 'pyseccomp.py'} changed" in warm.log()
     assert "libseccomp is unavailable (the binding as upgraded)" in served.stderr
+
+
+NO_BWRAP = "bubblewrap (`bwrap`) not found"
+
+
+def _bwrap() -> str:
+    """This machine's bubblewrap (the test is skipped without one)."""
+    found = shutil.which("bwrap")
+    if found is None:
+        pytest.skip("bubblewrap is not installed")
+    return found
+
+
+def _warnings(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("judgegen: warning:")]
+
+
+@pytest.mark.parametrize("change", ["installed", "removed"])
+def test_a_served_run_is_wrapped_as_a_cold_one_once_bubblewrap_is_installed_or_removed(
+    warm: Warm, tmp_path: Path, change: str
+) -> None:
+    """The zygote's sandbox was started ahead, wrapped (or not) as bubblewrap was then: a
+    command finding it installed or removed since gets a sandbox started now, as a cold
+    run's is, with its guards and warnings."""
+    bwrap = _bwrap()
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    installed = folder / "bwrap"
+    if change == "removed":
+        installed.symlink_to(bwrap)
+    warm.env["PATH"] = str(folder)
+    assert warm(*warm.run_args()).returncode == 0
+    warm.wait_for_server()
+    [(_, server)] = servers(warm.folder)
+    assert server is not None
+    until(lambda: children(server), "the server forked no zygote")
+    [zygote] = children(server)
+    until(lambda: children(zygote), "the zygote started no sandbox")
+    if change == "installed":
+        installed.symlink_to(bwrap)
+    else:
+        installed.unlink()
+    served = warm(*warm.run_args())
+    cold = subprocess.run(
+        warm.command(*warm.run_args()),
+        cwd=warm.work,
+        env={**warm.env, keys.SWITCH_ENV: "off"},
+        capture_output=True,
+        text=True,
+    )
+    assert served.returncode == cold.returncode == 0, served.stderr
+    assert warm.served() == 1
+    assert (NO_BWRAP in cold.stderr) == (change == "removed")
+    assert _warnings(served.stderr) == _warnings(cold.stderr)
+    assert "was not used (bubblewrap " in warm.log()
+
+
+def test_a_launch_tells_once_its_bubblewrap_is_upgraded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A package manager's upgrade renames a new file over the old: a launch now would run
+    the new one, while the one started ahead runs the old."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    installed = folder / "bwrap"
+    shutil.copy(_bwrap(), installed)
+    monkeypatch.setenv("PATH", str(folder))
+    launch = launch_sandbox()
+    try:
+        assert launch.isolation.bwrap == str(installed)
+        assert launch.wrapped_otherwise_now() is None
+        upgrade = folder / "bwrap.new"
+        shutil.copy(installed, upgrade)
+        os.replace(upgrade, installed)
+        assert launch.wrapped_otherwise_now() == f"bubblewrap changed: {installed}"
+    finally:
+        launch.kill()
+
+
+async def test_a_pool_starts_its_own_sandbox_rather_than_one_launched_before_bubblewrap_went(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sandbox launched early (in a cold run's start-up) is adopted only as a launch now
+    would be wrapped."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    (folder / "bwrap").symlink_to(_bwrap())
+    monkeypatch.setenv("PATH", str(folder))
+    early = launch_sandbox()
+    assert early.isolation.bwrap is not None
+    (folder / "bwrap").unlink()
+    pool = WorkerPool(None, LIMITS, ScriptedBackend(extract=extract), Pages(), launch=early)
+    async with pool:
+        outcome = await pool.evaluate(job("two_sources"))
+        assert pool.server is not None and pool.server.launch is not early
+    assert outcome.status == "complete", outcome.errors
+    assert pool.isolation.bwrap is None
+    assert early.process.poll() is not None  # killed, not left running
 
 
 def test_a_launch_imports_nothing_once_what_it_needs_is_imported_ahead() -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import toolkit
 from toolkit.sandbox.confinement import JOB_GUARDS, WORKER_GUARDS
+from toolkit.util.code_files import Stamp, stamp
 
 SCRATCH = "/scratch"
 _KEPT_VARS = ("PATH", "LANG", "LANGUAGE", "TZ")
@@ -162,6 +163,13 @@ class Isolation:
         if seccomp_fd is not None:
             args += ["--add-seccomp-fd", str(seccomp_fd)]
         return [*args, "--"]
+
+
+def bubblewrap() -> tuple[str | None, Stamp | None]:
+    """The bubblewrap a launch now would wrap workers with — found on PATH — and its stamp
+    (an upgrade replaces the file); (None, None) when none is installed."""
+    path = shutil.which("bwrap")
+    return path, stamp(path) if path is not None else None
 
 
 def assumed_isolation(network: bool = False) -> Isolation:

@@ -25,11 +25,13 @@ from toolkit.sandbox.isolation import (
     SCRATCH,
     Isolation,
     assumed_isolation,
+    bubblewrap,
     hidden_probes,
     scrubbed_environment,
     site_directories,
 )
 from toolkit.sandbox.start import SEPARATOR, SITE_FLAG
+from toolkit.util.code_files import Stamp
 
 PROBE_NAME = "host-only"
 SCRATCH_FILES = 4  # the scratch tmpfs holds this many files of the largest allowed size
@@ -66,9 +68,27 @@ class Launch:
     `kill`, or when the launch is collected (or the process exits)."""
     warnings: list[str] = field(default_factory=list)
     max_file_mb: int = DEFAULT_MAX_FILE_MB  # sizes the scratch space its jobs share
+    wrapper: tuple[str | None, Stamp | None] = (None, None)
+    """The bubblewrap installed as it launched (`isolation.bubblewrap`), whether or not it
+    wraps this server (one that fails here is probed and dropped)."""
 
     def __post_init__(self) -> None:
         weakref.finalize(self, host_dir.discard, self.host_dir.root, self.host_dir.lock)
+
+    def wrapped_otherwise_now(self) -> str | None:
+        """Why a launch now would be wrapped otherwise than this one — bubblewrap installed,
+        removed or upgraded since (None: as this one). A server started ahead (early in
+        start-up, or by a warm server's zygote) is used only when it is what a launch now
+        would start."""
+        was, was_stamp = self.wrapper
+        now, now_stamp = bubblewrap()
+        if now == was:
+            return f"bubblewrap changed: {now}" if now_stamp != was_stamp else None
+        if was is None:
+            return f"bubblewrap installed since: {now}"
+        if now is None:
+            return f"bubblewrap removed since: {was}"
+        return f"bubblewrap now found at {now}, not {was}"
 
     def measured(self) -> None:
         """The server measured its guards: the host probe may go."""
@@ -128,6 +148,7 @@ def launch_sandbox(
 ) -> Launch:
     """Start the fork server (wrapped per `isolation`, default: bubblewrap when installed)
     and return at once. Raises OSError when the process cannot be started at all."""
+    wrapper = bubblewrap()
     isolation = isolation or assumed_isolation(network)
     sandbox_bpf, job_bpf, filter_warning = _filters(network)
     warnings = [w for w in (isolation.warning, filter_warning) if w]
@@ -163,4 +184,4 @@ def launch_sandbox(
         child_end.close()
         for fd in filter_fds:
             os.close(fd)
-    return Launch(process, parent_end, isolation, folder, warnings, max_file_mb)
+    return Launch(process, parent_end, isolation, folder, warnings, max_file_mb, wrapper)

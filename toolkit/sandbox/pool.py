@@ -248,8 +248,13 @@ def _finish(
 
 def _launched_for(launch: Launch, limits: SandboxLimits) -> bool:
     """Whether a fork server launched ahead (early, with defaults) was started as `limits`
-    need: the network namespace and the scratch space are fixed at launch."""
-    return launch.network == limits.network and launch.max_file_mb == limits.max_file_mb
+    need — the network namespace and the scratch space are fixed at launch — and wrapped as
+    a launch now would be (bubblewrap not installed, removed or upgraded since)."""
+    return (
+        launch.network == limits.network
+        and launch.max_file_mb == limits.max_file_mb
+        and launch.wrapped_otherwise_now() is None
+    )
 
 
 class WorkerPool:

@@ -33,7 +33,7 @@ import traceback
 import warnings
 from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from pydantic import ValidationError
 
@@ -41,6 +41,9 @@ from generator.cli.warm import key as keys
 from generator.cli.warm.client import RELAYED, WIRE_VERSION, paths
 from generator.cli.warm.code_snapshot import CodeSnapshot
 from generator.cli.warm.wire import End, Hello, Reply, Request
+
+if TYPE_CHECKING:
+    from toolkit.sandbox.launch import Launch
 
 REQUEST_TIMEOUT_S = 5.0
 _LAUNCHER = "toolkit.sandbox.launch"  # what starting the sandbox imports (with pyseccomp)
@@ -413,11 +416,23 @@ def _zygote(channel: socket.socket, ours: socket.socket, home: str, said: list[s
         os._exit(0)
     request = Request.model_validate_json(data)
     launch = early.take()
-    if launch is not None and (launch.process.poll() is not None or request.cwd != home):
-        launch.kill()  # died while waiting, or started elsewhere: start one as a cold run would
-        log(f"the sandbox started ahead in {home} was not used (the command runs in {request.cwd})")
-        launch = None
+    if launch is not None:
+        unlike = _unlike_a_cold_launch(launch, request, home)
+        if unlike is not None:
+            launch.kill()  # start one as a cold run would
+            log(f"the sandbox started ahead in {home} was not used ({unlike})")
+            launch = None
     _become(request, list(fds), EarlySandbox(launch) if launch is not None else None, said)
+
+
+def _unlike_a_cold_launch(launch: Launch, request: Request, home: str) -> str | None:
+    """Why the sandbox a zygote started ahead in `home` is not what the command's cold run
+    would start (None: it is)."""
+    if launch.process.poll() is not None:
+        return "it ended while waiting"
+    if request.cwd != home:
+        return f"the command runs in {request.cwd}"
+    return launch.wrapped_otherwise_now()
 
 
 def _become(request: Request, fds: list[int], early: Any, said: list[str]) -> NoReturn:
