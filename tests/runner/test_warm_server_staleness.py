@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from generator.cli.warm.code_snapshot import CodeSnapshot
-from tests.runner.test_warm_server import REPO, Warm
+from tests.runner.test_warm_server import REPO, Warm, verdicts
 from tests.runner.test_warm_server import warm as warm  # the fixture
 from toolkit.util.code_files import LINKER_CACHE, REPLACED, mapped_libraries, stamp
 
@@ -92,6 +92,22 @@ def test_a_served_run_is_refused_once_a_library_appears_in_a_folder_of_the_libra
     assert refused.returncode == 0, refused.stderr
     assert warm.served() == 0
     assert f"stale: {libraries} changed" in warm.log()
+
+
+def test_a_client_a_stale_server_refuses_says_so_on_its_stderr_and_runs_the_command_itself(
+    warm: Warm, tmp_path: Path
+) -> None:
+    libraries = tmp_path / "libraries"
+    libraries.mkdir()
+    warm.env["LD_LIBRARY_PATH"] = str(libraries)
+    cold = warm(*warm.run_args("--no-sandbox"))
+    warm.wait_for_server()
+    (libraries / "libwarm_probe.so.1").write_bytes(b"\x7fELF")
+    refused = warm(*warm.run_args("--no-sandbox"))
+    assert refused.returncode == cold.returncode == 0, refused.stderr
+    note = f"judgegen: the warm server was not used (stale: {libraries} changed); the command runs here"
+    assert refused.stderr.splitlines()[0] == note
+    assert verdicts(refused.stdout) == verdicts(cold.stdout)
 
 
 @pytest.mark.parametrize("entry", ["absolute", "relative"])

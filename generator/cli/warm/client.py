@@ -8,7 +8,8 @@ then its standard streams (as file descriptors), working folder, arguments, posi
 environment and umask go to the server, which forks the command, and this process waits for
 its exit status, passing on the signals it receives from the moment it sends the command
 (Ctrl-C reaches the command as it would in process; Ctrl-Z stops it along with this process,
-and `fg` or `bg` continues both). Anything short of an accepted command is run here.
+and `fg` or `bg` continues both). Anything short of an accepted command is run here (a
+server's refusal, such as a stale server's, is named on standard error first).
 """
 
 from __future__ import annotations
@@ -156,6 +157,12 @@ class Client:
                 reply = None
             if not (reply and reply.get("version") == WIRE_VERSION and reply.get("accepted")):
                 _hang_up(conn, reader)
+                if reply and isinstance(reply.get("reason"), str):
+                    print(
+                        f"judgegen: the warm server was not used ({reply['reason']}); the "
+                        "command runs here",
+                        file=sys.stderr,
+                    )
                 return None
             return self._wait(conn, reader, int(reply["pid"]), held)
         finally:  # not served: what was held reaches this process now, as in a cold command
