@@ -15,6 +15,7 @@ JudgegenError
  │    └── LedgerError  the usage ledger file cannot be written (stops the command: exit 3)
  ├── BudgetExceeded   the dollar cap was reached; no new calls are made (also an InfraError)
  ├── AnswersLayoutError  an --answers folder cannot be read as <agent>/<task_id>/<answer>.md
+ ├── NameCollision    two entries of one folder whose names differ only in Unicode normalization
  ├── ResultsBusy      another run holds the results folder's lock (and we were told not to wait)
  ├── ScoreFilesTaken  the score files a run would write are another results folder's
  ├── ResultsOfAnotherInput  RESULTS/<agent> holds results of another input with that agent name
@@ -33,6 +34,12 @@ class JudgegenError(Exception):
 
 class AnswersLayoutError(JudgegenError):
     """An answers folder is not laid out as answers; the message says how to lay them out."""
+
+
+class NameCollision(JudgegenError):
+    """Two entries of one folder (agent or task folders, answer, judge or review files) whose
+    names differ only in Unicode normalization (NFC `café`, NFD `café`): judgegen takes them as
+    one name (`toolkit.names`), so it refuses them; the message names both and the fix."""
 
 
 class ResultsBusy(JudgegenError):

@@ -18,8 +18,16 @@ from generator.cli.fresh_stamp import record, remove_stamp, replay_fresh_run
 from generator.cli.llm_options import llm_options
 from generator.cli.ray_options import ray_options
 from generator.cli.run_backend import RunBackend
-from toolkit.errors import AnswersLayoutError, InfraError, JudgegenError, ResultsBusy, SpecError
+from toolkit.errors import (
+    AnswersLayoutError,
+    InfraError,
+    JudgegenError,
+    NameCollision,
+    ResultsBusy,
+    SpecError,
+)
 from toolkit.keywords import did_you_mean
+from toolkit.names import canonical_name
 from toolkit.runner.answers_layout import StrayFile, read_layout, samples_task
 from toolkit.runner.inputs import (
     DEFAULT_MAX_ANSWER_BYTES,
@@ -81,19 +89,22 @@ def _discover(
     """The inputs to judge and the files under --answers that will not be judged."""
     if (answers is None) == (trajectories is None):
         raise click.UsageError("give exactly one of --answers DIR or --trajectories DIR")
-    if trajectories is not None:
-        traj = trajectory_root(trajectories)[1]
-        check_task_ids(tasks, {p.name for p in traj.iterdir() if p.is_dir()})
-        return discover_trajectories(trajectories, tasks=tasks, max_bytes=max_bytes), []
-    assert answers is not None
     try:
+        if trajectories is not None:
+            traj = trajectory_root(trajectories)[1]
+            check_task_ids(tasks, {canonical_name(p.name) for p in traj.iterdir() if p.is_dir()})
+            return discover_trajectories(trajectories, tasks=tasks, max_bytes=max_bytes), []
+        assert answers is not None
         layout = read_layout(answers)
-    except AnswersLayoutError as exc:
+    except (AnswersLayoutError, NameCollision) as exc:
         raise click.UsageError(str(exc)) from exc
     if layout.note:
         click.echo(f"note: {layout.note}", err=True)
     check_task_ids(tasks, {f.task_id for f in layout.folders})
-    inputs = discover_answers(answers, tasks=tasks, max_bytes=max_bytes, layout=layout)
+    try:
+        inputs = discover_answers(answers, tasks=tasks, max_bytes=max_bytes, layout=layout)
+    except NameCollision as exc:
+        raise click.UsageError(str(exc)) from exc
     strays = [s for s in layout.strays if tasks is None or _task_of(s, answers) in tasks]
     return inputs, strays
 
@@ -152,7 +163,10 @@ def stale_judges(tasks_dir: Path, judges: Path, reviews: Path, task_ids: set[str
 
     warnings = []
     for folder in task_folders(tasks_dir):
-        if folder.name not in task_ids or not judge_file(judges, folder.name).is_file():
+        if (
+            canonical_name(folder.name) not in task_ids
+            or not judge_file(judges, folder.name).is_file()
+        ):
             continue
         try:
             loaded = load_spec(folder, tasks_dir)
@@ -182,7 +196,8 @@ def stale_judges(tasks_dir: Path, judges: Path, reviews: Path, task_ids: set[str
 
 def _task_of(stray: StrayFile, root: Path) -> str | None:
     parts = stray.path.relative_to(root).parts
-    return next((p for p in parts[:-1] if p), None) if len(parts) > 1 else None
+    task = next((p for p in parts[:-1] if p), None) if len(parts) > 1 else None
+    return None if task is None else canonical_name(task)
 
 
 def check_task_ids(requested: set[str] | None, known: set[str]) -> None:
@@ -384,7 +399,13 @@ def _maps_loader(spec: str | None) -> Callable[[], MapsProvider | None]:
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="A webeval run: DIR/traj/<task_id>/*_final_answer.json.",
 )
-@click.option("--task", "tasks", multiple=True, help="Only these task ids (repeatable).")
+@click.option(
+    "--task",
+    "tasks",
+    multiple=True,
+    callback=lambda ctx, param, value: tuple(canonical_name(task) for task in value),
+    help="Only these task ids (repeatable).",
+)
 @click.option(
     "--jobs",
     type=click.IntRange(1, 256),

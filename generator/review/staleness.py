@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from generator.stages.provenance import Provenance
 from generator.stages.spec import MARKDOWN_SPEC_FILE, SPEC_FILE, LoadedSpec, load_spec
+from toolkit.names import entry_path
 
 STALENESS_VERSION = 1
 
@@ -38,8 +39,9 @@ class Staleness(BaseModel):
 
 
 def judge_file(judges_dir: str | Path, task_id: str) -> Path:
-    """Where the judge of `task_id` lives."""
-    return Path(judges_dir) / f"{task_id}.py"
+    """Where the judge of `task_id` lives (named by the id in any Unicode spelling:
+    `toolkit.names`)."""
+    return entry_path(judges_dir, task_id, ".py", "judge")
 
 
 def staleness(loaded: LoadedSpec, judges_dir: str | Path) -> Staleness:

@@ -6,6 +6,9 @@ folder (`tasks/<id>`, which holds `task.yaml`) or at its `answers/` folder runs 
 sample answers as agent `samples`, as `tasks/<id>/samples` would; a folder of loose `.md` files
 is a layout error with the fix. Files the layout does not account for (answers in nested
 folders, non-`.md` files, loose files) are listed as strays so the run can report them.
+Agent names and task ids are the folders' names in their canonical spelling
+(`toolkit.names`); two agent (or task) folders spelled alike but for Unicode normalization are
+a `NameCollision`, never merged into one.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from toolkit.errors import AnswersLayoutError
+from toolkit.names import canonical_name, check_distinct
 
 ANSWER_SUFFIX = ".md"
 SAMPLES_AGENT = "samples"
@@ -38,7 +42,8 @@ class StrayFile:
 
 @dataclass(frozen=True)
 class TaskFolder:
-    """One `<task_id>/` folder of answers and the agent whose answers they are."""
+    """One `<task_id>/` folder of answers and the agent whose answers they are (both names
+    canonical, whatever the folders' spelling on disk)."""
 
     agent_name: str
     task_id: str
@@ -85,7 +90,7 @@ def samples_task(root: str | Path) -> str | None:
     task_dir = _task_dir(root)
     if task_dir is None and root.name == SAMPLES_AGENT:
         task_dir = _task_dir(root.parent)
-    return None if task_dir is None else task_dir.resolve().name
+    return None if task_dir is None else canonical_name(task_dir.resolve().name)
 
 
 def _files_below(folder: Path) -> list[Path]:
@@ -114,7 +119,9 @@ def _task_strays(task_dir: Path) -> list[StrayFile]:
 def _agent_folders(agent_dir: Path) -> tuple[list[TaskFolder], list[StrayFile]]:
     tasks, files = _entries(agent_dir)
     strays = [StrayFile(p, f"outside a task folder; answers must be {LAYOUT}") for p in files]
-    folders = [TaskFolder(agent_dir.name, t.name, t) for t in tasks]
+    check_distinct(tasks, f"task folder of agent {agent_dir.name}")
+    agent = canonical_name(agent_dir.name)
+    folders = [TaskFolder(agent, canonical_name(t.name), t) for t in tasks]
     for folder in folders:
         strays += _task_strays(folder.path)
     return folders, strays
@@ -136,7 +143,7 @@ def read_layout(root: str | Path) -> AnswersLayout:
             f"{root} is a task folder, not an answers folder ({LAYOUT}): judging the task's "
             f"sample answers in {answers} as agent '{SAMPLES_AGENT}'"
         )
-        folder = TaskFolder(SAMPLES_AGENT, task_dir.name, answers)
+        folder = TaskFolder(SAMPLES_AGENT, canonical_name(task_dir.name), answers)
         strays = _task_strays(answers) if answers.is_dir() else []
         return AnswersLayout("task", [folder] if answers.is_dir() else [], strays, note)
     subdirs, files = _entries(root)
@@ -157,6 +164,7 @@ def read_layout(root: str | Path) -> AnswersLayout:
             f"pass one task's samples (--answers {specs[0]}/samples) or answers laid out as "
             f"{LAYOUT}"
         )
+    check_distinct(subdirs, "agent folder")
     layout = AnswersLayout("agents")
     layout.strays = [
         StrayFile(p, f"outside an agent folder; answers must be {LAYOUT}") for p in files

@@ -2,6 +2,8 @@
 
 `reviews/<task_id>.approval.json` records who approved which bytes; the runner executes a
 judge only while its current sha256 equals the approved one, so any edit needs a new review.
+Task ids match in any Unicode spelling (`toolkit.names`): a record or judge spelled NFD on disk
+is the one of the task id spelled NFC.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field, ValidationError
 
 from toolkit.errors import SpecError
+from toolkit.names import canonical_name, entry_path
 from toolkit.util.files import write_atomic
 from toolkit.util.hashing import sha256_file
 
@@ -31,8 +34,8 @@ class Approval(BaseModel):
 
 
 def approval_path(reviews_dir: str | Path, task_id: str) -> Path:
-    """Where the approval of `task_id` lives."""
-    return Path(reviews_dir) / f"{task_id}.approval.json"
+    """Where the approval of `task_id` lives (as spelled on disk, else canonically)."""
+    return entry_path(reviews_dir, task_id, ".approval.json", "approval record")
 
 
 def approve(
@@ -44,7 +47,8 @@ def approve(
     now: datetime | None = None,
 ) -> Approval:
     """Record `reviewer`'s approval of the current `judges_dir/<task_id>.py`."""
-    judge = Path(judges_dir) / f"{task_id}.py"
+    judge = entry_path(judges_dir, task_id, ".py", "judge")
+    task_id = canonical_name(task_id)
     if not judge.is_file():
         raise SpecError(str(judge), "judge", "no such judge file", "generate or write it first")
     if not reviewer.strip():
@@ -94,7 +98,7 @@ def approval_problem_for(judge_sha256: str, reviews_dir: str | Path, task_id: st
         return str(exc)
     if record is None:
         return "not reviewed (no approval record)"
-    if record.task_id != task_id:
+    if canonical_name(record.task_id) != canonical_name(task_id):
         where = approval_path(reviews_dir, task_id)
         return f"{where} approves task '{record.task_id}', not '{task_id}'"
     if record.judge_sha256 != judge_sha256:

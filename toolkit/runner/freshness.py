@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from toolkit.errors import PageStoreError
+from toolkit.names import NamedEntries, canonical_name, same_name
 from toolkit.runner.approval import approval_problem_for
 from toolkit.runner.fingerprint import (
     Fingerprint,
@@ -74,11 +75,13 @@ class JudgeInfo:
 
 def resolve_judges(task_ids: Iterable[str], options: JudgePolicy) -> dict[str, JudgeInfo]:
     """The judge of each task, read once, with the reason it may not run (missing, unreviewed,
-    changed, not UTF-8)."""
+    changed, not UTF-8). A judge is found by its task id in any Unicode spelling; two judges
+    of one task spelled apart only so are a `NameCollision`."""
     judges: dict[str, JudgeInfo] = {}
     near = _NearMisses(Path(options.judges_dir))
+    files = NamedEntries(options.judges_dir, ".py", "judge")
     for task_id in sorted(set(task_ids)):
-        path = (Path(options.judges_dir) / f"{task_id}.py").resolve()
+        path = files.path(task_id).resolve()
         if not path.is_file():
             reason = f"no judge at {path}{near.hint(task_id)}"
             judges[task_id] = JudgeInfo(task_id, path, None, reason, missing=True)
@@ -102,9 +105,10 @@ def resolve_judges(task_ids: Iterable[str], options: JudgePolicy) -> dict[str, J
 
 class _NearMisses:
     """The judges whose file name differs from a task id only in case, `-` or `_` (a webeval
-    folder `Louvre-Hours` beside `louvre_hours.py`): judges are found by the exact id, never
-    matched loosely, so such a task is reported as having no judge, and the hint names the
-    judge it missed. The folder is listed once, on the first task without a judge."""
+    folder `Louvre-Hours` beside `louvre_hours.py`): judges are found by the exact id (in any
+    Unicode spelling, `toolkit.names`), never matched loosely, so such a task is reported as
+    having no judge, and the hint names the judge it missed. The folder is listed once, on the
+    first task without a judge."""
 
     def __init__(self, judges_dir: Path) -> None:
         self.judges_dir = judges_dir
@@ -112,7 +116,7 @@ class _NearMisses:
 
     @staticmethod
     def _key(name: str) -> str:
-        return name.casefold().replace("-", "_")
+        return canonical_name(name).casefold().replace("-", "_")
 
     def hint(self, task_id: str) -> str:
         """`; <judge> differs only in ...` for the judges `task_id` nearly names, else ""."""
@@ -347,7 +351,7 @@ def judged_tasks(options: FreshnessOptions) -> frozenset[str]:
     if options.tasks is not None or options.inputs_by_task:
         return frozenset()
     judges = Path(options.judges_dir).glob("*.py")
-    return frozenset(p.stem for p in judges if not p.name.startswith(("_", ".")))
+    return frozenset(canonical_name(p.stem) for p in judges if not p.name.startswith(("_", ".")))
 
 
 def write_summaries(
@@ -457,6 +461,6 @@ def _withdraw_score_files(store: ResultStore, gone: list[ResultHead], scores: Sc
         if result is None or not result.input_path:
             continue
         recorded = Path(result.input_path)  # the final answer file, or the task folder
-        folder = recorded if recorded.name == head.task_id else recorded.parent
-        if folder.name == head.task_id and folder.is_dir():
+        folder = recorded if same_name(recorded.name, head.task_id) else recorded.parent
+        if same_name(folder.name, head.task_id) and folder.is_dir():
             scores.remove(folder, head.task_id)

@@ -12,6 +12,10 @@ Every answer becomes one `AnswerInput` with a decided outcome before any judge r
   trajectory, or a malformed trajectory folder → excluded with a reason, never judged and
   never counted in metrics. A final answer is a decoded JSON string, text whatever it holds
   (an escaped NUL included): the binary rule is for raw file bytes.
+
+Agent, task and answer names are canonical (`toolkit.names`) whatever their spelling on
+disk, so results land under one spelling; two answer files or trajectory folders spelled alike
+but for Unicode normalization are a `NameCollision`.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from toolkit.names import canonical_name, check_distinct
 from toolkit.runner.answers_layout import ANSWER_SUFFIX, AnswersLayout, is_visible, read_layout
 from toolkit.util.hashing import sha256_bytes
 
@@ -132,20 +137,23 @@ def discover_answers(
     layout: AnswersLayout | None = None,
 ) -> list[AnswerInput]:
     """Every `<agent>/<task_id>/*.md` under `root` (or `<task_id>/*.md` if `root` is one agent,
-    or a task folder's samples; see `read_layout`, whose result may be passed as `layout`)."""
+    or a task folder's samples; see `read_layout`, whose result may be passed as `layout`).
+    `tasks` are matched in any Unicode spelling."""
     layout = layout or read_layout(root)
+    wanted = None if tasks is None else {canonical_name(task) for task in tasks}
     found: list[AnswerInput] = []
     for folder in layout.folders:
-        if tasks is not None and folder.task_id not in tasks:
+        if wanted is not None and folder.task_id not in wanted:
             continue
-        paths = (p for p in folder.path.glob(f"*{ANSWER_SUFFIX}") if p.is_file())
-        for path in sorted(paths, key=lambda p: _natural_key(p.stem)):
+        paths = [p for p in folder.path.glob(f"*{ANSWER_SUFFIX}") if p.is_file()]
+        check_distinct(paths, "answer file")
+        for path in sorted(paths, key=lambda p: _natural_key(canonical_name(p.stem))):
             data = path.read_bytes()
             item = AnswerInput(
                 kind="answer",
                 agent_name=folder.agent_name,
                 task_id=folder.task_id,
-                answer_name=path.stem,
+                answer_name=canonical_name(path.stem),
                 path=path,
                 answer_sha256=sha256_bytes(data),
             )
@@ -154,13 +162,14 @@ def discover_answers(
 
 
 def trajectory_root(root: str | Path) -> tuple[str, Path]:
-    """(run name, folder holding one directory per task) for `<run>`, `<run>/traj` or a traj dir."""
+    """(run name, folder holding one directory per task) for `<run>`, `<run>/traj` or a traj
+    dir; the run name, the agent's, is canonical (`toolkit.names`)."""
     root = Path(root).resolve()
     if (root / "traj").is_dir():
-        return root.name, root / "traj"
+        return canonical_name(root.name), root / "traj"
     if root.name == "traj":
-        return root.parent.name, root
-    return root.name, root
+        return canonical_name(root.parent.name), root
+    return canonical_name(root.name), root
 
 
 def _trajectory_input(run: str, task_dir: Path, max_bytes: int) -> AnswerInput:
@@ -169,7 +178,7 @@ def _trajectory_input(run: str, task_dir: Path, max_bytes: int) -> AnswerInput:
     item = AnswerInput(
         kind="trajectory",
         agent_name=run,
-        task_id=task_dir.name,
+        task_id=canonical_name(task_dir.name),
         answer_name=TRAJECTORY_ANSWER_NAME,
         path=candidates[0] if len(candidates) == 1 else task_dir,
         answer_sha256=sha256_bytes(raw),
@@ -219,10 +228,14 @@ def discover_trajectories(
     max_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
 ) -> list[AnswerInput]:
     """One input per `<run>/traj/<task_id>/` folder; malformed folders become excluded inputs.
-    Hidden folders (`.ipynb_checkpoints`, `.git`) are no task's, as in an answers folder."""
+    Hidden folders (`.ipynb_checkpoints`, `.git`) are no task's, as in an answers folder.
+    `tasks` are matched in any Unicode spelling."""
     run, traj = trajectory_root(root)
+    task_dirs = sorted(p for p in traj.iterdir() if p.is_dir() and is_visible(p))
+    check_distinct(task_dirs, "trajectory task folder")
+    wanted = None if tasks is None else {canonical_name(task) for task in tasks}
     return [
         _trajectory_input(run, task_dir, max_bytes)
-        for task_dir in sorted(p for p in traj.iterdir() if p.is_dir() and is_visible(p))
-        if tasks is None or task_dir.name in tasks
+        for task_dir in task_dirs
+        if wanted is None or canonical_name(task_dir.name) in wanted
     ]

@@ -30,6 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError, computed_field
 
 from toolkit.errors import ResultsError, ResultsOfAnotherInput, ScoreFilesTaken
+from toolkit.names import canonical_name, same_name
 from toolkit.runner.fingerprint import Fingerprint
 from toolkit.runner.inputs import AnswerInput
 from toolkit.runner.options import DEFAULT_SCORE_NAME
@@ -291,6 +292,11 @@ class ResultHead:
 
 UNREADABLE = "the result file cannot be read: run its task again, or delete the file"
 MISPLACED = "not the result of its own path (a copy?), so not counted: delete the file"
+SPELLED_TWICE = (
+    "the result file beside it under the NFC spelling of the same names holds the result of "
+    "this path (an earlier judgegen wrote this one under the names' spelling on disk), so "
+    "this one is not counted: delete it"
+)
 
 
 class ScoreFile(BaseModel):
@@ -309,8 +315,11 @@ class ResultStore:
         self.root = Path(root)
 
     def path(self, agent: str, task_id: str, answer_name: str) -> Path:
-        """Where the result of (agent, task, answer) lives."""
-        return self.root / agent / task_id / f"{answer_name}.json"
+        """Where the result of (agent, task, answer) lives: under their canonical spelling
+        (`toolkit.names`), so a run finds the results of the same names however its inputs
+        spell them on disk."""
+        names = (canonical_name(agent), canonical_name(task_id), canonical_name(answer_name))
+        return self.root / names[0] / names[1] / f"{names[2]}.json"
 
     def read(self, agent: str, task_id: str, answer_name: str) -> EvaluationResult | None:
         """The stored result, or None when missing, unreadable or of another schema."""
@@ -372,15 +381,24 @@ class ResultStore:
         summaries at the end of a run then read only results the run did not touch. Files
         that cannot be read as results, or hold the result of another task or answer than
         their path names (a copy: counted, it would stand in for that pair's result), are
-        put in `unreadable`, with why."""
-        mine = {self.path(h.agent_name, h.task_id, h.answer_name): h for h in known}
-        for path in _result_paths(self.root / agent):
-            head = mine.get(path)
+        put in `unreadable`, with why; so is a file beside the same file in the canonical
+        spelling (`toolkit.names`), which would count one result twice."""
+        mine = {_spelled(self.path(h.agent_name, h.task_id, h.answer_name)): h for h in known}
+        paths = _result_paths(self.root / agent)
+        listed = {str(path) for path in paths}
+        for path in paths:
+            if str(path) != _spelled(path) and _spelled(path) in listed:
+                if unreadable is not None:
+                    unreadable[path] = SPELLED_TWICE
+                continue
+            head = mine.get(_spelled(path))
             why = UNREADABLE
             if head is None:
                 result = read_result(path)
                 head = None if result is None else ResultHead.of(result)
-                if head is not None and self.path(agent, head.task_id, head.answer_name) != path:
+                if head is not None and _spelled(path) != _spelled(
+                    self.path(agent, head.task_id, head.answer_name)
+                ):
                     why = f"it holds the result of {head.task_id}/{head.answer_name}: {MISPLACED}"
                     head = None
             if head is not None:
@@ -389,14 +407,25 @@ class ResultStore:
                 unreadable[path] = why
 
 
+def _spelled(path: Path) -> str:
+    """`path` in the canonical spelling: the same file on macOS, which may list a name in
+    another spelling than the one it was written under (`toolkit.names`)."""
+    return canonical_name(str(path))
+
+
+def _task_folder(path: Path, task_id: str) -> Path:
+    """The task folder of an input's recorded path (the folder itself, named by the task id
+    in any spelling, or the answer file in it)."""
+    return path if same_name(path.name, task_id) else path.parent
+
+
 def input_root(input_path: str | Path, task_id: str) -> Path:
     """The folder holding the task folders of an input (a webeval run's `traj/`, an answers
     folder's agent folder), from its path (the answer file, or a malformed trajectory's task
     folder): resolved when the path is absolute; a relative one (recorded by a judgegen before
     results recorded absolute paths) is kept relative, normalized, as its run's working
     directory is unknown. Another root means other answers under the same agent name."""
-    path = Path(input_path)
-    folder = (path if path.name == task_id else path.parent).parent
+    folder = _task_folder(Path(input_path), task_id).parent
     return folder.resolve() if folder.is_absolute() else Path(os.path.normpath(folder))
 
 
@@ -415,8 +444,7 @@ def input_folder(input_path: str | Path, task_id: str) -> Path:
     folder), from its path as `input_root` takes it: resolved when absolute, so a task folder
     reached through a link (`tasks/<id>/samples/<id>` links to `../answers`) is the one it
     links to; a relative one is kept relative, normalized."""
-    path = Path(input_path)
-    folder = path if path.name == task_id else path.parent
+    folder = _task_folder(Path(input_path), task_id)
     return folder.resolve() if folder.is_absolute() else Path(os.path.normpath(folder))
 
 
