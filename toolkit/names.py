@@ -96,10 +96,6 @@ class NamedEntries:
         canonical spelling)."""
         return self.find(name) or self.folder / f"{canonical_name(name)}{self.suffix}"
 
-    def names(self) -> frozenset[str]:
-        """The canonical names (without the suffix) of the folder's entries."""
-        return frozenset(self._entries())
-
 
 def entry_path(folder: str | Path, name: str, suffix: str, what: str) -> Path:
     """`folder/<name><suffix>` as spelled on disk, else in its canonical spelling: one listing
