@@ -3,7 +3,8 @@
 
 Exit codes (all commands): 0 success; 1 the command ran and found problems (failed checks,
 incomplete evaluations, disagreement below a gate); 2 usage or input error (bad flags,
-invalid spec, missing file); 3 infrastructure failure (LLM, budget, browser) stopped the work.
+invalid spec, missing file); 3 infrastructure failure (LLM, budget, browser) stopped the work;
+4 (`report`) results a rerun would redo are listed and left out of the metrics.
 """
 
 from __future__ import annotations

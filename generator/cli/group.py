@@ -54,5 +54,6 @@ def main() -> None:
 
     \b
     Exit codes: 0 ok; 1 problems found (failed checks, incomplete evaluations,
-    agreement below a gate); 2 usage or input error; 3 infrastructure failure.
+    agreement below a gate); 2 usage or input error; 3 infrastructure failure; 4 stale
+    results (`report`).
     """

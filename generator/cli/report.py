@@ -2,23 +2,39 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from collections import defaultdict
+from contextlib import closing, nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
+from generator.cli.common import open_pages
+from toolkit.runner.inputs import DEFAULT_MAX_ANSWER_BYTES
 from toolkit.runner.metrics import Listed, Summary, compute_summary, format_table
 from toolkit.runner.results import (
     SUMMARY_FILE,
     EvaluationResult,
     ResultHead,
     ResultStore,
+    iter_result_files,
     iter_results,
     read_result,
 )
+from toolkit.runner.stale_results import (
+    FreshnessCheck,
+    InputsNow,
+    ReportRecord,
+    StaleResult,
+    check_results,
+)
 from toolkit.util.files import write_atomic
+
+STALE_EXIT = 4
+"""`judgegen report`'s exit code when counted results are stale (without --allow-stale)."""
 
 
 def _previous(agent_dir: Path) -> Summary | None:
@@ -28,11 +44,16 @@ def _previous(agent_dir: Path) -> Summary | None:
         return None
 
 
-def _heads(agent_dir: Path) -> tuple[list[ResultHead], list[Listed]]:
-    """The heads of the agent's results, and its files that are none (unreadable, or a copy
-    of another pair's result), listed as a run lists them: never dropped or counted unseen."""
+def _heads(
+    agent_dir: Path,
+    known: list[ResultHead] = (),  # type: ignore[assignment]
+) -> tuple[list[ResultHead], list[Listed]]:
+    """The heads of the agent's results (those in `known` used as they are), and its files
+    that are none (unreadable, or a copy of another pair's result), listed as a run lists
+    them: never dropped or counted unseen."""
     unreadable: dict[Path, str] = {}
-    heads = list(ResultStore(agent_dir.parent).iter_heads(agent_dir.name, unreadable=unreadable))
+    store = ResultStore(agent_dir.parent)
+    heads = list(store.iter_heads(agent_dir.name, known=known, unreadable=unreadable))
     listed = [
         Listed(task_id=path.parent.name, answer_name=path.stem, reason=why)
         for path, why in unreadable.items()
@@ -40,53 +61,117 @@ def _heads(agent_dir: Path) -> tuple[list[ResultHead], list[Listed]]:
     return heads, listed
 
 
-def _summary(agent_dir: Path) -> Summary:
+@dataclass
+class _Agent:
+    """One agent's results as `report` reads them: the heads, the files that are no result,
+    the summary.json of the run that last wrote it (None: none), and the freshness check of
+    the results its metrics would count."""
+
+    folder: Path
+    heads: list[ResultHead]
+    unreadable: list[Listed]
+    previous: Summary | None
+    freshness: FreshnessCheck
+
+    @property
+    def left(self) -> dict[tuple[str, str], Listed]:
+        """The result files the last run left out of the metrics, by (task, answer)."""
+        return _left(self.previous)
+
+    @property
+    def stale(self) -> list[StaleResult]:
+        """The results the freshness check found stale."""
+        return self.freshness.stale
+
+
+def _left(previous: Summary | None) -> dict[tuple[str, str], Listed]:
+    """The result files the run that wrote `previous` left out, by (task, answer)."""
+    listed = previous.not_counted if previous is not None else []
+    return {(r.task_id, r.answer_name): r for r in listed}
+
+
+def _read_agent(agent_dir: Path, inputs: InputsNow) -> _Agent:
+    """Read `agent_dir`, each result file parsed once (for its head and its fingerprint),
+    and check the freshness of the results its metrics would count."""
+    store = ResultStore(agent_dir.parent)
+    own = [
+        result
+        for path, result in iter_result_files(agent_dir)
+        if path == store.path(agent_dir.name, result.task_id, result.answer_name)
+    ]  # a copy of another pair's result is listed by `_heads`, never checked
+    heads, unreadable = _heads(agent_dir, [ResultHead.of(r) for r in own])
+    previous = _previous(agent_dir)
+    left = _left(previous)
+    counted = [r for r in own if (r.task_id, r.answer_name) not in left]
+    freshness = asyncio.run(check_results(counted, inputs))
+    return _Agent(agent_dir, heads, unreadable, previous, freshness)
+
+
+def _summary(agent: _Agent) -> Summary:
     """The metrics of an agent's results as the run that last wrote its summary.json scoped
     them: results it left out (answer gone, judge held back, outdated) stay out and listed,
-    its skipped judges, unchecked tasks and judges the agent did not answer stay named, its removed tasks (while their
-    result files remain) scored 0, and the pairs it did not evaluate left out (`_answered`).
-    A result file unreadable now is listed, its pair left out as the run leaves it."""
-    heads, unreadable = _heads(agent_dir)
-    previous = _previous(agent_dir)
+    its skipped judges, unchecked tasks and judges the agent did not answer stay named, its
+    removed tasks (while their result files remain) scored 0, and the pairs it did not
+    evaluate left out (`_answered`). A result file unreadable now is listed, its pair left out
+    as the run leaves it. A result stale now is left out and listed as a run leaves an
+    outdated result it stopped before redoing: its pair not evaluated while its answer
+    exists (not scored 0 as missing), missing once its answer is gone."""
+    heads, unreadable, previous = agent.heads, agent.unreadable, agent.previous
+    stale = {(s.task_id, s.answer_name): s for s in agent.stale}
+    stale_listed = [
+        Listed(task_id=t, answer_name=a, reason=s.reason) for (t, a), s in stale.items()
+    ]
+    present = {pair for pair, s in stale.items() if s.answer_exists}
+    name = agent.folder.name
     if previous is None:
-        return compute_summary(agent_dir.name, heads, not_counted=unreadable)
-    left = {(r.task_id, r.answer_name): r for r in previous.not_counted}
-    store = ResultStore(agent_dir.parent)
+        counted = [h for h in heads if (h.task_id, h.answer_name) not in stale]
+        answered: dict[str, set[str]] | None = None
+        if stale:  # the answers known: those of the results counted, and of the stale ones
+            answered = defaultdict(set)
+            for task_id, answer_name in [*((h.task_id, h.answer_name) for h in counted), *present]:
+                answered[task_id].add(answer_name)
+        listed = unreadable + stale_listed
+        return compute_summary(name, counted, not_counted=listed, answered=answered)
+    left = agent.left
+    store = ResultStore(agent.folder.parent)
     still = [
-        listed
-        for (task, answer), listed in left.items()
-        if store.path(agent_dir.name, task, answer).exists()
+        listed for (task, answer), listed in left.items() if store.path(name, task, answer).exists()
     ]
     unread = {
         (r.task_id, r.answer_name): r for r in unreadable if (r.task_id, r.answer_name) not in left
     }
-    counted = [h for h in heads if (h.task_id, h.answer_name) not in left]
+    counted = [h for h in heads if (h.task_id, h.answer_name) not in left.keys() | stale.keys()]
     return compute_summary(
-        agent_dir.name,
+        name,
         counted,
         skipped_judges=previous.skipped_judges,
         include_unreviewed=previous.include_unreviewed,
-        not_counted=still + list(unread.values()),
+        not_counted=still + list(unread.values()) + stale_listed,
         unchecked_tasks=previous.unchecked_tasks,
-        answered=_answered(previous, counted, set(unread)),
+        answered=_answered(previous, counted, set(unread), present),
         removed_tasks={t for t in previous.removed_tasks if t in {r.task_id for r in still}},
         judged_tasks=previous.unanswered_judges,
     )
 
 
 def _answered(
-    previous: Summary, counted: list[ResultHead], unread: set[tuple[str, str]]
+    previous: Summary,
+    counted: list[ResultHead],
+    unread: set[tuple[str, str]],
+    present: set[tuple[str, str]],
 ) -> dict[str, set[str]]:
     """The answer names each task the last run checked had, as its summary.json tells: those
     of the results counted, of the pairs it did not evaluate (their answer exists) and of
-    the pairs it counted whose result file is `unread` now; its missing pairs had none.
-    Without this, a pair the run left out (stopped before judging it, or its result
-    outdated) would be scored 0 as missing."""
+    the pairs it counted whose result file is `unread` now; its missing pairs had none. And
+    the `present` pairs, stale results whose answer is there now. Without this, a pair
+    left out (the run stopped before judging it, or its result outdated) would be scored 0
+    as missing."""
     unchecked = set(previous.unchecked_tasks)
     answered: dict[str, set[str]] = defaultdict(set)
     pairs = [(h.task_id, h.answer_name) for h in counted]
     pairs += [(m.task_id, m.answer_name) for m in previous.not_evaluated]
     pairs += [pair for pair in unread if pair in _counted_pairs(previous)]
+    pairs += sorted(present)
     for task_id, answer_name in pairs:
         if task_id not in unchecked:
             answered[task_id].add(answer_name)
@@ -114,8 +199,9 @@ def _agents(path: Path) -> dict[Path, list[EvaluationResult]]:
     return {folder: results for folder, results in agents.items() if results}
 
 
-def _write_html(path: Path, out: Path) -> int:
-    """Write the HTML report of `path` to `out`; 1 when some results are incomplete."""
+def _write_html(path: Path, out: Path, inputs: InputsNow) -> tuple[int, list[_Agent]]:
+    """Write the HTML report of `path` to `out`: (1 when some results are incomplete else 0,
+    the agents whose metrics it shows, their freshness checked: stale results left out)."""
     from generator.review.report import render_report
 
     agents = _agents(path)
@@ -123,10 +209,13 @@ def _write_html(path: Path, out: Path) -> int:
         raise click.UsageError(f"no results in {path} (pass RESULTS/, RESULTS/<agent> or a file)")
     results = [r.model_dump(mode="json") for rs in agents.values() for r in rs]
     metrics = None
+    read: list[_Agent] = []
     if not path.is_file():
         metrics = {}
         for folder in agents:
-            summary = _summary(folder)
+            agent = _read_agent(folder, inputs)
+            read.append(agent)
+            summary = _summary(agent)
             metrics[folder.name] = {
                 "partial_completion": summary.partial_completion.mean,
                 "success_rate": summary.success_rate.mean,
@@ -136,20 +225,90 @@ def _write_html(path: Path, out: Path) -> int:
                 "missing": len(summary.missing),
                 "not_evaluated": len(summary.not_evaluated),
             }
+            if agent.stale:  # left out of these metrics: the page says how many
+                metrics[folder.name]["stale"] = len(agent.stale)
     write_atomic(out, render_report(results, metrics))
     click.echo(f"wrote {out} ({len(results)} result(s))", err=True)
-    return 1 if any(r["status"] == "incomplete" for r in results) else 0
+    return (1 if any(r["status"] == "incomplete" for r in results) else 0), read
+
+
+def freshness_lines(agent: str, check: FreshnessCheck) -> list[str]:
+    """What the freshness check of `agent`'s results found, as the report says it: each
+    stale result (task/answer: why), and what could not be checked."""
+    lines = []
+    if check.stale:
+        accepted = " (accepted with --allow-stale)" if check.allow_stale else ""
+        lines.append(
+            f"STALE{accepted}: {len(check.stale)} result(s) of {agent} no longer stand for "
+            "their inputs: left out of the metrics (run `judgegen run` again to redo them)"
+        )
+        lines += [f"  {s.task_id}/{s.answer_name}: {s.reason}" for s in check.stale]
+    lines += [f"freshness not checked: {why}" for why in check.unchecked]
+    return lines
+
+
+def _stale_exit(agents: list[_Agent], allow_stale: bool) -> bool:
+    """Whether stale results make the exit code (`STALE_EXIT`): some found, not accepted;
+    says so on stderr."""
+    stale = sum(len(a.stale) for a in agents)
+    if not stale or allow_stale:
+        return False
+    click.echo(
+        f"error: {stale} stale result(s) left out of the metrics (exit {STALE_EXIT}): run "
+        "`judgegen run` again to redo them, or pass --allow-stale to accept the metrics "
+        "without them",
+        err=True,
+    )
+    return True
 
 
 @click.command()
 @click.argument("agent_dir", type=click.Path(exists=True, path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the summary as JSON, with what the freshness check found (`freshness`).",
+)
 @click.option(
     "--html",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also write a self-contained HTML report (RESULTS/, RESULTS/<agent> or one result).",
 )
-def report(agent_dir: Path, as_json: bool, html: Path | None) -> None:
+@click.option(
+    "--judges",
+    default="generated_judges",
+    show_default=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The judges folder `judgegen run` read: each result's judge is compared with it.",
+)
+@click.option(
+    "--pages",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The page store `judgegen run` read: the pages each result read are compared with it.",
+)
+@click.option(
+    "--max-answer-bytes",
+    default=DEFAULT_MAX_ANSWER_BYTES,
+    show_default=True,
+    type=int,
+    help="As given to `judgegen run`: whether it excludes an answer is part of its result.",
+)
+@click.option(
+    "--allow-stale",
+    is_flag=True,
+    help=f"Exit as if no result were stale (not {STALE_EXIT}); they are still listed and "
+    "left out of the metrics.",
+)
+def report(
+    agent_dir: Path,
+    as_json: bool,
+    html: Path | None,
+    judges: Path,
+    pages: Path | None,
+    max_answer_bytes: int,
+    allow_stale: bool,
+) -> None:
     """Print Partial Completion, Success Rate and Pass@k for RESULTS/<agent>.
 
     Metrics follow Mind2Web 2's definitions: a (task, run) pair the agent has no answer for
@@ -158,32 +317,80 @@ def report(agent_dir: Path, as_json: bool, html: Path | None) -> None:
     gone, judge held back, outdated) and the pairs it did not evaluate (their answer exists:
     left out, not scored 0) come from its summary.json.
 
+    Each result counted is checked as `judgegen run` checks a stored result before reusing
+    it: one whose answer (at the path it records), judge (in --judges), judge templates,
+    judgegen's toolkit code, cited pages (in --pages) or outcome (--max-answer-bytes) changed
+    since, or whose answer is gone, is stale. Stale results are listed (first in the table;
+    `freshness.stale` in --json) and left out of the metrics, as a run's summary leaves out
+    the outdated results it did not redo: their pair is not evaluated while the answer
+    exists, missing (scored 0) once it is gone. The backend, models and --maps provider are
+    each result's own. What cannot be checked (no judges folder or no judge there, an input
+    folder moved, pages read from a store --pages does not give) is said as `freshness not
+    checked: <why>` (`freshness.unchecked`); those results count as found.
+
     \b
     With --html OUT, also write one self-contained HTML page (metrics, per-answer table,
     collapsible rubric trees with each verdict's reasoning) for RESULTS/<agent>, for all
-    agents under RESULTS/, or for a single result file (those two print no table).
+    agents under RESULTS/, or for a single result file (those two print no table; a single
+    file's freshness is not checked).
 
     \b
     Example:
       judgegen report results/samples --json
+      judgegen report results/my_agent --pages pages
       judgegen report results/ --html report.html
 
     \b
-    Exit codes: 0 every result complete; 1 some results are incomplete; 2 no results found.
+    Exit codes: 0 every result complete and current; 1 some results are incomplete; 2 no
+    results found; 4 some results are stale (listed; left out of the metrics): run
+    `judgegen run` again, or pass --allow-stale to exit 0 or 1 as without them.
     """
+    page_store = open_pages(pages)
+    with closing(page_store) if page_store is not None else nullcontext():
+        inputs = InputsNow(judges_dir=judges, pages=page_store, max_answer_bytes=max_answer_bytes)
+        code = _report(agent_dir, inputs, as_json=as_json, html=html, allow_stale=allow_stale)
+    sys.exit(code)
+
+
+def _report(
+    agent_dir: Path, inputs: InputsNow, *, as_json: bool, html: Path | None, allow_stale: bool
+) -> int:
+    """Print (and write) what `report` shows; its exit code."""
+    read: list[_Agent] = []
     if html is not None:
-        html_exit = _write_html(agent_dir, html)
+        html_exit, read = _write_html(agent_dir, html, inputs)
         if agent_dir.is_file() or not any(iter_results(agent_dir)):
-            sys.exit(html_exit)
+            if agent_dir.is_file():
+                click.echo(
+                    "freshness not checked: one result file (pass RESULTS/<agent> to check it)",
+                    err=True,
+                )
+            for agent in read:
+                for line in freshness_lines(agent.folder.name, _accepted(agent, allow_stale)):
+                    click.echo(line, err=True)
+            return STALE_EXIT if _stale_exit(read, allow_stale) else html_exit
     elif agent_dir.is_file():
         raise click.UsageError("a single result file needs --html OUT")
     if not any(iter_results(agent_dir)):
         raise click.UsageError(
             f"no result files under {agent_dir}/<task>/<answer>.json (pass RESULTS/<agent>)"
         )
-    summary = _summary(agent_dir)
+    agent = next((a for a in read if a.folder == agent_dir), None) or _read_agent(agent_dir, inputs)
+    check = _accepted(agent, allow_stale)
+    summary = _summary(agent)
+    lines = freshness_lines(agent_dir.name, check)
     if as_json:
-        click.echo(json.dumps(summary.model_dump(mode="json"), indent=2, sort_keys=True))
+        record = ReportRecord(**dict(summary), freshness=check)
+        click.echo(json.dumps(record.model_dump(mode="json"), indent=2, sort_keys=True))
+        for line in lines:
+            click.echo(line, err=True)
     else:
-        click.echo(format_table(summary))
-    sys.exit(1 if summary.counts.incomplete else 0)
+        click.echo("\n".join([*lines, format_table(summary)]))
+    if _stale_exit([agent], allow_stale):
+        return STALE_EXIT
+    return 1 if summary.counts.incomplete else 0
+
+
+def _accepted(agent: _Agent, allow_stale: bool) -> FreshnessCheck:
+    """The agent's freshness check, marked with whether --allow-stale accepts it."""
+    return agent.freshness.model_copy(update={"allow_stale": allow_stale})

@@ -87,10 +87,17 @@ class Fingerprint(BaseModel):
         """Whether this result's fingerprint holds for `other`, the one the inputs give now:
         equal but for the pages read (which only the evaluation itself reveals) and, when
         this result called no tool, the tool provider (it could not have changed it)."""
-        ignored: dict[str, Any] = {"pages": None}
-        if self.tools is None:
-            ignored["tools"] = None
-        return self.model_copy(update=ignored) == other.model_copy(update=ignored)
+        return not self.changed(other)
+
+    def changed(self, other: Fingerprint) -> list[str]:
+        """The fields in which this result's fingerprint does not hold for `other` (see
+        `same_inputs`), in field order: empty when it holds."""
+        ignored = {"pages"} | ({"tools"} if self.tools is None else set())
+        return [
+            name
+            for name in type(self).model_fields
+            if name not in ignored and getattr(self, name) != getattr(other, name)
+        ]
 
 
 def backend_identity(backend: Any, spec: str | None = None) -> str:

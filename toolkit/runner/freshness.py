@@ -185,18 +185,53 @@ def carried_attempts(stored: EvaluationResult | None, fp: Fingerprint) -> Earlie
 async def _standing(
     stored: EvaluationResult, item: AnswerInput, fp: Fingerprint, pages: Any
 ) -> EvaluationResult | None:
-    """`stored` if it was computed from the inputs `item` has now, whatever its status: the
-    same fingerprint (`fp`), the same outcome, and every page it read as it is in `pages`.
-    A complete result without a score (an earlier version recorded a judge's scoreless
-    summary so) stands for nothing: it is redone."""
+    """`stored` if it was computed from the inputs `item` has now, whatever its status
+    (`stale_reason` gives none)."""
+    return stored if await stale_reason(stored, item, fp, pages) is None else None
+
+
+_CHANGED = {
+    "version": "the fingerprint format",
+    "judge_sha256": "its judge",
+    "templates_sha256": "the judge templates (prompts/toolkit)",
+    "toolkit_version": "judgegen's toolkit code or runtime",
+    "judge_model": "the judge model",
+    "extract_model": "the extraction model",
+    "backend": "the judging backend",
+    "answer_sha256": "its answer",
+    "tools": "the --maps provider",
+}
+"""How a reason names each fingerprint field that changed."""
+
+
+async def stale_reason(
+    stored: EvaluationResult,
+    item: AnswerInput,
+    fp: Fingerprint,
+    pages: Any,
+    *,
+    check_pages: bool = True,
+) -> str | None:
+    """Why `stored` no longer stands for `item` now, whatever its status (None: it stands):
+    another fingerprint than `fp`, the one the inputs give now (which fields changed), another
+    outcome, or a page it read (or found missing) other now in `pages` (not looked at without
+    `check_pages`: its caller has no page source to ask). A complete result without a score
+    (an earlier version recorded a judge's scoreless summary so) stands for nothing."""
     if stored.status == "complete" and stored.final_score is None:
-        return None
-    if not stored.fingerprint.same_inputs(fp) or not same_outcome(stored, item):
-        return None
+        return "it is complete without a score (as an earlier judgegen recorded some)"
+    changed = stored.fingerprint.changed(fp)
+    if changed:
+        names = ", ".join(_CHANGED.get(name, name) for name in changed)
+        if "toolkit_version" in changed:
+            names += f" ({stored.fingerprint.toolkit_version} then, {fp.toolkit_version} now)"
+        return f"{names} changed"
+    if not same_outcome(stored, item):
+        now = f"excluded now ({item.excluded})" if item.excluded else "no longer excluded"
+        return f"its answer's outcome changed: {now}"
     reads = stored.fingerprint.pages
-    if reads is not None and not await pages_unchanged(reads, pages):
-        return None
-    return stored
+    if check_pages and reads is not None and not await pages_unchanged(reads, pages):
+        return "a cited page it read changed, or one it found missing is in the page source now"
+    return None
 
 
 async def outdated_results(

@@ -148,17 +148,22 @@ def discover_answers(
         paths = [p for p in folder.path.glob(f"*{ANSWER_SUFFIX}") if p.is_file()]
         check_distinct(paths, "answer file")
         for path in sorted(paths, key=lambda p: _natural_key(canonical_name(p.stem))):
-            data = path.read_bytes()
-            item = AnswerInput(
-                kind="answer",
-                agent_name=folder.agent_name,
-                task_id=folder.task_id,
-                answer_name=canonical_name(path.stem),
-                path=path,
-                answer_sha256=sha256_bytes(data),
-            )
-            found.append(decode_answer(item, data, max_bytes))
+            found.append(answer_input(path, folder.agent_name, folder.task_id, max_bytes))
     return found
+
+
+def answer_input(path: Path, agent_name: str, task_id: str, max_bytes: int) -> AnswerInput:
+    """The answer file at `path` as a run finds it: hashed, its outcome decided."""
+    data = path.read_bytes()
+    item = AnswerInput(
+        kind="answer",
+        agent_name=agent_name,
+        task_id=task_id,
+        answer_name=canonical_name(path.stem),
+        path=path,
+        answer_sha256=sha256_bytes(data),
+    )
+    return decode_answer(item, data, max_bytes)
 
 
 def trajectory_root(root: str | Path) -> tuple[str, Path]:
@@ -172,7 +177,9 @@ def trajectory_root(root: str | Path) -> tuple[str, Path]:
     return canonical_name(root.name), root
 
 
-def _trajectory_input(run: str, task_dir: Path, max_bytes: int) -> AnswerInput:
+def trajectory_input(run: str, task_dir: Path, max_bytes: int) -> AnswerInput:
+    """The trajectory folder `task_dir` of webeval run `run` as a run finds it: its final
+    answer hashed, its outcome decided (malformed: excluded as an input error)."""
     candidates = sorted(task_dir.glob("*final_answer.json"))
     raw = b"".join(p.name.encode() + b"\0" + p.read_bytes() for p in candidates)
     item = AnswerInput(
@@ -235,7 +242,7 @@ def discover_trajectories(
     check_distinct(task_dirs, "trajectory task folder")
     wanted = None if tasks is None else {canonical_name(task) for task in tasks}
     return [
-        _trajectory_input(run, task_dir, max_bytes)
+        trajectory_input(run, task_dir, max_bytes)
         for task_dir in task_dirs
         if wanted is None or canonical_name(task_dir.name) in wanted
     ]

@@ -577,10 +577,17 @@ def read_result(path: Path) -> EvaluationResult | None:
 
 def iter_results(agent_dir: str | Path) -> Iterator[EvaluationResult]:
     """Every readable `<task>/<answer>.json` result under one agent's directory."""
+    for _, result in iter_result_files(agent_dir):
+        yield result
+
+
+def iter_result_files(agent_dir: str | Path) -> Iterator[tuple[Path, EvaluationResult]]:
+    """Every readable `<task>/<answer>.json` result under one agent's directory, with its
+    file (which a copy's result does not name)."""
     for path in _result_paths(Path(agent_dir)):
         result = read_result(path)
         if result is not None:
-            yield result
+            yield path, result
 
 
 def _result_paths(agent_dir: Path) -> list[Path]:

@@ -1,0 +1,256 @@
+"""`judgegen report` never shows results a rerun would redo as current: it checks each counted
+result with the runner's own freshness test, lists the stale ones, leaves them out of the
+metrics and exits 4 unless --allow-stale; what it cannot check it says."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from generator.cli import main
+from generator.cli.report import STALE_EXIT
+from tests.fixtures.runner.helpers import run_args
+
+
+def run(work: Path, *extra: str, pages: bool = True) -> Result:
+    args = run_args(work, "--include-unreviewed", "--no-sandbox", *extra, pages=pages)
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def report(work: Path, *extra: str, agent: str = "alpha", pages: bool = True) -> Result:
+    args = ["report", str(work / "results" / agent), "--judges", str(work / "judges")]
+    args += ["--pages", str(work / "pages")] if pages else []
+    return CliRunner().invoke(main, [*args, *extra], catch_exceptions=False)
+
+
+def stale(shown: Result) -> dict[str, str]:
+    """The stale results `report --json` lists, as task/answer: reason."""
+    listed = json.loads(shown.stdout)["freshness"]["stale"]
+    return {f"{s['task_id']}/{s['answer_name']}": s["reason"] for s in listed}
+
+
+def edit(path: Path) -> None:
+    """Change the answer or judge at `path` (a comment line: still valid Python, or Markdown)."""
+    path.write_text(path.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+
+
+def test_results_still_current_exit_0_with_nothing_listed_stale(work: Path) -> None:
+    run(work)
+
+    shown = report(work, "--json")
+    table = report(work)
+
+    assert shown.exit_code == 0, shown.output
+    freshness = json.loads(shown.stdout)["freshness"]
+    assert freshness["stale"] == [] and freshness["unchecked"] == []
+    assert freshness["checked"] == 6
+    assert table.exit_code == 0
+    assert "STALE" not in table.stdout and "freshness not checked" not in table.stdout
+
+
+def test_an_edited_answer_makes_its_result_stale_and_the_exit_code_4(work: Path) -> None:
+    run(work)
+    edit(work / "answers" / "alpha" / "python_match" / "answer_1.md")
+
+    shown = report(work, "--json")
+
+    assert shown.exit_code == STALE_EXIT == 4
+    assert stale(shown) == {
+        "python_match/answer_1": "outdated: its answer changed since it was computed; run again"
+    }
+    assert "1 stale result(s)" in shown.stderr and "--allow-stale" in shown.stderr
+
+
+def test_a_stale_result_is_left_out_of_the_metrics_as_not_evaluated(work: Path) -> None:
+    """As a run's summary leaves out an outdated result it did not redo: its answer exists,
+    so the pair is left out, never scored with the old verdict nor 0 as a missing answer."""
+    run(work)
+    edit(work / "answers" / "alpha" / "python_match" / "answer_1.md")
+
+    recomputed = json.loads(report(work, "--json").stdout)
+
+    assert "answer_1" not in recomputed["per_task"]["python_match"]["scores"]
+    assert recomputed["missing"] == []
+    not_evaluated = {(m["task_id"], m["answer_name"]) for m in recomputed["not_evaluated"]}
+    assert not_evaluated == {("python_match", "answer_1")}
+    (listed,) = recomputed["not_counted"]
+    assert listed["reason"].startswith("outdated: its answer changed")
+
+
+def test_an_edited_judge_makes_every_result_of_its_task_stale(work: Path) -> None:
+    run(work)
+    edit(work / "judges" / "louvre_hours.py")
+
+    shown = report(work, "--json")
+
+    assert shown.exit_code == STALE_EXIT
+    assert set(stale(shown)) == {"louvre_hours/answer_1", "louvre_hours/answer_2"}
+    assert all(r.startswith("outdated: its judge changed") for r in stale(shown).values())
+
+
+def test_allow_stale_exits_0_and_still_lists_them(work: Path) -> None:
+    run(work)
+    edit(work / "answers" / "alpha" / "python_match" / "answer_1.md")
+
+    table = report(work, "--allow-stale")
+    shown = report(work, "--allow-stale", "--json")
+
+    assert table.exit_code == 0, table.output
+    first = table.stdout.splitlines()[:2]
+    assert first[0].startswith("STALE (accepted with --allow-stale): 1 result(s) of alpha")
+    assert first[1] == (
+        "  python_match/answer_1: outdated: its answer changed since it was computed; run again"
+    )
+    assert shown.exit_code == 0
+    assert set(stale(shown)) == {"python_match/answer_1"}
+    assert json.loads(shown.stdout)["freshness"]["allow_stale"] is True
+
+
+def test_the_table_lists_stale_results_before_the_metrics(work: Path) -> None:
+    run(work)
+    edit(work / "answers" / "alpha" / "python_match" / "answer_1.md")
+
+    table = report(work)
+
+    assert table.exit_code == STALE_EXIT
+    lines = table.stdout.splitlines()
+    assert lines[0].startswith("STALE: 1 result(s) of alpha no longer stand for their inputs")
+    assert lines[1].startswith("  python_match/answer_1: outdated: its answer changed")
+    assert lines[2].startswith("Agent alpha:")
+
+
+def test_a_removed_answer_is_stale_and_its_pair_missing(work: Path) -> None:
+    run(work)
+    (work / "answers" / "alpha" / "python_match" / "answer_2.md").unlink()
+
+    shown = report(work, "--json")
+
+    assert shown.exit_code == STALE_EXIT
+    assert stale(shown) == {
+        "python_match/answer_2": "its answer is gone: restore the answer, or delete this "
+        "result file"
+    }
+    missing = json.loads(shown.stdout)["missing"]
+    assert [(m["task_id"], m["answer_name"]) for m in missing] == [("python_match", "answer_2")]
+
+
+def test_other_toolkit_code_makes_every_result_stale(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An upgraded judgegen judges with other code: a rerun redoes every result, so none is
+    current for the report either."""
+    run(work)
+    monkeypatch.setattr("toolkit.runner.fingerprint.toolkit_identity", lambda: "9.9+code.other")
+
+    shown = report(work, "--json")
+
+    assert shown.exit_code == STALE_EXIT
+    assert len(stale(shown)) == 6
+    assert all("judgegen's toolkit code or runtime" in r for r in stale(shown).values())
+    assert all("9.9+code.other now) changed" in r for r in stale(shown).values())
+
+
+def test_a_page_added_to_the_page_store_makes_the_results_citing_it_stale(work: Path) -> None:
+    """Judged without a page store, every cited page was missing; once the store given has
+    them, the run would redo those results."""
+    run(work, pages=False)
+
+    without = report(work, "--json", pages=False)
+    shown = report(work, "--json")
+
+    assert without.exit_code == 0, without.output
+    assert shown.exit_code == STALE_EXIT
+    assert stale(shown)
+    assert all("one it found missing is in the page source now" in r for r in stale(shown).values())
+
+
+def test_the_stale_list_is_what_a_rerun_redoes(work: Path) -> None:
+    """One notion of freshness: the results `report` lists stale are exactly those the
+    next `judgegen run` judges again."""
+    run(work)
+    edit(work / "judges" / "le_guin_novels.py")
+    edit(work / "answers" / "alpha" / "louvre_hours" / "answer_2.md")
+    listed = {
+        (agent, pair)
+        for agent in ("alpha", "beta")
+        for pair in stale(report(work, "--json", agent=agent))
+    }
+    assert len(listed) == 4  # le_guin_novels: alpha's 2 answers and beta's 1
+
+    again = json.loads(run(work, "--json").stdout)
+
+    assert again["evaluated"] + again["decided"] == len(listed)
+    assert report(work).exit_code == 0 and report(work, agent="beta").exit_code == 0
+
+
+def test_without_the_judges_folder_report_says_the_judges_were_not_checked(
+    work: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(work)
+    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))  # no generated_judges here
+    args = ["report", str(work / "results" / "alpha"), "--pages", str(work / "pages")]
+
+    table = CliRunner().invoke(main, args)
+
+    assert table.exit_code == 0, table.output
+    assert (
+        "freshness not checked: no judges folder generated_judges: the results' judges were "
+        "not compared (pass --judges DIR, the folder `judgegen run` read) (6 result(s))"
+    ) in table.stdout
+
+
+def test_without_the_page_store_report_says_the_pages_read_were_not_checked(
+    work: Path,
+) -> None:
+    run(work)
+
+    shown = report(work, "--json", pages=False)
+
+    assert shown.exit_code == 0, shown.output
+    (unchecked,) = json.loads(shown.stdout)["freshness"]["unchecked"]
+    assert unchecked.startswith("the cited pages results read from a page store were not compared")
+    assert f"freshness not checked: {unchecked}" in shown.stderr
+
+
+def test_a_moved_answers_folder_is_said_not_checked_not_stale(work: Path) -> None:
+    """Results copied to another machine, or answers moved: report cannot tell, so it says
+    so rather than calling every result stale or current."""
+    run(work)
+    (work / "answers").rename(work / "answers-moved")
+
+    shown = report(work, "--json")
+
+    assert shown.exit_code == 0, shown.output
+    freshness = json.loads(shown.stdout)["freshness"]
+    assert freshness["stale"] == []
+    (unchecked,) = freshness["unchecked"]
+    assert "answers/alpha the results were computed from is not there" in unchecked
+
+
+def test_the_html_report_leaves_stale_results_out_and_exits_4(work: Path) -> None:
+    run(work)
+    edit(work / "answers" / "alpha" / "python_match" / "answer_1.md")
+    out = work / "report.html"
+    args = ["report", str(work / "results"), "--html", str(out), "--judges", str(work / "judges")]
+
+    shown = CliRunner().invoke(main, [*args, "--pages", str(work / "pages")])
+
+    assert shown.exit_code == STALE_EXIT, shown.output
+    assert "python_match/answer_1: outdated: its answer changed" in shown.stderr
+    assert '<td>alpha</td><td>stale</td><td class="num">1</td>' in out.read_text()
+
+
+def test_the_html_page_of_one_result_file_says_its_freshness_was_not_checked(work: Path) -> None:
+    run(work)
+    edit(work / "answers" / "alpha" / "python_match" / "answer_1.md")
+    one = work / "results" / "alpha" / "python_match" / "answer_1.json"
+
+    shown = CliRunner().invoke(main, ["report", str(one), "--html", str(work / "one.html")])
+
+    assert shown.exit_code == 0, shown.output
+    assert "freshness not checked: one result file" in shown.stderr
