@@ -337,7 +337,7 @@ def report(
     \b
     Example:
       judgegen report results/samples --json
-      judgegen report results/my_agent --pages pages
+      judgegen report results/samples --pages pages
       judgegen report results/ --html report.html
 
     \b
