@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -225,3 +226,22 @@ def test_a_trajectory_no_longer_among_the_inputs_loses_its_files_under_every_sco
 
     assert not earlier.exists()
     assert score_file_path(work / TRAJ / "louvre_hours", "louvre_hours", "o3").exists()
+
+
+def test_a_trajectory_folder_spelled_nfd_gets_its_score_file_in_that_spelling(work: Path) -> None:
+    """Results use the NFC spelling of a name, but a score file lives in the trajectory's own
+    folder: a webeval reader builds its name from the folder it lists, so it keeps that
+    folder's spelling (and a rerun finds and keeps it)."""
+    nfc, nfd = (unicodedata.normalize(form, "louvre_café") for form in ("NFC", "NFD"))
+    judge = (work / "judges" / "louvre_hours.py").read_text()
+    (work / "judges" / f"{nfc}.py").write_text(judge.replace('"louvre_hours"', repr(nfc)))
+    (work / TRAJ / "louvre_hours").rename(work / TRAJ / nfd)
+    run_trajectories(work, make_backend())
+    names = {path.name for path in (work / TRAJ / nfd / "scores").iterdir()}
+    assert names == {f"judgegen_{nfd}.json"}
+    assert (
+        json.loads((work / TRAJ / nfd / "scores" / f"judgegen_{nfd}.json").read_text())["score"]
+        == 1.0
+    )
+    run_trajectories(work, make_backend())
+    assert {path.name for path in (work / TRAJ / nfd / "scores").iterdir()} == names

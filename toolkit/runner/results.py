@@ -655,9 +655,18 @@ class ScoreFiles:
         return score_file_agrees(traj_dir, task_id, result, writer=self.writer, name=self.name)
 
 
+def score_file_task(traj_dir: str | os.PathLike[str], task_id: str) -> str:
+    """The task id as a score file in `traj_dir` names it: as the trajectory's folder spells
+    it on disk when that folder is the task's (a webeval reader builds the name from the
+    folder it lists, though results use the canonical spelling, `toolkit.names`)."""
+    folder = os.path.basename(traj_dir)
+    return folder if folder != task_id and same_name(folder, task_id) else task_id
+
+
 def score_file_path(traj_dir: Path, judge_name: str, name: str = DEFAULT_SCORE_NAME) -> Path:
-    """`<traj dir>/scores/<name>_<judge>.json`."""
-    return traj_dir / "scores" / f"{name}_{judge_name}.json"
+    """`<traj dir>/scores/<name>_<judge>.json` (the judge's task id spelled as by
+    `score_file_task`)."""
+    return traj_dir / "scores" / f"{name}_{score_file_task(traj_dir, judge_name)}.json"
 
 
 def has_score(result: EvaluationResult) -> bool:
@@ -808,7 +817,8 @@ def score_writers(trajectories: Iterable[tuple[Path, str]], scores: ScoreFiles) 
     found = ScoreWriters({}, {}, [])
     ours = str(scores.writer)
     for traj_dir, task_id in trajectories:  # paths as strings: pathlib costs µs per file
-        path = os.path.join(traj_dir, "scores", f"{scores.name}_{task_id}.json")
+        spelled = score_file_task(traj_dir, task_id)
+        path = os.path.join(traj_dir, "scores", f"{scores.name}_{spelled}.json")
         try:
             writer = score_file_writer(path, ours)
         except FileNotFoundError:

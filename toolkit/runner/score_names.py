@@ -23,7 +23,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from toolkit.runner.options import score_name_problem
-from toolkit.runner.results import ScoreFiles, score_file_writer, write_output
+from toolkit.runner.results import ScoreFiles, score_file_task, score_file_writer, write_output
 from toolkit.util.deferred import DEFERRED
 
 SCORE_NAMES_FILE = "score_names.json"
@@ -71,7 +71,7 @@ def found_score_names(trajectories: Trajectories, writer: Path) -> set[str]:
     listing their `scores/` folders (for a results folder that keeps no record)."""
     ours, found = str(writer), set()
     for traj_dir, task_id in trajectories:
-        suffix = f"_{task_id}.json"
+        suffix = f"_{score_file_task(traj_dir, task_id)}.json"
         try:
             with os.scandir(os.path.join(traj_dir, "scores")) as entries:
                 names = [e.name[: -len(suffix)] for e in entries if e.name.endswith(suffix)]
