@@ -85,5 +85,9 @@ def test_a_page_store_damaged_after_a_run_stops_the_rerun_keeping_every_result(
     assert record["evaluated"] == 0 and record["not_started"] > 0
     assert "pages.sqlite" in record["stopped"] and "judgegen cache-pages" in record["stopped"]
     assert {p: p.read_bytes() for p in (work / "results").glob("*/*/*.json")} == before
-    summary = (work / "results" / "alpha" / "summary.json").read_text()
-    assert "its pages could not be checked" in summary  # not told they changed
+    summary = json.loads((work / "results" / "alpha" / "summary.json").read_text())
+    reasons = [r["reason"] for r in summary["not_counted"]]
+    assert reasons and all(
+        r.startswith("outdated: its cited pages could not be checked (") for r in reasons
+    )
+    assert all("changed" not in r for r in reasons)  # not told they changed

@@ -266,7 +266,7 @@ def test_the_json_record_and_the_results_count_the_calls_a_timed_out_judge_left_
     result = CliRunner(env=llm_env(work)).invoke(main, args, catch_exceptions=False)
     assert result.exit_code == 1, result.output
     record = json.loads(result.stdout)
-    assert record["version"] == 9 and record["incomplete"]
+    assert record["version"] == 10 and record["incomplete"]
     rows = [json.loads(line) for line in (work / "ledger.jsonl").read_text().splitlines()]
     assert rows and all(row["error"] == "abandoned" for row in rows)
     assert (record["llm"]["calls"], record["llm"]["errors"]) == (len(rows), len(rows))

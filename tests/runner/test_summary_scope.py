@@ -114,6 +114,55 @@ def test_results_a_stopped_run_left_outdated_are_not_counted_and_are_named(work:
     }
 
 
+def test_a_stopped_run_names_what_changed_for_each_outdated_result_as_report_does(
+    work: Path,
+) -> None:
+    """The summary lists an outdated result under the reason `judgegen report` gives it
+    (one wording), adding that the run stopped before redoing it: a reader learns what
+    changed, not only that something did."""
+    run_answers(work, make_backend())
+    judge = work / "judges" / "python_match.py"
+    judge.write_text(judge.read_text() + "\n# edited\n")
+    shown = CliRunner().invoke(
+        main,
+        ["report", str(work / "results" / "alpha"), "--json", "--judges", str(work / "judges")],
+    )
+    said = {s["answer_name"]: s["reason"] for s in json.loads(shown.stdout)["freshness"]["stale"]}
+
+    stopped = run_answers(work, broke_factory(), jobs=1)
+
+    assert stopped.stopped and "budget" in stopped.stopped
+    listed = {r.answer_name: r.reason for r in stopped.summaries["alpha"].not_counted}
+    assert listed, "the budget stop left some of alpha's python_match results outdated"
+    for answer, reason in listed.items():
+        assert said[answer] == "outdated: its judge changed since it was computed; run again"
+        assert reason == (
+            "outdated: its judge changed since it was computed, and the run stopped before "
+            "redoing it; run again"
+        )
+
+
+def test_a_stopped_runs_output_names_what_changed_for_each_outdated_result(work: Path) -> None:
+    """The run's stderr lists each result it left out under the summary's reason, naming the
+    change (here the backend) rather than a generic 'inputs changed'."""
+    assert run(work).exit_code == 0
+
+    broke = "tests.fixtures.runner.scripted:broke_factory"
+    args = run_args(
+        work, "--include-unreviewed", "--no-sandbox", "--json", "--jobs", "1", backend=broke
+    )
+    stopped = CliRunner().invoke(main, args, catch_exceptions=False)
+
+    assert stopped.exit_code == 3, stopped.output
+    listed = left_out(work)
+    assert listed
+    for where, reason in listed.items():
+        assert reason.startswith("outdated: the judging backend changed since it was computed")
+        assert f"  {where}: {reason}" in stopped.stderr
+    recorded = json.loads(stopped.stdout)["summaries"]["alpha"]["not_counted"]
+    assert {f"{r['task_id']}/{r['answer_name']}": r["reason"] for r in recorded} == listed
+
+
 def test_a_stopped_run_counts_the_older_results_that_still_stand(work: Path) -> None:
     """Only outdated results leave the metrics: one --overwrite did not reach is still the
     result of its answer and judge, and counts."""

@@ -224,14 +224,42 @@ async def stale_reason(
         names = ", ".join(_CHANGED.get(name, name) for name in changed)
         if "toolkit_version" in changed:
             names += f" ({stored.fingerprint.toolkit_version} then, {fp.toolkit_version} now)"
-        return f"{names} changed"
+        return f"{names} changed since it was computed"
     if not same_outcome(stored, item):
         now = f"excluded now ({item.excluded})" if item.excluded else "no longer excluded"
-        return f"its answer's outcome changed: {now}"
+        return f"its answer's outcome changed since it was computed: {now}"
     reads = stored.fingerprint.pages
     if check_pages and reads is not None and not await pages_unchanged(reads, pages):
-        return "a cited page it read changed, or one it found missing is in the page source now"
+        return (
+            "a cited page it read changed since it was computed, or one it found missing is "
+            "in the page source now"
+        )
     return None
+
+
+async def unstanding_reason(
+    stored: EvaluationResult,
+    item: AnswerInput,
+    fp: Fingerprint,
+    pages: Any,
+    *,
+    check_pages: bool = True,
+) -> str | None:
+    """Why `stored` is not known to stand for `item` now (None: it stands): `stale_reason`,
+    or a page store too damaged to confirm the pages it read (`PageStoreError`), which a
+    run's summary and `judgegen report` leave it out for alike."""
+    try:
+        return await stale_reason(stored, item, fp, pages, check_pages=check_pages)
+    except PageStoreError as exc:
+        return f"its cited pages could not be checked ({exc})"
+
+
+def outdated_reason(why: str, *, stopped: bool = False) -> str:
+    """How a result left out of the metrics because it no longer stands for its inputs is
+    listed, in a run's summary (`stopped`: the run stopped before redoing it) and in
+    `judgegen report` alike: `why` (`unstanding_reason`) names what changed."""
+    then = ", and the run stopped before redoing it" if stopped else ""
+    return f"outdated: {why}{then}; run again"
 
 
 async def outdated_results(
@@ -241,8 +269,9 @@ async def outdated_results(
     pages: Any,
 ) -> list[ResultRef]:
     """The result files of `planned` answers that `report` neither reused nor wrote (the run
-    stopped first) and that no longer stand for the answer's inputs now (`fp`, pages,
-    outcome): the summary must not count them as this run's. A result that still stands
+    stopped first) and that are not known to stand for the answer's inputs now (`fp`, pages,
+    outcome), each with the reason its summary lists it under (`outdated_reason`, naming what
+    changed): the summary must not count them as this run's. A result that still stands
     (incomplete, or left by --overwrite) is counted as it is."""
     done = {(h.agent_name, h.task_id, h.answer_name) for h in report.results}
     outdated: list[ResultRef] = []
@@ -250,20 +279,17 @@ async def outdated_results(
         if (item.agent_name, item.task_id, item.answer_name) in done:
             continue
         stored = store.read(item.agent_name, item.task_id, item.answer_name)
-        if stored is not None and not await _stands(stored, item, fp, pages):
+        why = None if stored is None else await unstanding_reason(stored, item, fp, pages)
+        if why is not None:
             outdated.append(
-                ResultRef(agent=item.agent_name, task_id=item.task_id, answer_name=item.answer_name)
+                ResultRef(
+                    agent=item.agent_name,
+                    task_id=item.task_id,
+                    answer_name=item.answer_name,
+                    reason=outdated_reason(why, stopped=True),
+                )
             )
     return outdated
-
-
-async def _stands(stored: EvaluationResult, item: AnswerInput, fp: Fingerprint, pages: Any) -> bool:
-    """Whether `stored` is known to stand for `item` now (`_standing`): one whose pages a
-    damaged page store cannot confirm is not counted."""
-    try:
-        return await _standing(stored, item, fp, pages) is not None
-    except PageStoreError:
-        return False
 
 
 def same_outcome(stored: EvaluationResult, item: AnswerInput) -> bool:
@@ -410,7 +436,12 @@ def write_summaries(
         answers_by_agent[item.agent_name][item.task_id].add(item.answer_name)
     for agent, answers in sorted(answers_by_agent.items()):
         skipped = [s for s in report.skipped_judges if s.task_id in answers]
-        outdated = {(r.task_id, r.answer_name) for r in report.outdated if r.agent == agent}
+        outdated = {
+            (r.task_id, r.answer_name): r.reason
+            or outdated_reason("its inputs changed since it was computed", stopped=True)
+            for r in report.outdated
+            if r.agent == agent
+        }
         scope = _Scope(answers, skipped, outdated, tasks)
         counted, left_out, gone = _counted(store, agent, scope, report.results)
         _withdraw_score_files(store, gone, scores)
@@ -432,12 +463,13 @@ def write_summaries(
 @dataclass
 class _Scope:
     """What one agent's summary is checked against: its answers now (names by task), the
-    judges the run held back, the results it left outdated (by task and answer), and the
-    `--task` limit the answers were found with (None: every task)."""
+    judges the run held back, the results it left outdated (the reason each is listed under,
+    by task and answer), and the `--task` limit the answers were found with (None: every
+    task)."""
 
     answers: dict[str, set[str]]
     skipped: list[SkippedJudge]
-    outdated: set[tuple[str, str]]
+    outdated: dict[tuple[str, str], str]
     tasks: frozenset[str] | None
 
     def checks(self, task: str) -> bool:
@@ -473,11 +505,7 @@ def _counted(
             reason = "its answer is gone: restore the answer, or delete this result file"
             gone.append(head)
         elif (task, name) in scope.outdated:
-            reason = (
-                "outdated: its judge, answer, configuration or cited pages changed since it "
-                "was computed (or its pages could not be checked), and the run stopped before "
-                "redoing it; run again"
-            )
+            reason = scope.outdated[(task, name)]
         else:
             counted.append(head)
             continue

@@ -33,7 +33,7 @@ from pydantic import BaseModel, Field, computed_field
 from toolkit.runner.results import EarlierAttempts, ResultHead, UsageTotals
 from toolkit.util.deferred import DEFERRED
 
-SUMMARY_VERSION = 8
+SUMMARY_VERSION = 9
 """2: `not_counted` and `unchecked_tasks` say which result files the metrics leave out or
 count unchecked. 3: a (task, run) pair the agent has no answer for scores 0 and is listed in
 `missing`, one whose answer was not evaluated is listed in `not_evaluated` (before, run r's
@@ -46,7 +46,9 @@ counted result (before, a stopped run's summary did not name the answers it neve
 7: `usage.answered_by`, `answered_by` and `mixed_snapshots`, the models that answered the
 counted results' LLM calls (results written before they recorded it count under none). 8:
 `unanswered_judges`, the judged tasks the agent has no answer for (before, nothing named a
-task an agent skipped altogether)."""
+task an agent skipped altogether). 9: a `not_counted` entry of an outdated result names what
+changed (`outdated: its judge changed since it was computed, and the run stopped before redoing
+it; run again`, as `judgegen report` words it); before, every such entry read alike."""
 SUCCESS_TOLERANCE = 1e-9
 
 
@@ -192,7 +194,8 @@ class Summary(BaseModel):
         default_factory=list,
         description="Result files in the agent's folder that no metric counts: their answer "
         "is gone, their judge did not run in the run that wrote this summary, they are "
-        "outdated (their inputs changed) and that run stopped before redoing them, the "
+        "outdated (their reason says what changed: `outdated: <what> changed since it was "
+        "computed, ...`) and that run stopped before redoing them, the "
         "file cannot be read, or it holds the result of another task or answer than its path "
         "names (a copy).",
     )

@@ -12,7 +12,7 @@ from toolkit.runner.metrics import SkippedJudge, Summary
 from toolkit.runner.results import EarlierAttempts, ResultHead, UsageTotals
 from toolkit.util.deferred import DEFERRED
 
-RUN_RECORD_VERSION = 9
+RUN_RECORD_VERSION = 10
 """2: `llm`, the command's own LLM totals (abandoned calls included). 3: `usage` counts the
 LLM calls a judge left running when it stopped, as `llm` does (each result is charged them),
 those of unknown cost in `usage.unknown_cost_calls`; `earlier_attempts`, what the incomplete
@@ -24,7 +24,8 @@ no row of (still running when the LLM client closed). 7: `llm.cached_by_origin` 
 `usage.cache_hits_by_origin`, where the cache hits' stored answers came from (result version 4).
 8: `llm.saved_usd` counts only the cache hits of answers recorded live (ledger version 4;
 records of earlier versions counted every hit's, fixtures too). 9: each summary's
-`unanswered_judges` (summary version 8)."""
+`unanswered_judges` (summary version 8). 10: each summary's `not_counted` entries of outdated
+results name what changed (summary version 9)."""
 
 
 @dataclass(repr=False)
@@ -49,7 +50,8 @@ class RunReport:
     them): spent by earlier runs, so not in `usage`."""
     outdated: list[ResultRef] = field(default_factory=list)
     """Result files of this run's answers it stopped before redoing, which no longer stand
-    for their inputs: the summaries leave them out (`freshness.outdated_results`)."""
+    for their inputs, each with the reason naming what changed: the summaries leave them out
+    and list them under it (`freshness.outdated_results`)."""
     withdrawn_scores: dict[str, int] = field(default_factory=dict)
     """Score files the run's results folder had written under other score names than the
     run's, which it withdrew (they would keep scores it no longer holds): how many, by name

@@ -6,7 +6,7 @@ A result records its input (`input_path`) and the fingerprint of what it was com
 it, the judge in the judges folder given, this judgegen's judge templates and toolkit code —
 under the configuration the result records (backend, models, --maps provider: a run's
 choice, not an input that can change under it), and asks `stale_reason`, the test a rerun
-redoes a result by. What it cannot see (an input or judges folder not there, a page store
+redoes a result by (its reasons worded as a run's summary words them: `outdated_reason`). What it cannot see (an input or judges folder not there, a page store
 not given) it names in `FreshnessCheck.unchecked`: those results count as found, and say so.
 """
 
@@ -21,9 +21,13 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from toolkit.errors import PageStoreError
 from toolkit.runner.fingerprint import Fingerprint, judge_templates_sha256, make_fingerprint
-from toolkit.runner.freshness import JudgeInfo, resolve_judges, stale_reason
+from toolkit.runner.freshness import (
+    JudgeInfo,
+    outdated_reason,
+    resolve_judges,
+    unstanding_reason,
+)
 from toolkit.runner.inputs import (
     DEFAULT_MAX_ANSWER_BYTES,
     AnswerInput,
@@ -134,13 +138,9 @@ async def check_results(results: Iterable[EvaluationResult], inputs: InputsNow) 
         check_pages = inputs.pages is not None or reads is None or not (reads.read or reads.shots)
         if not check_pages:
             unchecked[_NO_PAGES] += 1
-        try:
-            reason = await stale_reason(stored, item, now, inputs.pages, check_pages=check_pages)
-        except PageStoreError as exc:  # as a run's `_stands`: not known to stand
-            reason = f"its cited pages could not be checked ({exc})"
-        if reason is not None:
-            text = f"outdated: {reason} since it was computed; run again"
-            check.stale.append(_stale(stored, text, answer_exists=True))
+        why = await unstanding_reason(stored, item, now, inputs.pages, check_pages=check_pages)
+        if why is not None:
+            check.stale.append(_stale(stored, outdated_reason(why), answer_exists=True))
     check.unchecked = [f"{why} ({n} result(s))" for why, n in sorted(unchecked.items())]
     return check
 
