@@ -9,10 +9,13 @@ from collections import defaultdict
 from contextlib import closing, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from generator.cli.common import open_pages
+from toolkit.errors import NameCollision
+from toolkit.names import canonical_name, check_distinct
 from toolkit.runner.inputs import DEFAULT_MAX_ANSWER_BYTES
 from toolkit.runner.metrics import Listed, Summary, compute_summary, format_table
 from toolkit.runner.results import (
@@ -32,6 +35,9 @@ from toolkit.runner.stale_results import (
     check_results,
 )
 from toolkit.util.files import write_atomic
+
+if TYPE_CHECKING:
+    from generator.review.report import LeftOut, ResultKey
 
 STALE_EXIT = 4
 """`judgegen report`'s exit code when counted results are stale (without --allow-stale)."""
@@ -74,6 +80,12 @@ class _Agent:
     freshness: FreshnessCheck
 
     @property
+    def name(self) -> str:
+        """The agent's name: its folder's, in the spelling `judgegen run` names agents in
+        (`canonical_name`), however the folder is spelled on disk."""
+        return canonical_name(self.folder.name)
+
+    @property
     def left(self) -> dict[tuple[str, str], Listed]:
         """The result files the last run left out of the metrics, by (task, answer)."""
         return _left(self.previous)
@@ -94,10 +106,11 @@ def _read_agent(agent_dir: Path, inputs: InputsNow) -> _Agent:
     """Read `agent_dir`, each result file parsed once (for its head and its fingerprint),
     and check the freshness of the results its metrics would count."""
     store = ResultStore(agent_dir.parent)
+    paths = {str(path) for path in agent_dir.glob("*/*.json")}
     own = [
         result
         for path, result in iter_result_files(agent_dir)
-        if path == store.path(agent_dir.name, result.task_id, result.answer_name)
+        if _own_file(path, store.path(agent_dir.name, result.task_id, result.answer_name), paths)
     ]  # a copy of another pair's result is listed by `_heads`, never checked
     heads, unreadable = _heads(agent_dir, [ResultHead.of(r) for r in own])
     previous = _previous(agent_dir)
@@ -105,6 +118,15 @@ def _read_agent(agent_dir: Path, inputs: InputsNow) -> _Agent:
     counted = [r for r in own if (r.task_id, r.answer_name) not in left]
     freshness = asyncio.run(check_results(counted, inputs))
     return _Agent(agent_dir, heads, unreadable, previous, freshness)
+
+
+def _own_file(path: Path, own: Path, paths: set[str]) -> bool:
+    """Whether the result file `path` is that of its own pair (`own`, where the store puts it)
+    in any spelling of the names (`toolkit.names`), and not an older twin beside the same file
+    spelled canonically (among `paths`), which `ResultStore.iter_heads` lists, never counts."""
+    spelled = canonical_name(str(path))
+    twin = spelled != str(path) and spelled in paths
+    return not twin and spelled == canonical_name(str(own))
 
 
 def _summary(agent: _Agent) -> Summary:
@@ -122,7 +144,7 @@ def _summary(agent: _Agent) -> Summary:
         Listed(task_id=t, answer_name=a, reason=s.reason) for (t, a), s in stale.items()
     ]
     present = {pair for pair, s in stale.items() if s.answer_exists}
-    name = agent.folder.name
+    name = agent.name
     if previous is None:
         counted = [h for h in heads if (h.task_id, h.answer_name) not in stale]
         answered: dict[str, set[str]] | None = None
@@ -133,10 +155,8 @@ def _summary(agent: _Agent) -> Summary:
         listed = unreadable + stale_listed
         return compute_summary(name, counted, not_counted=listed, answered=answered)
     left = agent.left
-    store = ResultStore(agent.folder.parent)
-    still = [
-        listed for (task, answer), listed in left.items() if store.path(name, task, answer).exists()
-    ]
+    on_disk = _pairs_on_disk(agent.folder)
+    still = [listed for pair, listed in left.items() if _canonical(pair) in on_disk]
     unread = {
         (r.task_id, r.answer_name): r for r in unreadable if (r.task_id, r.answer_name) not in left
     }
@@ -152,6 +172,16 @@ def _summary(agent: _Agent) -> Summary:
         removed_tasks={t for t in previous.removed_tasks if t in {r.task_id for r in still}},
         judged_tasks=previous.unanswered_judges,
     )
+
+
+def _canonical(pair: tuple[str, str]) -> tuple[str, str]:
+    return canonical_name(pair[0]), canonical_name(pair[1])
+
+
+def _pairs_on_disk(folder: Path) -> set[tuple[str, str]]:
+    """The (task, answer) of every result file in the agent's `folder`, in canonical spelling
+    (`toolkit.names`): a file is found whichever spelling its names have on disk."""
+    return {_canonical((path.parent.name, path.stem)) for path in folder.glob("*/*.json")}
 
 
 def _answered(
@@ -196,40 +226,70 @@ def _agents(path: Path) -> dict[Path, list[EvaluationResult]]:
     if own:
         return {path: own}
     agents = {sub: list(iter_results(sub)) for sub in sorted(path.iterdir()) if sub.is_dir()}
-    return {folder: results for folder, results in agents.items() if results}
+    found = {folder: results for folder, results in agents.items() if results}
+    try:
+        check_distinct(found, "agent results folder")
+    except NameCollision as exc:
+        raise click.UsageError(str(exc)) from exc
+    return found
 
 
 def _write_html(path: Path, out: Path, inputs: InputsNow) -> tuple[int, list[_Agent]]:
-    """Write the HTML report of `path` to `out`: (1 when some results are incomplete else 0,
-    the agents whose metrics it shows, their freshness checked: stale results left out)."""
-    from generator.review.report import render_report
+    """Write the HTML report of `path` to `out`: (1 when some results its metrics count (a
+    single file: the result) are incomplete else 0, the agents whose metrics it shows, their
+    freshness checked). The results those metrics leave out (stale now, or left out by the
+    last run) are marked on the page, with the reason."""
+    from generator.review.report import render_report, result_key
 
     agents = _agents(path)
     if not agents:
         raise click.UsageError(f"no results in {path} (pass RESULTS/, RESULTS/<agent> or a file)")
     results = [r.model_dump(mode="json") for rs in agents.values() for r in rs]
-    metrics = None
+    if path.is_file():
+        write_atomic(out, render_report(results))
+        click.echo(f"wrote {out} ({len(results)} result(s))", err=True)
+        return (1 if results[0]["status"] == "incomplete" else 0), []
+    metrics: dict[str, dict[str, object]] = {}
+    left_out: dict[ResultKey, LeftOut] = {}
     read: list[_Agent] = []
-    if not path.is_file():
-        metrics = {}
-        for folder in agents:
-            agent = _read_agent(folder, inputs)
-            read.append(agent)
-            summary = _summary(agent)
-            metrics[folder.name] = {
-                "partial_completion": summary.partial_completion.mean,
-                "success_rate": summary.success_rate.mean,
-                f"pass@{summary.pass_at_k.k}": summary.pass_at_k.value,
-                "complete": summary.counts.complete,
-                "incomplete": summary.counts.incomplete,
-                "missing": len(summary.missing),
-                "not_evaluated": len(summary.not_evaluated),
-            }
-            if agent.stale:  # left out of these metrics: the page says how many
-                metrics[folder.name]["stale"] = len(agent.stale)
-    write_atomic(out, render_report(results, metrics))
+    incomplete = False
+    for folder, own in agents.items():
+        agent = _read_agent(folder, inputs)
+        read.append(agent)
+        summary = _summary(agent)
+        incomplete = incomplete or summary.counts.incomplete > 0
+        metrics[agent.name] = {
+            "partial_completion": summary.partial_completion.mean,
+            "success_rate": summary.success_rate.mean,
+            f"pass@{summary.pass_at_k.k}": summary.pass_at_k.value,
+            "complete": summary.counts.complete,
+            "incomplete": summary.counts.incomplete,
+            "missing": len(summary.missing),
+            "not_evaluated": len(summary.not_evaluated),
+        }
+        if agent.stale:  # left out of these metrics: the page says how many
+            metrics[agent.name]["stale"] = len(agent.stale)
+        for result in own:
+            mark = _left_out_mark(agent, result)
+            if mark is not None:
+                left_out[result_key(result.model_dump(mode="json"))] = mark
+    write_atomic(out, render_report(results, metrics, left_out=left_out))
     click.echo(f"wrote {out} ({len(results)} result(s))", err=True)
-    return (1 if any(r["status"] == "incomplete" for r in results) else 0), read
+    return (1 if incomplete else 0), read
+
+
+def _left_out_mark(agent: _Agent, result: EvaluationResult) -> LeftOut | None:
+    """How the page marks `result` when the agent's metrics leave it out (`_summary`): left
+    out by the run that wrote its summary.json, or stale now; None when they count it."""
+    from generator.review.report import LeftOut
+
+    pair = (result.task_id, result.answer_name)
+    stale = {(s.task_id, s.answer_name): s for s in agent.stale}
+    if pair in agent.left:
+        return LeftOut("not counted", agent.left[pair].reason)
+    if pair in stale:
+        return LeftOut("stale", stale[pair].reason)
+    return None
 
 
 def freshness_lines(agent: str, check: FreshnessCheck) -> list[str]:
@@ -332,7 +392,8 @@ def report(
     With --html OUT, also write one self-contained HTML page (metrics, per-answer table,
     collapsible rubric trees with each verdict's reasoning) for RESULTS/<agent>, for all
     agents under RESULTS/, or for a single result file (those two print no table; a single
-    file's freshness is not checked).
+    file's freshness is not checked). A result the metrics leave out (stale, or not counted by
+    the last run) is marked so in the table and over its tree, with the reason.
 
     \b
     Example:
@@ -366,7 +427,7 @@ def _report(
                     err=True,
                 )
             for agent in read:
-                for line in freshness_lines(agent.folder.name, _accepted(agent, allow_stale)):
+                for line in freshness_lines(agent.name, _accepted(agent, allow_stale)):
                     click.echo(line, err=True)
             return STALE_EXIT if _stale_exit(read, allow_stale) else html_exit
     elif agent_dir.is_file():
@@ -378,7 +439,7 @@ def _report(
     agent = next((a for a in read if a.folder == agent_dir), None) or _read_agent(agent_dir, inputs)
     check = _accepted(agent, allow_stale)
     summary = _summary(agent)
-    lines = freshness_lines(agent_dir.name, check)
+    lines = freshness_lines(agent.name, check)
     if as_json:
         record = ReportRecord(**dict(summary), freshness=check)
         click.echo(json.dumps(record.model_dump(mode="json"), indent=2, sort_keys=True))

@@ -1,7 +1,9 @@
 """One self-contained HTML page for a results folder or a single result (no network).
 
 The page shows per-agent metrics, a per-task table, and for every answer a collapsible
-rubric tree colored by status, with each verdict's reasoning, errors and extracted info.
+rubric tree colored by status, with each verdict's reasoning, errors and extracted info. A
+result the metrics leave out (stale, or not counted by the run that wrote the summary) is
+marked so in the table and over its tree, with the reason.
 Everything is inline (CSS, a few lines of JS for expand/collapse), so it opens anywhere.
 The markup is `generator/review/templates/report.html.j2`; text is HTML-escaped by Jinja2.
 """
@@ -10,6 +12,8 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
@@ -22,6 +26,29 @@ STATUS_COLORS = {
     "error": "#8250df",
     "initialized": "#afb8c1",
 }
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """Why the page's metrics leave a result out, shown with it: `label` names the kind
+    (`stale`: it no longer stands for its inputs; `not counted`: the run that wrote the
+    agent's summary left it out), `reason` says what."""
+
+    label: str
+    reason: str
+
+
+ResultKey = tuple[str, str, str]
+"""A result as the page's results name it: (agent_name, task_id, answer_name)."""
+
+
+def result_key(result: Mapping[str, Any]) -> ResultKey:
+    """The key of a result dict, from its own fields."""
+    return (
+        str(result.get("agent_name", "")),
+        str(result.get("task_id", "")),
+        str(result.get("answer_name", "")),
+    )
 
 
 @functools.cache
@@ -58,8 +85,10 @@ def render_report(
     metrics: dict[str, dict[str, Any]] | None = None,
     *,
     title: str = "judgegen report",
+    left_out: Mapping[ResultKey, LeftOut] | None = None,
 ) -> str:
-    """The whole page for `results` (result dicts) and optional per-agent metric values."""
+    """The whole page for `results` (result dicts) and optional per-agent metric values;
+    `left_out`: the results (by `result_key`) those metrics leave out, and why."""
     ordered = sorted(
         results,
         key=lambda r: (str(r.get("agent_name")), str(r.get("task_id")), str(r.get("answer_name"))),
@@ -72,6 +101,7 @@ def render_report(
             metrics=metrics or {},
             results=ordered,
             reasons_of=_reasons,
+            left_out_of=lambda result: (left_out or {}).get(result_key(result)),
             colors=STATUS_COLORS,
         )
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -66,3 +67,64 @@ def test_committed_report_screenshot_is_a_small_png() -> None:
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(data) < 400 * 1024
+
+
+def section(page: str, heading: str) -> str:
+    """The rubric-tree section of the page whose heading starts with `heading`."""
+    start = page.rindex('<section class="result"', 0, page.index(f"<h3>{heading}"))
+    return page[start : page.index("</section>", start)]
+
+
+def test_html_marks_a_stale_result_with_its_reason(results: Path) -> None:
+    answer = Path("answers") / "alpha" / TASK / "answer_1.md"
+    answer.write_text(answer.read_text(encoding="utf-8") + "\nedited\n", encoding="utf-8")
+
+    result = invoke(["report", str(results), "--html", "out.html", "--pages", "pages"])
+
+    assert result.exit_code == 4, result.output
+    page = Path("out.html").read_text(encoding="utf-8")
+    stale = section(page, f"alpha / {TASK} / answer_1")
+    assert 'data-left-out="stale"' in stale
+    assert (
+        '<div class="left-out-banner"><b>stale</b>, left out of the metrics: outdated: its '
+        "answer changed since it was computed; run again</div>"
+    ) in stale
+    assert "left-out" not in section(page, f"beta / {TASK} / answer_1")
+    rows = [row.split("</tr>")[0] for row in page.split("<tr") if f"<td>{TASK}</td>" in row]
+    assert [("left-out" in row, "<td>alpha</td>" in row) for row in rows] == [
+        (True, True),
+        (False, False),
+    ]
+    assert "stale: not in the metrics</span>" in rows[0]
+
+
+def test_html_metrics_leave_out_the_results_it_marks_as_the_table_does(results: Path) -> None:
+    answer = Path("answers") / "alpha" / TASK / "answer_1.md"
+    answer.write_text(answer.read_text(encoding="utf-8") + "\nedited\n", encoding="utf-8")
+
+    invoke(["report", str(results), "--html", "out.html", "--pages", "pages"])
+    table = invoke(["report", str(results / "alpha"), "--json", "--pages", "pages"])
+
+    page = Path("out.html").read_text(encoding="utf-8")
+    counts = json.loads(table.stdout)["counts"]
+    assert counts["complete"] == 0
+    assert f'<td>alpha</td><td>complete</td><td class="num">{counts["complete"]}</td>' in page
+    assert '<td>alpha</td><td>stale</td><td class="num">1</td>' in page
+    assert '<td>beta</td><td>complete</td><td class="num">1</td>' in page
+
+
+def test_html_exit_code_follows_the_results_its_metrics_count(results: Path) -> None:
+    """An incomplete result that is stale is left out of the metrics: accepted with
+    --allow-stale, it no longer makes the exit code 1, as the agent's table does not."""
+    path = results / "alpha" / TASK / "answer_1.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({**data, "status": "incomplete"}), encoding="utf-8")
+    answer = Path("answers") / "alpha" / TASK / "answer_1.md"
+    answer.write_text(answer.read_text(encoding="utf-8") + "\nedited\n", encoding="utf-8")
+    args = ["--pages", "pages", "--allow-stale"]
+
+    page = invoke(["report", str(results), "--html", "out.html", *args])
+    table = invoke(["report", str(results / "alpha"), *args])
+
+    assert (page.exit_code, table.exit_code) == (0, 0), page.output
+    assert "STALE (accepted with --allow-stale)" in page.stderr

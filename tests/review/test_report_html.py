@@ -10,7 +10,7 @@ from pathlib import Path
 
 from playwright.async_api import async_playwright
 
-from generator.review.report import STATUS_COLORS, render_report
+from generator.review.report import STATUS_COLORS, LeftOut, render_report, result_key
 
 CHROMIUM = os.environ.get("JUDGEGEN_CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
 ARGS = [
@@ -159,3 +159,25 @@ def test_report_names_the_pages_a_result_was_judged_without() -> None:
     assert "https://b.example/long-report.pdf" in html
     assert "missing from the page store" not in render_report([RESULT])
     assert "page limit" not in render_report([RESULT])
+
+
+def test_report_marks_each_result_its_metrics_leave_out_with_the_reason() -> None:
+    """A stale result's tree would otherwise read as one the metrics above count."""
+    other = {**RESULT, "answer_name": "answer_2"}
+    why = LeftOut("stale", "outdated: its judge changed since it was computed; run again")
+
+    html = render_report([RESULT, other], left_out={result_key(RESULT): why})
+
+    assert html.count('class="left-out"') == 1  # the table row of answer_1 only
+    assert html.count('data-left-out="stale"') == 1
+    assert (
+        '<div class="left-out-banner"><b>stale</b>, left out of the metrics: outdated: its '
+        "judge changed since it was computed; run again</div>"
+    ) in html
+    assert f'title="{why.reason}">stale: not in the metrics</span>' in html
+    assert "left-out" not in html.split("answer_2 — score")[1]
+
+
+def test_report_escapes_the_reason_a_result_is_left_out() -> None:
+    html = render_report([RESULT], left_out={result_key(RESULT): LeftOut("stale", "<b>x</b>")})
+    assert "<b>x</b>" not in html and "&lt;b&gt;x&lt;/b&gt;" in html

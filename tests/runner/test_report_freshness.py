@@ -5,6 +5,8 @@ metrics and exits 4 unless --allow-stale; what it cannot check it says."""
 from __future__ import annotations
 
 import json
+import shutil
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,9 @@ from click.testing import CliRunner, Result
 from generator.cli import main
 from generator.cli.report import STALE_EXIT
 from tests.fixtures.runner.helpers import run_args
+
+NFC = unicodedata.normalize("NFC", "café")
+NFD = unicodedata.normalize("NFD", "café")
 
 
 def run(work: Path, *extra: str, pages: bool = True) -> Result:
@@ -254,3 +259,91 @@ def test_the_html_page_of_one_result_file_says_its_freshness_was_not_checked(wor
 
     assert shown.exit_code == 0, shown.output
     assert "freshness not checked: one result file" in shown.stderr
+
+
+def results_spelled_nfd(work: Path, *, then_remove: str | None = None) -> Path:
+    """An agent `café` judged by `judgegen run` (its results folder spelled NFC, as run writes
+    names) — run again once its answer `then_remove` is removed, if given — the folder then
+    renamed to the NFD spelling, as a copy from macOS may spell it."""
+    (work / "answers" / "alpha").rename(work / "answers" / NFD)
+    run(work)
+    if then_remove is not None:
+        (work / "answers" / NFD / then_remove).unlink()
+        run(work)
+    folder = work / "results" / NFD
+    (work / "results" / NFC).rename(folder)
+    return folder
+
+
+def test_report_names_an_agent_folder_spelled_nfd_by_its_nfc_name_as_run_does(
+    work: Path,
+) -> None:
+    folder = results_spelled_nfd(work)
+    args = ["report", str(folder), "--judges", str(work / "judges"), "--pages", str(work / "pages")]
+
+    shown = CliRunner().invoke(main, [*args, "--json"], catch_exceptions=False)
+    table = CliRunner().invoke(main, args, catch_exceptions=False)
+
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout)["agent_name"] == NFC
+    assert table.stdout.startswith(f"Agent {NFC}: ")
+    assert NFD not in table.stdout
+
+
+def test_report_checks_the_results_of_an_agent_folder_spelled_nfd(work: Path) -> None:
+    """Its results are each at their own path in another spelling, not copies: they are
+    checked for freshness like any other, so an edited answer is found stale."""
+    folder = results_spelled_nfd(work)
+    edit(work / "answers" / NFD / "python_match" / "answer_1.md")
+    args = ["report", str(folder), "--judges", str(work / "judges"), "--pages", str(work / "pages")]
+
+    shown = CliRunner().invoke(main, [*args, "--json"], catch_exceptions=False)
+
+    assert shown.exit_code == STALE_EXIT, shown.output
+    assert json.loads(shown.stdout)["freshness"]["checked"] == 6
+    assert set(stale(shown)) == {"python_match/answer_1"}
+
+
+def test_report_of_an_agent_folder_spelled_nfd_keeps_what_its_last_run_left_out(
+    work: Path,
+) -> None:
+    """A result file the run listed (its answer gone) is still there in the folder as spelled
+    on disk: still listed, its pair still missing, as in the run's summary."""
+    folder = results_spelled_nfd(work, then_remove="python_match/answer_2.md")
+    summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    args = ["report", str(folder), "--judges", str(work / "judges"), "--pages", str(work / "pages")]
+
+    shown = CliRunner().invoke(main, [*args, "--json"], catch_exceptions=False)
+
+    recomputed = json.loads(shown.stdout)
+    assert recomputed["not_counted"] == summary["not_counted"] != []
+    assert recomputed["missing"] == summary["missing"]
+
+
+def test_the_html_report_names_an_agent_folder_spelled_nfd_by_its_nfc_name(work: Path) -> None:
+    results_spelled_nfd(work)
+    out = work / "report.html"
+    args = ["report", str(work / "results"), "--html", str(out), "--judges", str(work / "judges")]
+
+    shown = CliRunner().invoke(main, [*args, "--pages", str(work / "pages")])
+
+    assert shown.exit_code == 0, shown.output
+    page = out.read_text(encoding="utf-8")
+    assert f"<td>{NFC}</td><td>partial_completion</td>" in page
+    assert f"<td>{NFD}</td>" not in page
+
+
+def test_the_html_report_refuses_two_agent_folders_spelled_apart_only_by_normalization(
+    work: Path,
+) -> None:
+    """Both would be the one agent `café` of the page's metrics, one hiding the other."""
+    run(work)
+    shutil.copytree(work / "results" / "alpha", work / "results" / NFC)
+    shutil.copytree(work / "results" / "alpha", work / "results" / NFD)
+    out = work / "report.html"
+
+    shown = CliRunner().invoke(main, ["report", str(work / "results"), "--html", str(out)])
+
+    assert shown.exit_code == 2
+    assert "one agent results folder spelled in two Unicode normalization forms" in shown.stderr
+    assert not out.exists()

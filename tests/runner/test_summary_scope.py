@@ -370,6 +370,28 @@ def test_the_html_report_counts_the_pairs_the_last_run_did_not_evaluate(work: Pa
     assert f'<td>beta</td><td>not_evaluated</td><td class="num">{left_out}</td>' in page
 
 
+def test_the_html_report_marks_the_results_the_last_run_left_out_with_its_reason(
+    work: Path,
+) -> None:
+    """Their trees are on the page while its metrics leave them out, as the last run did: each
+    says so, with the reason the summary gives."""
+    assert run(work).exit_code == 0
+    for answer in (work / "answers" / "alpha").glob("*/answer_2.md"):
+        answer.unlink()
+    assert run(work).exit_code == 0
+    out = work / "report.html"
+    args = ["report", str(work / "results"), "--html", str(out), "--judges", str(work / "judges")]
+
+    shown = CliRunner().invoke(main, [*args, "--pages", str(work / "pages")])
+
+    assert shown.exit_code == 0, shown.output
+    page = out.read_text()
+    assert page.count('data-left-out="not counted"') == len(left_out(work)) == 3
+    banner = "<b>not counted</b>, left out of the metrics: its answer is gone: restore the answer"
+    assert page.count(banner) == 3
+    assert '<td>alpha</td><td>complete</td><td class="num">3</td>' in page
+
+
 def test_a_stopped_run_names_every_answer_it_left_without_a_result(work: Path) -> None:
     """A budget stop before most evaluations started: the summary must say which answers it
     left out, not read as the summary of the few it judged."""
