@@ -25,9 +25,12 @@ from toolkit.pages import (
     cited_urls_in,
     import_m2w2,
 )
-from toolkit.pages.store import INFRA_FAILURES
+from toolkit.pages.recheck import RecheckReport, recheck_store
+from toolkit.pages.store import INFRA_FAILURES, STORE_FILENAME
 
 DEFAULT_STORE = "pages"
+OUTPUT_VERSION = 2
+"""`--json`'s output: 2 adds `recheck` (`RecheckReport`, or null without --recheck)."""
 DAMAGED_STORE_FIX = "capture the pages into a new store instead: rerun with --store NEW"
 """This command's fix for a damaged store: `DAMAGED_PAGES_FIX` tells a command that reads
 pages to take another one (--pages), an option this one, writing its --store, does not have."""
@@ -63,6 +66,57 @@ def _print_capture(report: CaptureReport) -> None:
     for outcome in report.outcomes:
         if outcome.result == "failed":
             click.echo(f"  failed ({outcome.error_kind}): {outcome.url}: {outcome.error}")
+
+
+def _print_recheck(report: RecheckReport, store: Path, refresh: bool) -> None:
+    """The refused pages on stdout, one per line (failure kind, URL, reason, tab-separated);
+    what it means and the fix on stderr."""
+    for page in report.refused:
+        click.echo(f"{page.error_kind}\t{page.url}\t{page.reason}")
+    line = f"{len(report.refused)} stored page(s) in {report.store} read as failures today"
+    if report.refused and not refresh:
+        line += f"; capture them again: judgegen cache-pages --recheck --refresh --store {store}"
+    click.echo(line, err=True)
+    if report.unchecked:
+        click.echo(
+            f"{report.unchecked} page(s) served were stored before the rules that read the live "
+            "page (a soft 404's title and headings, a consent dialog's buttons): only their "
+            "text was checked; `judgegen cache-pages --answers DIR --refresh` asks the live pages",
+            err=True,
+        )
+
+
+def _recheck(ctx: click.Context, store: Path, refresh: bool, as_json: bool, capture: Any) -> None:
+    """`--recheck`: list the stored pages reads refuse under today's rules and, with
+    `refresh`, capture them again (`capture(urls, store)` gives its report); exits."""
+    if not (store / STORE_FILENAME).is_file():
+        raise click.UsageError(f"--store {store}: no page store there ({STORE_FILENAME})")
+    output: dict[str, Any] = {"version": OUTPUT_VERSION, "import": None, "capture": None}
+    code = 0
+    try:
+        with PageStore(store, readonly=not refresh) as page_store:
+            report = recheck_store(page_store)
+            output["recheck"] = report.model_dump(mode="json")
+            if not as_json:
+                _print_recheck(report, store, refresh)
+            code = 1 if report.refused else 0
+            if refresh and report.refused:
+                captured = capture({page.url: [] for page in report.refused}, page_store)
+                output["capture"] = captured.model_dump(mode="json")
+                ours = any(o.error_kind in INFRA_FAILURES for o in captured.outcomes)
+                code = 3 if ours else 1 if captured.failed else 0
+                if not as_json:
+                    _print_capture(captured)
+    except PageStoreError as exc:
+        fix = DAMAGED_STORE_FIX if exc.fix == DAMAGED_PAGES_FIX else exc.fix
+        click.echo(f"error: {PageStoreError(exc.path, exc.cause, fix)}", err=True)
+        ctx.exit(3)
+    except InfraError as exc:  # the browser or the cluster
+        click.echo(f"error: {exc}", err=True)
+        ctx.exit(3)
+    if as_json:
+        click.echo(json.dumps(output, indent=2))
+    ctx.exit(code)
 
 
 def cited_pages(answers: Path | None, trajectories: Path | None) -> dict[str, list[Path]]:
@@ -168,6 +222,12 @@ def _capture(
     help="Seconds allowed per page.",
 )
 @click.option("--refresh", is_flag=True, help="Capture (or import) again URLs already stored.")
+@click.option(
+    "--recheck",
+    is_flag=True,
+    help="List the pages in --store that today's rules refuse (see below), with why; with "
+    "--refresh, capture them again. Reads the store alone: no --answers.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
 @ray_options
 @click.pass_context
@@ -181,6 +241,7 @@ def cache_pages(
     chromium: str,
     timeout: float,
     refresh: bool,
+    recheck: bool,
     as_json: bool,
     ray_address: str | None,
     ray_attempts: int,
@@ -212,9 +273,20 @@ def cache_pages(
     page stored before the soft-404 rule that only says it was not found is captured again
     with --refresh.
 
+    A page an older judgegen stored before the rules that read the live page (a soft 404's
+    title and headings, a consent dialog's buttons) has its stored text checked instead: one
+    short page with a line saying "Page not found" reads as a `not_found` failure, a cookie
+    banner beside little else as `consent_wall` (judging it is incomplete until it is
+    captured again). --recheck lists every stored page that reads as a failure today, one per
+    line on stdout (failure kind, URL, reason, tab-separated; --json: `recheck.refused`), and
+    on stderr how many pages served were stored before those rules (only their text checked);
+    --recheck --refresh captures the listed pages again.
+
     \b
-    Example:
+    Examples:
       judgegen cache-pages --import-m2w2 examples/pages --store pages
+      judgegen cache-pages --recheck --store pages
+      judgegen cache-pages --recheck --refresh --store pages
 
     \b
     Exit codes: 0 every page stored; 1 some pages failed to load or entries could not
@@ -224,22 +296,43 @@ def cache_pages(
     those URLs are recorded as `browser`, `offline`, `throttled` or `consent_wall` failures,
     judging them is incomplete; or the store cannot be read or written (a damaged file, a
     full disk).
+    With --recheck: 0 no stored page reads as a failure; 1 some do (listed); 2 usage error
+    (no store at --store); 3 the store cannot be read. With --recheck --refresh, those of a
+    capture: 0 every listed page now stored, 1 some failed (recorded), 3 as above.
 
     With --ray, pages are captured on the nodes of a Ray cluster (--concurrency pages at a
     time on each, with each node's own Chromium) and stored here, in the one page store.
     """
+    if recheck and not (answers is None and trajectories is None and import_dir is None):
+        raise click.UsageError(
+            "--recheck reads the store alone: give it without --answers, --trajectories and "
+            "--import-m2w2"
+        )
+    if ray_address is not None:
+        require_ray()
+    options = CaptureOptions(chromium=chromium, concurrency=concurrency, timeout=timeout)
+    if recheck:
+
+        def capture(urls: dict[str, list[Path]], page_store: PageStore) -> CaptureReport:
+            return _capture(urls, page_store, options, True, ray_address, ray_attempts)
+
+        _recheck(ctx, store, refresh, as_json, capture)
     if answers is None and trajectories is None and import_dir is None:
-        raise click.UsageError("give --answers DIR, --trajectories DIR or --import-m2w2 DIR")
+        raise click.UsageError(
+            "give --answers DIR, --trajectories DIR, --import-m2w2 DIR or --recheck"
+        )
     cited = None
     if answers is not None or trajectories is not None:
         try:
             cited = cited_pages(answers, trajectories)
         except OSError as exc:
             raise click.UsageError(f"cannot read inputs: {exc}") from exc
-    if ray_address is not None:
-        require_ray()
-    options = CaptureOptions(chromium=chromium, concurrency=concurrency, timeout=timeout)
-    output: dict[str, Any] = {"version": 1, "import": None, "capture": None}
+    output: dict[str, Any] = {
+        "version": OUTPUT_VERSION,
+        "import": None,
+        "capture": None,
+        "recheck": None,
+    }
     problems = ours_failed = False
     try:
         with PageStore(store) as page_store:

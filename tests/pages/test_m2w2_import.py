@@ -197,6 +197,28 @@ def test_a_cached_bot_check_is_reported_not_stored_as_the_page(tmp_path: Path) -
     assert "bot check" in report.problems[0].reason
 
 
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        (b"Example News\nPage not found\nTry the search above.", "not_found"),
+        (b"Home News\nWe use cookies to improve your experience. Reject all Accept all", "consent"),
+    ],
+    ids=["soft 404", "consent banner"],
+)
+def test_a_cached_soft_404_or_consent_banner_is_reported_not_stored_as_the_page(
+    tmp_path: Path, text: bytes, kind: str
+) -> None:
+    """No capture of ours read the page: its text is tested as a record stored before the
+    rules reading the live page is, and a page so imported is never tested again."""
+    url = "https://example.com/2023/story"
+    write_task(tmp_path / "cache" / "agent_a" / "task_1", {url: "web"}, {f"{md5(url)}.txt": text})
+    with PageStore(tmp_path / "store") as store:
+        report = import_m2w2(tmp_path / "cache", store)
+        assert store.lookup(url) is None
+    assert report.imported == 0 and [p.url for p in report.problems] == [url]
+    assert f"the cached text is not the page ({kind}" in report.problems[0].reason
+
+
 @pytest.mark.parametrize("text", [b"", b" \n\t "], ids=["empty", "blank"])
 def test_a_cached_page_with_nothing_to_judge_is_reported_not_counted_as_imported(
     tmp_path: Path, text: bytes

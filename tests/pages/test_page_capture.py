@@ -1316,6 +1316,77 @@ def test_cache_pages_captures_again_a_wall_stored_as_the_page_before_the_rules(
         assert store.counts() == {"ok": 2, "failed": 1, "not_served": 0}
 
 
+async def read_as_an_older_capture(url: str) -> str:
+    """The text a capture before the soft-404 and consent rules stored for `url`: the body's
+    `innerText` once loaded, no dialog answered, no title or heading read."""
+    async with capture.chromium_session(capture.CaptureOptions(chromium=default_chromium())) as b:
+        page = await b.new_page()
+        await page.goto(url, wait_until="load")
+        return str(await page.evaluate("() => document.body.innerText"))
+
+
+def stored_by_an_older_judgegen(store_dir: Path, server: str) -> dict[str, str]:
+    """A soft 404 and a page a cookie-consent dialog hides, stored as the pages by an older
+    judgegen (record version 2, its text as it read it), beside a page of this version that
+    says "not found": their URLs by path."""
+    urls = {path: server + path for path in ("/gone-article", "/consent-rejectable")}
+    with PageStore(store_dir) as store:
+        for url in urls.values():
+            text = asyncio.run(read_as_an_older_capture(url))
+            store.put(PageRecord.web(url, text, None, final_url=url, version=2))
+        current = server + "/http-errors"
+        store.put(PageRecord.web(current, "404 Not Found\nStatus 410", None, final_url=current))
+    return urls
+
+
+def test_cache_pages_recheck_lists_the_old_soft_404_and_consent_banner_stored_as_pages(
+    server: str, tmp_path: Path
+) -> None:
+    urls = stored_by_an_older_judgegen(tmp_path / "store", server)
+    result = invoke(["--recheck", "--store", str(tmp_path / "store")])
+    assert result.exit_code == 1, result.stderr  # some stored pages read as failures
+    lines = [line.split("\t") for line in result.stdout.splitlines()]
+    assert [(kind, url) for kind, url, _ in lines] == [
+        ("not_found", urls["/gone-article"]),
+        ("consent_wall", urls["/consent-rejectable"]),
+    ]
+    assert "saying 'Sorry, we couldn't find that page'" in lines[0][2]
+    assert "2 stored page(s) in" in result.stderr
+    assert f"--recheck --refresh --store {tmp_path / 'store'}" in result.stderr
+    listed = json.loads(invoke(["--recheck", "--store", str(tmp_path / "store"), "--json"]).stdout)
+    assert listed["version"] == cache_pages.OUTPUT_VERSION
+    refused = listed["recheck"]["refused"]
+    assert [(r["error_kind"], r["record_version"]) for r in refused] == [
+        ("not_found", 2),
+        ("consent_wall", 2),
+    ]
+
+
+def test_cache_pages_recheck_refresh_captures_them_again_with_todays_rules(
+    server: str, tmp_path: Path
+) -> None:
+    urls = stored_by_an_older_judgegen(tmp_path / "store", server)
+    args = ["--recheck", "--refresh", "--store", str(tmp_path / "store"), "--json"]
+    result = invoke([*args, "--timeout", str(CAPTURE_TIMEOUT_S)])
+    assert result.exit_code == 1, result.stderr  # the soft 404 failed, recorded
+    outcomes = {o["url"]: o for o in json.loads(result.stdout)["capture"]["outcomes"]}
+    assert (outcomes[urls["/gone-article"]]["error_kind"]) == "not_found"
+    assert (outcomes[urls["/consent-rejectable"]]["consent"]) == "rejected"
+    with PageStore(tmp_path / "store", readonly=True) as store:
+        assert FACT in (store.get(urls["/consent-rejectable"]) or "")
+        assert store.recheck().refused == []
+    assert invoke(["--recheck", "--store", str(tmp_path / "store")]).exit_code == 0
+
+
+def test_cache_pages_recheck_reads_the_store_alone(tmp_path: Path) -> None:
+    answers = tmp_path / "answer.md"
+    answers.write_text("See https://example.com/a", encoding="utf-8")
+    both = invoke(["--recheck", "--answers", str(answers), "--store", str(tmp_path)])
+    assert both.exit_code == 2 and "--recheck reads the store alone" in both.stderr
+    none = invoke(["--recheck", "--store", str(tmp_path / "nothing")])
+    assert none.exit_code == 2 and "no page store there" in none.stderr
+
+
 @pytest.fixture(scope="module")
 def shortened(server: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, PageRecord]:
     """The records of short links cited on another host (localhost) than the site they send

@@ -214,14 +214,83 @@ def test_a_short_link_whose_capture_recorded_an_article_sent_home_reads_as_missi
         assert record.linked_url == DEEP
 
 
-def test_a_page_stored_that_only_says_it_was_not_found_is_served_until_captured_again(
-    store: PageStore,
+def test_a_page_of_this_version_that_says_not_found_is_served_as_its_capture_decided(
+    store: PageStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Its title and headings, which tell a soft 404 at capture, are not in the row: the rule
-    cannot read it back, and a text saying "not found" is no sign alone (an article about 404
-    errors says it too). `cache-pages --refresh` captures it again."""
+    """Its capture read its title and headings, which tell a soft 404, and found it a page:
+    its text is not tested again, nor at any read (a read of a current record costs none)."""
+
+    def tested(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a current record's text was tested")
+
+    monkeypatch.setattr("toolkit.pages.store.stored_wall", tested)
     store.put(PageRecord.web(DEEP, NOT_FOUND_TEXT, JPEG, final_url=DEEP))
     assert store.get(DEEP) == NOT_FOUND_TEXT and store.has_page(DEEP)
+    assert store.text_hash(DEEP) is not None
+    assert store.recheck().refused == []
+
+
+OLD_CONSENT_TEXT = (
+    "Home News Sport Weather\nWe use cookies to improve your experience and to show "
+    "personalised ads. Reject all Accept all"
+)  # an older capture's text of a page a cookie-consent dialog hid
+
+
+def test_a_soft_404_captured_before_the_rule_reads_as_missing(tmp_path: Path) -> None:
+    with PageStore(tmp_path / "pages") as writer:
+        writer.put(PageRecord.web(DEEP, NOT_FOUND_TEXT, JPEG, final_url=DEEP, version=3))
+    with PageStore(tmp_path / "pages", readonly=True) as store:  # as a run reads it
+        assert store.get(DEEP) is None and store.stored_page(DEEP) is None
+        assert (store.text_hash(DEEP), store.screenshot_hash(DEEP)) == (None, None)
+        assert not store.has_page(DEEP)  # `cache-pages` captures it again
+        record = store.lookup(DEEP)
+        assert record is not None and (record.status, record.error_kind) == ("failed", "not_found")
+        assert "saying 'Page not found'" in (record.error or "")
+        assert "page record version 3" in (record.error or "")
+        assert store.counts() == {"ok": 0, "failed": 1, "not_served": 1}
+
+
+def test_a_consent_banner_captured_before_the_rule_is_our_failure_not_the_page(
+    tmp_path: Path,
+) -> None:
+    """A capture today answers the dialog and stores the page behind it: judging against the
+    banner, or without the page, is left incomplete (`InfraError`), never scored."""
+    url = "https://news.example.com/2023/05/dams"
+    with PageStore(tmp_path / "pages") as writer:
+        writer.put(PageRecord.web(url, OLD_CONSENT_TEXT, JPEG, version=2))
+    with PageStore(tmp_path / "pages", readonly=True) as store:
+        for read in (store.get, store.stored_page, store.screenshot, store.text_hash):
+            with pytest.raises(InfraError, match="cookie-consent dialog"):
+                read(url)
+        assert not store.has_page(url)
+        record = store.lookup(url)
+        assert record is not None and record.error_kind == "consent_wall"
+
+
+def test_a_capture_replaces_a_banner_stored_before_the_rule_even_with_a_failure(
+    store: PageStore,
+) -> None:
+    url = "https://news.example.com/2023/05/dams"
+    store.put(PageRecord.web(url, OLD_CONSENT_TEXT, JPEG, version=2))
+    assert store.put(PageRecord.failure(url, "http", "HTTP 404 Not Found"))
+    assert [r.status for r in store.records(raw=True)] == ["failed"]
+
+
+def test_recheck_lists_the_stored_pages_reads_refuse_and_counts_those_only_their_text_passed(
+    store: PageStore,
+) -> None:
+    dams = "https://news.example.com/2023/05/dams"
+    store.put(PageRecord.web(DEEP, NOT_FOUND_TEXT, JPEG, version=2))
+    store.put(PageRecord.web(dams, OLD_CONSENT_TEXT, JPEG, version=2))
+    store.put(PageRecord.web("https://example.com/old", HOME_TEXT, JPEG, version=2))
+    store.put(PageRecord.web("https://example.com/new", NOT_FOUND_TEXT, JPEG))
+    found = store.recheck()
+    assert [(r.url, r.error_kind) for r in found.refused] == [
+        (DEEP, "not_found"),
+        (dams, "consent_wall"),
+    ]
+    assert all(r.version == 2 and r.text is None for r in found.refused)
+    assert found.unchecked == 1  # the old page its text passed
 
 
 def test_counts_do_not_count_a_long_page_quoting_a_bot_check_as_a_wall(store: PageStore) -> None:

@@ -128,6 +128,28 @@ def test_a_result_judged_against_a_home_page_stored_as_the_cited_page_is_redone(
     assert json.loads(run(work).stdout)["evaluated"] == 0
 
 
+def test_a_result_judged_against_a_soft_404_an_older_judgegen_stored_is_redone_page_missing(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An older judgegen stored the Louvre's "Page not found" (HTTP 200) as the cited page, a
+    record captured before the soft-404 rule; today the store tells it from its text."""
+    gone = "Musée du Louvre\nPage not found\nThe page you requested has moved."
+    with PageStore(work / "pages") as store:
+        store.put(PageRecord.web(LOUVRE, gone, None, final_url=LOUVRE, version=2))
+    with monkeypatch.context() as before_the_rule:
+        before_the_rule.setattr(page_store, "stored_wall", lambda *args, **kwargs: None)
+        assert run(work).exit_code == 0
+    first = result_files(work / "results")
+    judged = citing(first, LOUVRE)
+    assert judged and all(LOUVRE in reads(first[name])["read"] for name in judged)
+    fresh_stamp.remove_stamp(work / "results")  # as above: the stamp goes by hand
+    again = run(work)
+    assert json.loads(again.stdout)["evaluated"] == len(judged)
+    missed = json.loads(again.stdout)["missing_pages"]
+    assert all(LOUVRE in missed[name.removesuffix(".json")] for name in judged)
+    assert json.loads(run(work).stdout)["evaluated"] == 0
+
+
 def copy_prompts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     copy = tmp_path / "prompts"
     shutil.copytree(prompts.PROMPTS_DIR, copy)

@@ -359,3 +359,30 @@ def test_a_cited_page_our_capture_failed_leaves_the_trajectory_incomplete_withou
     path = work / "results" / "fara-run" / "louvre_hours" / "final_answer.json"
     result = EvaluationResult.model_validate_json(path.read_text())
     assert result.status == "incomplete" and result.final_score is None
+
+
+def test_a_cookie_banner_an_older_judgegen_stored_as_the_cited_page_leaves_it_incomplete(
+    work: Path,
+) -> None:
+    """Stored before captures answered consent dialogs (record version 2), the banner is not
+    the page: the evaluation citing it is incomplete, the fix named, never scored."""
+    from tests.fixtures.runner.helpers import PAGES
+    from toolkit.pages import PageRecord, PageStore
+
+    url = "https://www.louvre.fr/en/visit/hours-admission"
+    banner = "Visit Exhibitions\nWe use cookies to improve your visit. Reject all Accept all"
+    with PageStore(work / "pages") as store:
+        store.put(PageRecord.web(url, banner, None, version=2))
+        for other, text in PAGES.items():
+            if other != url:
+                store.put(PageRecord.web(other, text, None))
+    args = run_args(work, "--include-unreviewed", "--no-sandbox", "--task", "louvre_hours")
+    args[1:3] = ["--trajectories", str(work / "webeval" / "fara-run")]
+    done = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert done.exit_code == 1, done.stderr
+    assert f"capturing {url} failed on our side" in done.stderr
+    path = work / "results" / "fara-run" / "louvre_hours" / "final_answer.json"
+    result = EvaluationResult.model_validate_json(path.read_text())
+    assert result.status == "incomplete" and result.final_score is None
+    said = path.read_text()  # the whole reason, and the fix
+    assert "cookie-consent dialog" in said and "cache-pages --recheck --refresh" in said

@@ -25,6 +25,7 @@ from pydantic import BaseModel
 
 from toolkit.pages.pdf import PdfTextError, pdf_text
 from toolkit.pages.store import PageRecord, PageStore
+from toolkit.pages.stored_walls import text_wall
 from toolkit.pages.walls import bot_check
 from toolkit.urls import canonical_url, is_web_url, normalize_url
 
@@ -164,6 +165,9 @@ def _page_record(task_dir: Path, key: str, url: str, content_type: Any) -> PageR
         challenge = bot_check(text)
         if challenge is not None:
             raise ValueError(f"the cached text is a bot check, not the page ('{challenge}')")
+        wall = text_wall(url, text)  # no capture of ours read the page: its text is tested
+        if wall is not None:
+            raise ValueError(f"the cached text is not the page ({wall.kind}): {wall.reason}")
         if not text.strip() and not shot.is_file():  # reads would never serve it
             raise ValueError(
                 "the cached text is empty and there is no screenshot: nothing to judge"

@@ -18,8 +18,12 @@ sign-in or consent page, or the home, error or search page a deep link was sent 
 a judgegen before the rule or imported, reads as the failure a capture records now: missing,
 and captured again; a failure may replace it. So does one with nothing to judge (`JUDGEABLE`).
 A page that only says it was not found (its title or main heading, which a row does not keep)
-is told at capture only: one stored before that rule is served until captured again
-(`cache-pages --refresh`).
+or that a cookie-consent dialog hides (its boxes) is told by the live page at capture; a record
+captured before that rule (an older `version`, `stored_walls.RULE_VERSIONS`), or imported, has
+its text tested by the rule's text counterpart (`stored_walls.stored_wall`), so a "Page not
+found" text or a cookie banner an older judgegen stored is no page either: `not_found` (the
+page's), or `consent_wall` (ours: reading it raises `InfraError`). A record of this version is
+never tested so. `cache-pages --recheck` lists them, and with `--refresh` captures them again.
 The rules read what a capture read, as the row keeps it: the URL asked for, the one the
 browser ended on, and the page the first names (`linked_url`: where a short link pointed).
 A short link stored without it (before schema 5) that ended on a home page on another site
@@ -48,10 +52,16 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, Field
 
 from toolkit.errors import PAGES_ACCESS_FIX, InfraError, PageStoreError
+from toolkit.pages.stored_walls import (
+    MAX_STORED_WALL_CHARS,
+    needs_check,
+    stored_wall,
+)
 from toolkit.pages.walls import (
     MAX_CHALLENGE_CHARS,
     ConsentChoice,
     Wall,
+    linked_page,
     served_instead,
     short_link,
 )
@@ -59,10 +69,15 @@ from toolkit.urls import canonical_url, normalize_url, url_spellings
 from toolkit.util.hashing import sha256_bytes, sha256_text
 from toolkit.util.sqlite_errors import sqlite_errors
 
-PAGE_RECORD_VERSION = 3
+PAGE_RECORD_VERSION = 4
 """2: `linked_url` (a version 1 record has none: not recorded).
 3: `consent`, how the capture answered a cookie-consent dialog that hid the page (a record
-before has none: none was answered, as capture did not answer one)."""
+before has none: none was answered, as capture did not answer one); a captured page passed
+`walls.consent_wall`.
+4: a captured page passed `walls.not_found_page` too (every rule reading the live page), an
+imported one their text counterparts (`stored_walls.text_wall`). A stored web page of an
+earlier version has its text tested by those its capture did not apply, at each read
+(`stored_walls.stored_wall`); one of this version never is."""
 STORE_FILENAME = "pages.sqlite"
 SCHEMA_VERSION = 6
 """2: `match_key` holds `toolkit.urls.normalize_url` (version 1 had a looser key).
@@ -96,12 +111,23 @@ missing (loud, and captured again), never as a page against which every claim fa
 A web page's screenshot decides it alone: `typeof` reads the column's type, not its bytes,
 and CASE stops there, so neither the screenshot nor the text is read for it (an OR reads
 both: ~25% of a page-row query on the bench's store)."""
-WALL_COLUMNS = ("rowid", "kind", "requested_url", "final_url", "typeof(text)")
+WALL_COLUMNS = (
+    "rowid",
+    "kind",
+    "version",
+    "origin",
+    "requested_url",
+    "final_url",
+    "typeof(text)",
+)
 """What telling a stored page from a wall (`_wall`) reads of its row besides a short text
-(`PageStore._challenge_text`)."""
+(`PageStore._wall_text`)."""
 MAX_CHALLENGE_BYTES = 4 * MAX_CHALLENGE_CHARS
 """The most bytes a text of `MAX_CHALLENGE_CHARS` characters takes in UTF-8: a stored text
 longer than this is no bot check, told by its size alone."""
+MAX_STORED_WALL_BYTES = 4 * MAX_STORED_WALL_CHARS
+"""The same for the text counterparts of the live rules (`stored_walls`), read only for a
+record stored before them (`stored_walls.needs_check`)."""
 FailureKind = Literal[
     "http",
     "timeout",
@@ -209,11 +235,17 @@ class NothingToJudge:
 def _wall(row: dict[str, Any], text: str | None, linked_url: str | None) -> Wall | None:
     """The wall a stored page `row` (its `WALL_COLUMNS`) showing `text` is under today's rules
     (`walls.served_instead`, from the URL asked for, the one the browser ended on and the page
-    the first names as its capture recorded it, `linked_url`), or None: a PDF, or the page. A
-    page stored before a rule, or imported, may be one."""
+    the first names as its capture recorded it, `linked_url`; and for a record stored before
+    the rules reading the live page, their text counterparts, `stored_walls.stored_wall`), or
+    None: a PDF, or the page. A page stored before a rule, or imported, may be one."""
     if row["kind"] != "web":
         return None
-    return served_instead(row["requested_url"], row["final_url"], text, linked_url=linked_url)
+    cited, final = row["requested_url"], row["final_url"]
+    wall = served_instead(cited, final, text, linked_url=linked_url)
+    if wall is not None or not needs_check(row["version"]):
+        return wall
+    named = linked_url or linked_page(cited, final or cited)
+    return stored_wall(named, text, row["version"], imported=row["origin"] != "capture")
 
 
 def _served(row: dict[str, Any], text: str | None, linked_url: str | None) -> bool:
@@ -231,6 +263,19 @@ def _not_served(
     if not row[JUDGEABLE]:
         return NothingToJudge("pdf" if row["kind"] == "pdf" else "empty", NOTHING_TO_JUDGE)
     return _wall(row, text, linked_url)
+
+
+@dataclass(frozen=True)
+class Recheck:
+    """What `PageStore.recheck` finds in a store."""
+
+    refused: list[PageRecord]
+    """The stored pages reads refuse (a wall, or nothing to judge), each as the failure
+    `lookup` gives: its kind and reason, without its content."""
+    unchecked: int
+    """Stored web pages reads serve that were stored before a rule reading the live page
+    (`stored_walls.needs_check`): their text passed the rule's counterpart, the live page was
+    never asked."""
 
 
 @dataclass(frozen=True)
@@ -364,8 +409,11 @@ def _as_read(row: dict[str, Any]) -> PageRecord:
     failure a capture records now, with its kind and reason, and without the content."""
     record = PageRecord.model_validate(row)
     why = _not_served(row, row["text"], record.linked_url) if record.ok else None
-    if why is None:
-        return record
+    return record if why is None else _as_failure(record, why)
+
+
+def _as_failure(record: PageRecord, why: Wall | NothingToJudge) -> PageRecord:
+    """The stored page `record` as the failure reads give for it (`why`), without content."""
     content = dict.fromkeys(("kind", "text", "screenshot", "pdf", "content_hash"))
     return record.model_copy(
         update={"status": "failed", "error_kind": why.kind, "error": why.reason, **content}
@@ -518,15 +566,18 @@ class PageStore:
         row = next((found for key in spellings if (found := self._row_for(key, select))), None)
         return dict(zip(columns, row[2:], strict=True)) if row else None
 
-    def _challenge_text(self, row: dict[str, Any]) -> str | None:
+    def _wall_text(self, row: dict[str, Any]) -> str | None:
         """The text of stored page `row` (its `WALL_COLUMNS`) when it is a web page's, short
-        enough to be a bot check (`MAX_CHALLENGE_BYTES`), else None. Its size is read from the
-        row's header (a blob handle), so no long text is read for this: a read that serves no
-        text (a page's hashes, its screenshot) reads none. The caller holds the connection."""
+        enough to be a wall: a bot check (`MAX_CHALLENGE_BYTES`), or for a record stored
+        before the rules reading the live page one of their text counterparts
+        (`MAX_STORED_WALL_BYTES`); else None. Its size is read from the row's header (a blob
+        handle), so no long text is read for this: a read that serves no text (a page's hashes,
+        its screenshot) reads none. The caller holds the connection."""
         if row["kind"] != "web" or row["typeof(text)"] != "text":
             return None
+        limit = MAX_STORED_WALL_BYTES if needs_check(row["version"]) else MAX_CHALLENGE_BYTES
         with self._db.blobopen("pages", "text", row["rowid"], readonly=True) as text:
-            if len(text) > MAX_CHALLENGE_BYTES:
+            if len(text) > limit:
                 return None
             return text.read().decode("utf-8", errors="replace")
 
@@ -578,19 +629,24 @@ class PageStore:
 
     def _page_row(self, url: str, columns: tuple[str, ...]) -> dict[str, Any] | None:
         """`columns` of the page stored for `url`; None when it is missing, is not served
-        (`_served`: nothing to judge, or a wall) or its capture failed because of the page.
-        Raises `InfraError` when it failed on our side (`INFRA_FAILURES`)."""
+        (`_not_served`: nothing to judge, or a wall) or its capture failed because of the page.
+        Raises `InfraError` when it failed on our side (`INFRA_FAILURES`), or the stored page
+        is one a capture failing so records now (a consent dialog hiding it)."""
         checks = ("status", "error_kind", "error", JUDGEABLE, *WALL_COLUMNS)
         with self._snapshot():
             row = self._row(url, (*checks, *columns))
             if row is None:
                 return None
+            kind, error = row["error_kind"], row["error"]
             if row["status"] == "ok":
-                text = row["text"] if "text" in columns else self._challenge_text(row)
-                return row if _served(row, text, self._recorded_link(row)) else None
-        if row["error_kind"] in INFRA_FAILURES:
+                text = row["text"] if "text" in columns else self._wall_text(row)
+                why = _not_served(row, text, self._recorded_link(row))
+                if why is None:
+                    return row
+                kind, error = why.kind, why.reason
+        if kind in INFRA_FAILURES:
             raise InfraError(
-                f"capturing {canonical_url(url)} failed on our side ({row['error']}); "
+                f"capturing {canonical_url(url)} failed on our side ({error}); "
                 "capture it again with `judgegen cache-pages`",
                 kind="page_capture",
             )
@@ -739,7 +795,7 @@ class PageStore:
         """What reads serve: pages (`ok`) and failures (`failed`), which include the stored
         pages reads do not serve (`not_served`: a wall, or nothing to judge; `cache-pages`
         captures them again), as `lookup` and `records` give them. `ok` + `failed` is the
-        number of rows. No long text is read (`_challenge_text`)."""
+        number of rows. No long text is read (`_wall_text`)."""
         columns = (JUDGEABLE, *WALL_COLUMNS)
         with self._snapshot():
             (failed,) = self._db.execute(
@@ -750,11 +806,36 @@ class PageStore:
             ).fetchall()
             pages = [dict(zip(columns, row, strict=True)) for row in rows]
             served = sum(
-                _served(page, self._challenge_text(page), self._recorded_link(page))
-                for page in pages
+                _served(page, self._wall_text(page), self._recorded_link(page)) for page in pages
             )
         not_served = len(pages) - served
         return {"ok": served, "failed": failed + not_served, "not_served": not_served}
+
+    def recheck(self) -> Recheck:
+        """The stored pages reads refuse under today's rules (`_not_served`: a wall, or nothing
+        to judge), each as the failure `lookup` gives, oldest row first, and how many pages
+        reads serve were stored before a rule reading the live page (`stored_walls`): what
+        `cache-pages --recheck` lists. No long text is read (`_wall_text`)."""
+        columns = (
+            *(c for c in _COLUMNS if c not in (*_BLOBS, "text")),
+            *self._added_columns(),
+            JUDGEABLE,
+            *(c for c in WALL_COLUMNS if c not in _COLUMNS),
+        )
+        refused: list[PageRecord] = []
+        unchecked = 0
+        with self._snapshot():
+            rows = self._db.execute(
+                f"SELECT {', '.join(columns)} FROM pages WHERE status = 'ok' ORDER BY rowid"
+            ).fetchall()
+            for values in rows:
+                row = dict(zip(columns, values, strict=True))
+                why = _not_served(row, self._wall_text(row), self._recorded_link(row))
+                if why is None:
+                    unchecked += row["kind"] == "web" and needs_check(row["version"])
+                    continue
+                refused.append(_as_failure(PageRecord.model_validate(row), why))
+        return Recheck(refused, unchecked)
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -808,8 +889,6 @@ class PageStore:
         ).fetchall()
         pages = [dict(zip(columns, row, strict=True)) for row in rows]
         unserved = [
-            p["url"]
-            for p in pages
-            if not _served(p, self._challenge_text(p), self._recorded_link(p))
+            p["url"] for p in pages if not _served(p, self._wall_text(p), self._recorded_link(p))
         ]
         return len(unserved) < len(pages), unserved
