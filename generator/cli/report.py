@@ -6,14 +6,14 @@ import asyncio
 import json
 import sys
 from collections import defaultdict
-from contextlib import closing, nullcontext
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from generator.cli.common import open_pages
+from generator.cli.report_inputs import ReportInputs
 from toolkit.errors import NameCollision
 from toolkit.names import canonical_name, check_distinct
 from toolkit.runner.inputs import DEFAULT_MAX_ANSWER_BYTES
@@ -29,7 +29,6 @@ from toolkit.runner.results import (
 )
 from toolkit.runner.stale_results import (
     FreshnessCheck,
-    InputsNow,
     ReportRecord,
     StaleResult,
     check_results,
@@ -37,7 +36,7 @@ from toolkit.runner.stale_results import (
 from toolkit.util.files import write_atomic
 
 if TYPE_CHECKING:
-    from generator.review.report import LeftOut, ResultKey
+    from generator.review.report import LeftOut
 
 STALE_EXIT = 4
 """`judgegen report`'s exit code when counted results are stale (without --allow-stale)."""
@@ -53,29 +52,35 @@ def _previous(agent_dir: Path) -> Summary | None:
 def _heads(
     agent_dir: Path,
     known: list[ResultHead] = (),  # type: ignore[assignment]
-) -> tuple[list[ResultHead], list[Listed]]:
+) -> tuple[list[ResultHead], dict[Path, str]]:
     """The heads of the agent's results (those in `known` used as they are), and its files
-    that are none (unreadable, or a copy of another pair's result), listed as a run lists
-    them: never dropped or counted unseen."""
+    that are none (unreadable, or a copy of another pair's result), with why, listed as a
+    run lists them: never dropped or counted unseen."""
     unreadable: dict[Path, str] = {}
     store = ResultStore(agent_dir.parent)
     heads = list(store.iter_heads(agent_dir.name, known=known, unreadable=unreadable))
-    listed = [
-        Listed(task_id=path.parent.name, answer_name=path.stem, reason=why)
-        for path, why in unreadable.items()
-    ]
-    return heads, listed
+    return heads, unreadable
+
+
+_FileKey = tuple[str, str]
+"""A result file of one agent's folder: (its task folder's name, its file name)."""
+
+
+def _file_key(path: Path) -> _FileKey:
+    """The key of the result file at `path` (`_FileKey`)."""
+    return path.parent.name, path.name
 
 
 @dataclass
 class _Agent:
-    """One agent's results as `report` reads them: the heads, the files that are no result,
-    the summary.json of the run that last wrote it (None: none), and the freshness check of
-    the results its metrics would count."""
+    """One agent's results as `report` reads them: the heads, the files that are no result of
+    their own path (unreadable, a copy of another pair's result) and why, by `_FileKey`, the
+    summary.json of the run that last wrote it (None: none), and the freshness check of the
+    results its metrics would count."""
 
     folder: Path
     heads: list[ResultHead]
-    unreadable: list[Listed]
+    not_results: dict[_FileKey, str]
     previous: Summary | None
     freshness: FreshnessCheck
 
@@ -84,6 +89,14 @@ class _Agent:
         """The agent's name: its folder's, in the spelling `judgegen run` names agents in
         (`canonical_name`), however the folder is spelled on disk."""
         return canonical_name(self.folder.name)
+
+    @property
+    def unreadable(self) -> list[Listed]:
+        """The files that are no result of their own path, listed as a run lists them."""
+        return [
+            Listed(task_id=task, answer_name=Path(name).stem, reason=why)
+            for (task, name), why in self.not_results.items()
+        ]
 
     @property
     def left(self) -> dict[tuple[str, str], Listed]:
@@ -102,9 +115,10 @@ def _left(previous: Summary | None) -> dict[tuple[str, str], Listed]:
     return {(r.task_id, r.answer_name): r for r in listed}
 
 
-def _read_agent(agent_dir: Path, inputs: InputsNow) -> _Agent:
+def _read_agent(agent_dir: Path, inputs: ReportInputs) -> _Agent:
     """Read `agent_dir`, each result file parsed once (for its head and its fingerprint),
-    and check the freshness of the results its metrics would count."""
+    and check the freshness of the results its metrics would count against the inputs its
+    last run read (`ReportInputs`)."""
     store = ResultStore(agent_dir.parent)
     paths = {str(path) for path in agent_dir.glob("*/*.json")}
     own = [
@@ -116,8 +130,10 @@ def _read_agent(agent_dir: Path, inputs: InputsNow) -> _Agent:
     previous = _previous(agent_dir)
     left = _left(previous)
     counted = [r for r in own if (r.task_id, r.answer_name) not in left]
-    freshness = asyncio.run(check_results(counted, inputs))
-    return _Agent(agent_dir, heads, unreadable, previous, freshness)
+    now = inputs.for_agent(agent_dir, canonical_name(agent_dir.name), previous)
+    freshness = asyncio.run(check_results(counted, now))
+    not_results = {_file_key(path): why for path, why in unreadable.items()}
+    return _Agent(agent_dir, heads, not_results, previous, freshness)
 
 
 def _own_file(path: Path, own: Path, paths: set[str]) -> bool:
@@ -137,7 +153,8 @@ def _summary(agent: _Agent) -> Summary:
     evaluate left out (`_answered`). A result file unreadable now is listed, its pair left out
     as the run leaves it. A result stale now is left out and listed as a run leaves an
     outdated result it stopped before redoing: its pair not evaluated while its answer
-    exists (not scored 0 as missing), missing once its answer is gone."""
+    exists (not scored 0 as missing), missing once its answer is gone. It names the judges
+    folder and page store that run read, as its summary.json does."""
     heads, unreadable, previous = agent.heads, agent.unreadable, agent.previous
     stale = {(s.task_id, s.answer_name): s for s in agent.stale}
     stale_listed = [
@@ -171,7 +188,7 @@ def _summary(agent: _Agent) -> Summary:
         answered=_answered(previous, counted, set(unread), present),
         removed_tasks={t for t in previous.removed_tasks if t in {r.task_id for r in still}},
         judged_tasks=previous.unanswered_judges,
-    )
+    ).model_copy(update={"judges_dir": previous.judges_dir, "pages_dir": previous.pages_dir})
 
 
 def _canonical(pair: tuple[str, str]) -> tuple[str, str]:
@@ -217,15 +234,16 @@ def _counted_pairs(summary: Summary) -> set[tuple[str, str]]:
     }
 
 
-def _agents(path: Path) -> dict[Path, list[EvaluationResult]]:
-    """Results by agent folder from RESULTS/<agent>, RESULTS/ or one result file."""
+def _agents(path: Path) -> dict[Path, list[tuple[Path, EvaluationResult]]]:
+    """Results, each with its file, by agent folder from RESULTS/<agent>, RESULTS/ or one
+    result file."""
     if path.is_file():
         result = read_result(path)
-        return {path.parent.parent: [result]} if result else {}
-    own = list(iter_results(path))
+        return {path.parent.parent: [(path, result)]} if result else {}
+    own = list(iter_result_files(path))
     if own:
         return {path: own}
-    agents = {sub: list(iter_results(sub)) for sub in sorted(path.iterdir()) if sub.is_dir()}
+    agents = {sub: list(iter_result_files(sub)) for sub in sorted(path.iterdir()) if sub.is_dir()}
     found = {folder: results for folder, results in agents.items() if results}
     try:
         check_distinct(found, "agent results folder")
@@ -234,26 +252,26 @@ def _agents(path: Path) -> dict[Path, list[EvaluationResult]]:
     return found
 
 
-def _write_html(path: Path, out: Path, inputs: InputsNow) -> tuple[int, list[_Agent]]:
+def _write_html(path: Path, out: Path, inputs: ReportInputs) -> tuple[int, list[_Agent]]:
     """Write the HTML report of `path` to `out`: (1 when some results its metrics count (a
     single file: the result) are incomplete else 0, the agents whose metrics it shows, their
-    freshness checked). The results those metrics leave out (stale now, or left out by the
-    last run) are marked on the page, with the reason."""
-    from generator.review.report import render_report, result_key
+    freshness checked). The result files those metrics leave out (stale now, left out by the
+    last run, or a copy of another file's result) are marked on the page, with the reason."""
+    from generator.review.report import render_report
 
     agents = _agents(path)
     if not agents:
         raise click.UsageError(f"no results in {path} (pass RESULTS/, RESULTS/<agent> or a file)")
-    results = [r.model_dump(mode="json") for rs in agents.values() for r in rs]
+    results = [r.model_dump(mode="json") for files in agents.values() for _, r in files]
     if path.is_file():
         write_atomic(out, render_report(results))
         click.echo(f"wrote {out} ({len(results)} result(s))", err=True)
         return (1 if results[0]["status"] == "incomplete" else 0), []
     metrics: dict[str, dict[str, object]] = {}
-    left_out: dict[ResultKey, LeftOut] = {}
+    left_out: list[LeftOut | None] = []
     read: list[_Agent] = []
     incomplete = False
-    for folder, own in agents.items():
+    for folder, files in agents.items():
         agent = _read_agent(folder, inputs)
         read.append(agent)
         summary = _summary(agent)
@@ -269,20 +287,22 @@ def _write_html(path: Path, out: Path, inputs: InputsNow) -> tuple[int, list[_Ag
         }
         if agent.stale:  # left out of these metrics: the page says how many
             metrics[agent.name]["stale"] = len(agent.stale)
-        for result in own:
-            mark = _left_out_mark(agent, result)
-            if mark is not None:
-                left_out[result_key(result.model_dump(mode="json"))] = mark
+        left_out += [_left_out_mark(agent, file, result) for file, result in files]
     write_atomic(out, render_report(results, metrics, left_out=left_out))
     click.echo(f"wrote {out} ({len(results)} result(s))", err=True)
     return (1 if incomplete else 0), read
 
 
-def _left_out_mark(agent: _Agent, result: EvaluationResult) -> LeftOut | None:
-    """How the page marks `result` when the agent's metrics leave it out (`_summary`): left
-    out by the run that wrote its summary.json, or stale now; None when they count it."""
+def _left_out_mark(agent: _Agent, file: Path, result: EvaluationResult) -> LeftOut | None:
+    """How the page marks `result`, read from `file`, when the agent's metrics leave it out
+    (`_summary`): a file that is no result of its own path (a copy of another pair's, as
+    `answer_1 (copy).json`: never counted, named with why), one left out by the run that
+    wrote its summary.json, or stale now; None when they count it."""
     from generator.review.report import LeftOut
 
+    why = agent.not_results.get(_file_key(file))
+    if why is not None:
+        return LeftOut("not counted", f"{file.parent.name}/{file.name}: {why}")
     pair = (result.task_id, result.answer_name)
     stale = {(s.task_id, s.answer_name): s for s in agent.stale}
     if pair in agent.left:
@@ -337,15 +357,17 @@ def _stale_exit(agents: list[_Agent], allow_stale: bool) -> bool:
 )
 @click.option(
     "--judges",
-    default="generated_judges",
-    show_default=True,
+    show_default="the run's, as its summary.json records; else generated_judges",
     type=click.Path(file_okay=False, path_type=Path),
-    help="The judges folder `judgegen run` read: each result's judge is compared with it.",
+    help="The judges folder each result's judge is compared with (one other than the run's "
+    "is said on stderr).",
 )
 @click.option(
     "--pages",
+    show_default="the run's, as its summary.json records; else none",
     type=click.Path(file_okay=False, path_type=Path),
-    help="The page store `judgegen run` read: the pages each result read are compared with it.",
+    help="The page store the pages each result read are compared with (one other than the "
+    "run's is said on stderr).",
 )
 @click.option(
     "--max-answer-bytes",
@@ -364,7 +386,7 @@ def report(
     agent_dir: Path,
     as_json: bool,
     html: Path | None,
-    judges: Path,
+    judges: Path | None,
     pages: Path | None,
     max_answer_bytes: int,
     allow_stale: bool,
@@ -380,20 +402,24 @@ def report(
     Each result counted is checked as `judgegen run` checks a stored result before reusing
     it: one whose answer (at the path it records), judge (in --judges), judge templates,
     judgegen's toolkit code, cited pages (in --pages) or outcome (--max-answer-bytes) changed
-    since, or whose answer is gone, is stale. Stale results are listed (first in the table;
+    since, or whose answer is gone, is stale. --judges and --pages default to the judges
+    folder and page store the run that wrote the agent's summary.json read (each agent's own,
+    for RESULTS/); given ones other than those are used, and said on stderr (`note: ...`). Stale results are listed (first in the table;
     `freshness.stale` in --json) and left out of the metrics, as a run's summary leaves out
     the outdated results it did not redo: their pair is not evaluated while the answer
     exists, missing (scored 0) once it is gone. The backend, models and --maps provider are
     each result's own. What cannot be checked (no judges folder or no judge there, an input
-    folder moved, pages read from a store --pages does not give) is said as `freshness not
-    checked: <why>` (`freshness.unchecked`); those results count as found.
+    folder moved, pages read from a store neither --pages nor the summary gives, as one
+    written before judgegen recorded it) is said as `freshness not checked: <why>`
+    (`freshness.unchecked`); those results count as found.
 
     \b
     With --html OUT, also write one self-contained HTML page (metrics, per-answer table,
     collapsible rubric trees with each verdict's reasoning) for RESULTS/<agent>, for all
     agents under RESULTS/, or for a single result file (those two print no table; a single
-    file's freshness is not checked). A result the metrics leave out (stale, or not counted by
-    the last run) is marked so in the table and over its tree, with the reason.
+    file's freshness is not checked). A result the metrics leave out (stale, not counted by
+    the last run, or a copy such as `answer_1 (copy).json`) is marked so in the table and
+    over its tree, with the reason.
 
     \b
     Example:
@@ -406,15 +432,14 @@ def report(
     results found; 4 some results are stale (listed; left out of the metrics): run
     `judgegen run` again, or pass --allow-stale to exit 0 or 1 as without them.
     """
-    page_store = open_pages(pages)
-    with closing(page_store) if page_store is not None else nullcontext():
-        inputs = InputsNow(judges_dir=judges, pages=page_store, max_answer_bytes=max_answer_bytes)
+    with ExitStack() as stack:
+        inputs = ReportInputs(judges, pages, max_answer_bytes, stack)
         code = _report(agent_dir, inputs, as_json=as_json, html=html, allow_stale=allow_stale)
     sys.exit(code)
 
 
 def _report(
-    agent_dir: Path, inputs: InputsNow, *, as_json: bool, html: Path | None, allow_stale: bool
+    agent_dir: Path, inputs: ReportInputs, *, as_json: bool, html: Path | None, allow_stale: bool
 ) -> int:
     """Print (and write) what `report` shows; its exit code."""
     read: list[_Agent] = []

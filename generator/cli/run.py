@@ -605,6 +605,7 @@ def run(
         raise click.UsageError(str(exc)) from exc
     options = RunOptions(
         judges_dir=judges,
+        pages_dir=pages,
         results_dir=results,
         reviews_dir=reviews,
         include_unreviewed=include_unreviewed,

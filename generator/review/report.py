@@ -2,8 +2,8 @@
 
 The page shows per-agent metrics, a per-task table, and for every answer a collapsible
 rubric tree colored by status, with each verdict's reasoning, errors and extracted info. A
-result the metrics leave out (stale, or not counted by the run that wrote the summary) is
-marked so in the table and over its tree, with the reason.
+result file the metrics leave out (stale, not counted by the run that wrote the summary, or
+a copy of another file's result) is marked so in the table and over its tree, with the reason.
 Everything is inline (CSS, a few lines of JS for expand/collapse), so it opens anywhere.
 The markup is `generator/review/templates/report.html.j2`; text is HTML-escaped by Jinja2.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,18 +32,15 @@ STATUS_COLORS = {
 class LeftOut:
     """Why the page's metrics leave a result out, shown with it: `label` names the kind
     (`stale`: it no longer stands for its inputs; `not counted`: the run that wrote the
-    agent's summary left it out), `reason` says what."""
+    agent's summary left it out, or its file is no result of its own path, a copy), `reason`
+    says what."""
 
     label: str
     reason: str
 
 
-ResultKey = tuple[str, str, str]
-"""A result as the page's results name it: (agent_name, task_id, answer_name)."""
-
-
-def result_key(result: Mapping[str, Any]) -> ResultKey:
-    """The key of a result dict, from its own fields."""
+def _order(result: Mapping[str, Any]) -> tuple[str, str, str]:
+    """Where a result comes on the page: by agent, task and answer."""
     return (
         str(result.get("agent_name", "")),
         str(result.get("task_id", "")),
@@ -85,14 +82,16 @@ def render_report(
     metrics: dict[str, dict[str, Any]] | None = None,
     *,
     title: str = "judgegen report",
-    left_out: Mapping[ResultKey, LeftOut] | None = None,
+    left_out: Sequence[LeftOut | None] | None = None,
 ) -> str:
     """The whole page for `results` (result dicts) and optional per-agent metric values;
-    `left_out`: the results (by `result_key`) those metrics leave out, and why."""
-    ordered = sorted(
-        results,
-        key=lambda r: (str(r.get("agent_name")), str(r.get("task_id")), str(r.get("answer_name"))),
-    )
+    `left_out`: one entry per result, in the order of `results`, saying why those metrics
+    leave it out (None: they count it). By position, not by (agent, task, answer): a copy
+    of a result file holds the same names as the result it copies, and only it is left out."""
+    marks = list(left_out) if left_out is not None else [None] * len(results)
+    if len(marks) != len(results):
+        raise ValueError(f"left_out has {len(marks)} entries for {len(results)} results")
+    ordered = sorted(zip(results, marks, strict=True), key=lambda pair: _order(pair[0]))
     return (
         _environment()
         .get_template("report.html.j2")
@@ -101,7 +100,6 @@ def render_report(
             metrics=metrics or {},
             results=ordered,
             reasons_of=_reasons,
-            left_out_of=lambda result: (left_out or {}).get(result_key(result)),
             colors=STATUS_COLORS,
         )
     )

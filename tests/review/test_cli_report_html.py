@@ -128,3 +128,30 @@ def test_html_exit_code_follows_the_results_its_metrics_count(results: Path) -> 
 
     assert (page.exit_code, table.exit_code) == (0, 0), page.output
     assert "STALE (accepted with --allow-stale)" in page.stderr
+
+
+def test_html_marks_a_copy_of_a_result_file_not_counted_and_not_the_result_it_copies(
+    results: Path,
+) -> None:
+    """`answer_1 (copy).json` holds answer_1's result: the metrics never count it, so its
+    tree must not read as counted, nor may the mark of the copy land on the original."""
+    folder = results / "alpha" / TASK
+    shutil.copy(folder / "answer_1.json", folder / "answer_1 (copy).json")
+
+    result = invoke(["report", str(results), "--html", "out.html"])
+
+    assert result.exit_code == 0, result.output
+    page = Path("out.html").read_text(encoding="utf-8")
+    trees = page.split('<section class="result"')[1:]
+    alpha = [tree for tree in trees if f"<h3>alpha / {TASK} / answer_1 " in tree]
+    marked = [tree for tree in alpha if 'data-left-out="not counted"' in tree]
+    assert len(alpha) == 2 and len(marked) == 1
+    assert (
+        f"<b>not counted</b>, left out of the metrics: {TASK}/answer_1 (copy).json: it holds "
+        f"the result of {TASK}/answer_1: not the result of its own path (a copy?), so not "
+        "counted: delete the file</div>"
+    ) in marked[0]
+    rows = [row.split("</tr>")[0] for row in page.split("<tr") if "<td>alpha</td><td>" in row]
+    answers = [row for row in rows if f"<td>{TASK}</td>" in row]
+    assert sorted("not counted: not in the metrics" in row for row in answers) == [False, True]
+    assert '<td>alpha</td><td>complete</td><td class="num">1</td>' in page

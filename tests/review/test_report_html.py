@@ -10,7 +10,7 @@ from pathlib import Path
 
 from playwright.async_api import async_playwright
 
-from generator.review.report import STATUS_COLORS, LeftOut, render_report, result_key
+from generator.review.report import STATUS_COLORS, LeftOut, render_report
 
 CHROMIUM = os.environ.get("JUDGEGEN_CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
 ARGS = [
@@ -166,7 +166,7 @@ def test_report_marks_each_result_its_metrics_leave_out_with_the_reason() -> Non
     other = {**RESULT, "answer_name": "answer_2"}
     why = LeftOut("stale", "outdated: its judge changed since it was computed; run again")
 
-    html = render_report([RESULT, other], left_out={result_key(RESULT): why})
+    html = render_report([RESULT, other], left_out=[why, None])
 
     assert html.count('class="left-out"') == 1  # the table row of answer_1 only
     assert html.count('data-left-out="stale"') == 1
@@ -178,6 +178,17 @@ def test_report_marks_each_result_its_metrics_leave_out_with_the_reason() -> Non
     assert "left-out" not in html.split("answer_2 — score")[1]
 
 
+def test_report_marks_one_of_two_results_of_the_same_names_by_position() -> None:
+    """A copy of a result file holds the same agent, task and answer as the result it
+    copies: the mark goes to the result it is given for, not to every result so named."""
+    copy = LeftOut("not counted", "t/answer_1 (copy).json: a copy")
+
+    html = render_report([RESULT, dict(RESULT)], left_out=[None, copy])
+
+    assert html.count('data-left-out="not counted"') == 1
+    assert html.count('class="left-out"') == 1
+
+
 def test_report_escapes_the_reason_a_result_is_left_out() -> None:
-    html = render_report([RESULT], left_out={result_key(RESULT): LeftOut("stale", "<b>x</b>")})
+    html = render_report([RESULT], left_out=[LeftOut("stale", "<b>x</b>")])
     assert "<b>x</b>" not in html and "&lt;b&gt;x&lt;/b&gt;" in html

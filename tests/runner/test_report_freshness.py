@@ -14,7 +14,7 @@ from click.testing import CliRunner, Result
 
 from generator.cli import main
 from generator.cli.report import STALE_EXIT
-from tests.fixtures.runner.helpers import run_args
+from tests.fixtures.runner.helpers import BACKEND, run_args
 
 NFC = unicodedata.normalize("NFC", "café")
 NFD = unicodedata.normalize("NFD", "café")
@@ -42,6 +42,19 @@ def stale(shown: Result) -> dict[str, str]:
 def edit(path: Path) -> None:
     """Change the answer or judge at `path` (a comment line: still valid Python, or Markdown)."""
     path.write_text(path.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+
+
+def plain_report(folder: Path, *extra: str) -> Result:
+    """`judgegen report FOLDER` without --judges or --pages."""
+    return CliRunner().invoke(main, ["report", str(folder), *extra], catch_exceptions=False)
+
+
+def as_written_before_the_record(summary: Path) -> None:
+    """Make `summary` one written before judgegen recorded the judges folder and page store
+    the run read (no `judges_dir` or `pages_dir`)."""
+    data = json.loads(summary.read_text(encoding="utf-8"))
+    del data["judges_dir"], data["pages_dir"]
+    summary.write_text(json.dumps(data), encoding="utf-8")
 
 
 def test_results_still_current_exit_0_with_nothing_listed_stale(work: Path) -> None:
@@ -196,7 +209,10 @@ def test_the_stale_list_is_what_a_rerun_redoes(work: Path) -> None:
 def test_without_the_judges_folder_report_says_the_judges_were_not_checked(
     work: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A summary that does not name the run's judges folder (written before judgegen
+    recorded it): --judges defaults to generated_judges, as before."""
     run(work)
+    as_written_before_the_record(work / "results" / "alpha" / "summary.json")
     monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))  # no generated_judges here
     args = ["report", str(work / "results" / "alpha"), "--pages", str(work / "pages")]
 
@@ -212,7 +228,10 @@ def test_without_the_judges_folder_report_says_the_judges_were_not_checked(
 def test_without_the_page_store_report_says_the_pages_read_were_not_checked(
     work: Path,
 ) -> None:
+    """A summary that does not name the run's page store (written before judgegen recorded
+    it), and no --pages: the pages results read are not compared, and that is said."""
     run(work)
+    as_written_before_the_record(work / "results" / "alpha" / "summary.json")
 
     shown = report(work, "--json", pages=False)
 
@@ -347,3 +366,150 @@ def test_the_html_report_refuses_two_agent_folders_spelled_apart_only_by_normali
     assert shown.exit_code == 2
     assert "one agent results folder spelled in two Unicode normalization forms" in shown.stderr
     assert not out.exists()
+
+
+def run_relative() -> None:
+    """`judgegen run --judges judges --pages pages ...` in the working directory (`work`)."""
+    args = ["run", "--answers", "answers", "--judges", "judges", "--pages", "pages"]
+    args += ["--results", "results", "--reviews", "reviews", "--backend", BACKEND]
+    result = CliRunner().invoke(main, [*args, "--include-unreviewed", "--no-sandbox"])
+    assert result.exit_code == 0, result.output
+
+
+def test_the_summary_records_the_judges_folder_and_page_store_the_run_read_absolute(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(work)
+    run_relative()
+
+    summary = json.loads((work / "results" / "alpha" / "summary.json").read_text("utf-8"))
+
+    assert summary["judges_dir"] == str((work / "judges").resolve())
+    assert summary["pages_dir"] == str((work / "pages").resolve())
+
+
+def test_the_summary_of_a_run_without_a_page_store_records_none(work: Path) -> None:
+    run(work, pages=False)
+
+    summary = json.loads((work / "results" / "alpha" / "summary.json").read_text("utf-8"))
+
+    assert summary["judges_dir"] == str((work / "judges").resolve())
+    assert summary["pages_dir"] is None
+
+
+def test_report_checks_against_the_judges_and_pages_the_run_read_without_flags(
+    work: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`judgegen run --judges judges --pages pages`, then `judgegen report results/alpha`
+    (from elsewhere, without repeating the flags): every result is checked against them."""
+    monkeypatch.chdir(work)
+    run_relative()
+    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
+    folder = work / "results" / "alpha"
+
+    current = plain_report(folder, "--json")
+    edit(work / "judges" / "louvre_hours.py")
+    after = plain_report(folder, "--json")
+
+    assert current.exit_code == 0, current.output
+    freshness = json.loads(current.stdout)["freshness"]
+    assert (freshness["checked"], freshness["unchecked"]) == (6, [])
+    assert "not checked" not in current.stderr and "note:" not in current.stderr
+    assert after.exit_code == STALE_EXIT, after.output
+    assert set(stale(after)) == {"louvre_hours/answer_1", "louvre_hours/answer_2"}
+    assert json.loads(after.stdout)["freshness"]["unchecked"] == []
+
+
+def test_a_judges_folder_given_other_than_the_runs_is_used_and_said_on_stderr(
+    work: Path,
+) -> None:
+    run(work)
+    other = work / "other_judges"
+    shutil.copytree(work / "judges", other)
+    edit(other / "python_match.py")
+
+    shown = plain_report(work / "results" / "alpha", "--json", "--judges", str(other))
+
+    assert shown.exit_code == STALE_EXIT, shown.output
+    assert set(stale(shown)) == {"python_match/answer_1", "python_match/answer_2"}
+    (note,) = [line for line in shown.stderr.splitlines() if line.startswith("note:")]
+    assert f"--judges {other} is not the judges folder alpha's last run read" in note
+    assert f"({(work / 'judges').resolve()}, as " in note
+
+
+def test_the_run_s_own_judges_folder_given_again_is_not_noted(work: Path) -> None:
+    run(work)
+
+    shown = report(work, "--json")
+
+    assert shown.exit_code == 0, shown.output
+    assert "note:" not in shown.stderr
+
+
+def test_a_page_store_given_when_the_run_read_none_is_used_and_said_on_stderr(
+    work: Path,
+) -> None:
+    run(work, pages=False)
+
+    shown = plain_report(work / "results" / "alpha", "--json", "--pages", str(work / "pages"))
+
+    assert shown.exit_code == STALE_EXIT, shown.output
+    assert stale(shown)
+    (note,) = [line for line in shown.stderr.splitlines() if line.startswith("note:")]
+    assert f"--pages {work / 'pages'} is not the page store alpha's last run read (none," in note
+
+
+def test_a_summary_written_before_the_record_is_checked_against_the_flags_as_before(
+    work: Path,
+) -> None:
+    run(work)
+    as_written_before_the_record(work / "results" / "alpha" / "summary.json")
+    edit(work / "judges" / "louvre_hours.py")
+
+    shown = report(work, "--json")
+
+    assert shown.exit_code == STALE_EXIT, shown.output
+    assert set(stale(shown)) == {"louvre_hours/answer_1", "louvre_hours/answer_2"}
+    assert "note:" not in shown.stderr
+    assert json.loads(shown.stdout)["judges_dir"] is None
+
+
+def test_the_html_report_of_all_agents_checks_each_against_its_own_run_s_judges(
+    work: Path,
+) -> None:
+    """alpha judged with judges/, beta with other_judges/: `report results/ --html` checks
+    each agent's results against the folder its own run read."""
+    (work / "answers_b").mkdir()
+    (work / "answers" / "beta").rename(work / "answers_b" / "beta")
+    other = work / "other_judges"
+    shutil.copytree(work / "judges", other)
+    run(work)
+    beta = run_args(work, "--include-unreviewed", "--no-sandbox", answers=work / "answers_b")
+    result = CliRunner().invoke(main, [*beta, "--judges", str(other)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    edit(other / "louvre_hours.py")
+    out = work / "report.html"
+
+    shown = plain_report(work / "results", "--html", str(out))
+
+    assert shown.exit_code == STALE_EXIT, shown.output
+    assert "STALE: 2 result(s) of beta" in shown.stderr
+    assert "of alpha" not in shown.stderr
+    assert "not checked" not in shown.stderr and "note:" not in shown.stderr
+
+
+def test_a_page_store_the_run_read_that_is_gone_is_said_and_not_compared(work: Path) -> None:
+    """Moved since the run: not a usage error (no --pages was given), and no result is
+    called stale or current for its pages."""
+    run(work)
+    (work / "pages").rename(work / "pages-moved")
+
+    shown = plain_report(work / "results" / "alpha", "--json")
+
+    assert shown.exit_code == 0, shown.output
+    assert (
+        f"note: the page store {(work / 'pages').resolve()} alpha's last run read cannot be opened"
+        in shown.stderr
+    )
+    (unchecked,) = json.loads(shown.stdout)["freshness"]["unchecked"]
+    assert unchecked.startswith("the cited pages results read from a page store were not compared")

@@ -53,6 +53,7 @@ class FreshnessOptions(JudgePolicy, Protocol):
     """What deciding freshness needs of a run's options (`RunOptions` has it)."""
 
     results_dir: Path
+    pages_dir: Path | None
     backend_spec: str | None
     tools: str | None
     tasks: frozenset[str] | None
@@ -401,6 +402,7 @@ async def fresh_run(
         tasks=options.tasks,
         scores=scores,
         judged=judged_tasks(options),
+        read_from=(options.judges_dir, options.pages_dir),
     )
     return report
 
@@ -424,13 +426,17 @@ def write_summaries(
     tasks: frozenset[str] | None,
     scores: ScoreFiles,
     judged: frozenset[str] = frozenset(),
+    read_from: tuple[Path, Path | None],
 ) -> None:
     """Compute and write the summary of every agent among `inputs`, over its results (those
     in `report` as they are in memory, the others read from their files) that still stand
     for an answer and judge of this run and, for its answers, for their inputs now
     (`_counted`). `tasks` is the limit the inputs were found with (None: every task);
-    `judged`, the tasks with a judge (`judged_tasks`). A trajectory whose input is gone
-    loses its score file (of `scores`), if its folder is still there."""
+    `judged`, the tasks with a judge (`judged_tasks`); `read_from`, the judges folder and
+    page store (None: none) the run read, recorded absolute for `judgegen report` to check
+    the results against. A trajectory whose input is gone loses its score file (of
+    `scores`), if its folder is still there."""
+    judges_dir, pages_dir = (None if p is None else str(Path(p).resolve()) for p in read_from)
     answers_by_agent: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for item in inputs:
         answers_by_agent[item.agent_name][item.task_id].add(item.answer_name)
@@ -456,6 +462,7 @@ def write_summaries(
             removed_tasks={head.task_id for head in gone} - answers.keys(),
             judged_tasks=judged,
         )
+        summary.judges_dir, summary.pages_dir = judges_dir, pages_dir
         write_output(store.root / agent / SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
         report.summaries[agent] = summary
 

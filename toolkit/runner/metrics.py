@@ -48,7 +48,9 @@ counted results' LLM calls (results written before they recorded it count under 
 `unanswered_judges`, the judged tasks the agent has no answer for (before, nothing named a
 task an agent skipped altogether). 9: a `not_counted` entry of an outdated result names what
 changed (`outdated: its judge changed since it was computed, and the run stopped before redoing
-it; run again`, as `judgegen report` words it); before, every such entry read alike."""
+it; run again`, as `judgegen report` words it); before, every such entry read alike. Also
+`judges_dir` and `pages_dir`, the judges folder and page store the run read, which `judgegen
+report` checks the results against by default (absent from older summaries: None)."""
 SUCCESS_TOLERANCE = 1e-9
 
 
@@ -217,6 +219,18 @@ class Summary(BaseModel):
         "answer (and no counted result) for: an agent's tasks are those it answered, so these "
         "are not in its metrics (as Mind2Web 2's over the tasks an agent has answers for). "
         "Found by a run without --task over an agent's own answers (not a task's samples).",
+    )
+    judges_dir: str | None = Field(
+        default=None,
+        description="The judges folder (absolute) the run that wrote this summary read: "
+        "`judgegen report` checks the results' judges against it unless given --judges. None "
+        "in a summary written before judgegen recorded it.",
+    )
+    pages_dir: str | None = Field(
+        default=None,
+        description="The page store (absolute) that run read, None when it had none (or, "
+        "without `judges_dir`, when the summary predates the record): `judgegen report` "
+        "checks the results' cited pages against it unless given --pages.",
     )
 
     @computed_field(  # type: ignore[prop-decorator]

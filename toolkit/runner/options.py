@@ -42,6 +42,9 @@ class RunOptions:
     """Where things live and how the run behaves."""
 
     judges_dir: Path = Path("generated_judges")
+    pages_dir: Path | None = None
+    """The page store the run reads (`--pages`), None when none: recorded, with `judges_dir`, in
+    each agent's summary.json, for `judgegen report` to check the results against."""
     results_dir: Path = Path("results")
     reviews_dir: Path = Path("reviews")
     include_unreviewed: bool = False

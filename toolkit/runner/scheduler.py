@@ -235,6 +235,7 @@ class Scheduler:
                 tasks=self.options.tasks,
                 scores=self.scores,
                 judged=judged_tasks(self.options),
+                read_from=(self.options.judges_dir, self.options.pages_dir),
             )
         except ResultsError as exc:  # reported with the run, after any earlier stop's reason
             reason = _reason(exc)
