@@ -75,7 +75,7 @@ def test_cached_answers_of_the_old_snapshot_and_new_calls_of_the_new_one_warn(
     assert all(by == {"o4-mini": [OLD]} for by in answered(results, LOUVRE))
     assert all(by == {"o4-mini": [NEW]} for by in answered(results, "le_guin_novels"))
     record = json.loads(run.stdout)
-    assert (record["version"], record["summaries"]["alpha"]["version"]) == (9, 8)
+    assert (record["version"], record["summaries"]["alpha"]["version"]) == (10, 9)
     mixed = record["summaries"]["alpha"]["mixed_snapshots"]
     alpha_new = sum(
         r["usage"]["answered_by"] == {"o4-mini": [NEW]}
