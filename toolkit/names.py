@@ -104,3 +104,22 @@ def entry_path(folder: str | Path, name: str, suffix: str, what: str) -> Path:
     if name.isascii():
         return Path(folder) / f"{name}{suffix}"
     return NamedEntries(folder, suffix, what).path(name)
+
+
+def on_disk(path: str | Path) -> Path:
+    """`path` as spelled on disk: each part that is not there as given is looked up in its
+    folder by canonical name (a file or folder re-spelled since `path` was recorded, say by
+    an archive made on macOS); `path` as given when a part is not there in any spelling.
+    `NameCollision` when a part is there in two spellings."""
+    path = Path(path)
+    if str(path).isascii() or path.exists():  # an ASCII name has one spelling
+        return path
+    found = Path(path.anchor)
+    for part in path.parts[len(found.parts) :]:
+        here = found / part
+        if not os.path.lexists(here):
+            here = NamedEntries(found, "", "entry").find(part) or here
+            if not os.path.lexists(here):
+                return path
+        found = here
+    return found

@@ -513,3 +513,59 @@ def test_a_page_store_the_run_read_that_is_gone_is_said_and_not_compared(work: P
     )
     (unchecked,) = json.loads(shown.stdout)["freshness"]["unchecked"]
     assert unchecked.startswith("the cited pages results read from a page store were not compared")
+
+
+def test_an_answer_file_respelled_in_the_other_normalization_is_not_gone(work: Path) -> None:
+    """The run finds the answer by its name in any spelling and reuses its result (nothing
+    to redo): report, asking the same question, finds it too, never `answer gone`."""
+    folder = work / "answers" / "alpha" / "python_match"
+    (folder / "answer_1.md").rename(folder / f"{NFD}.md")
+    run(work)
+    (folder / f"{NFD}.md").rename(folder / f"{NFC}.md")  # re-extracted from another archive
+    again = json.loads(run(work, "--json").stdout)
+
+    shown = report(work, "--json")
+
+    assert again["evaluated"] + again["decided"] == 0
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout)["freshness"] == {
+        "version": 1,
+        "checked": 6,
+        "stale": [],
+        "unchecked": [],
+        "allow_stale": False,
+    }
+
+
+def test_an_agent_folder_respelled_in_the_other_normalization_is_still_checked(
+    work: Path,
+) -> None:
+    """The input folder a result records is there in the other spelling: its answers are
+    compared (an edit found stale), not said unchecked as if moved away."""
+    (work / "answers" / "alpha").rename(work / "answers" / NFD)
+    run(work)
+    (work / "answers" / NFD).rename(work / "answers" / NFC)
+    edit(work / "answers" / NFC / "python_match" / "answer_1.md")
+
+    shown = report(work, "--json", agent=NFC)
+
+    assert shown.exit_code == STALE_EXIT, shown.output
+    assert json.loads(shown.stdout)["freshness"]["unchecked"] == []
+    assert set(stale(shown)) == {"python_match/answer_1"}
+
+
+def test_an_answer_there_in_two_other_spellings_is_said_not_checked(work: Path) -> None:
+    """Which of the two the result was computed from cannot be told: report names both and
+    the fix, as a run refusing them does, rather than failing or guessing."""
+    partly = "\u00ea\u0301"  # e-circumflex composed, its acute accent not
+    folder = work / "answers" / "alpha" / "python_match"
+    (folder / "answer_1.md").rename(folder / f"{partly}.md")
+    run(work)
+    (folder / f"{partly}.md").rename(folder / f"{unicodedata.normalize('NFC', partly)}.md")
+    (folder / "answer_2.md").rename(folder / f"{unicodedata.normalize('NFD', partly)}.md")
+
+    shown = report(work, "--json")
+
+    assert shown.exit_code != 1, shown.output  # no traceback
+    unchecked = json.loads(shown.stdout)["freshness"]["unchecked"]
+    assert any("spelled in two Unicode normalization forms" in why for why in unchecked)

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from generator.cli import main
 from tests.fixtures.runner.helpers import run_args
 from toolkit.errors import NameCollision
+from toolkit.names import on_disk
 from toolkit.runner.approval import approval_path, approval_problem_for, approve
 from toolkit.runner.fingerprint import Fingerprint
 from toolkit.runner.inputs import discover_answers, discover_trajectories
@@ -184,3 +185,24 @@ def test_an_old_result_spelled_nfd_beside_its_nfc_twin_is_listed_not_counted(
     heads = list(store.iter_heads("agent", unreadable=unreadable))
     assert [(head.task_id, head.answer_name) for head in heads] == [(NFC, "answer_1")]
     assert list(unreadable) == [old] and "delete it" in unreadable[old]
+
+
+def test_a_recorded_path_is_found_on_disk_in_the_other_spelling(tmp_path: Path) -> None:
+    (tmp_path / NFD / "tasks").mkdir(parents=True)
+    (tmp_path / NFD / "tasks" / f"{NFD}.md").write_text("x", encoding="utf-8")
+
+    found = on_disk(tmp_path / NFC / "tasks" / f"{NFC}.md")
+
+    assert found == tmp_path / NFD / "tasks" / f"{NFD}.md"
+    assert on_disk(tmp_path / NFC / "gone.md") == tmp_path / NFC / "gone.md"
+
+
+def test_a_recorded_path_there_in_two_other_spellings_is_a_collision(tmp_path: Path) -> None:
+    """Composed, decomposed, and the partly decomposed spelling a result recorded: which of
+    the two on disk it meant cannot be told."""
+    partly = "\u00ea\u0301.md"  # e-circumflex composed, its acute accent not
+    for form in ("NFC", "NFD"):
+        (tmp_path / unicodedata.normalize(form, partly)).write_text("x", encoding="utf-8")
+
+    with pytest.raises(NameCollision, match="spelled in two Unicode normalization forms"):
+        on_disk(tmp_path / partly)

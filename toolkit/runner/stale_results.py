@@ -1,7 +1,8 @@
 """Which results of an agent's folder no longer stand for their inputs, found from the
 folder alone: the runner's freshness test (`freshness.stale_reason`) for `judgegen report`.
 
-A result records its input (`input_path`) and the fingerprint of what it was computed from.
+A result records its input (`input_path`, found in any Unicode spelling of its names, as a run
+finds its answers: `toolkit.names.on_disk`) and the fingerprint of what it was computed from.
 `check_results` builds the fingerprint the inputs give now — the answer read as a run reads
 it, the judge in the judges folder given, this judgegen's judge templates and toolkit code —
 under the configuration the result records (backend, models, --maps provider: a run's
@@ -21,6 +22,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from toolkit.errors import NameCollision
+from toolkit.names import on_disk
 from toolkit.runner.fingerprint import Fingerprint, judge_templates_sha256, make_fingerprint
 from toolkit.runner.freshness import (
     JudgeInfo,
@@ -119,7 +122,7 @@ async def check_results(results: Iterable[EvaluationResult], inputs: InputsNow) 
     for stored in results:
         try:
             item, why = _input_now(stored, inputs.max_answer_bytes)
-        except OSError as exc:
+        except (OSError, NameCollision) as exc:
             item, why = None, f"an answer cannot be read ({exc}): its result was not compared"
         if why is not None:
             unchecked[why] += 1
@@ -181,6 +184,7 @@ def _input_now(stored: EvaluationResult, max_bytes: int) -> tuple[AnswerInput | 
             "results recording no absolute input path (written by an earlier judgegen): "
             "their answers were not compared"
         )
+    recorded = str(on_disk(recorded))  # as a run finds it: its names in any spelling
     root = input_root(recorded, task)
     if not root.is_dir():
         return None, (
