@@ -434,7 +434,10 @@ def report(
     """
     with ExitStack() as stack:
         inputs = ReportInputs(judges, pages, max_answer_bytes, stack)
-        code = _report(agent_dir, inputs, as_json=as_json, html=html, allow_stale=allow_stale)
+        try:
+            code = _report(agent_dir, inputs, as_json=as_json, html=html, allow_stale=allow_stale)
+        except NameCollision as exc:  # two judges of one task, as `judgegen run` refuses them
+            raise click.UsageError(str(exc)) from exc
     sys.exit(code)
 
 

@@ -569,3 +569,20 @@ def test_an_answer_there_in_two_other_spellings_is_said_not_checked(work: Path) 
     assert shown.exit_code != 1, shown.output  # no traceback
     unchecked = json.loads(shown.stdout)["freshness"]["unchecked"]
     assert any("spelled in two Unicode normalization forms" in why for why in unchecked)
+
+
+def test_a_judge_there_in_both_spellings_is_a_usage_error_naming_both(work: Path) -> None:
+    """As `judgegen run` refuses them (exit 2): not a traceback whose exit 1 reads as
+    'some results are incomplete'."""
+    (work / "answers" / "alpha" / "python_match").rename(work / "answers" / "alpha" / NFC)
+    shutil.rmtree(work / "answers" / "beta")
+    (work / "judges" / "python_match.py").rename(work / "judges" / f"{NFC}.py")
+    run(work)
+    shutil.copy(work / "judges" / f"{NFC}.py", work / "judges" / f"{NFD}.py")
+
+    shown = CliRunner().invoke(
+        main, ["report", str(work / "results" / "alpha"), "--judges", str(work / "judges")]
+    )
+
+    assert shown.exit_code == 2, shown.output
+    assert "are one judge spelled in two Unicode normalization forms" in shown.stderr
