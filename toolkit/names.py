@@ -39,14 +39,18 @@ def _spelling(name: str) -> str:
     return "partly decomposed"
 
 
-def collision(paths: Iterable[Path], what: str) -> NameCollision:
-    """The error for `paths`, entries of one folder whose names are one name in NFC."""
+COLLISION_FIX = "rename one of them (or merge them into one)"
+
+
+def collision(paths: Iterable[Path], what: str, fix: str = COLLISION_FIX) -> NameCollision:
+    """The error for `paths`, entries of one folder whose names are one name in NFC, with
+    `fix`."""
     found = sorted(paths, key=lambda path: (path.name != canonical_name(path.name), str(path)))
     listed = " and ".join(f"{path} ({_spelling(path.name)})" for path in found)
     return NameCollision(
         f"{listed} are one {what} spelled in two Unicode normalization forms: judgegen (like "
-        "macOS) takes them as the same name, so one would be merged into or overwrite the "
-        "other; rename one of them (or merge them into one)"
+        f"macOS) takes them as the same name, so one would be merged into or overwrite the "
+        f"other; {fix}"
     )
 
 

@@ -586,3 +586,22 @@ def test_a_judge_there_in_both_spellings_is_a_usage_error_naming_both(work: Path
 
     assert shown.exit_code == 2, shown.output
     assert "are one judge spelled in two Unicode normalization forms" in shown.stderr
+
+
+def test_two_agent_results_folders_spelled_apart_say_which_one_run_no_longer_writes(
+    work: Path,
+) -> None:
+    """After an upgrade, an earlier judgegen's results folder spelled NFD stays beside the one
+    `judgegen run` now writes (NFC): the fix is to remove the older one, not to rename
+    either (a renamed one is another agent) or merge them."""
+    run(work)
+    shutil.copytree(work / "results" / "alpha", work / "results" / NFC)
+    shutil.copytree(work / "results" / "alpha", work / "results" / NFD)
+
+    shown = CliRunner().invoke(main, ["report", str(work / "results"), "--html", "out.html"])
+
+    assert shown.exit_code == 2
+    error = " ".join(shown.stderr.split())
+    assert f"`judgegen run` writes the results of agent {NFC} under its NFC spelling" in error
+    assert f"delete it ({work / 'results' / NFD}) or move it out of {work / 'results'}" in error
+    assert "rename one of them" not in error
