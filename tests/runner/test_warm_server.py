@@ -207,12 +207,19 @@ def stopped_by(pid: int) -> int:
     return found[0]
 
 
+WHERE = frozenset({"judges_dir", "pages_dir"})
+"""Fields of a summary saying where its run read from (absolute), not what it judged."""
+
+
 def verdicts(stdout: str) -> Any:
-    """What a run's JSON record says it judged, without what it took (seconds)."""
+    """What a run's JSON record says it judged, without what it took (seconds) or where its
+    folders are."""
 
     def timeless(value: Any) -> Any:
         if isinstance(value, dict):
-            return {k: timeless(v) for k, v in value.items() if not k.endswith("_s")}
+            return {
+                k: timeless(v) for k, v in value.items() if not k.endswith("_s") and k not in WHERE
+            }
         return [timeless(v) for v in value] if isinstance(value, list) else value
 
     record = json.loads(stdout)
