@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -86,27 +88,12 @@ def _print_recheck(report: RecheckReport, store: Path, refresh: bool) -> None:
         )
 
 
-def _recheck(ctx: click.Context, store: Path, refresh: bool, as_json: bool, capture: Any) -> None:
-    """`--recheck`: list the stored pages reads refuse under today's rules and, with
-    `refresh`, capture them again (`capture(urls, store)` gives its report); exits."""
-    if not (store / STORE_FILENAME).is_file():
-        raise click.UsageError(f"--store {store}: no page store there ({STORE_FILENAME})")
-    output: dict[str, Any] = {"version": OUTPUT_VERSION, "import": None, "capture": None}
-    code = 0
+@contextmanager
+def _exit_3_on_failure(ctx: click.Context) -> Iterator[None]:
+    """A page store that cannot be read, or the browser or the cluster failing: the error
+    (with the fix for a damaged store) on stderr, and exit 3."""
     try:
-        with PageStore(store, readonly=not refresh) as page_store:
-            report = recheck_store(page_store)
-            output["recheck"] = report.model_dump(mode="json")
-            if not as_json:
-                _print_recheck(report, store, refresh)
-            code = 1 if report.refused else 0
-            if refresh and report.refused:
-                captured = capture({page.url: [] for page in report.refused}, page_store)
-                output["capture"] = captured.model_dump(mode="json")
-                ours = any(o.error_kind in INFRA_FAILURES for o in captured.outcomes)
-                code = 3 if ours else 1 if captured.failed else 0
-                if not as_json:
-                    _print_capture(captured)
+        yield
     except PageStoreError as exc:
         fix = DAMAGED_STORE_FIX if exc.fix == DAMAGED_PAGES_FIX else exc.fix
         click.echo(f"error: {PageStoreError(exc.path, exc.cause, fix)}", err=True)
@@ -114,6 +101,28 @@ def _recheck(ctx: click.Context, store: Path, refresh: bool, as_json: bool, capt
     except InfraError as exc:  # the browser or the cluster
         click.echo(f"error: {exc}", err=True)
         ctx.exit(3)
+
+
+def _recheck(ctx: click.Context, store: Path, refresh: bool, as_json: bool, capture: Any) -> None:
+    """`--recheck`: list the stored pages reads refuse under today's rules and, with
+    `refresh`, capture them again (`capture(urls, store)` gives its report); exits."""
+    if not (store / STORE_FILENAME).is_file():
+        raise click.UsageError(f"--store {store}: no page store there ({STORE_FILENAME})")
+    output: dict[str, Any] = {"version": OUTPUT_VERSION, "import": None, "capture": None}
+    code = 0
+    with _exit_3_on_failure(ctx), PageStore(store, readonly=not refresh) as page_store:
+        report = recheck_store(page_store)
+        output["recheck"] = report.model_dump(mode="json")
+        if not as_json:
+            _print_recheck(report, store, refresh)
+        code = 1 if report.refused else 0
+        if refresh and report.refused:
+            captured = capture({page.url: [] for page in report.refused}, page_store)
+            output["capture"] = captured.model_dump(mode="json")
+            ours = any(o.error_kind in INFRA_FAILURES for o in captured.outcomes)
+            code = 3 if ours else 1 if captured.failed else 0
+            if not as_json:
+                _print_capture(captured)
     if as_json:
         click.echo(json.dumps(output, indent=2))
     ctx.exit(code)
@@ -334,28 +343,20 @@ def cache_pages(
         "recheck": None,
     }
     problems = ours_failed = False
-    try:
-        with PageStore(store) as page_store:
-            if import_dir is not None:
-                imported = import_m2w2(import_dir, page_store, refresh=refresh)
-                output["import"] = imported.model_dump(mode="json")
-                problems |= bool(imported.problems)
-                if not as_json:
-                    _print_import(imported)
-            if cited is not None:
-                captured = _capture(cited, page_store, options, refresh, ray_address, ray_attempts)
-                output["capture"] = captured.model_dump(mode="json")
-                problems |= captured.failed > 0
-                ours_failed = any(o.error_kind in INFRA_FAILURES for o in captured.outcomes)
-                if not as_json:
-                    _print_capture(captured)
-    except PageStoreError as exc:
-        fix = DAMAGED_STORE_FIX if exc.fix == DAMAGED_PAGES_FIX else exc.fix
-        click.echo(f"error: {PageStoreError(exc.path, exc.cause, fix)}", err=True)
-        ctx.exit(3)
-    except InfraError as exc:  # the browser or the cluster
-        click.echo(f"error: {exc}", err=True)
-        ctx.exit(3)
+    with _exit_3_on_failure(ctx), PageStore(store) as page_store:
+        if import_dir is not None:
+            imported = import_m2w2(import_dir, page_store, refresh=refresh)
+            output["import"] = imported.model_dump(mode="json")
+            problems |= bool(imported.problems)
+            if not as_json:
+                _print_import(imported)
+        if cited is not None:
+            captured = _capture(cited, page_store, options, refresh, ray_address, ray_attempts)
+            output["capture"] = captured.model_dump(mode="json")
+            problems |= captured.failed > 0
+            ours_failed = any(o.error_kind in INFRA_FAILURES for o in captured.outcomes)
+            if not as_json:
+                _print_capture(captured)
     if as_json:
         click.echo(json.dumps(output, indent=2))
     ctx.exit(3 if ours_failed else 1 if problems else 0)
