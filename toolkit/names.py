@@ -40,17 +40,22 @@ def _spelling(name: str) -> str:
 
 
 COLLISION_FIX = "rename one of them (or merge them into one)"
+COLLISION_CONSEQUENCE = "so one would be merged into or overwrite the other"
 
 
-def collision(paths: Iterable[Path], what: str, fix: str = COLLISION_FIX) -> NameCollision:
-    """The error for `paths`, entries of one folder whose names are one name in NFC, with
-    `fix`."""
+def collision(
+    paths: Iterable[Path],
+    what: str,
+    fix: str = COLLISION_FIX,
+    consequence: str = COLLISION_CONSEQUENCE,
+) -> NameCollision:
+    """The error for `paths`, entries of one folder whose names are one name in NFC: what
+    taking them as one does (`consequence`), and `fix`."""
     found = sorted(paths, key=lambda path: (path.name != canonical_name(path.name), str(path)))
     listed = " and ".join(f"{path} ({_spelling(path.name)})" for path in found)
     return NameCollision(
         f"{listed} are one {what} spelled in two Unicode normalization forms: judgegen (like "
-        f"macOS) takes them as the same name, so one would be merged into or overwrite the "
-        f"other; {fix}"
+        f"macOS) takes them as the same name, {consequence}; {fix}"
     )
 
 

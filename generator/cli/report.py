@@ -16,7 +16,7 @@ import click
 
 from generator.cli.report_inputs import ReportInputs
 from toolkit.errors import NameCollision
-from toolkit.names import canonical_name, collision
+from toolkit.names import canonical_name
 from toolkit.runner.inputs import DEFAULT_MAX_ANSWER_BYTES
 from toolkit.runner.metrics import Listed, Summary, compute_summary, format_table
 from toolkit.runner.results import (
@@ -24,6 +24,7 @@ from toolkit.runner.results import (
     EvaluationResult,
     ResultHead,
     ResultStore,
+    agent_folder_spellings,
     iter_result_files,
     iter_results,
     read_result,
@@ -252,22 +253,10 @@ def _agents(path: Path) -> dict[Path, list[tuple[Path, EvaluationResult]]]:
 
 def _check_agent_spellings(results_dir: Path, folders: Iterable[Path]) -> None:
     """A usage error when two agent folders of `results_dir` are one name spelled apart only
-    by Unicode normalization: `judgegen run` writes under the NFC spelling only, so the other
-    is an earlier judgegen's (it wrote the spelling on disk), or a copy, which no run updates."""
-    by_name: dict[str, list[Path]] = defaultdict(list)
-    for folder in folders:
-        by_name[canonical_name(folder.name)].append(folder)
-    for name, spelled in by_name.items():
-        if len(spelled) < 2:
-            continue
-        older = " and ".join(str(f) for f in spelled if f.name != name)
-        fix = (
-            f"`judgegen run` writes the results of agent {name} under its NFC spelling, so "
-            "the one not spelled NFC holds those of an earlier judgegen (which wrote the "
-            f"spelling on disk) or a copy, which no run updates: delete it ({older}) or move "
-            f"it out of {results_dir}"
-        )
-        raise click.UsageError(str(collision(spelled, "agent results folder", fix)))
+    by Unicode normalization (`agent_folder_spellings`): the page would show them as one."""
+    found = agent_folder_spellings(results_dir, folders)
+    if found:
+        raise click.UsageError(str(found[0]))
 
 
 def _write_html(path: Path, out: Path, inputs: ReportInputs) -> tuple[int, list[_Agent]]:

@@ -580,6 +580,7 @@ def run(
     """
     from generator.cli.run_outcome import print_outcome
     from toolkit.runner.options import RunOptions, default_jobs
+    from toolkit.runner.results import leftover_agent_folders
 
     if not judges.is_dir():
         raise click.UsageError(f"no judges directory {judges} (use --judges DIR)")
@@ -597,6 +598,9 @@ def run(
     stale = stale_judges(tasks_dir, judges, reviews, {item.task_id for item in inputs})
     for warning in stale:
         click.echo(f"warning: {warning}", err=True)
+    leftover = leftover_agent_folders(results, {item.agent_name for item in inputs})
+    for found in leftover:  # not refused: the run neither reads nor writes them
+        click.echo(f"warning: {found}", err=True)
     try:
         page_store = open_pages(pages)
         judging = RunBackend(backend_spec, llm_settings)
@@ -664,7 +668,8 @@ def run(
             remove_stamp(results)  # results may change now: no stamp may vouch for them
             report, usage_reporter = asyncio.run(work())
             judging.close_after_loop()
-            if locked is not None and ray_address is None and report.exit_code == 0 and not stale:
+            warned = bool(stale or leftover)  # a stamp would replay the run without them
+            if locked is not None and ray_address is None and report.exit_code == 0 and not warned:
                 record(
                     click.get_current_context().params,
                     lambda: _rerun_output(

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import time
+import unicodedata
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -594,6 +595,24 @@ def test_a_run_in_a_folder_that_cannot_be_locked_leaves_no_stamp(
     assert json.loads(result.stdout)["evaluated"] == JUDGED
     assert "has no file locks" in result.stderr
     assert not runs.stamp.exists()  # unlocked, another run may write: nothing is vouched for
+
+
+def test_a_run_warning_of_a_leftover_agent_folder_leaves_no_stamp_to_replay_without_it(
+    runs: Runs, work: Path
+) -> None:
+    """An agent `café` whose results an earlier judgegen wrote under the NFD spelling: each
+    rerun says so again, none answered by a stamp that would leave the warning out."""
+    (work / "answers" / "alpha").rename(work / "answers" / unicodedata.normalize("NFC", "café"))
+    leftover = work / "results" / unicodedata.normalize("NFD", "café") / "louvre_hours"
+    leftover.mkdir(parents=True)
+    (leftover / "answer_1.json").write_text("{}", encoding="utf-8")
+
+    first, again = runs(), runs()
+
+    assert (first.exit_code, again.exit_code) == (0, 0), first.stderr
+    assert not runs.stamp.exists()
+    assert runs.answered == [False, False]
+    assert "no run updates" in again.stderr
 
 
 def test_a_warning_while_rendering_the_rerun_leaves_no_stamp(

@@ -69,6 +69,49 @@ def test_answers_of_an_agent_folder_spelled_nfd_are_reused_on_rerun(work: Path) 
     assert record["summaries"] == json.loads(first.stdout)["summaries"]
 
 
+def leftover_results(work: Path) -> Path:
+    """Agent `café`'s results as an earlier judgegen wrote them: under the on-disk spelling of
+    its answers folder (NFD), where `judgegen run` now writes NFC."""
+    (work / "answers" / "alpha").rename(work / "answers" / NFD)
+    assert run(work).exit_code == 0
+    leftover = work / "results" / NFD
+    (work / "results" / NFC).rename(leftover)
+    return leftover
+
+
+def files_under(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_a_run_warns_once_of_a_leftover_agent_folder_spelled_nfd_and_leaves_it_alone(
+    work: Path,
+) -> None:
+    """The run writes RESULTS/<NFC> beside it and never updates it: said, not refused."""
+    leftover = leftover_results(work)
+    before = files_under(leftover)
+
+    result = run(work)
+
+    assert result.exit_code == 0, result.output
+    (warning,) = [line for line in result.stderr.splitlines() if str(leftover) in line]
+    assert warning.startswith(f"warning: {work / 'results' / NFC} (composed, NFC) and ")
+    assert f"{leftover} (decomposed, NFD) are one agent results folder" in warning
+    assert "which no run updates" in warning
+    assert f"delete it ({leftover}) or move it out of {work / 'results'}" in warning
+    assert files_under(leftover) == before
+    assert json.loads(result.stdout)["evaluated"] > 0  # judged anew under NFC: none reused
+
+
+def test_a_run_says_nothing_of_its_agent_folder_alone(work: Path) -> None:
+    (work / "answers" / "alpha").rename(work / "answers" / NFD)
+    assert run(work).exit_code == 0
+
+    result = run(work)
+
+    assert result.exit_code == 0, result.output
+    assert "warning:" not in result.stderr
+
+
 def test_a_task_named_in_the_other_spelling_by_task_is_the_folders(tmp_path: Path) -> None:
     answer = tmp_path / "agent" / NFC / "answer_1.md"
     answer.parent.mkdir(parents=True)

@@ -29,8 +29,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, computed_field
 
-from toolkit.errors import ResultsError, ResultsOfAnotherInput, ScoreFilesTaken
-from toolkit.names import canonical_name, same_name
+from toolkit.errors import NameCollision, ResultsError, ResultsOfAnotherInput, ScoreFilesTaken
+from toolkit.names import canonical_name, collision, same_name
 from toolkit.runner.fingerprint import Fingerprint
 from toolkit.runner.inputs import AnswerInput
 from toolkit.runner.options import DEFAULT_SCORE_NAME
@@ -405,6 +405,47 @@ class ResultStore:
                 yield head
             elif unreadable is not None:
                 unreadable[path] = why
+
+
+def agent_folder_spellings(results_dir: Path, folders: Iterable[Path]) -> list[NameCollision]:
+    """For each agent with two or more of `folders` (agent folders of `results_dir`) spelled
+    apart only by Unicode normalization, the error naming them and the fix: `judgegen run`
+    writes under the NFC spelling only, so the others are an earlier judgegen's (it wrote the
+    spelling on disk) or a copy, which no run updates."""
+    by_name: dict[str, list[Path]] = {}
+    for folder in folders:
+        spelled = by_name.setdefault(canonical_name(folder.name), [])
+        if folder not in spelled:
+            spelled.append(folder)
+    found = []
+    for name, spelled in by_name.items():
+        if len(spelled) < 2:
+            continue
+        older = " and ".join(str(f) for f in spelled if f.name != name)
+        consequence = (
+            f"and `judgegen run` writes the results of agent {name} under its NFC spelling only"
+        )
+        fix = (
+            "the one not spelled NFC holds those of an earlier judgegen (which wrote the "
+            f"spelling on disk) or a copy, which no run updates: delete it ({older}) or move it "
+            f"out of {results_dir}"
+        )
+        found.append(collision(spelled, "agent results folder", fix, consequence))
+    return found
+
+
+def leftover_agent_folders(results_dir: Path, agents: Iterable[str]) -> list[NameCollision]:
+    """`agent_folder_spellings` of the folders a run writing `agents`' results leaves alone:
+    each folder of `results_dir` spelled apart only by Unicode normalization from one of
+    `agents`, beside the one the run writes (`ResultStore.path`)."""
+    written = {canonical_name(agent) for agent in agents}
+    try:
+        entries = sorted(results_dir.iterdir())
+    except OSError:  # no results folder yet: nothing left over
+        return []
+    left = [p for p in entries if p.name not in written and canonical_name(p.name) in written]
+    folders = [results_dir / canonical_name(p.name) for p in left if p.is_dir()]
+    return agent_folder_spellings(results_dir, [*folders, *(p for p in left if p.is_dir())])
 
 
 def _spelled(path: Path) -> str:
