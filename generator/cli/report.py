@@ -190,7 +190,13 @@ def _summary(agent: _Agent) -> Summary:
         answered=_answered(previous, counted, set(unread), present),
         removed_tasks={t for t in previous.removed_tasks if t in {r.task_id for r in still}},
         judged_tasks=previous.unanswered_judges,
-    ).model_copy(update={"judges_dir": previous.judges_dir, "pages_dir": previous.pages_dir})
+    ).model_copy(
+        update={
+            "judges_dir": previous.judges_dir,
+            "pages_dir": previous.pages_dir,
+            "max_answer_bytes": previous.max_answer_bytes,
+        }
+    )
 
 
 def _canonical(pair: tuple[str, str]) -> tuple[str, str]:
@@ -378,10 +384,10 @@ def _stale_exit(agents: list[_Agent], allow_stale: bool) -> bool:
 )
 @click.option(
     "--max-answer-bytes",
-    default=DEFAULT_MAX_ANSWER_BYTES,
-    show_default=True,
+    show_default=f"the run's, as its summary.json records; else {DEFAULT_MAX_ANSWER_BYTES}",
     type=int,
-    help="As given to `judgegen run`: whether it excludes an answer is part of its result.",
+    help="The size above which an answer is excluded, as `judgegen run` took it: whether it "
+    "excludes an answer is part of its result (one other than the run's is said on stderr).",
 )
 @click.option(
     "--allow-stale",
@@ -395,7 +401,7 @@ def report(
     html: Path | None,
     judges: Path | None,
     pages: Path | None,
-    max_answer_bytes: int,
+    max_answer_bytes: int | None,
     allow_stale: bool,
 ) -> None:
     """Print Partial Completion, Success Rate and Pass@k for RESULTS/<agent>.
@@ -409,9 +415,10 @@ def report(
     Each result counted is checked as `judgegen run` checks a stored result before reusing
     it: one whose answer (at the path it records), judge (in --judges), judge templates,
     judgegen's toolkit code, cited pages (in --pages) or outcome (--max-answer-bytes) changed
-    since, or whose answer is gone, is stale. --judges and --pages default to the judges
-    folder and page store the run that wrote the agent's summary.json read (each agent's own,
-    for RESULTS/); given ones other than those are used, and said on stderr (`note: ...`). Stale results are listed (first in the table;
+    since, or whose answer is gone, is stale. --judges, --pages and --max-answer-bytes default
+    to the judges folder, page store and limit of the run that wrote the agent's summary.json
+    (each agent's own, for RESULTS/); given ones other than those are used, and said on stderr
+    (`note: ...`). Stale results are listed (first in the table;
     `freshness.stale` in --json) and left out of the metrics, as a run's summary leaves out
     the outdated results it did not redo: their pair is not evaluated while the answer
     exists, missing (scored 0) once it is gone. The backend, models and --maps provider are

@@ -1,9 +1,11 @@
-"""What `judgegen report` checks an agent's results against: the judges folder and page store
-the run that wrote the agent's summary.json read (recorded there), unless --judges/--pages
-name others, which are used, said on stderr when they differ from the run's.
+"""What `judgegen report` checks an agent's results against: the judges folder, page store and
+--max-answer-bytes limit of the run that wrote the agent's summary.json (recorded there),
+unless --judges/--pages/--max-answer-bytes give others, which are used, said on stderr when
+they differ from the run's.
 
 Without a record (no summary.json, or one written before judgegen recorded them), it is
---judges (default `generated_judges`, as for `run`) and --pages (default none) as given.
+--judges (default `generated_judges`, as for `run`), --pages (default none) and
+--max-answer-bytes (default `run`'s) as given.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 import click
 
 from generator.cli.common import open_pages
+from toolkit.runner.inputs import DEFAULT_MAX_ANSWER_BYTES
 from toolkit.runner.metrics import Summary
 from toolkit.runner.results import SUMMARY_FILE
 from toolkit.runner.stale_results import InputsNow
@@ -41,6 +44,16 @@ def recorded(previous: Summary | None) -> ReadFrom | None:
     return ReadFrom(Path(previous.judges_dir), pages)
 
 
+def _note_other(flag: str, given: object, runs: str, ran: object, where: Path) -> None:
+    """Say on stderr that `given` (with `flag`) is used, not `ran`, what the last run read or
+    took (`runs`: as `the judges folder alpha's last run read`) as `where` records."""
+    click.echo(
+        f"note: {flag} {given} is not {runs} ({ran or 'none'}, as {where} records): its "
+        f"results are checked against {flag} {given}",
+        err=True,
+    )
+
+
 def _same(given: Path | None, run: Path | None) -> bool:
     """Whether `given` names the folder `run` names (symlinks and `..` resolved)."""
     if given is None or run is None:
@@ -56,18 +69,18 @@ class ReportInputs:
 
     judges: Path | None
     pages: Path | None
-    max_answer_bytes: int
+    max_answer_bytes: int | None
     stack: ExitStack
     _stores: dict[Path, Any] = field(default_factory=dict, init=False)
 
     def for_agent(self, folder: Path, agent: str, previous: Summary | None) -> InputsNow:
         """The inputs to check `agent`'s results (in `folder`, whose summary.json is
-        `previous`) against; a given folder other than the run's said on stderr."""
+        `previous`) against; a given folder or limit other than the run's said on stderr."""
         chosen = self.choose(folder, agent, previous)
         return InputsNow(
             judges_dir=chosen.judges,
             pages=self._store(chosen.pages, agent, given=self.pages is not None),
-            max_answer_bytes=self.max_answer_bytes,
+            max_answer_bytes=self.limit(folder, agent, previous),
         )
 
     def choose(self, folder: Path, agent: str, previous: Summary | None) -> ReadFrom:
@@ -81,13 +94,20 @@ class ReportInputs:
             ("--pages", self.pages, run.pages, "page store"),
         ):
             if given is not None and not _same(given, ran):
-                click.echo(
-                    f"note: {flag} {given} is not the {what} {agent}'s last run read "
-                    f"({ran or 'none'}, as {where} records): its results are checked against "
-                    f"{flag} {given}",
-                    err=True,
-                )
+                _note_other(flag, given, f"the {what} {agent}'s last run read", ran, where)
         return ReadFrom(self.judges or run.judges, self.pages or run.pages)
+
+    def limit(self, folder: Path, agent: str, previous: Summary | None) -> int:
+        """The --max-answer-bytes `agent`'s results are checked with: the run's unless given
+        (one other than the run's said on stderr), `run`'s default without a record."""
+        ran = previous.max_answer_bytes if previous is not None else None
+        given = self.max_answer_bytes
+        if ran is None:
+            return DEFAULT_MAX_ANSWER_BYTES if given is None else given
+        if given is not None and given != ran:
+            runs = f"the limit {agent}'s last run took"
+            _note_other("--max-answer-bytes", given, runs, ran, folder / SUMMARY_FILE)
+        return ran if given is None else given
 
     def _store(self, pages: Path | None, agent: str, *, given: bool) -> Any:
         """The page store at `pages` (None: none), opened once. One given with --pages that

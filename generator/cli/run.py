@@ -611,6 +611,7 @@ def run(
         judges_dir=judges,
         pages_dir=pages,
         results_dir=results,
+        max_answer_bytes=max_answer_bytes,
         reviews_dir=reviews,
         include_unreviewed=include_unreviewed,
         overwrite=overwrite,

@@ -498,6 +498,74 @@ def test_the_html_report_of_all_agents_checks_each_against_its_own_run_s_judges(
     assert "not checked" not in shown.stderr and "note:" not in shown.stderr
 
 
+LIMIT = "340"
+"""A --max-answer-bytes that excludes one answer: alpha's le_guin_novels/answer_1 (350 bytes)."""
+
+
+def run_with_limit(work: Path) -> dict[str, object]:
+    """`judgegen run --max-answer-bytes LIMIT`: alpha's summary.json."""
+    args = run_args(work, "--include-unreviewed", "--no-sandbox", "--max-answer-bytes", LIMIT)
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    summary = json.loads((work / "results" / "alpha" / "summary.json").read_text("utf-8"))
+    assert summary["per_task"]["le_guin_novels"]["excluded"] == ["answer_1"]
+    return summary
+
+
+def test_the_summary_records_the_run_s_max_answer_bytes(work: Path) -> None:
+    summary = run_with_limit(work)
+
+    assert summary["max_answer_bytes"] == int(LIMIT)
+
+
+def test_report_decides_answers_outcomes_by_the_run_s_max_answer_bytes_without_the_flag(
+    work: Path,
+) -> None:
+    """Checked with the default limit instead, the excluded answer would be judged now: its
+    result stale, exit 4, though nothing changed since the run."""
+    summary = run_with_limit(work)
+
+    shown = plain_report(work / "results" / "alpha", "--json")
+
+    assert shown.exit_code == 0, shown.output  # as the run's: nothing incomplete
+    record = json.loads(shown.stdout)
+    assert record["freshness"]["stale"] == []
+    assert record["per_task"] == summary["per_task"]
+    assert "note:" not in shown.stderr
+
+
+def test_a_max_answer_bytes_given_other_than_the_run_s_is_used_and_said_on_stderr(
+    work: Path,
+) -> None:
+    run_with_limit(work)
+
+    shown = plain_report(work / "results" / "alpha", "--json", "--max-answer-bytes", "2000000")
+
+    assert shown.exit_code == STALE_EXIT, shown.output
+    assert set(stale(shown)) == {"le_guin_novels/answer_1"}
+    (note,) = [line for line in shown.stderr.splitlines() if line.startswith("note:")]
+    assert "--max-answer-bytes 2000000 is not the limit alpha's last run took (340, as " in note
+
+
+def test_a_summary_written_before_the_limit_was_recorded_is_checked_with_the_flag(
+    work: Path,
+) -> None:
+    """As before the record: --max-answer-bytes as given, by default `run`'s default."""
+    run_with_limit(work)
+    summary = work / "results" / "alpha" / "summary.json"
+    data = json.loads(summary.read_text(encoding="utf-8"))
+    del data["max_answer_bytes"]
+    summary.write_text(json.dumps(data), encoding="utf-8")
+
+    default = plain_report(work / "results" / "alpha", "--json")
+    given = plain_report(work / "results" / "alpha", "--json", "--max-answer-bytes", LIMIT)
+
+    assert default.exit_code == STALE_EXIT, default.output
+    assert set(stale(default)) == {"le_guin_novels/answer_1"}
+    assert given.exit_code == 0, given.output
+    assert "note:" not in default.stderr + given.stderr
+
+
 def test_a_page_store_the_run_read_that_is_gone_is_said_and_not_compared(work: Path) -> None:
     """Moved since the run: not a usage error (no --pages was given), and no result is
     called stale or current for its pages."""

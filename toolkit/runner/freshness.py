@@ -54,6 +54,7 @@ class FreshnessOptions(JudgePolicy, Protocol):
 
     results_dir: Path
     pages_dir: Path | None
+    max_answer_bytes: int
     backend_spec: str | None
     tools: str | None
     tasks: frozenset[str] | None
@@ -403,6 +404,7 @@ async def fresh_run(
         scores=scores,
         judged=judged_tasks(options),
         read_from=(options.judges_dir, options.pages_dir),
+        max_answer_bytes=options.max_answer_bytes,
     )
     return report
 
@@ -427,14 +429,15 @@ def write_summaries(
     scores: ScoreFiles,
     judged: frozenset[str] = frozenset(),
     read_from: tuple[Path, Path | None],
+    max_answer_bytes: int,
 ) -> None:
     """Compute and write the summary of every agent among `inputs`, over its results (those
     in `report` as they are in memory, the others read from their files) that still stand
     for an answer and judge of this run and, for its answers, for their inputs now
     (`_counted`). `tasks` is the limit the inputs were found with (None: every task);
     `judged`, the tasks with a judge (`judged_tasks`); `read_from`, the judges folder and
-    page store (None: none) the run read, recorded absolute for `judgegen report` to check
-    the results against. A trajectory whose input is gone loses its score file (of
+    page store (None: none) the run read, recorded absolute, and `max_answer_bytes`, its
+    limit, recorded for `judgegen report` to check the results against. A trajectory whose input is gone loses its score file (of
     `scores`), if its folder is still there."""
     judges_dir, pages_dir = (None if p is None else str(Path(p).resolve()) for p in read_from)
     answers_by_agent: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
@@ -463,6 +466,7 @@ def write_summaries(
             judged_tasks=judged,
         )
         summary.judges_dir, summary.pages_dir = judges_dir, pages_dir
+        summary.max_answer_bytes = max_answer_bytes
         write_output(store.root / agent / SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
         report.summaries[agent] = summary
 

@@ -50,7 +50,9 @@ task an agent skipped altogether). 9: a `not_counted` entry of an outdated resul
 changed (`outdated: its judge changed since it was computed, and the run stopped before redoing
 it; run again`, as `judgegen report` words it); before, every such entry read alike. Also
 `judges_dir` and `pages_dir`, the judges folder and page store the run read, which `judgegen
-report` checks the results against by default (absent from older summaries: None)."""
+report` checks the results against by default, and `max_answer_bytes`, the run's
+`--max-answer-bytes`, by which it decides which answers are excluded (each absent from older
+summaries: None)."""
 SUCCESS_TOLERANCE = 1e-9
 
 
@@ -231,6 +233,12 @@ class Summary(BaseModel):
         description="The page store (absolute) that run read, None when it had none (or, "
         "without `judges_dir`, when the summary predates the record): `judgegen report` "
         "checks the results' cited pages against it unless given --pages.",
+    )
+    max_answer_bytes: int | None = Field(
+        default=None,
+        description="The run's --max-answer-bytes, above which an answer is excluded: "
+        "`judgegen report` decides the answers' outcomes by it unless given "
+        "--max-answer-bytes. None in a summary written before judgegen recorded it.",
     )
 
     @computed_field(  # type: ignore[prop-decorator]

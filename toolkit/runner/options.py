@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from toolkit.runner.inputs import DEFAULT_MAX_ANSWER_BYTES
+
 JOBS_PER_LLM_SLOT = 4
 MAX_DEFAULT_JOBS = 256
 DEFAULT_SCORE_NAME = "judgegen"
@@ -46,6 +48,9 @@ class RunOptions:
     """The page store the run reads (`--pages`), None when none: recorded, with `judges_dir`, in
     each agent's summary.json, for `judgegen report` to check the results against."""
     results_dir: Path = Path("results")
+    max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES
+    """The size above which an answer is excluded (`--max-answer-bytes`): recorded in each
+    agent's summary.json, for `judgegen report` to decide the answers' outcomes by it."""
     reviews_dir: Path = Path("reviews")
     include_unreviewed: bool = False
     overwrite: bool = False

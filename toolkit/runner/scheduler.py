@@ -236,6 +236,7 @@ class Scheduler:
                 scores=self.scores,
                 judged=judged_tasks(self.options),
                 read_from=(self.options.judges_dir, self.options.pages_dir),
+                max_answer_bytes=self.options.max_answer_bytes,
             )
         except ResultsError as exc:  # reported with the run, after any earlier stop's reason
             reason = _reason(exc)
