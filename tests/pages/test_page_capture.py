@@ -164,17 +164,6 @@ ENDLESS_LIST_HTML = beside_menus(
     " if (seen[0].isIntersecting) setTimeout(more, 50); })"
     ".observe(document.getElementById('more'));</script>"
 )  # twenty items at a time as its end comes into view; the 150th is 9000 px down, of 160
-BUSY_ENDLESS_LIST_HTML = beside_menus(
-    "<ul id='items'></ul><p id='more'>More…</p><script>var shown = 0;"
-    "function more() { for (var i = 0; i < 20 && shown < 160; i++) { shown += 1;"
-    " var item = document.createElement('li'); item.style.height = '60px';"
-    f" item.textContent = shown === 150 ? {FACT!r} : 'Item ' + shown;"
-    " document.getElementById('items').appendChild(item); } }"
-    "function busy() { var end = performance.now() + 400; while (performance.now() < end) {} }"
-    "more(); new IntersectionObserver(function (seen) { if (seen[0].isIntersecting) {"
-    " setTimeout(busy, 10); setTimeout(more, 50); } })"
-    ".observe(document.getElementById('more'));</script>"
-)  # the endless list on a busy page: each time, its next items come after they were due
 DETAILS_HTML = beside_menus(f"<details><summary>History</summary><p>{FACT}</p></details>")
 TABS_HTML = beside_menus(
     "<div role='tablist'><button>Overview</button><button>History</button></div>"
@@ -384,7 +373,6 @@ def make_handler(pdf: bytes, release: threading.Event) -> type[BaseHTTPRequestHa
         "/refresh-later": (200, "text/html; charset=utf-8", REFRESH_LATER_HTML),
         "/lazy-section": (200, "text/html; charset=utf-8", LAZY_SECTION_HTML),
         "/endless-list": (200, "text/html; charset=utf-8", ENDLESS_LIST_HTML),
-        "/busy-endless-list": (200, "text/html; charset=utf-8", BUSY_ENDLESS_LIST_HTML),
         "/details": (200, "text/html; charset=utf-8", DETAILS_HTML),
         "/tabs": (200, "text/html; charset=utf-8", TABS_HTML),
         "/skipped-section": (200, "text/html; charset=utf-8", SKIPPED_SECTION_HTML),
@@ -1462,7 +1450,6 @@ def as_read(server: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
         "/refresh-later",
         "/lazy-section",
         "/endless-list",
-        "/busy-endless-list",
         "/details",
         "/tabs",
         "/skipped-section",
@@ -1508,7 +1495,7 @@ def test_a_page_a_meta_refresh_sends_on_after_a_pause_is_stored_as_its_target(
     assert record.final_url == f"{server}/static"
 
 
-@pytest.mark.parametrize("path", ["/lazy-section", "/endless-list", "/busy-endless-list"])
+@pytest.mark.parametrize("path", ["/lazy-section", "/endless-list"])
 def test_content_loaded_as_it_comes_into_view_far_down_is_stored(
     as_read: dict[str, PageRecord], path: str
 ) -> None:
