@@ -40,6 +40,10 @@ from toolkit.runner.results import (
 from toolkit.runner.score_names import record_score_names, score_files_for
 from toolkit.util.hashing import sha256_bytes
 
+ANSWER_GONE = "its answer is gone: restore the answer, or delete this result file"
+"""Why a result whose answer was removed is left out (`_counted`); `judgegen report` says
+it too."""
+
 
 class JudgePolicy(Protocol):
     """Where the judges and their approvals live, and whether unapproved judges may run."""
@@ -513,7 +517,7 @@ def _counted(
         if task in held_back:
             reason = f"its judge did not run now ({held_back[task]})"
         elif scope.checks(task) and name not in answers.get(task, ()):
-            reason = "its answer is gone: restore the answer, or delete this result file"
+            reason = ANSWER_GONE
             gone.append(head)
         elif (task, name) in scope.outdated:
             reason = scope.outdated[(task, name)]

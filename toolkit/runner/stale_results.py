@@ -26,6 +26,7 @@ from toolkit.errors import NameCollision
 from toolkit.names import on_disk
 from toolkit.runner.fingerprint import Fingerprint, judge_templates_sha256, make_fingerprint
 from toolkit.runner.freshness import (
+    ANSWER_GONE,
     JudgeInfo,
     outdated_reason,
     resolve_judges,
@@ -42,8 +43,6 @@ from toolkit.runner.results import EvaluationResult, input_folder, input_root
 from toolkit.util.deferred import DEFERRED
 
 FRESHNESS_CHECK_VERSION = 1
-ANSWER_GONE = "its answer is gone: restore the answer, or delete this result file"
-"""The runner's reason for a result whose answer was removed (`freshness._counted`)."""
 
 
 class StaleResult(BaseModel):
