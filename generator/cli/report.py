@@ -361,7 +361,8 @@ def _stale_exit(agents: list[_Agent], allow_stale: bool) -> bool:
     "--json",
     "as_json",
     is_flag=True,
-    help="Print the summary as JSON, with what the freshness check found (`freshness`).",
+    help="Print the summary as JSON, with what the freshness check found and the folders it "
+    "read (`freshness`).",
 )
 @click.option(
     "--html",

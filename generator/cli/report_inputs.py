@@ -77,10 +77,12 @@ class ReportInputs:
         """The inputs to check `agent`'s results (in `folder`, whose summary.json is
         `previous`) against; a given folder or limit other than the run's said on stderr."""
         chosen = self.choose(folder, agent, previous)
+        store = self._store(chosen.pages, agent, given=self.pages is not None)
         return InputsNow(
             judges_dir=chosen.judges,
-            pages=self._store(chosen.pages, agent, given=self.pages is not None),
+            pages=store,
             max_answer_bytes=self.limit(folder, agent, previous),
+            pages_dir=None if store is None else chosen.pages,
         )
 
     def choose(self, folder: Path, agent: str, previous: Summary | None) -> ReadFrom:

@@ -238,6 +238,7 @@ def test_without_the_page_store_report_says_the_pages_read_were_not_checked(
     assert shown.exit_code == 0, shown.output
     (unchecked,) = json.loads(shown.stdout)["freshness"]["unchecked"]
     assert unchecked.startswith("the cited pages results read from a page store were not compared")
+    assert json.loads(shown.stdout)["freshness"]["pages_dir"] is None
     assert f"freshness not checked: {unchecked}" in shown.stderr
 
 
@@ -437,6 +438,30 @@ def test_a_judges_folder_given_other_than_the_runs_is_used_and_said_on_stderr(
     assert f"({(work / 'judges').resolve()}, as " in note
 
 
+def test_json_names_the_folders_the_check_used_beside_those_the_run_read(work: Path) -> None:
+    """With --judges/--pages/--max-answer-bytes other than the run's, `freshness` names what
+    the stale list is relative to; the summary keeps naming what the run read."""
+    run(work, pages=False)
+    other = work / "other_judges"
+    shutil.copytree(work / "judges", other)
+    folder = work / "results" / "alpha"
+
+    given = ("--judges", str(other), "--pages", str(work / "pages"), "--max-answer-bytes", "999")
+    shown = json.loads(plain_report(folder, "--json", *given).stdout)
+    plain = json.loads(plain_report(folder, "--json").stdout)
+
+    checked = shown["freshness"]
+    assert (checked["judges_dir"], checked["pages_dir"], checked["max_answer_bytes"]) == (
+        str(other.resolve()),
+        str((work / "pages").resolve()),
+        999,
+    )
+    assert (shown["judges_dir"], shown["pages_dir"]) == (str((work / "judges").resolve()), None)
+    ran = plain["freshness"]
+    assert (ran["judges_dir"], ran["pages_dir"]) == (str((work / "judges").resolve()), None)
+    assert ran["max_answer_bytes"] == shown["max_answer_bytes"] != 999
+
+
 def test_the_run_s_own_judges_folder_given_again_is_not_noted(work: Path) -> None:
     run(work)
 
@@ -581,6 +606,7 @@ def test_a_page_store_the_run_read_that_is_gone_is_said_and_not_compared(work: P
     )
     (unchecked,) = json.loads(shown.stdout)["freshness"]["unchecked"]
     assert unchecked.startswith("the cited pages results read from a page store were not compared")
+    assert json.loads(shown.stdout)["freshness"]["pages_dir"] is None
 
 
 def test_an_answer_file_respelled_in_the_other_normalization_is_not_gone(work: Path) -> None:
@@ -597,11 +623,14 @@ def test_an_answer_file_respelled_in_the_other_normalization_is_not_gone(work: P
     assert again["evaluated"] + again["decided"] == 0
     assert shown.exit_code == 0, shown.output
     assert json.loads(shown.stdout)["freshness"] == {
-        "version": 1,
+        "version": 2,
         "checked": 6,
         "stale": [],
         "unchecked": [],
         "allow_stale": False,
+        "judges_dir": str((work / "judges").resolve()),
+        "pages_dir": str((work / "pages").resolve()),
+        "max_answer_bytes": 2_000_000,
     }
 
 

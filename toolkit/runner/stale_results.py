@@ -42,7 +42,7 @@ from toolkit.runner.metrics import Summary
 from toolkit.runner.results import EvaluationResult, input_folder, input_root
 from toolkit.util.deferred import DEFERRED
 
-FRESHNESS_CHECK_VERSION = 1
+FRESHNESS_CHECK_VERSION = 2
 
 
 class StaleResult(BaseModel):
@@ -81,6 +81,22 @@ class FreshnessCheck(BaseModel):
     allow_stale: bool = Field(
         default=False, description="--allow-stale: stale results do not make the exit code."
     )
+    judges_dir: str | None = Field(
+        default=None,
+        description="The judges folder the results were checked against (the run's, or "
+        "--judges when given): what a `stale` or `unchecked` entry is relative to. None in "
+        "checks before version 2.",
+    )
+    pages_dir: str | None = Field(
+        default=None,
+        description="The page store the results were checked against (None: none, or a "
+        "check before version 2).",
+    )
+    max_answer_bytes: int | None = Field(
+        default=None,
+        description="The answer size limit answers were read with (None: a check before "
+        "version 2).",
+    )
 
 
 class ReportRecord(Summary):
@@ -98,6 +114,8 @@ class InputsNow:
     judges_dir: Path
     pages: Any = None
     max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES
+    pages_dir: Path | None = None
+    """The folder of `pages` (None: none given), named in the check's record."""
 
 
 @dataclass
@@ -117,7 +135,12 @@ async def check_results(results: Iterable[EvaluationResult], inputs: InputsNow) 
     unchecked: Counter[str] = Counter()
     judges = _judges({r.task_id for r in results}, inputs.judges_dir)
     templates = judge_templates_sha256()
-    check = FreshnessCheck(checked=len(results))
+    check = FreshnessCheck(
+        checked=len(results),
+        judges_dir=str(inputs.judges_dir.resolve()),
+        pages_dir=None if inputs.pages_dir is None else str(inputs.pages_dir.resolve()),
+        max_answer_bytes=inputs.max_answer_bytes,
+    )
     for stored in results:
         try:
             item, why = _input_now(stored, inputs.max_answer_bytes)
