@@ -54,6 +54,12 @@ def _note_other(flag: str, given: object, runs: str, ran: object, where: Path) -
     )
 
 
+def _read_no_pages(previous: Summary | None) -> bool:
+    """Whether the run that wrote `previous` recorded that it read no page store."""
+    run = recorded(previous)
+    return run is not None and run.pages is None
+
+
 def _same(given: Path | None, run: Path | None) -> bool:
     """Whether `given` names the folder `run` names (symlinks and `..` resolved)."""
     if given is None or run is None:
@@ -83,6 +89,7 @@ class ReportInputs:
             pages=store,
             max_answer_bytes=self.limit(folder, agent, previous),
             pages_dir=None if store is None else chosen.pages,
+            no_pages_as_run=chosen.pages is None and _read_no_pages(previous),
         )
 
     def choose(self, folder: Path, agent: str, previous: Summary | None) -> ReadFrom:

@@ -15,6 +15,7 @@ from click.testing import CliRunner, Result
 from generator.cli import main
 from generator.cli.report import STALE_EXIT
 from tests.fixtures.runner.helpers import BACKEND, run_args
+from toolkit.pages import PageStore
 
 NFC = unicodedata.normalize("NFC", "café")
 NFD = unicodedata.normalize("NFD", "café")
@@ -240,6 +241,41 @@ def test_without_the_page_store_report_says_the_pages_read_were_not_checked(
     assert unchecked.startswith("the cited pages results read from a page store were not compared")
     assert json.loads(shown.stdout)["freshness"]["pages_dir"] is None
     assert f"freshness not checked: {unchecked}" in shown.stderr
+
+
+def run_with_an_empty_page_store(work: Path) -> None:
+    """`judgegen run --pages` a store that has none of the cited pages: every result that
+    cites a page records it missing, and reads none."""
+    PageStore(work / "empty_pages").close()
+    args = run_args(work, "--include-unreviewed", "--no-sandbox", pages=False)
+    done = CliRunner().invoke(main, [*args, "--pages", str(work / "empty_pages")])
+    assert done.exit_code == 0, done.output
+
+
+def test_results_whose_cited_pages_were_all_missing_are_not_checked_without_the_store(
+    work: Path,
+) -> None:
+    """The store the run read may hold those pages now (a rerun would redo the results), so
+    without it they are said not checked, never counted as checked."""
+    run_with_an_empty_page_store(work)
+    as_written_before_the_record(work / "results" / "alpha" / "summary.json")
+
+    shown = report(work, "--json", pages=False)
+
+    assert shown.exit_code == 0, shown.output
+    (unchecked,) = json.loads(shown.stdout)["freshness"]["unchecked"]
+    assert unchecked.startswith("the cited pages results read from a page store were not compared")
+    assert unchecked.endswith("(5 result(s))")  # one answer cites no page
+
+
+def test_results_of_a_run_that_read_no_page_store_are_checked_without_one(work: Path) -> None:
+    """A run without --pages found every cited page missing, as a rerun without it would."""
+    run(work, pages=False)
+
+    shown = plain_report(work / "results" / "alpha", "--json")
+
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout)["freshness"]["unchecked"] == []
 
 
 def test_a_moved_answers_folder_is_said_not_checked_not_stale(work: Path) -> None:

@@ -116,6 +116,10 @@ class InputsNow:
     max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES
     pages_dir: Path | None = None
     """The folder of `pages` (None: none given), named in the check's record."""
+    no_pages_as_run: bool = False
+    """No page store, as the run recorded it read none: a cited page it found missing is
+    missing to a rerun too. Otherwise a store may now hold it, so without one such a result
+    is not checked."""
 
 
 @dataclass
@@ -160,7 +164,10 @@ async def check_results(results: Iterable[EvaluationResult], inputs: InputsNow) 
             unchecked[judge if isinstance(judge, str) else _no_judge(inputs.judges_dir)] += 1
         now = _fingerprint_now(stored.fingerprint, judge_sha256, item.answer_sha256, templates)
         reads = stored.fingerprint.pages
-        check_pages = inputs.pages is not None or reads is None or not (reads.read or reads.shots)
+        cited = reads is not None and bool(
+            reads.read or reads.shots or (reads.missing and not inputs.no_pages_as_run)
+        )
+        check_pages = inputs.pages is not None or not cited
         if not check_pages:
             unchecked[_NO_PAGES] += 1
         why = await unstanding_reason(stored, item, now, inputs.pages, check_pages=check_pages)
