@@ -66,6 +66,12 @@ MONTH_NAMES = (
 _NUMBER = re.compile(r"(?<![\w./-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w/-])")
 # A number written with thousands separators ("1,200", "12,345.5"), not one of a list ("3,400,5").
 _GROUPED_NUMBER = re.compile(r"(?<![\w./-])(?<!\d,)\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w/-])(?!,\d)")
+_DECIMAL_COMMA = re.compile(
+    r"(?<![\w.,])\d+,\d{1,2}(?![\w,])"  # "2,5 kg": a comma before one or two digits
+    r"|(?<![\w.,])\d{1,3}(?:\.\d{3})+(?:,\d+)?(?![\w.,])"  # "1.200" or "1.200,50"
+)
+"""A number written with a decimal comma, or with dots between its thousands: where the answer
+writes one, its "1,200" may be 1.2, not twelve hundred."""
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+.*(?:\n|$)", re.MULTILINE)
 _LIST_MARKER = re.compile(r"^[ \t]*\d+[.)](?=[ \t])", re.MULTILINE)
 _TABLE_ROW = re.compile(r"^[ \t]*\|.*(?:\n|$)", re.MULTILINE)
@@ -273,8 +279,12 @@ def reformat_date(answer: str) -> Mutation | None:
 
 def reformat_number(answer: str) -> Mutation | None:
     """Write the first number with thousands separators without them ("1,200" -> "1200").
-    Never the other way: "2024" is a year, and "2,024" would change what it says."""
+    Never the other way: "2024" is a year, and "2,024" would change what it says. Nowhere in
+    an answer that writes a number the European way ("2,5 kg", "1.200 people"): its commas may
+    be decimal commas, and the rewrite would change what it says."""
     spans = _masked_spans(answer) + _date_spans(answer)
+    if any(_outside(spans, *m.span()) for m in _DECIMAL_COMMA.finditer(answer)):
+        return None
     for match in _GROUPED_NUMBER.finditer(answer):
         if not _outside(spans, *match.span()):
             continue
@@ -309,7 +319,7 @@ MUTATIONS: tuple[MutationKind, ...] = (
 )
 REWRITES: tuple[MutationKind, ...] = (
     MutationKind("reformat_date", 1, reformat_date),
-    MutationKind("reformat_number", 1, reformat_number),
+    MutationKind("reformat_number", 2, reformat_number),  # 2: none with decimal commas
 )
 """Meaning-preserving rewrites: a judge must keep the score of each (`rewrite_all`)."""
 

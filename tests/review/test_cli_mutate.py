@@ -164,7 +164,7 @@ def test_write_review_names_the_mutation_kinds_it_applied(work: Path) -> None:
     assert sidecar["mutation_testing"]["report"]["kinds"] == mutation_kinds()
     text = (work / "reviews" / f"{TASK}.md").read_text()
     assert "Mutation kinds applied: drop_cited_url v1, change_date v2, shift_day v2," in text
-    assert "reformat_date v1, reformat_number v1." in text
+    assert "reformat_date v1, reformat_number v2." in text
 
 
 def test_write_review_refuses_a_record_of_other_judge_bytes(work: Path) -> None:

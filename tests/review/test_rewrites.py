@@ -4,6 +4,8 @@ a sample answer, compared as text); rewrites never count in the kill rate."""
 
 from __future__ import annotations
 
+import pytest
+
 from generator.cli.mutate import render_text
 from generator.review.mutate import (
     Mutation,
@@ -85,6 +87,26 @@ def test_reformat_number_never_adds_separators() -> None:
 def test_reformat_number_leaves_cited_urls_dates_and_lists_of_numbers_alone() -> None:
     answer = "Scores 3,400,5 on Dec 7,2023 (https://x.example/1,200/page)."
     assert reformat_number(answer) is None
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "It weighs 2,5 kg and costs 1,200 EUR.",
+        "Population 1.200.000; its area is 1,250 km2.",
+        "Priced 1.234,50 EUR, 1,200 units were sold.",
+        "It scored 0,75 in 2,300 trials.",
+    ],
+)
+def test_reformat_number_leaves_an_answer_writing_decimal_commas_alone(answer: str) -> None:
+    """Its "1,200" may be 1.2: without separators it would say twelve hundred."""
+    assert reformat_number(answer) is None
+
+
+def test_reformat_number_still_applies_beside_a_decimal_point_or_a_comma_in_a_url() -> None:
+    answer = "It cost $3.50 each (https://x.example/a/2,5/b) for 1,200 items."
+    rewrite = reformat_number(answer)
+    assert rewrite is not None and rewrite.description == "1,200 -> 1200"
 
 
 def test_rewrite_all_is_deterministic_and_ordered() -> None:
