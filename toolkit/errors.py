@@ -175,6 +175,11 @@ DAMAGED_PAGES_FIX = (
     "capture the pages again into a new store (`judgegen cache-pages --answers DIR --store "
     "NEW`) and pass --pages NEW"
 )
+NEWER_PAGES_FIX = (
+    "upgrade judgegen (`pip install -U judgegen`) to the version that wrote the store, or "
+    "capture the pages again with this one into a new store (`judgegen cache-pages --answers "
+    "DIR --store NEW`) and pass --pages NEW"
+)
 PAGES_ACCESS_FIX = (
     "if `judgegen cache-pages` is writing this store, let it finish; otherwise check its disk "
     "(free space, permissions); then rerun"

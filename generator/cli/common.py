@@ -149,11 +149,12 @@ def open_pages(pages: Path | None) -> Any:
     """The read-only page store at `pages`, or None."""
     if pages is None:
         return None
+    from toolkit.errors import PageStoreError
     from toolkit.pages.store import PageStore
 
     try:
         return PageStore(pages, readonly=True)
-    except (OSError, FileNotFoundError) as exc:
+    except (OSError, PageStoreError) as exc:
         raise click.UsageError(f"cannot open page store {pages}: {exc}") from exc
 
 

@@ -985,3 +985,48 @@ def test_a_stored_pages_screenshot_hash_comes_from_its_column_when_stored(tmp_pa
     with PageStore(tmp_path / "pages", readonly=True) as old:
         page = old.stored_page("https://example.com/shot")
         assert page is not None and page.screenshot_hash == sha256_bytes(JPEG)
+
+
+def marked_schema(directory: Path, version: int) -> None:
+    """Mark the store in `directory` as written at page store schema `version`."""
+    db = sqlite3.connect(directory / "pages.sqlite")
+    db.execute(f"PRAGMA user_version = {version}")
+    db.commit()
+    db.close()
+
+
+@pytest.mark.parametrize("readonly", [True, False])
+def test_a_store_a_newer_judgegen_wrote_is_refused_and_left_as_it_is(
+    tmp_path: Path, readonly: bool
+) -> None:
+    """Its rows may say what this judgegen misreads; opened to write, its schema mark would
+    drop to this one's and the newer judgegen would redo its upgrades."""
+    PageStore(tmp_path).close()
+    marked_schema(tmp_path, SCHEMA_VERSION + 1)
+
+    with pytest.raises(PageStoreError, match="a newer judgegen wrote it") as raised:
+        PageStore(tmp_path, readonly=readonly)
+
+    assert "pip install -U judgegen" in str(raised.value)
+    db = sqlite3.connect(tmp_path / "pages.sqlite")
+    assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION + 1,)
+    db.close()
+
+
+def test_a_failure_of_a_kind_this_judgegen_does_not_know_is_no_missing_page(
+    tmp_path: Path,
+) -> None:
+    """A newer judgegen's failure kind may be on our side (an outage): read as the page
+    missing, the claim would be failed; the read is an infrastructure error instead."""
+    url = "https://example.com/held"
+    with PageStore(tmp_path) as store:
+        store.put(PageRecord.failure(url, "http", "HTTP 403"))
+    db = sqlite3.connect(tmp_path / "pages.sqlite")
+    db.execute("UPDATE pages SET error_kind = 'proxy_outage'")
+    db.commit()
+    db.close()
+
+    with PageStore(tmp_path, readonly=True) as store, pytest.raises(InfraError) as raised:
+        store.get(url)
+
+    assert "'proxy_outage'" in str(raised.value) and "does not know" in str(raised.value)

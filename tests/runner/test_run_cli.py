@@ -6,6 +6,7 @@ import gc
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -344,3 +345,19 @@ def test_a_run_started_with_the_collector_off_leaves_it_off(work: Path) -> None:
         assert not gc.isenabled() and gc.get_freeze_count() == 0
     finally:
         gc.enable()
+
+
+def test_a_page_store_a_newer_judgegen_wrote_is_a_usage_error_naming_the_fix(
+    work: Path,
+) -> None:
+    """Not a traceback (exit 1, which reads as evaluations incomplete): the input is wrong."""
+    db = sqlite3.connect(work / "pages" / "pages.sqlite")
+    db.execute("PRAGMA user_version = 99")
+    db.commit()
+    db.close()
+
+    result = CliRunner().invoke(main, run_args(work, "--no-sandbox"))
+
+    assert result.exit_code == 2, result.output
+    assert "a newer judgegen wrote it (page store schema 99" in result.output
+    assert "pip install -U judgegen" in result.output

@@ -47,11 +47,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Any, Literal, Self, get_args
 
 from pydantic import BaseModel, Field
 
-from toolkit.errors import PAGES_ACCESS_FIX, InfraError, PageStoreError
+from toolkit.errors import NEWER_PAGES_FIX, PAGES_ACCESS_FIX, InfraError, PageStoreError
 from toolkit.pages.stored_walls import (
     MAX_STORED_WALL_CHARS,
     needs_check,
@@ -144,6 +144,8 @@ FailureKind = Literal[
     "consent_wall",
     "import",
 ]
+FAILURE_KINDS = frozenset(get_args(FailureKind))
+"""The failure kinds this judgegen knows; a row with another came from a newer one."""
 
 _COLUMNS = (
     "url",
@@ -443,9 +445,11 @@ class PageStore:
                 )
             uri = f"{self.path.resolve().as_uri()}?mode=ro"
             self._db = sqlite3.connect(uri, uri=True, check_same_thread=False)
+            self._refuse_newer()
         else:
             self.directory.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, check_same_thread=False)
+            self._refuse_newer()
             with self._guard():
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=NORMAL")
@@ -453,6 +457,21 @@ class PageStore:
                 self._db.executescript(_SCHEMA)
         self._db.execute("PRAGMA busy_timeout=5000")
         self._table: frozenset[str] | None = None  # the table's columns, once looked up
+
+    def _refuse_newer(self) -> None:
+        """Refuse a store a newer judgegen wrote: its rows may say what this one misreads (a
+        failure kind it does not know read as a missing page, a claim failed), and opening it
+        to write would mark it this schema, so the newer judgegen would redo its upgrades."""
+        with self._guard():
+            (version,) = self._db.execute("PRAGMA user_version").fetchone()
+        if version > SCHEMA_VERSION:
+            self._db.close()
+            raise PageStoreError(
+                self.path,
+                f"a newer judgegen wrote it (page store schema {version}; this judgegen reads "
+                f"up to {SCHEMA_VERSION})",
+                NEWER_PAGES_FIX,
+            )
 
     @contextmanager
     def _guard(self) -> Iterator[None]:
@@ -644,6 +663,13 @@ class PageStore:
                 if why is None:
                     return row
                 kind, error = why.kind, why.reason
+        if kind is not None and kind not in FAILURE_KINDS:
+            raise InfraError(
+                f"the capture of {canonical_url(url)} failed in a way this judgegen does not "
+                f"know ({kind!r}: {error}), so it cannot tell whether the page or the capture "
+                f"is at fault. Fix: {NEWER_PAGES_FIX}",
+                kind="page_capture",
+            )
         if kind in INFRA_FAILURES:
             raise InfraError(
                 f"capturing {canonical_url(url)} failed on our side ({error}); "
