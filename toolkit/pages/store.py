@@ -145,7 +145,9 @@ FailureKind = Literal[
     "import",
 ]
 FAILURE_KINDS = frozenset(get_args(FailureKind))
-"""The failure kinds this judgegen knows; a row with another came from a newer one."""
+"""The failure kinds this judgegen knows; a row with another came from a newer one (reads
+raise `InfraError`). Adding a kind: bump `SCHEMA_VERSION` too, so that older judgegens, which
+read the records whole (`lookup`, `records`), refuse the store instead."""
 
 _COLUMNS = (
     "url",
