@@ -18,7 +18,13 @@ from generator.cli.report_inputs import ReportInputs
 from toolkit.errors import NameCollision
 from toolkit.names import canonical_name
 from toolkit.runner.inputs import DEFAULT_MAX_ANSWER_BYTES
-from toolkit.runner.metrics import Listed, Summary, compute_summary, format_table
+from toolkit.runner.metrics import (
+    SUMMARY_VERSION,
+    Listed,
+    Summary,
+    compute_summary,
+    format_table,
+)
 from toolkit.runner.results import (
     SUMMARY_FILE,
     EvaluationResult,
@@ -45,10 +51,44 @@ STALE_EXIT = 4
 
 
 def _previous(agent_dir: Path) -> Summary | None:
+    """The agent's summary.json as the run that last wrote it left it; None when there is
+    none, or it cannot be read (said on stderr: the metrics are then the result files'
+    alone). One a newer judgegen wrote is a usage error: read as this one's, what it leaves
+    out or scopes in ways this judgegen does not know would be counted."""
+    path = agent_dir / SUMMARY_FILE
     try:
-        return Summary.model_validate_json((agent_dir / SUMMARY_FILE).read_bytes())
-    except (OSError, ValueError):
+        data = path.read_bytes()
+    except FileNotFoundError:
         return None
+    except OSError as exc:
+        _unread_summary(path, exc)
+        return None
+    try:
+        version = json.loads(data).get("version")
+    except (ValueError, AttributeError) as exc:
+        _unread_summary(path, exc)
+        return None
+    if isinstance(version, int) and version > SUMMARY_VERSION:
+        raise click.UsageError(
+            f"{path}: a newer judgegen wrote it (summary version {version}; this judgegen "
+            f"reads up to {SUMMARY_VERSION}): report it with that judgegen, or rewrite it with "
+            "this one (`judgegen run` over the same answers)"
+        )
+    try:
+        return Summary.model_validate_json(data)
+    except ValueError as exc:
+        _unread_summary(path, exc)
+        return None
+
+
+def _unread_summary(path: Path, exc: Exception) -> None:
+    """Say that the summary.json at `path` cannot be read: the report goes on without it."""
+    why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    click.echo(
+        f"note: {path} cannot be read ({why}): the metrics are computed from the result files "
+        "alone, without what the last run left out (rerun `judgegen run` to rewrite it)",
+        err=True,
+    )
 
 
 def _heads(

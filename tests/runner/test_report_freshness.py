@@ -738,3 +738,29 @@ def test_two_agent_results_folders_spelled_apart_say_which_one_run_no_longer_wri
     assert f"`judgegen run` writes the results of agent {NFC} under its NFC spelling" in error
     assert f"delete it ({work / 'results' / NFD}) or move it out of {work / 'results'}" in error
     assert "rename one of them" not in error
+
+
+def test_a_summary_a_newer_judgegen_wrote_is_a_usage_error(work: Path) -> None:
+    """Read as this judgegen's, what a newer one's summary leaves out in ways this one does
+    not know would be counted."""
+    run(work)
+    summary = work / "results" / "alpha" / "summary.json"
+    data = json.loads(summary.read_text(encoding="utf-8"))
+    summary.write_text(json.dumps({**data, "version": 99}), encoding="utf-8")
+
+    shown = report(work, "--json")
+
+    assert shown.exit_code == 2, shown.output
+    assert f"{summary}: a newer judgegen wrote it (summary version 99" in shown.output
+
+
+def test_a_summary_that_cannot_be_read_is_said_and_the_files_reported_alone(work: Path) -> None:
+    run(work)
+    summary = work / "results" / "alpha" / "summary.json"
+    summary.write_text("{not json", encoding="utf-8")
+
+    shown = report(work, "--json")
+
+    assert shown.exit_code == 0, shown.output
+    assert f"note: {summary} cannot be read (" in shown.stderr
+    assert json.loads(shown.stdout)["freshness"]["checked"] == 6
