@@ -49,6 +49,23 @@ def test_an_edited_judge_loses_its_approval(work: Path) -> None:
     )
 
 
+def test_an_approval_a_newer_judgegen_wrote_approves_nothing(work: Path) -> None:
+    """What a newer record adds (a scope, a revocation) this judgegen cannot read, so its
+    judge is held back as not approved, with the file, the field and the fix named."""
+    judge = work / "judges/louvre_hours.py"
+    approve(
+        "louvre_hours", reviewer="Ada", judges_dir=work / "judges", reviews_dir=work / "reviews"
+    )
+    path = work / "reviews/louvre_hours.approval.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "version": 9}))
+
+    problem = approval_problem(judge, work / "reviews", "louvre_hours")
+
+    assert problem is not None
+    assert str(path) in problem and "version" in problem and "a newer judgegen" in problem
+    assert "judgegen approve" in problem
+
+
 def test_approving_a_missing_judge_is_a_spec_error(work: Path) -> None:
     with pytest.raises(SpecError, match="no such judge"):
         approve("nope", reviewer="Ada", judges_dir=work / "judges", reviews_dir=work / "reviews")

@@ -77,11 +77,20 @@ def load_approval(reviews_dir: str | Path, task_id: str) -> Approval | None:
     if not path.is_file():
         return None
     try:
-        return Approval.model_validate_json(path.read_text(encoding="utf-8"))
+        record = Approval.model_validate_json(path.read_text(encoding="utf-8"))
     except (ValidationError, ValueError) as exc:
         raise SpecError(
             str(path), "approval", f"invalid: {exc}", "re-run `judgegen approve`"
         ) from exc
+    if record.version > APPROVAL_VERSION:  # what it adds (a scope, a revocation) unread
+        raise SpecError(
+            str(path),
+            "version",
+            f"{record.version}: a newer judgegen wrote it (this one reads up to "
+            f"{APPROVAL_VERSION}), so it is not taken as an approval",
+            "run the judge with that judgegen, or re-run `judgegen approve` with this one",
+        )
+    return record
 
 
 def approval_problem(judge_path: str | Path, reviews_dir: str | Path, task_id: str) -> str | None:
