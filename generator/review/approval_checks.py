@@ -23,7 +23,7 @@ from generator.review.mutation_testing import (
     MutationMeasurement,
     read_latest_mutation_testing,
 )
-from generator.review.record import ReviewRecord
+from generator.review.record import REVIEW_VERSION, ReviewRecord
 from generator.review.staleness import staleness
 from generator.stages.spec import load_spec
 from toolkit.errors import SpecError
@@ -56,6 +56,12 @@ def _record_warnings(task_id: str, judge_sha256: str, reviews_dir: Path) -> list
         first = str(exc).splitlines()[0]
         return [f"{sidecar}: unreadable review record ({first}); regenerate it"]
     warnings = []
+    if record.version > REVIEW_VERSION:
+        warnings.append(
+            f"{sidecar}: version is {record.version}, a newer judgegen's (this one reads up to "
+            f"{REVIEW_VERSION}): what it records beyond that is not checked here; approve with "
+            "that judgegen"
+        )
     if record.judge_sha256 != judge_sha256:
         warnings.append(
             f"{sidecar}: judge_sha256 is {str(record.judge_sha256)[:19]}…, but the judge is "

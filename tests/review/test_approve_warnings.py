@@ -58,6 +58,14 @@ def test_a_judge_edited_after_its_review_record_is_approved_with_a_warning(work:
     assert "describes other bytes" in done.stderr
 
 
+def test_a_review_record_a_newer_judgegen_wrote_is_approved_with_a_warning(work: Path) -> None:
+    """What it records beyond this judgegen's version (a gate added since) is not checked."""
+    _edit_record(work, version=99)
+    done = _approve(work)
+    assert done.exit_code == 0, done.output
+    assert f"{work / 'reviews' / TASK}.json: version is 99, a newer judgegen's" in done.stderr
+
+
 def test_an_unmeasured_kill_rate_is_warned_about(work: Path) -> None:
     _edit_record(work, mutation={"ran": False, "note": "--no-mutation", "reports": []})
     done = _approve(work)
