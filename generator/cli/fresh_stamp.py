@@ -8,7 +8,9 @@ and version, the judge templates, the config file, and a manifest of every input
 trajectories, judges, reviews, results, page store, and the recordings or policy modules an
 offline provider answers from, which the stamp lists as `watched`). `replay` — stdlib only, run before
 pydantic, asyncio or the runner is imported — prints the stored output when the key computed
-now is the stored one, and otherwise says no, so the slow path decides. Any doubt is a no:
+now is the stored one and the provider would answer from the same files now (a module added
+where a policy's import now finds it is a new file to watch), and otherwise says no, so the
+slow path decides. Any doubt is a no:
 an unreadable or foreign stamp, a file that cannot be read, a symlink inside an input tree, a
 busy results folder, a flag whose effect runs user code (--backend, a --maps factory, --ray).
 
@@ -42,8 +44,8 @@ import click
 
 STAMP_FILE = ".judgegen-fresh.stamp"
 """JSON inside, but not named *.json: tools that glob a results folder for results skip it."""
-STAMP_VERSION: Final = 2
-"""2: `watched`, the files an offline provider answers from."""
+STAMP_VERSION: Final = 3
+"""2: `watched`, the files an offline provider answers from; 3: `provider`, whose files they are."""
 LOCK_FILE = ".judgegen-run.lock"
 """`toolkit.runner.results_lock.LOCK_FILE` (not imported: `run --help` loads this module)."""
 CONTENT_LIMIT = 4 << 20
@@ -51,7 +53,7 @@ SETTLE_S = 2.0
 JUDGE_TEMPLATES = "toolkit"
 """`toolkit.runner.fingerprint.JUDGE_TEMPLATES` (not imported: that module loads pydantic)."""
 CODE_PACKAGES = ("toolkit", "generator", "prompts")
-STAMP_FIELDS = {"version", "key", "hashed", "watched", "stdout", "stderr", "exit_code"}
+STAMP_FIELDS = {"version", "key", "hashed", "watched", "provider", "stdout", "stderr", "exit_code"}
 CODE_LOADED_NS: Final = time.time_ns()
 """When this process loaded judgegen's code, near enough: `run` loads this module before any
 judging code runs, and a code file changed less than `SETTLE_S` before counts as changed after."""
@@ -97,11 +99,25 @@ def replay(params: dict[str, Any]) -> int | None:
                 return None
             if stamp["key"] != stamp_key(params, stamp["hashed"], watched=stamp["watched"])[0]:
                 return None
+            if not _same_sources(stamp["provider"], stamp["watched"]):
+                return None
     except Exception:  # any doubt: the slow path decides
         return None
     click.echo(stamp["stdout"], nl=False)  # through the streams the slow path's echo uses
     click.echo(stamp["stderr"], nl=False, err=True)
     return int(stamp["exit_code"])
+
+
+def _same_sources(provider: str | None, watched: tuple[str, ...]) -> bool:
+    """Whether `provider` answers from exactly the `watched` files now: the key hashes those
+    files, but a module added where one of the policy's imports now finds it (a helper its
+    `try: import` skipped, a file shadowing another on sys.path) is a file the stamp does not
+    list, which the slow path's fingerprint would see. Its parent packages are not run."""
+    if provider is None:
+        return not watched
+    from toolkit.llm.answer_source import answer_sources
+
+    return tuple(str(path) for path in answer_sources(provider, importing=False)) == watched
 
 
 @contextmanager
@@ -140,6 +156,8 @@ def read_stamp(path: Path) -> dict[str, Any] | None:
         isinstance(v, list) and all(isinstance(p, str) for p in v) for v in (hashed, watched)
     ):
         return None
+    if data["provider"] is not None and not isinstance(data["provider"], str):
+        return None
     return {**data, "hashed": frozenset(hashed), "watched": tuple(watched)}
 
 
@@ -153,12 +171,13 @@ def record(
     params: dict[str, Any],
     render: Callable[[], tuple[str, str, int] | None],
     watched: tuple[str, ...] = (),
+    provider: str | None = None,
 ) -> bool:
     """Stamp what `render()` gives — (stdout, stderr, exit code) of the slow fresh path run
     now, or None when it has something to redo — if it exits 0, warns nothing (a warning's
     text reaches stderr once per process) and every input is the same before and after
-    rendering. `watched`: the files the provider answers from (absolute paths), keyed too.
-    The caller holds the results lock. Returns whether stamped."""
+    rendering. `watched`: the files `provider` (its spec) answers from (absolute paths),
+    keyed too. The caller holds the results lock. Returns whether stamped."""
     if not eligible(params):
         return False
     try:
@@ -179,6 +198,7 @@ def record(
         key=before,
         hashed=sorted(hashed),
         watched=list(watched),
+        provider=provider,
         stdout=rendered[0],
         stderr=rendered[1],
         exit_code=0,

@@ -17,7 +17,7 @@ class FreshStamp(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    version: Literal[2] = Field(default=2, description="`fresh_stamp.STAMP_VERSION`.")
+    version: Literal[3] = Field(default=3, description="`fresh_stamp.STAMP_VERSION`.")
     key: str = Field(description="sha256 of the flags, environment, code and input manifest.")
     hashed: list[str] = Field(
         description="Large files known by content in the key: their stat was too recent to trust."
@@ -25,6 +25,10 @@ class FreshStamp(BaseModel):
     watched: list[str] = Field(
         default_factory=list,
         description="The recordings or policy module the provider answers from, keyed too.",
+    )
+    provider: str | None = Field(
+        default=None,
+        description="The provider spec `watched` was listed for, listed again by a rerun.",
     )
     stdout: str = Field(description="The rerun's stdout, verbatim.")
     stderr: str = Field(description="The rerun's stderr, verbatim (durations are the results').")

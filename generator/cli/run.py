@@ -687,6 +687,7 @@ def run(
                         },
                     ),
                     watched=tuple(str(path) for path in judging.answer_sources),
+                    provider=judging.provider,
                 )
     except ResultsBusy as exc:
         click.echo(f"error: {exc}", err=True)

@@ -64,7 +64,8 @@ class RunBackend:
     A `--backend` factory is called at once (a wrong spec is a usage error even when nothing
     needs judging); the default LLM backend and its client are built by `build()`.
     `answer_sources` are the files an offline provider answers from: the one list whose hash
-    the fingerprint records and the fresh stamp watches. A factory's `spec` holds a hash of
+    the fingerprint records and the fresh stamp watches, listed for the LLM provider spec
+    `provider` (None with a factory). A factory's `spec` holds a hash of
     the code it runs (`factory_identity`): that code decides every verdict.
     """
 
@@ -73,6 +74,7 @@ class RunBackend:
         self._custom = load_backend_factory(backend_spec) if backend_spec else None
         self.identity: Any
         self.answer_sources: list[Path] = []
+        self.provider: str | None = None
         if backend_spec:
             from toolkit.llm.answer_source import factory_identity
 
@@ -82,7 +84,8 @@ class RunBackend:
 
             model = settings.model_for("judge")
             llm = LLMIdentity(model=model, extract_model=model, trials=LLM_TRIALS)
-            self.answer_sources = answer_sources(settings.provider_for(model))
+            self.provider = settings.provider_for(model)
+            self.answer_sources = answer_sources(self.provider)
             self.identity, self.spec = llm, llm.spec(settings, self.answer_sources)
         self.client: Any = None
         self._built: Any = None

@@ -4,6 +4,7 @@ judgegen itself are not the user's."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -65,6 +66,27 @@ def test_modules_imported_from_a_package_are_sources_with_the_packages_holding_t
         "pols73b/data.py",
         "pols73b/judge.py",
         "pols73b/tables.py",
+    ]
+
+
+def test_listed_without_importing_a_policy_s_sources_are_the_same_and_its_package_is_not_run(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("POLS73N_RAN", "no")  # its package sets it to "1" when run
+    root = project(
+        {
+            "pols73n/__init__.py": "import os\nos.environ['POLS73N_RAN'] = '1'\n",
+            "pols73n/judge.py": "from pols73n.tables import ANSWERS\n",
+            "pols73n/tables.py": "ANSWERS = {}\n",
+        }
+    )
+    quietly = policy_sources("pols73n.judge", importing=False)
+    assert "pols73n" not in sys.modules and os.environ["POLS73N_RAN"] == "no"
+    assert quietly == policy_sources("pols73n.judge")
+    assert [path.relative_to(root).as_posix() for path in quietly] == [
+        "pols73n/__init__.py",
+        "pols73n/judge.py",
+        "pols73n/tables.py",
     ]
 
 

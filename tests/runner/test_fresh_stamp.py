@@ -337,6 +337,41 @@ def test_an_edited_module_the_policy_imports_makes_results_stale_without_a_stamp
     assert runs.slow(*flags)["evaluated"] == JUDGED
 
 
+OPTIONAL_HELPER = """
+try:
+    from work_optional import policy  # noqa: F401
+except ImportError:
+    from tests.fixtures.runner.llm_policy import policy  # noqa: F401
+"""
+
+
+@pytest.mark.parametrize("stamped", [True, False], ids=["stamp", "no-stamp"])
+def test_a_module_added_where_the_policy_now_imports_it_redoes_the_results(
+    runs: Runs, own_policy: Path, stamped: bool
+) -> None:
+    own_policy.write_text(OPTIONAL_HELPER)
+    flags = ("--provider", "scripted:work_policy:policy")
+    assert runs.record(*flags)["evaluated"] == JUDGED
+    if not stamped:
+        runs.stamp.unlink()
+    (own_policy.parent / "work_optional.py").write_text(ANSWERING)
+    try:
+        assert runs.slow(*flags)["evaluated"] == JUDGED
+    finally:
+        sys.modules.pop("work_optional", None)
+
+
+def test_a_stamp_lists_again_the_files_its_provider_answers_from(
+    runs: Runs, helped_policy: tuple[tuple[str, str], Path]
+) -> None:
+    flags, helper = helped_policy
+    assert runs.record(*flags)["evaluated"] == JUDGED
+    stamp = read_stamp(runs.stamp)
+    assert stamp is not None and stamp["provider"] == flags[1]
+    assert str(helper.resolve()) in stamp["watched"]
+    assert runs.record(*flags)["reused"] == ANSWERS and runs.answered[-1] is True
+
+
 def test_unchanged_modules_the_policy_imports_keep_every_result_with_or_without_a_stamp(
     runs: Runs, helped_policy: tuple[tuple[str, str], Path]
 ) -> None:
@@ -723,6 +758,7 @@ def test_the_stamp_model_writes_what_the_stdlib_reader_accepts(tmp_path: Path) -
         "key": "sha256:k",
         "hashed": frozenset({"pages/x"}),
         "watched": (),
+        "provider": None,
         "stdout": "o",
         "stderr": "e",
         "exit_code": 0,

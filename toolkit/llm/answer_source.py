@@ -19,15 +19,15 @@ WAL_SUFFIX = "-wal"
 """A SQLite recordings file's write-ahead log: part of what it holds until checkpointed."""
 
 
-def answer_sources(spec: str) -> list[Path]:
+def answer_sources(spec: str, *, importing: bool = True) -> list[Path]:
     """The files or folders the provider `spec` answers from, sorted: a `replay:PATH`'s
-    recordings, the source files a `scripted:pkg.mod:func` runs (`policy_sources`); none for
-    a model."""
+    recordings, the source files a `scripted:pkg.mod:func` runs (`policy_sources`, which
+    imports the policy's parent packages unless not `importing`); none for a model."""
     kind, _, rest = spec.partition(":")
     if kind == "replay" and rest:
         return [Path(rest).resolve()]
     if kind == "scripted" and rest:
-        return policy_sources(rest.partition(":")[0])
+        return policy_sources(rest.partition(":")[0], importing=importing)
     return []
 
 

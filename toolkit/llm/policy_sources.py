@@ -48,16 +48,22 @@ def importable_from_cwd() -> None:
         sys.path.insert(0, str(Path.cwd()))
 
 
-def policy_sources(module_name: str) -> list[Path]:
+def policy_sources(module_name: str, *, importing: bool = True) -> list[Path]:
     """The files (resolved, sorted) of the policy module `module_name` (as `load_policy` would
     import it, from the working directory too) and of the user's modules it runs; none when
     there is no module file. Its parent packages are imported, as `importlib.util.find_spec`
-    does; nothing else is."""
+    does, unless not `importing`: the module is then found in its parents' folders as they
+    are on disk (a package that edits its `__path__` when run may list otherwise); nothing
+    else is imported."""
     if not module_name:
         return []
     importable_from_cwd()
     try:
-        spec = importlib.util.find_spec(module_name)
+        if importing:
+            spec = importlib.util.find_spec(module_name)
+        else:
+            chain = list(_Finder().chain(module_name))
+            spec = chain[-1] if len(chain) == module_name.count(".") + 1 else None
     except (ImportError, ValueError):
         return []
     if spec is None or not spec.has_location or not spec.origin:
