@@ -13,8 +13,6 @@ import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
-from toolkit.llm.policy_sources import policy_sources
-
 WAL_SUFFIX = "-wal"
 """A SQLite recordings file's write-ahead log: part of what it holds until checkpointed."""
 
@@ -27,6 +25,8 @@ def answer_sources(spec: str, *, importing: bool = True) -> list[Path]:
     if kind == "replay" and rest:
         return [Path(rest).resolve()]
     if kind == "scripted" and rest:
+        from toolkit.llm.policy_sources import policy_sources  # ast: only for a policy
+
         return policy_sources(rest.partition(":")[0], importing=importing)
     return []
 
@@ -36,6 +36,8 @@ def factory_identity(spec: str) -> str:
     factory): `spec code=<answer_digest>` of its module and the user's modules it imports
     (`policy_sources`), so editing them makes the results that depend on it stale, as an
     edited scripted policy does; `spec` alone when it has no module file."""
+    from toolkit.llm.policy_sources import policy_sources
+
     digest = answer_digest(policy_sources(spec.partition(":")[0]))
     return spec if digest is None else f"{spec} code={digest}"
 
