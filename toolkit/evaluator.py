@@ -28,7 +28,14 @@ from toolkit.callsite import judge_line, track_origins
 from toolkit.errors import TreeError
 from toolkit.extraction import coerce_extraction
 from toolkit.keywords import strict_keywords
-from toolkit.sources import NoPages, PageSource, SourceChecker, normalize_sources
+from toolkit.sources import (
+    DetachedCheck,
+    NoPages,
+    PageSource,
+    SourceChecker,
+    normalize_sources,
+    settle,
+)
 from toolkit.tree import (
     AggregationStrategy,
     VerificationNode,
@@ -66,6 +73,11 @@ class Evaluator:
         self.errors: list[dict[str, Any]] = []
         self.verifications: list[dict[str, Any]] = []
         self.missing_sources: list[str] = []
+        self.detach_partners = False
+        """Whether a verification returns once a cited page supports its claim, leaving its
+        wave partners' checks running (`toolkit.sources`): set by a runner that calls
+        `settle_partners` before it takes the summary."""
+        self._detached: list[tuple[DetachedCheck, VerificationNode | None, str]] = []
         self._extractions: list[dict[str, Any]] = []
         self._ground_truth: list[dict[str, Any]] = []
         self._custom_info: list[dict[str, Any]] = []
@@ -390,7 +402,9 @@ class Evaluator:
                 verdict, used = Verdict(passed=False, reasoning=UNAVAILABLE_REASON), None
             else:
                 plain = self._plain_request(claim, additional_instruction, trials, screenshots)
-                verdict, used = await self._sources().decide(plain, urls)
+                checker = self._sources()
+                verdict, used = await checker.decide(plain, urls)
+                self._detached += [(check, node, claim) for check in checker.detached]
         except Exception as exc:
             self.verifications[:] = [e for e in self.verifications if e is not entry]
             if node is not None:
@@ -435,7 +449,34 @@ class Evaluator:
         )
 
     def _sources(self) -> SourceChecker:
-        return SourceChecker(self.backend, self.pages, self.missing_sources)
+        return SourceChecker(
+            self.backend, self.pages, self.missing_sources, detach=self.detach_partners
+        )
+
+    async def settle_partners(self) -> None:
+        """Wait for the wave partners' checks verifications left running (`detach_partners`):
+        one that failed makes its leaf `error` and the evaluation incomplete, as a failure
+        before the verdict would have."""
+        detached, self._detached = self._detached, []
+        settled = await asyncio.gather(*(settle([check]) for check, _, _ in detached))
+        for (_, node, claim), failures in zip(detached, settled, strict=True):
+            if failures:
+                self._partner_failed(node, claim, failures[0])
+
+    def discard_partners(self) -> None:
+        """Cancel the wave partners' checks still running (the judge failed or ran out of
+        time: its evaluation is incomplete already)."""
+        for check, _, _ in self._detached:
+            check.task.cancel()
+        self._detached = []
+
+    def _partner_failed(
+        self, node: VerificationNode | None, claim: str, exc: BaseException
+    ) -> None:
+        if node is not None:
+            node.score, node.status = 0.0, "error"
+            node.error = f"{type(exc).__name__}: {exc}"
+        self._record_error("verify", node.id if node else claim[:80], exc)
 
     def _plain_request(
         self, claim: str, instruction: str | None, trials: int | None, screenshots: bool

@@ -2,19 +2,25 @@
 
 One source per request (the verifier sees one page at a time). With several cited pages the
 claim holds if any supports it; pages are checked in small concurrent waves, in order, and no
-later wave starts once a page supports the claim. A wave always completes (only a failure
-cancels its partner), so the calls an evaluation makes, its recorded counts and its spend are
-the same on every run, sandboxed, in process or on a cluster.
+later wave starts once a page supports the claim. A wave's checks are all made (only a
+failure cancels its partner), so the calls an evaluation makes, its recorded counts and its
+spend are the same on every run, sandboxed, in process or on a cluster. But a claim need not
+wait for them: once a page supports it, the verdict is that page's whatever its partners
+say, so a checker that may `detach` returns at once and leaves the partners' checks running
+(`DetachedCheck`), their provider calls deferred behind calls someone waits on
+(`toolkit.llm.concurrency`); whoever detached them settles them before taking the
+evaluation's outcome, so their cost is metered and a failure still makes it incomplete.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from toolkit.awaitables import resolve
 from toolkit.backends import ExtractRequest, JudgingBackend, Verdict, VerifyRequest
+from toolkit.llm.concurrency import Deferral, start_deferred
 from toolkit.urls import normalize_url
 
 # Cited pages checked at once for one claim. The chain of a claim whose k-th page supports it
@@ -57,6 +63,22 @@ def normalize_sources(sources: str | Sequence[str] | None) -> list[str]:
     raise TypeError(f"sources must be None, a URL or a list of URLs, got {type(sources).__name__}")
 
 
+class DetachedCheck(NamedTuple):
+    """A cited page's check that a claim's verdict no longer waits for (see the module)."""
+
+    task: asyncio.Task[Verdict]
+    deferral: Deferral
+
+
+async def settle(checks: Sequence[DetachedCheck]) -> list[BaseException]:
+    """Wait for detached `checks`, their calls no longer deferred; the exceptions of those
+    that failed. Cancelled with them if the wait is."""
+    for check in checks:
+        check.deferral.promote()
+    results = await asyncio.gather(*(check.task for check in checks), return_exceptions=True)
+    return [result for result in results if isinstance(result, BaseException)]
+
+
 class SourceChecker:
     """Checks claims against the pages of one evaluation; appends the cited pages the store
     lacks to `missing` (the evaluation's list, shared).
@@ -64,11 +86,22 @@ class SourceChecker:
     A page source whose store lives elsewhere (the sandbox's, in the parent) offers
     `verify_sources` / `extract_page`: the request travels with the URLs only, and the
     parent attaches the pages and checks the waves itself, with this same class, so a
-    sandboxed judge makes exactly the calls an in-process one makes.
+    sandboxed judge makes exactly the calls an in-process one makes. With `detach`, `decide`
+    returns once a page supports the claim and leaves its wave partners' checks in
+    `detached`, for the caller to `settle`; without, it waits for them.
     """
 
-    def __init__(self, backend: JudgingBackend, pages: PageSource, missing: list[str]) -> None:
+    def __init__(
+        self,
+        backend: JudgingBackend,
+        pages: PageSource,
+        missing: list[str],
+        *,
+        detach: bool = False,
+    ) -> None:
         self.backend, self.pages, self.missing = backend, pages, missing
+        self.detach = detach
+        self.detached: list[DetachedCheck] = []
 
     def _note(self, url: str, missing: bool) -> None:
         if missing and url not in self.missing:
@@ -101,15 +134,41 @@ class SourceChecker:
         verdict = Verdict(passed=False, reasoning="no source supports the claim")
         for start in range(0, len(urls), SOURCE_WAVE):
             wave = urls[start : start + SOURCE_WAVE]
-            checks = [asyncio.ensure_future(self.check(plain, url)) for url in wave]
-            try:  # every check of a wave completes: the calls made never depend on timing
-                verdicts = await asyncio.gather(*checks)
-            finally:  # a failed check stops its partner
-                await _cancel(checks)
-            for url, verdict in zip(wave, verdicts, strict=True):
-                if verdict.passed:
-                    return verdict, url
+            read = await asyncio.gather(*(read_page(self.pages, url) for url in wave))
+            for url, (text, _) in zip(wave, read, strict=True):
+                self._note(url, text is None)  # noted before any verdict returns
+            first = asyncio.ensure_future(self._verify(plain, wave[0], *read[0]))
+            partners = [
+                start_deferred(self._verify(plain, url, *page))
+                for url, page in zip(wave[1:], read[1:], strict=True)
+            ]
+            try:
+                verdict = await first
+                for index, (task, deferral) in enumerate(partners):
+                    if verdict.passed:
+                        rest = [DetachedCheck(t, d) for t, d in partners[index:]]
+                        if self.detach:
+                            self.detached += rest
+                        else:
+                            failures = await settle(rest)
+                            if failures:
+                                raise failures[0]
+                        return verdict, wave[index]
+                    deferral.promote()
+                    verdict = await task
+            except BaseException:  # a failed check stops its partners
+                await _cancel([first, *(task for task, _ in partners)])
+                raise
+            if verdict.passed:
+                return verdict, wave[-1]
         return verdict, None
+
+    async def _verify(
+        self, plain: VerifyRequest, url: str, text: str | None, images: list[str]
+    ) -> Verdict:
+        """`plain` checked against the page at `url`, read already (`text`, `images`)."""
+        update = {"sources": [url], "page_texts": [text], "images": images}
+        return await self.backend.verify(plain.model_copy(update=update))
 
     async def check(self, plain: VerifyRequest, url: str) -> Verdict:
         """`plain` checked against the page at `url` (one source per request)."""

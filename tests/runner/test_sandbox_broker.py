@@ -341,3 +341,68 @@ async def test_the_parent_answers_at_most_256_calls_of_one_job_at_once() -> None
     )
     assert outcome.status == "complete" and outcome.summary["final_score"] == 1.0
     assert in_flight["max"] == 256
+
+
+class PartnerLags:
+    """Pages a and b; page a supports every claim at once, page b's check answers only once
+    released (or fails, with `fail`): the claim's wave partner outlives its verdict."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.fail = fail
+        self.release = asyncio.Event()
+        self.finished: list[str] = []
+
+    def get(self, url: str) -> str | None:
+        return {"https://a": "Paris is the capital.", "https://b": "Lyon is a city."}.get(url)
+
+    async def verify(self, request: VerifyRequest) -> bool:
+        if request.sources == ["https://b"]:
+            await self.release.wait()
+            if self.fail:
+                raise InfraError("the provider failed on page b", kind="llm")
+        self.finished.append(request.sources[0] if request.sources else "plain")
+        return True
+
+
+async def test_a_judge_s_run_waits_for_the_wave_partner_its_verdict_did_not_wait_for() -> None:
+    lags = PartnerLags()
+    backend = ScriptedBackend(extract=extract, verify=lags.verify)
+    judge = load_judge(HOSTILE_JUDGES / "two_sources.py")
+    run = asyncio.ensure_future(judge.run(backend=backend, answer=ANSWER, pages=lags))
+    for _ in range(200):
+        if "plain" in lags.finished:
+            break
+        await asyncio.sleep(0)
+    assert "plain" in lags.finished and not run.done()  # judged on, partner still running
+    lags.release.set()
+    summary, _ = await run
+    assert summary["status"] == "complete" and "https://b" in lags.finished
+
+
+@pytest.mark.parametrize("where", ["in process", "sandboxed"])
+async def test_a_wave_partner_failing_after_the_verdict_makes_the_evaluation_incomplete(
+    where: str,
+) -> None:
+    lags = PartnerLags(fail=True)
+    lags.release.set()
+    backend = ScriptedBackend(extract=extract, verify=lags.verify)
+    if where == "sandboxed":  # the parent's record of it, the job having sent its summary
+        outcome = await sandboxed("two_sources", backend, lags)
+        status, errors = outcome.status, [*outcome.errors, *outcome.summary["errors"]]
+    else:
+        judge = load_judge(HOSTILE_JUDGES / "two_sources.py")
+        summary, _ = await judge.run(backend=backend, answer=ANSWER, pages=lags)
+        status, errors = summary["status"], summary["errors"]
+    assert status == "incomplete"
+    assert any("the provider failed on page b" in e["message"] for e in errors), errors
+
+
+async def test_a_sandboxed_evaluation_ends_after_the_wave_partner_its_verdict_did_not_wait_for() -> (
+    None
+):
+    lags = PartnerLags()
+    backend = ScriptedBackend(extract=extract, verify=lags.verify)
+    asyncio.get_running_loop().call_later(0.5, lags.release.set)
+    outcome = await sandboxed("two_sources", backend, lags)
+    assert outcome.status == "complete", outcome.errors
+    assert lags.finished.index("plain") < lags.finished.index("https://b")  # judged on meanwhile

@@ -48,9 +48,9 @@ def recorded_calls(monkeypatch: pytest.MonkeyPatch) -> list[Call]:
     calls: list[Call] = []
     handle = Broker.handle
 
-    async def recording(self: Broker, call: Call, answer: str = "") -> Any:
+    async def recording(self: Broker, call: Call, *args: Any) -> Any:
         calls.append(call)
-        return await handle(self, call, answer)
+        return await handle(self, call, *args)
 
     monkeypatch.setattr(Broker, "handle", recording)
     return calls

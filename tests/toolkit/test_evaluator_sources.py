@@ -127,3 +127,70 @@ async def test_verifications_are_logged_in_the_order_they_start_not_finish() -> 
     backend.gates[URLS[0]].set()
     assert await both == [True, True]
     assert [entry["claim"] for entry in ev.verifications] == ["first", "second"]
+
+
+def detaching(backend: GatedBackend, pages: dict[str, str | None] | None = None) -> Evaluator:
+    """An evaluator as the runner drives it: wave partners detached, settled at the end."""
+    ev = evaluator(backend)
+    if pages is not None:
+        ev.pages = DictPages(pages)
+    ev.detach_partners = True
+    return ev
+
+
+async def test_a_supporting_page_decides_at_once_when_partners_are_detached() -> None:
+    backend = GatedBackend(passing={URLS[0]})
+    ev = detaching(backend)
+    node = ev.add_leaf(id="x", desc="x")
+    verify = asyncio.ensure_future(ev.verify("c", node, sources=URLS))
+    await settle()
+    backend.gates[URLS[0]].set()
+    assert await asyncio.wait_for(verify, 5) is True  # its partner still runs
+    assert node.status == "passed" and ev.verifications[-1]["supported_by"] == URLS[0]
+    settling = asyncio.ensure_future(ev.settle_partners())
+    await settle()
+    assert not settling.done()  # the partner's call is made and waited for, never cancelled
+    backend.gates[URLS[1]].set()
+    await settling
+    assert backend.started == URLS[:2] and backend.cancelled == []
+    assert ev.status == "complete"
+
+
+async def test_a_detached_partner_that_fails_makes_its_leaf_error_and_the_run_incomplete() -> None:
+    backend = GatedBackend(passing={URLS[0]}, errors=frozenset({URLS[1]}))
+    ev = detaching(backend)
+    node = ev.add_leaf(id="x", desc="x")
+    verify = asyncio.ensure_future(ev.verify("c", node, sources=URLS[:2]))
+    await settle()
+    backend.gates[URLS[0]].set()
+    assert await asyncio.wait_for(verify, 5) is True
+    backend.gates[URLS[1]].set()
+    await ev.settle_partners()
+    assert node.status == "error" and "LLM call for https://b.example/ failed" in node.error
+    assert ev.status == "incomplete"
+    assert ev.errors[-1]["operation"] == "verify" and ev.errors[-1]["target"] == "x"
+
+
+async def test_a_partner_s_missing_page_is_noted_before_the_verdict_returns() -> None:
+    backend = GatedBackend(passing={URLS[0]})
+    ev = detaching(backend, pages={URLS[0]: "page a", URLS[1]: None})
+    verify = asyncio.ensure_future(ev.verify("c", ev.add_leaf(id="x", desc="x"), sources=URLS[:2]))
+    await settle()
+    backend.gates[URLS[0]].set()
+    assert await asyncio.wait_for(verify, 5) is True
+    assert ev.missing_sources == [URLS[1]]
+    backend.gates[URLS[1]].set()
+    await ev.settle_partners()
+
+
+async def test_a_failing_first_page_waits_for_its_detachable_partner() -> None:
+    backend = GatedBackend(passing={URLS[1]})
+    ev = detaching(backend)
+    verify = asyncio.ensure_future(ev.verify("c", ev.add_leaf(id="x", desc="x"), sources=URLS[:2]))
+    await settle()
+    backend.gates[URLS[0]].set()
+    await settle()
+    assert not verify.done()
+    backend.gates[URLS[1]].set()
+    assert await verify is True
+    assert ev.verifications[-1]["supported_by"] == URLS[1]

@@ -113,8 +113,20 @@ class Judge:
         ground_truth = getattr(self.module, "GROUND_TRUTH", None)
         if ground_truth:
             evaluator.add_ground_truth(ground_truth)
-        await _guarded(self.module.evaluate(evaluator), timeout_s, evaluator)
+        evaluator.detach_partners = True
+        try:
+            await _guarded(
+                _settled(self.module.evaluate(evaluator), evaluator), timeout_s, evaluator
+            )
+        finally:
+            evaluator.discard_partners()
         return evaluator.get_summary(), evaluator
+
+
+async def _settled(judged: Awaitable[Any], evaluator: Evaluator) -> None:
+    """The judge's run, then the wave partners' checks its verifications left running."""
+    await judged
+    await evaluator.settle_partners()
 
 
 async def _guarded(

@@ -38,11 +38,22 @@ from toolkit.sandbox.protocol import (
     Violation,
     encode,
 )
-from toolkit.sources import NoPages, SourceChecker, extract_from_page
+from toolkit.sources import DetachedCheck, NoPages, SourceChecker, extract_from_page, settle
 from toolkit.util.redact import redact
 
 ToolProvider = Callable[..., Awaitable[Any] | Any]
 MAX_CALLS_IN_FLIGHT = 256  # per job: the parent stops reading a job's frames beyond this
+
+
+def service_error(exc: BaseException, service: str = "backend") -> dict[str, Any]:
+    """The error entry of a service's failure, as a job's call reports it: of the service's
+    kind when it is not an InfraError (`tool` for a tool's, as the runner's meter notes it,
+    else `backend`)."""
+    return {
+        "type": type(exc).__name__,
+        "kind": getattr(exc, "kind", None) or service,
+        "message": redact(str(exc))[:2000],
+    }
 
 
 def _jsonable(value: Any) -> Any:
@@ -81,23 +92,28 @@ class Broker:
         self.pages = pages
         self.tools = ToolTable(tools or {})
 
-    async def handle(self, call: Call, answer: str = "") -> Reply:
+    async def handle(
+        self, call: Call, answer: str = "", detached: list[DetachedCheck] | None = None
+    ) -> Reply:
         """Answer one call of a job judging `answer`; every exception becomes an error reply,
         of the service's kind when it is not an InfraError (`tool` for a tool's, as the
-        runner's meter notes it, else `backend`)."""
+        runner's meter notes it, else `backend`). Given `detached`, a claim checked against
+        cited pages is answered once a page supports it, its wave partners' checks left
+        there for the caller to settle (`toolkit.sources`); else they are waited for."""
         try:
-            result = await self._dispatch(call.method, call.payload, answer)
+            result = await self._dispatch(call.method, call.payload, answer, detached)
         except Exception as exc:
             service = "tool" if call.method == "tool" else "backend"
-            error = {
-                "type": type(exc).__name__,
-                "kind": getattr(exc, "kind", None) or service,
-                "message": redact(str(exc))[:2000],
-            }
-            return Reply(call_id=call.call_id, error=error)
+            return Reply(call_id=call.call_id, error=service_error(exc, service))
         return Reply(call_id=call.call_id, result=_jsonable(result))
 
-    async def _dispatch(self, method: str, payload: dict[str, Any], answer: str) -> Any:
+    async def _dispatch(
+        self,
+        method: str,
+        payload: dict[str, Any],
+        answer: str,
+        detached: list[DetachedCheck] | None,
+    ) -> Any:
         pages = self.pages if self.pages is not None else NoPages()
         if method == "extract":
             return _extraction(
@@ -111,8 +127,10 @@ class Broker:
             return {"result": _extraction(raw), "missing": missing}
         if method == "verify_sources":
             request = _request(VerifyRequest, payload["request"], answer)
-            checker = SourceChecker(self.backend, pages, missing=[])
+            checker = SourceChecker(self.backend, pages, missing=[], detach=detached is not None)
             verdict, used = await checker.decide(request, [str(url) for url in payload["urls"]])
+            if detached is not None:
+                detached += checker.detached
             return {"verdict": _verdict(verdict), "used": used, "missing": checker.missing}
         if method == "page_get":
             return await resolve(pages.get(str(payload["url"])))
@@ -150,6 +168,8 @@ class JobSession:
         self.protocol_error: str | None = None
         self.violations: list[str] = []
         self.calls: dict[int, asyncio.Task[None]] = {}
+        self.detached: list[DetachedCheck] = []
+        """Wave partners' checks the job's verifications no longer wait for (`settle`)."""
         self._closing = False
 
     @classmethod
@@ -207,7 +227,7 @@ class JobSession:
             self.channel.resume()
 
     async def _answer(self, call: Call) -> None:
-        reply = await self.broker.handle(call, self.answer)
+        reply = await self.broker.handle(call, self.answer, self.detached)
         try:
             frame = encode(reply)
         except (ProtocolError, ValueError, TypeError) as exc:
@@ -217,11 +237,18 @@ class JobSession:
             self.channel.write(frame)
             await self.channel.drain()
 
+    async def settle(self) -> list[dict[str, Any]]:
+        """Wait for the wave partners' checks still running; the error entries of those that
+        failed, each of which makes the evaluation incomplete, as it would have had the job's
+        verification waited for it."""
+        detached, self.detached = self.detached, []
+        return [service_error(exc) for exc in await settle(detached)]
+
     async def close(self) -> None:
-        """Cancel the calls still running and close the channel."""
+        """Cancel the calls and wave partners' checks still running and close the channel."""
         self._closing = True
         self.channel.pause()
-        running = list(self.calls.values())
+        running = [*self.calls.values(), *(check.task for check in self.detached)]
         for task in running:
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)

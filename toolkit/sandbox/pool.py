@@ -506,6 +506,7 @@ class WorkerPool:
                     await server.kill_job(job_id)
                 end = await ended
                 await serving
+                failed = await session.settle()
         except TimeoutError:
             await server.kill_job(job_id)
             message = f"the judge did not finish within {limits.timeout_s:g} s and was killed"
@@ -521,7 +522,8 @@ class WorkerPool:
         finally:
             serving.cancel()
             await session.close()
-        return _finish(job, limits, session, end, time.monotonic() - begin, server.guards)
+        outcome = _finish(job, limits, session, end, time.monotonic() - begin, server.guards)
+        return with_errors(outcome, failed)
 
     def _lost(
         self,
