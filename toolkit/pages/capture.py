@@ -961,10 +961,29 @@ async def _scroll_through(
             if not drawn:  # what the end coming into view sets off is not started yet
                 await page.evaluate(_TWO_FRAMES, _SLOW_FRAMES_MS)
             await _await_scheduled(page, traffic, _QUIET, deadline)
-            if int(await page.evaluate(_PAGE_HEIGHT) or 0) <= height:
+            if not await _grew(page, height) and not await _grew_on_a_second_look(
+                page, traffic, height, deadline
+            ):
                 break  # the end, and nothing more came
         if y:
             await page.evaluate(_TOP)
+
+
+async def _grew(page: Page, height: int) -> bool:
+    """Whether the page is now taller than `height`."""
+    return int(await page.evaluate(_PAGE_HEIGHT) or 0) > height
+
+
+async def _grew_on_a_second_look(
+    page: Page, traffic: _Traffic, height: int, deadline: _Deadline
+) -> bool:
+    """Whether the page grew past `height` after two more frames and what they set to happen.
+    An intersection observer reports in a task of its own, which a busy renderer (a loaded
+    machine) may run after the frames that saw the end come into view: one look would take
+    an endless list for its end and store it cut short."""
+    await page.evaluate(_TWO_FRAMES, _SLOW_FRAMES_MS)
+    await _await_scheduled(page, traffic, _QUIET, deadline)
+    return await _grew(page, height)
 
 
 async def _screenshot(page: Page, options: CaptureOptions, deadline: _Deadline) -> bytes | None:
