@@ -10,9 +10,12 @@ that needs its verdict now never queues behind a check whose verdict no one may 
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 from collections import deque
 from collections.abc import Coroutine
 from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from toolkit.errors import LLMError
@@ -30,14 +33,15 @@ class Deferral:
 
     def __init__(self) -> None:
         self.deferred = True
-        self._limits: set[ConcurrencyLimit] = set()
+        self._waiting: list[tuple[ConcurrencyLimit, _Waiter]] = []
 
     def promote(self) -> None:
         """Someone now waits for these calls: they queue like any other, in arrival order."""
         if self.deferred:
             self.deferred = False
-            for limit in self._limits:
-                limit._grant()
+            waiting, self._waiting = self._waiting, []
+            for limit, waiter in waiting:
+                limit._promoted(waiter)
 
 
 _deferral: ContextVar[Deferral | None] = ContextVar("judgegen_deferral", default=None)
@@ -54,15 +58,12 @@ def start_deferred(work: Coroutine[Any, Any, T]) -> tuple[asyncio.Task[T], Defer
     return task, deferral
 
 
+@dataclass(order=True)
 class _Waiter:
-    __slots__ = ("deferral", "granted")
+    """A call waiting for a slot, ordered by arrival."""
 
-    def __init__(self, granted: asyncio.Future[None], deferral: Deferral | None) -> None:
-        self.granted, self.deferral = granted, deferral
-
-    @property
-    def deferred(self) -> bool:
-        return self.deferral is not None and self.deferral.deferred
+    arrival: int
+    granted: asyncio.Future[None] = field(compare=False)
 
 
 class ConcurrencyLimit:
@@ -76,7 +77,9 @@ class ConcurrencyLimit:
         self.limit = limit
         self.name = inner.name
         self.headroom = DEFERRED_HEADROOM if limit > DEFERRED_HEADROOM else 0
-        self._waiters: deque[_Waiter] = deque()
+        self._arrivals = itertools.count()
+        self._needed: list[_Waiter] = []  # a heap, by arrival
+        self._deferred: deque[_Waiter] = deque()
         self.in_flight = 0
         self.peak = 0
 
@@ -91,36 +94,51 @@ class ConcurrencyLimit:
             self._grant()
 
     async def _acquire(self, deferral: Deferral | None) -> None:
-        waiter = _Waiter(asyncio.get_running_loop().create_future(), deferral)
-        self._waiters.append(waiter)
+        waiter = _Waiter(next(self._arrivals), asyncio.get_running_loop().create_future())
+        if deferral is not None and deferral.deferred:
+            self._deferred.append(waiter)
+            deferral._waiting.append((self, waiter))
+        else:
+            heapq.heappush(self._needed, waiter)
         self._grant()
         if waiter.granted.done():
             return
-        if deferral is not None:
-            deferral._limits.add(self)
         try:
             await waiter.granted
-        except BaseException:
+        except BaseException:  # a cancelled waiter stays queued, skipped when its turn comes
             if waiter.granted.done() and not waiter.granted.cancelled():
                 self.in_flight -= 1  # granted as it was cancelled: the slot goes on
-            elif waiter in self._waiters:
-                self._waiters.remove(waiter)
             self._grant()
             raise
 
+    def _promoted(self, waiter: _Waiter) -> None:
+        """`waiter` is waited for now: it queues by its arrival (and leaves the deferred
+        queue when its turn there comes, granted already)."""
+        if not waiter.granted.done():
+            heapq.heappush(self._needed, waiter)
+            self._grant()
+
     def _grant(self) -> None:
-        """Give free slots to waiters: the first one not deferred, else the first deferred
-        one while `headroom` slots stay free."""
-        while self._waiters:
-            waiter = next((w for w in self._waiters if not w.deferred), self._waiters[0])
-            if waiter.granted.done():  # cancelled, and not yet out of the queue
-                self._waiters.remove(waiter)
-                continue
-            if self.limit - self.in_flight <= (self.headroom if waiter.deferred else 0):
+        """Give free slots to the waiters: the earliest arrival not deferred, else the first
+        deferred one while `headroom` slots stay free. Waiters cancelled or granted already
+        (a promoted one, still in the deferred queue) are dropped as they come up."""
+        while True:
+            if self._needed:
+                queue: list[_Waiter] | deque[_Waiter] = self._needed
+                waiter, room = self._needed[0], 0
+            elif self._deferred:
+                queue, waiter, room = self._deferred, self._deferred[0], self.headroom
+            else:
                 return
-            self._waiters.remove(waiter)
-            self.in_flight += 1
-            waiter.granted.set_result(None)
+            if not waiter.granted.done():
+                if self.limit - self.in_flight <= room:
+                    return
+                self.in_flight += 1
+                waiter.granted.set_result(None)
+            if queue is self._needed:
+                heapq.heappop(self._needed)
+            else:
+                self._deferred.popleft()
 
     def classify(self, error: BaseException) -> LLMError:
         """Delegate to the wrapped provider."""
