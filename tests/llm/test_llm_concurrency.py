@@ -144,3 +144,21 @@ async def test_a_call_cancelled_while_it_waits_gives_its_turn_to_the_next() -> N
     await asyncio.gather(held, nxt)
     assert provider.started == ["n1", "n3"]
     assert gone.cancelled() and limit.in_flight == 0
+
+
+async def test_a_promoted_call_holds_one_slot_though_it_was_queued_twice() -> None:
+    provider = HeldProvider()
+    limit = ConcurrencyLimit(provider, 2)
+    held = [awaited(limit, "n1"), awaited(limit, "n2")]
+    await turns()
+    promoted, deferral = deferred(limit, "d1")
+    await turns()
+    deferral.promote()
+    provider.done("n1")
+    await turns()
+    provider.done("n2")
+    await turns()
+    assert provider.started == ["n1", "n2", "d1"] and limit.in_flight == 1
+    provider.done("d1")
+    await asyncio.gather(*held, promoted)
+    assert limit.in_flight == 0
