@@ -137,9 +137,9 @@ class SourceChecker:
             read = await asyncio.gather(*(read_page(self.pages, url) for url in wave))
             for url, (text, _) in zip(wave, read, strict=True):
                 self._note(url, text is None)  # noted before any verdict returns
-            first = asyncio.ensure_future(self._verify(plain, wave[0], *read[0]))
+            first = asyncio.ensure_future(verify_read(self.backend, plain, wave[0], *read[0]))
             partners = [
-                start_deferred(self._verify(plain, url, *page))
+                start_deferred(verify_read(self.backend, plain, url, *page))
                 for url, page in zip(wave[1:], read[1:], strict=True)
             ]
             try:
@@ -162,13 +162,6 @@ class SourceChecker:
             if verdict.passed:
                 return verdict, wave[-1]
         return verdict, None
-
-    async def _verify(
-        self, plain: VerifyRequest, url: str, text: str | None, images: list[str]
-    ) -> Verdict:
-        """`plain` checked against the page at `url`, read already (`text`, `images`)."""
-        update = {"sources": [url], "page_texts": [text], "images": images}
-        return await self.backend.verify(plain.model_copy(update=update))
 
     async def check(self, plain: VerifyRequest, url: str) -> Verdict:
         """`plain` checked against the page at `url` (one source per request)."""
@@ -197,8 +190,15 @@ async def verify_on_page(
     """(the backend's verdict on `plain` with the page at `url` attached, whether the page
     is missing)."""
     text, images = await read_page(pages, url)
+    return await verify_read(backend, plain, url, text, images), text is None
+
+
+async def verify_read(
+    backend: JudgingBackend, plain: VerifyRequest, url: str, text: str | None, images: list[str]
+) -> Verdict:
+    """The backend's verdict on `plain` with the page at `url` attached, read already."""
     update = {"sources": [url], "page_texts": [text], "images": images}
-    return await backend.verify(plain.model_copy(update=update)), text is None
+    return await backend.verify(plain.model_copy(update=update))
 
 
 async def extract_from_page(
