@@ -407,10 +407,7 @@ class Evaluator:
                 self._detached += [(check, node, claim) for check in checker.detached]
         except Exception as exc:
             self.verifications[:] = [e for e in self.verifications if e is not entry]
-            if node is not None:
-                node.score, node.status = 0.0, "error"
-                node.error = f"{type(exc).__name__}: {exc}"
-            self._record_error("verify", node.id if node else claim[:80], exc)
+            self._verify_failed(node, claim, exc)
             return False
         except asyncio.CancelledError:
             self.verifications[:] = [e for e in self.verifications if e is not entry]
@@ -461,7 +458,7 @@ class Evaluator:
         settled = await asyncio.gather(*(settle([check]) for check, _, _ in detached))
         for (_, node, claim), failures in zip(detached, settled, strict=True):
             if failures:
-                self._partner_failed(node, claim, failures[0])
+                self._verify_failed(node, claim, failures[0])
 
     def discard_partners(self) -> None:
         """Cancel the wave partners' checks still running (the judge failed or ran out of
@@ -470,9 +467,8 @@ class Evaluator:
             check.task.cancel()
         self._detached = []
 
-    def _partner_failed(
-        self, node: VerificationNode | None, claim: str, exc: BaseException
-    ) -> None:
+    def _verify_failed(self, node: VerificationNode | None, claim: str, exc: BaseException) -> None:
+        """A verification's failure: its leaf is `error`, the evaluation incomplete."""
         if node is not None:
             node.score, node.status = 0.0, "error"
             node.error = f"{type(exc).__name__}: {exc}"
