@@ -77,7 +77,7 @@ class Evaluator:
         """Whether a verification returns once a cited page supports its claim, leaving its
         wave partners' checks running (`toolkit.sources`): set by a runner that calls
         `settle_partners` before it takes the summary."""
-        self._detached: list[tuple[DetachedCheck, VerificationNode | None, str]] = []
+        self._detached: list[DetachedCheck] = []
         self._extractions: list[dict[str, Any]] = []
         self._ground_truth: list[dict[str, Any]] = []
         self._custom_info: list[dict[str, Any]] = []
@@ -403,8 +403,9 @@ class Evaluator:
             else:
                 plain = self._plain_request(claim, additional_instruction, trials, screenshots)
                 checker = self._sources()
-                verdict, used = await checker.decide(plain, urls)
-                self._detached += [(check, node, claim) for check in checker.detached]
+                verdict, used = await checker.decide(plain, urls, self._target(node, claim))
+                self._detached += checker.detached
+                self.errors += checker.partner_errors
         except Exception as exc:
             self.verifications[:] = [e for e in self.verifications if e is not entry]
             self._verify_failed(node, claim, exc)
@@ -438,7 +439,7 @@ class Evaluator:
         self.errors.append(
             {
                 "operation": "verify",
-                "target": node.id if node is not None else claim[:80],
+                "target": self._target(node, claim),
                 "type": "CancelledError",
                 "kind": VERIFY_CANCELLED,
                 "message": message,
@@ -452,27 +453,29 @@ class Evaluator:
 
     async def settle_partners(self) -> None:
         """Wait for the wave partners' checks verifications left running (`detach_partners`):
-        one that failed makes its leaf `error` and the evaluation incomplete, as a failure
-        before the verdict would have."""
+        one that failed leaves its claim's verdict as it is and makes the evaluation
+        incomplete (`toolkit.sources.partner_error`)."""
         detached, self._detached = self._detached, []
-        settled = await asyncio.gather(*(settle([check]) for check, _, _ in detached))
-        for (_, node, claim), failures in zip(detached, settled, strict=True):
-            if failures:
-                self._verify_failed(node, claim, failures[0])
+        self.errors += await settle(detached)
 
     def discard_partners(self) -> None:
         """Cancel the wave partners' checks still running (the judge failed or ran out of
         time: its evaluation is incomplete already)."""
-        for check, _, _ in self._detached:
+        for check in self._detached:
             check.task.cancel()
         self._detached = []
+
+    @staticmethod
+    def _target(node: VerificationNode | None, claim: str) -> str:
+        """How an error entry names a verification: its leaf, else the claim's start."""
+        return node.id if node is not None else claim[:80]
 
     def _verify_failed(self, node: VerificationNode | None, claim: str, exc: BaseException) -> None:
         """A verification's failure: its leaf is `error`, the evaluation incomplete."""
         if node is not None:
             node.score, node.status = 0.0, "error"
             node.error = f"{type(exc).__name__}: {exc}"
-        self._record_error("verify", node.id if node else claim[:80], exc)
+        self._record_error("verify", self._target(node, claim), exc)
 
     def _plain_request(
         self, claim: str, instruction: str | None, trials: int | None, screenshots: bool

@@ -9,7 +9,10 @@ wait for them: once a page supports it, the verdict is that page's whatever its 
 say, so a checker that may `detach` returns at once and leaves the partners' checks running
 (`DetachedCheck`), their provider calls deferred behind calls someone waits on
 (`toolkit.llm.concurrency`); whoever detached them settles them before taking the
-evaluation's outcome, so their cost is metered and a failure still makes it incomplete.
+evaluation's outcome, so their cost is metered. A partner that fails after the verdict
+leaves the verdict (and so the tree the judge built on it) as it is, in process, sandboxed
+or on a cluster, and adds an error entry (`partner_error`) that makes the evaluation
+incomplete.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from toolkit.awaitables import resolve
 from toolkit.backends import ExtractRequest, JudgingBackend, Verdict, VerifyRequest
 from toolkit.llm.concurrency import Deferral, start_deferred
 from toolkit.urls import normalize_url
+from toolkit.util.redact import redact
 
 # Cited pages checked at once for one claim. The chain of a claim whose k-th page supports it
 # is ceil(k/2) checks instead of k; the price is at most one extra page check per claim (the
@@ -64,19 +68,43 @@ def normalize_sources(sources: str | Sequence[str] | None) -> list[str]:
 
 
 class DetachedCheck(NamedTuple):
-    """A cited page's check that a claim's verdict no longer waits for (see the module)."""
+    """A cited page's check that a claim's verdict no longer waits for (see the module):
+    the page at `url`, cited for the claim of the evaluation's `target` (a leaf id, or the
+    claim's start when it has no leaf)."""
 
     task: asyncio.Task[Verdict]
     deferral: Deferral
+    url: str
+    target: str
 
 
-async def settle(checks: Sequence[DetachedCheck]) -> list[BaseException]:
-    """Wait for detached `checks`, their calls no longer deferred; the exceptions of those
-    that failed. Cancelled with them if the wait is."""
+def partner_error(target: str, url: str, exc: BaseException) -> dict[str, Any]:
+    """The evaluation's error entry (`Evaluator.errors` shape) for the check of the page at
+    `url` that failed after another page had supported the claim of `target`."""
+    message = (
+        f"the check of the cited page {url} failed after another cited page had supported "
+        f"the claim, whose verdict stands: {type(exc).__name__}: {exc}"
+    )
+    return {
+        "operation": "verify",
+        "target": target,
+        "type": type(exc).__name__,
+        "kind": getattr(exc, "kind", None) or "exception",
+        "message": redact(message)[:2000],
+    }
+
+
+async def settle(checks: Sequence[DetachedCheck]) -> list[dict[str, Any]]:
+    """Wait for detached `checks`, their calls no longer deferred; the error entries of
+    those that failed (`partner_error`). Cancelled with them if the wait is."""
     for check in checks:
         check.deferral.promote()
     results = await asyncio.gather(*(check.task for check in checks), return_exceptions=True)
-    return [result for result in results if isinstance(result, BaseException)]
+    return [
+        partner_error(check.target, check.url, result)
+        for check, result in zip(checks, results, strict=True)
+        if isinstance(result, BaseException)
+    ]
 
 
 class SourceChecker:
@@ -88,7 +116,8 @@ class SourceChecker:
     parent attaches the pages and checks the waves itself, with this same class, so a
     sandboxed judge makes exactly the calls an in-process one makes. With `detach`, `decide`
     returns once a page supports the claim and leaves its wave partners' checks in
-    `detached`, for the caller to `settle`; without, it waits for them.
+    `detached`, for the caller to `settle`; without, it waits for them and puts the error
+    entries of those that failed in `partner_errors`, for the caller to record.
     """
 
     def __init__(
@@ -102,6 +131,7 @@ class SourceChecker:
         self.backend, self.pages, self.missing = backend, pages, missing
         self.detach = detach
         self.detached: list[DetachedCheck] = []
+        self.partner_errors: list[dict[str, Any]] = []
 
     def _note(self, url: str, missing: bool) -> None:
         if missing and url not in self.missing:
@@ -117,16 +147,21 @@ class SourceChecker:
         self._note(url, missing)
         return raw
 
-    async def decide(self, plain: VerifyRequest, urls: list[str]) -> tuple[Verdict, str | None]:
+    async def decide(
+        self, plain: VerifyRequest, urls: list[str], target: str = ""
+    ) -> tuple[Verdict, str | None]:
         """The verdict on `plain` and the URL that supported it (None for a plain check or
-        when no cited page supports the claim)."""
+        when no cited page supports the claim); `target` names the claim in the error entry
+        of a wave partner that fails after the verdict (`partner_error`)."""
         if not urls:
             return await self.backend.verify(plain), None
+        target = target or plain.claim[:80]
         remote = getattr(self.pages, "verify_sources", None)
         if remote is not None:
-            verdict, used, missing = await remote(plain, urls)
+            verdict, used, missing, failed = await remote(plain, urls, target)
             for url in missing:
                 self._note(url, True)
+            self.partner_errors += failed
             return verdict, used
         if len(urls) == 1:
             verdict = await self.check(plain, urls[0])
@@ -146,13 +181,16 @@ class SourceChecker:
                 verdict = await first
                 for index, (task, deferral) in enumerate(partners):
                     if verdict.passed:
-                        rest = [DetachedCheck(t, d) for t, d in partners[index:]]
+                        rest = [
+                            DetachedCheck(task, deferral, url, target)
+                            for (task, deferral), url in zip(
+                                partners[index:], wave[index + 1 :], strict=True
+                            )
+                        ]
                         if self.detach:
                             self.detached += rest
                         else:
-                            failures = await settle(rest)
-                            if failures:
-                                raise failures[0]
+                            self.partner_errors += await settle(rest)
                         return verdict, wave[index]
                     deferral.promote()
                     verdict = await task

@@ -156,7 +156,9 @@ async def test_a_supporting_page_decides_at_once_when_partners_are_detached() ->
     assert ev.status == "complete"
 
 
-async def test_a_detached_partner_that_fails_makes_its_leaf_error_and_the_run_incomplete() -> None:
+async def test_a_detached_partner_that_fails_leaves_the_verdict_and_makes_the_run_incomplete() -> (
+    None
+):
     backend = GatedBackend(passing={URLS[0]}, errors=frozenset({URLS[1]}))
     ev = detaching(backend)
     node = ev.add_leaf(id="x", desc="x")
@@ -166,9 +168,24 @@ async def test_a_detached_partner_that_fails_makes_its_leaf_error_and_the_run_in
     assert await asyncio.wait_for(verify, 5) is True
     backend.gates[URLS[1]].set()
     await ev.settle_partners()
-    assert node.status == "error" and "LLM call for https://b.example/ failed" in node.error
+    assert node.status == "passed" and node.score == 1.0  # what the judge went on with
     assert ev.status == "incomplete"
-    assert ev.errors[-1]["operation"] == "verify" and ev.errors[-1]["target"] == "x"
+    (entry,) = ev.errors
+    assert entry["operation"] == "verify" and entry["target"] == "x"
+    assert (
+        URLS[1] in entry["message"] and "LLM call for https://b.example/ failed" in entry["message"]
+    )
+
+
+async def test_a_waited_for_partner_that_fails_after_the_verdict_is_recorded_the_same_way() -> None:
+    backend = GatedBackend(passing={URLS[0]}, errors=frozenset({URLS[1]}))
+    for gate in backend.gates.values():
+        gate.set()
+    ev = evaluator(backend)
+    node = ev.add_leaf(id="x", desc="x")
+    assert await ev.verify("c", node, sources=URLS[:2]) is True
+    assert node.status == "passed" and ev.status == "incomplete"
+    assert [(e["target"], e["type"]) for e in ev.errors] == [("x", "InfraError")]
 
 
 async def test_a_partner_s_missing_page_is_noted_before_the_verdict_returns() -> None:

@@ -117,6 +117,18 @@ def with_errors(outcome: EvalOutcome, errors: list[dict[str, Any]]) -> EvalOutco
     return outcome.model_copy(update=update)
 
 
+def with_node_errors(outcome: EvalOutcome, entries: list[dict[str, Any]]) -> EvalOutcome:
+    """`outcome` with node-level `entries` (`Evaluator.errors` shape) added to its summary's
+    errors, where the judge's evaluator would have put them: incomplete when any. Without a
+    summary (the judge failed) they join the outcome's own errors."""
+    if not entries or outcome.summary is None:
+        return with_errors(outcome, entries)
+    held = outcome.summary.get("errors")
+    held = held if isinstance(held, list) else []
+    summary = {**outcome.summary, "status": "incomplete", "errors": [*held, *entries]}
+    return outcome.model_copy(update={"status": "incomplete", "summary": summary})
+
+
 def with_violations(outcome: EvalOutcome, violations: list[str]) -> EvalOutcome:
     """`outcome` incomplete with a `sandbox_violation` error for each of `violations` it does
     not already hold as one (an outcome claiming complete holds none, whatever its errors)."""

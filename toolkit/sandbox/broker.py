@@ -128,10 +128,16 @@ class Broker:
         if method == "verify_sources":
             request = _request(VerifyRequest, payload["request"], answer)
             checker = SourceChecker(self.backend, pages, missing=[], detach=detached is not None)
-            verdict, used = await checker.decide(request, [str(url) for url in payload["urls"]])
+            urls = [str(url) for url in payload["urls"]]
+            verdict, used = await checker.decide(request, urls, str(payload.get("target", "")))
             if detached is not None:
                 detached += checker.detached
-            return {"verdict": _verdict(verdict), "used": used, "missing": checker.missing}
+            return {
+                "verdict": _verdict(verdict),
+                "used": used,
+                "missing": checker.missing,
+                "partner_errors": checker.partner_errors,
+            }
         if method == "page_get":
             return await resolve(pages.get(str(payload["url"])))
         if method == "page_screenshot":
@@ -239,10 +245,9 @@ class JobSession:
 
     async def settle(self) -> list[dict[str, Any]]:
         """Wait for the wave partners' checks still running; the error entries of those that
-        failed, each of which makes the evaluation incomplete, as it would have had the job's
-        verification waited for it."""
+        failed (`toolkit.sources.partner_error`), which the job's summary lacks."""
         detached, self.detached = self.detached, []
-        return [service_error(exc) for exc in await settle(detached)]
+        return await settle(detached)
 
     async def close(self) -> None:
         """Cancel the calls and wave partners' checks still running and close the channel."""

@@ -280,16 +280,19 @@ class BrokerPages:
         return await self._channel.call("page_screenshot", {"url": url})
 
     async def verify_sources(
-        self, request: VerifyRequest, urls: list[str]
-    ) -> tuple[Verdict, str | None, list[str]]:
+        self, request: VerifyRequest, urls: list[str], target: str
+    ) -> tuple[Verdict, str | None, list[str], list[dict[str, Any]]]:
         """(the verdict on `request` against the cited pages `urls`, the URL that supported
-        it, the cited pages that are missing): the parent checks them as an in-process
-        judge would (`toolkit.sources.SourceChecker.decide`)."""
-        payload = {"request": _payload(request, self._answer), "urls": urls}
+        it, the cited pages that are missing, the error entries of wave partners that failed
+        after the verdict): the parent checks them as an in-process judge would
+        (`toolkit.sources.SourceChecker.decide`); `target` names the claim in those entries.
+        A parent that leaves the partners running records their failures itself."""
+        payload = {"request": _payload(request, self._answer), "urls": urls, "target": target}
         result = await self._channel.call("verify_sources", payload)
         used = result["used"]
         missing = [str(url) for url in result["missing"]]
-        return Verdict.model_validate(result["verdict"]), used, missing
+        failed = [dict(entry) for entry in result.get("partner_errors") or []]
+        return Verdict.model_validate(result["verdict"]), used, missing, failed
 
     async def extract_page(self, request: ExtractRequest, url: str) -> tuple[Any, bool]:
         """(the extraction from the page at `url`, whether the page is missing)."""

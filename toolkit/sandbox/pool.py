@@ -21,7 +21,7 @@ from typing import Any
 from toolkit.awaitables import mark_retrieved
 from toolkit.backends import JudgingBackend
 from toolkit.evaluator import PageSource
-from toolkit.runner.judging import UserImports, with_errors, with_violations
+from toolkit.runner.judging import UserImports, with_errors, with_node_errors, with_violations
 from toolkit.runner.loader import code_to_text, compile_judge
 from toolkit.runner.metering import note_infra
 from toolkit.sandbox.broker import Broker, JobSession, ToolProvider
@@ -523,7 +523,7 @@ class WorkerPool:
             serving.cancel()
             await session.close()
         outcome = _finish(job, limits, session, end, time.monotonic() - begin, server.guards)
-        return with_errors(outcome, failed)
+        return with_node_errors(outcome, failed)
 
     def _lost(
         self,

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from toolkit.util.hashing import sha256_bytes, sha256_text
 
-PROTOCOL_VERSION = 6
+PROTOCOL_VERSION = 7
 OUTCOME_VERSION = 1
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 _HEADER = struct.Struct(">I")
