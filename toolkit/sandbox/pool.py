@@ -25,13 +25,14 @@ from toolkit.runner.judging import UserImports, with_errors, with_node_errors, w
 from toolkit.runner.loader import code_to_text, compile_judge
 from toolkit.runner.metering import note_infra
 from toolkit.sandbox.broker import Broker, JobSession, ToolProvider
+from toolkit.sandbox.bytecode import write_missing_bytecode
 from toolkit.sandbox.confinement import (
     REQUIRED_KIND,
     WORKER_GUARDS,
     missing_guards,
     not_run_message,
 )
-from toolkit.sandbox.isolation import Isolation, probe_isolation
+from toolkit.sandbox.isolation import Isolation, package_root, probe_isolation
 from toolkit.sandbox.launch import Launch, launch_sandbox
 from toolkit.sandbox.protocol import (
     EvalJob,
@@ -314,10 +315,13 @@ class WorkerPool:
                 self._launch = launch_sandbox(self.limits.network, self.limits.max_file_mb)
 
     async def aclose(self) -> None:
-        """Stop the fork server (and any job still running)."""
+        """Stop the fork server (and any job still running); then write the bytecode of the
+        project's modules it compiled because none was cached (`toolkit.sandbox.bytecode`)."""
         if self.server is not None:
+            loaded = list(self.server.code)
             await self.server.close()
             self.server = None
+            await asyncio.to_thread(write_missing_bytecode, loaded, package_root())
         if self._launch is not None:
             await asyncio.to_thread(self._launch.kill)
             self._launch = None
