@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from tests.toolkit.conftest import DictPages
 from toolkit.backends import Verdict, VerifyRequest
 from toolkit.errors import InfraError
@@ -15,10 +17,14 @@ URLS = [f"https://{name}.example/" for name in "abcde"]
 class GatedBackend:
     """Verdicts by URL; each URL's check waits for its gate, so tests decide the timing."""
 
-    def __init__(self, passing: set[str], errors: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self, passing: set[str], errors: frozenset[str] = frozenset(), *, opened: bool = False
+    ) -> None:
         self.passing = passing
         self.errors = errors
         self.gates = {url: asyncio.Event() for url in URLS}
+        for gate in self.gates.values() if opened else ():
+            gate.set()  # every check answers at once
         self.started: list[str] = []
         self.cancelled: list[str] = []
 
@@ -96,23 +102,29 @@ async def test_a_supporting_page_waits_for_its_wave_partner_and_no_later_wave_st
 
 
 async def test_later_waves_start_only_after_no_page_of_the_earlier_wave_supports_it() -> None:
-    backend = GatedBackend(passing={URLS[4]})
-    for gate in backend.gates.values():
-        gate.set()
+    backend = GatedBackend(passing={URLS[4]}, opened=True)
     ev = evaluator(backend)
     node = ev.add_leaf(id="x", desc="x")
     assert await ev.verify("c", node, sources=URLS) is True
     assert backend.started == URLS and ev.verifications[-1]["supported_by"] == URLS[4]
 
 
-async def test_a_failing_check_before_the_supporting_page_marks_the_node_error() -> None:
-    backend = GatedBackend(passing={URLS[1]}, errors={URLS[0]})
-    for gate in backend.gates.values():
-        gate.set()
+@pytest.mark.parametrize(
+    ("supporting", "failing", "verdict", "status"),
+    [(1, 0, False, "error"), (0, 1, True, "passed")],
+    ids=["before the supporting page: the leaf is error", "after it: the verdict stands"],
+)
+async def test_a_failing_check_of_a_wave_makes_the_run_incomplete(
+    supporting: int, failing: int, verdict: bool, status: str
+) -> None:
+    backend = GatedBackend(
+        passing={URLS[supporting]}, errors=frozenset({URLS[failing]}), opened=True
+    )
     ev = evaluator(backend)
     node = ev.add_leaf(id="x", desc="x")
-    assert await ev.verify("c", node, sources=URLS[:2]) is False
-    assert node.status == "error" and ev.status == "incomplete"
+    assert await ev.verify("c", node, sources=URLS[:2]) is verdict
+    assert node.status == status and ev.status == "incomplete"
+    assert [(e["target"], e["type"]) for e in ev.errors] == [("x", "InfraError")]
 
 
 async def test_verifications_are_logged_in_the_order_they_start_not_finish() -> None:
@@ -175,17 +187,6 @@ async def test_a_detached_partner_that_fails_leaves_the_verdict_and_makes_the_ru
     assert (
         URLS[1] in entry["message"] and "LLM call for https://b.example/ failed" in entry["message"]
     )
-
-
-async def test_a_waited_for_partner_that_fails_after_the_verdict_is_recorded_the_same_way() -> None:
-    backend = GatedBackend(passing={URLS[0]}, errors=frozenset({URLS[1]}))
-    for gate in backend.gates.values():
-        gate.set()
-    ev = evaluator(backend)
-    node = ev.add_leaf(id="x", desc="x")
-    assert await ev.verify("c", node, sources=URLS[:2]) is True
-    assert node.status == "passed" and ev.status == "incomplete"
-    assert [(e["target"], e["type"]) for e in ev.errors] == [("x", "InfraError")]
 
 
 async def test_a_partner_s_missing_page_is_noted_before_the_verdict_returns() -> None:
