@@ -12,7 +12,7 @@ import pytest
 
 from tests.fixtures.runner.helpers import fixture_job, run_in_sandbox
 from toolkit.backends import ScriptedBackend
-from toolkit.sandbox import pool
+from toolkit.sandbox import bytecode, pool
 from toolkit.sandbox.bytecode import cache_path, write_missing_bytecode
 from toolkit.sandbox.isolation import package_root
 
@@ -75,6 +75,18 @@ def test_a_module_that_does_not_compile_is_left_to_its_import(tmp_path: Path) ->
     fine = module(tmp_path, "fine.py")
     assert write_missing_bytecode([broken, fine], tmp_path) == [fine]
     assert not Path(cache_path(broken)).exists()
+
+
+def test_a_folder_this_user_may_not_write_is_not_compiled_in_vain(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(Simulated: this suite may run as root, whom no folder's mode stops.)"""
+    source = module(tmp_path, "mod.py")
+    compiled: list[str] = []
+    monkeypatch.setattr(bytecode.os, "access", lambda path, mode: False)
+    monkeypatch.setattr(bytecode.py_compile, "compile", lambda path, **_: compiled.append(path))
+    assert write_missing_bytecode([source], tmp_path) == []
+    assert compiled == []
 
 
 def test_nothing_is_written_by_an_interpreter_told_to_write_no_bytecode(

@@ -36,7 +36,7 @@ def write_missing_bytecode(files: Iterable[str], root: Path) -> list[str]:
         if not source.endswith(".py") or not source.startswith(top):
             continue
         cached = cache_path(source)
-        if _current(source, cached):
+        if _current(source, cached) or not _writable(cached):
             continue
         try:
             py_compile.compile(
@@ -57,6 +57,13 @@ def cache_path(source: str) -> str:
     folder, name = os.path.split(source)
     stem = name.rpartition(".")[0]
     return os.path.join(folder, "__pycache__", f"{stem}.{sys.implementation.cache_tag}.pyc")
+
+
+def _writable(cached: str) -> bool:
+    """Whether `cached` may be written: its `__pycache__` folder, or the folder that would
+    hold it, is writable (a read-only checkout is not compiled in vain at every run)."""
+    folder = os.path.dirname(cached)
+    return os.access(folder if os.path.isdir(folder) else os.path.dirname(folder), os.W_OK)
 
 
 def _current(source: str, cached: str) -> bool:
