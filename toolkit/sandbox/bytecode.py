@@ -6,9 +6,10 @@ missing or stale is compiled from source at every start, and nothing ever caches
 installed package has its bytecode written at install, but in an editable install
 (`pip install -e .`) the modules only the fork server imports (`toolkit.sandbox.job`,
 `toolkit.sandbox.worker`, `toolkit.compat`) stayed uncompiled: ~10 ms of the fork server's
-~140 ms of imports, on a cold run's path to its first judge, at every start. So the parent, which may write where the interpreter would, writes
-it for the project's files among those the fork server reported loading — the same bytecode
-the import system writes, in the same place, after the run's judging.
+~140 ms of imports, on a cold run's path to its first judge, at every start. So the parent,
+which may write where the interpreter would, writes it for the project's files among those
+the fork server reported loading — the same bytecode the import system writes, in the same
+place, after the run's judging.
 """
 
 from __future__ import annotations
