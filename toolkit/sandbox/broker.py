@@ -45,17 +45,6 @@ ToolProvider = Callable[..., Awaitable[Any] | Any]
 MAX_CALLS_IN_FLIGHT = 256  # per job: the parent stops reading a job's frames beyond this
 
 
-def service_error(exc: BaseException, service: str = "backend") -> dict[str, Any]:
-    """The error entry of a service's failure, as a job's call reports it: of the service's
-    kind when it is not an InfraError (`tool` for a tool's, as the runner's meter notes it,
-    else `backend`)."""
-    return {
-        "type": type(exc).__name__,
-        "kind": getattr(exc, "kind", None) or service,
-        "message": redact(str(exc))[:2000],
-    }
-
-
 def _jsonable(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
@@ -104,7 +93,12 @@ class Broker:
             result = await self._dispatch(call.method, call.payload, answer, detached)
         except Exception as exc:
             service = "tool" if call.method == "tool" else "backend"
-            return Reply(call_id=call.call_id, error=service_error(exc, service))
+            error = {
+                "type": type(exc).__name__,
+                "kind": getattr(exc, "kind", None) or service,
+                "message": redact(str(exc))[:2000],
+            }
+            return Reply(call_id=call.call_id, error=error)
         return Reply(call_id=call.call_id, result=_jsonable(result))
 
     async def _dispatch(
