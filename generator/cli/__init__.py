@@ -69,15 +69,17 @@ def run_command(
 
 
 def leave(code: int | str | None) -> NoReturn:
-    """Exit with `code` as `sys.exit` would, skipping only the final teardown: the exit
-    handlers still run and the standard streams are flushed. When a non-daemon thread is
-    still running (the normal exit would wait for it) this is a normal exit."""
+    """Exit with `code` as `sys.exit` would, skipping only the final teardown: non-daemon
+    threads still running are waited for, the exit handlers run and the standard streams
+    are flushed. Never by raising `SystemExit`: in a warm server's forked command
+    (`warm.server`) nothing above would turn it into this exit, and the command would end
+    with 1 (its exit code lost, its threads' work cut off)."""
     if any(
         t.is_alive() and not t.daemon
         for t in threading.enumerate()
         if t is not threading.main_thread()
     ):
-        sys.exit(code)
+        _wait_for_threads()
     if code is not None and not isinstance(code, int):
         print(code, file=sys.stderr)
         code = 1
@@ -88,3 +90,10 @@ def leave(code: int | str | None) -> NoReturn:
         except (OSError, ValueError):
             code = code or 120  # what Python's own exit reports when flushing fails
     os._exit(code or 0)
+
+
+def _wait_for_threads() -> None:
+    """What the interpreter's exit does before its exit handlers: run threading's own exit
+    hooks (an executor's idle workers leave) and wait for every non-daemon thread."""
+    shutdown: Callable[[], None] = getattr(threading, "_shutdown")  # noqa: B009
+    shutdown()

@@ -32,13 +32,14 @@ from generator.cli.warm.client import (
 )
 from generator.cli.warm.code_snapshot import CodeSnapshot
 from generator.cli.warm.wire import End, Hello, Reply, Request
-from tests.fixtures.runner.llm_policy import BEATS_ENV
+from tests.fixtures.runner.llm_policy import BEATS_ENV, THREAD_MARKS_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 LAUNCH = "from generator.cli import entry; entry()"
 PROVIDER = "scripted:tests.fixtures.runner.llm_policy:policy"
 SLOW = "scripted:tests.fixtures.runner.llm_policy:slow_policy"
 BEATING = "scripted:tests.fixtures.runner.llm_policy:beats_until_released"
+THREADED = "scripted:tests.fixtures.runner.llm_policy:leaves_a_thread_working"
 
 
 class Warm:
@@ -277,6 +278,25 @@ def test_a_server_refuses_once_a_new_file_would_shadow_a_module_it_imported(
     assert warm.served() == 0
     assert "stale: click would now be imported from" in warm.log()
     assert "the new click, found first" in refused.stderr  # run here, with the new code
+
+
+def test_a_served_command_ends_with_its_exit_code_once_its_threads_finish_as_a_cold_one(
+    warm: Warm, tmp_path: Path
+) -> None:
+    marks = tmp_path / "thread-marks"
+    warm.env[THREAD_MARKS_ENV] = str(marks)
+    args = warm.run_args("--no-sandbox", "--provider", THREADED)
+    cold = warm(*args)
+    assert cold.returncode == 0, cold.stderr
+    assert marks.read_text()  # the cold command's exit waited for its threads
+    warm.wait_for_server()
+    marks.unlink()
+    served = warm(*args)
+    assert warm.served() == 1
+    assert "SystemExit" not in served.stderr
+    assert served.returncode == cold.returncode
+    assert verdicts(served.stdout) == verdicts(cold.stdout)
+    assert marks.exists(), "the served command ended without waiting for its threads"
 
 
 def test_a_signal_to_the_client_reaches_the_served_command(warm: Warm) -> None:
