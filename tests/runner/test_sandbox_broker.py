@@ -422,3 +422,20 @@ async def test_a_sandboxed_evaluation_ends_after_the_wave_partner_its_verdict_di
     outcome = await sandboxed("two_sources", backend, lags)
     assert outcome.status == "complete", outcome.errors
     assert lags.finished.index("plain") < lags.finished.index("https://b")  # judged on meanwhile
+
+
+async def test_a_wave_partner_outliving_the_deadline_leaves_the_finished_judge_s_tree() -> None:
+    """The judge returned its summary; only a check its verdict did not wait for ran past the
+    evaluation's deadline. The result is incomplete (a timeout) with the tree the judge
+    built, as in process, not a judge said to be killed with nothing of its work kept."""
+    lags = PartnerLags()  # page b's check is never released
+    backend = ScriptedBackend(extract=extract, verify=lags.verify)
+    outcome = await run_in_sandbox(
+        job("two_sources"), backend, pages=lags, limits=SandboxLimits(timeout_s=1)
+    )
+    assert outcome.status == "incomplete"
+    assert kinds(outcome) == ["timeout"]
+    assert "killed" not in outcome.errors[0]["message"]
+    assert outcome.summary is not None and outcome.summary["status"] == "incomplete"
+    assert leaf(outcome, "cited")["status"] == "passed"
+    assert leaf(outcome, "named")["status"] == "passed"

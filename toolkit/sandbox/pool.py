@@ -501,6 +501,7 @@ class WorkerPool:
             theirs.close()
         session = await JobSession.open(ours, self.broker, job.answer)
         serving = asyncio.ensure_future(session.run())
+        end: JobEnd | None = None
         try:
             session.send(encode(self._job_start(job)))
             async with asyncio.timeout(limits.timeout_s + KILL_GRACE_S):
@@ -512,6 +513,8 @@ class WorkerPool:
                 await serving
                 failed = await session.settle()
         except TimeoutError:
+            if end is not None:  # the job ended; a wave partner's check ran out of time
+                return self._partners_overran(job, limits, session, end, begin, server.guards)
             await server.kill_job(job_id)
             message = f"the judge did not finish within {limits.timeout_s:g} s and was killed"
             lost = self._lost(job, message, begin, "timeout", "Timeout")
@@ -528,6 +531,28 @@ class WorkerPool:
             await session.close()
         outcome = _finish(job, limits, session, end, time.monotonic() - begin, server.guards)
         return with_node_errors(outcome, failed)
+
+    @staticmethod
+    def _partners_overran(
+        job: EvalJob,
+        limits: SandboxLimits,
+        session: JobSession,
+        end: JobEnd,
+        begin: float,
+        worker_guards: list[str],
+    ) -> EvalOutcome:
+        """The outcome of a job that ended (its judge returned or failed) while a wave
+        partner's check its verdict did not wait for was still running at the evaluation's
+        deadline: the job's own outcome, its tree kept as an in-process judge's partial tree
+        is, incomplete with a `timeout` error (the partners are cancelled as the session
+        closes)."""
+        outcome = _finish(job, limits, session, end, time.monotonic() - begin, worker_guards)
+        message = (
+            f"the check of a cited page that the claim's verdict did not wait for had not "
+            f"finished within {limits.timeout_s + KILL_GRACE_S:g} s of the judge's start "
+            "(the judge itself had ended)"
+        )
+        return with_errors(outcome, [error_dict("TimeoutError", "timeout", message)])
 
     def _lost(
         self,
