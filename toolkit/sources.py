@@ -169,12 +169,17 @@ class SourceChecker:
         verdict = Verdict(passed=False, reasoning="no source supports the claim")
         for start in range(0, len(urls), SOURCE_WAVE):
             wave = urls[start : start + SOURCE_WAVE]
-            read = await asyncio.gather(*(read_page(self.pages, url) for url in wave))
-            for url, (text, _) in zip(wave, read, strict=True):
-                self._note(url, text is None)  # noted before any verdict returns
-            first = asyncio.ensure_future(verify_read(self.backend, plain, wave[0], *read[0]))
+            read = await asyncio.gather(
+                *(read_page(self.pages, url) for url in wave), return_exceptions=True
+            )
+            for url, page in zip(wave, read, strict=True):
+                if not isinstance(page, BaseException):
+                    self._note(url, page[0] is None)  # noted before any verdict returns
+            if isinstance(read[0], BaseException):
+                raise read[0]  # as page by page: no later page of it is checked
+            first = asyncio.ensure_future(self._check_read(plain, wave[0], read[0]))
             partners = [
-                start_deferred(verify_read(self.backend, plain, url, *page))
+                start_deferred(self._check_read(plain, url, page))
                 for url, page in zip(wave[1:], read[1:], strict=True)
             ]
             try:
@@ -200,6 +205,19 @@ class SourceChecker:
             if verdict.passed:
                 return verdict, wave[-1]
         return verdict, None
+
+    async def _check_read(
+        self,
+        plain: VerifyRequest,
+        url: str,
+        page: tuple[str | None, list[str]] | BaseException,
+    ) -> Verdict:
+        """`plain` checked against the page at `url` as read (`page`); a page that could not
+        be read fails its own check, as the check of a page read one after another would, so
+        a partner's unreadable page never takes the verdict of a page that supports it."""
+        if isinstance(page, BaseException):
+            raise page
+        return await verify_read(self.backend, plain, url, *page)
 
     async def check(self, plain: VerifyRequest, url: str) -> Verdict:
         """`plain` checked against the page at `url` (one source per request)."""

@@ -212,3 +212,57 @@ async def test_a_failing_first_page_waits_for_its_detachable_partner() -> None:
     backend.gates[URLS[1]].set()
     assert await verify is True
     assert ev.verifications[-1]["supported_by"] == URLS[1]
+
+
+class UnreadablePage(DictPages):
+    """Pages a to e, but reading `broken` fails (the page store's own error)."""
+
+    def __init__(self, broken: str) -> None:
+        super().__init__({url: f"page {url}" for url in URLS})
+        self.broken = broken
+
+    def get(self, url: str) -> str | None:
+        if url == self.broken:
+            raise OSError(f"the page store cannot read {url}")
+        return super().get(url)
+
+
+@pytest.mark.parametrize("detach", [False, True], ids=["waited for", "detached"])
+async def test_a_partner_page_that_cannot_be_read_leaves_the_supporting_page_s_verdict(
+    detach: bool,
+) -> None:
+    backend = GatedBackend(passing={URLS[0]}, opened=True)
+    ev = evaluator(backend)
+    ev.pages = UnreadablePage(URLS[1])
+    ev.detach_partners = detach
+    node = ev.add_leaf(id="x", desc="x")
+    assert await ev.verify("c", node, sources=URLS[:2]) is True  # as page by page: a decides
+    await ev.settle_partners()
+    assert node.status == "passed" and ev.verifications[-1]["supported_by"] == URLS[0]
+    assert ev.status == "incomplete"
+    (entry,) = ev.errors
+    assert entry["target"] == "x" and entry["type"] == "OSError" and URLS[1] in entry["message"]
+
+
+async def test_a_partner_page_that_cannot_be_read_is_the_leaf_s_error_when_no_earlier_page_supports_it() -> (
+    None
+):
+    backend = GatedBackend(passing={URLS[1]}, opened=True)
+    ev = evaluator(backend)
+    ev.pages = UnreadablePage(URLS[1])
+    node = ev.add_leaf(id="x", desc="x")
+    assert await ev.verify("c", node, sources=URLS[:2]) is False
+    assert node.status == "error" and [e["type"] for e in ev.errors] == ["OSError"]
+    assert backend.started == [URLS[0]]
+
+
+async def test_a_first_page_that_cannot_be_read_is_the_leaf_s_error_and_no_partner_is_checked() -> (
+    None
+):
+    backend = GatedBackend(passing={URLS[1]}, opened=True)
+    ev = evaluator(backend)
+    ev.pages = UnreadablePage(URLS[0])
+    node = ev.add_leaf(id="x", desc="x")
+    assert await ev.verify("c", node, sources=URLS[:2]) is False
+    assert node.status == "error" and [e["type"] for e in ev.errors] == ["OSError"]
+    assert backend.started == []
