@@ -166,15 +166,28 @@ class SourceChecker:
         if len(urls) == 1:
             verdict = await self.check(plain, urls[0])
             return verdict, urls[0] if verdict.passed else None
+        unread: list[str] = []
+        decided = await self._waves(plain, urls, target, unread)
+        for url in unread:  # only with a verdict: a failed claim's reply carries none
+            self._note(url, True)
+        return decided
+
+    async def _waves(
+        self, plain: VerifyRequest, urls: list[str], target: str, unread: list[str]
+    ) -> tuple[Verdict, str | None]:
+        """`decide` over several cited pages, wave by wave; the pages read and found missing
+        are added to `unread` (a detached partner's too, before the verdict returns)."""
         verdict = Verdict(passed=False, reasoning="no source supports the claim")
         for start in range(0, len(urls), SOURCE_WAVE):
             wave = urls[start : start + SOURCE_WAVE]
             read = await asyncio.gather(
                 *(read_page(self.pages, url) for url in wave), return_exceptions=True
             )
-            for url, page in zip(wave, read, strict=True):
-                if not isinstance(page, BaseException):
-                    self._note(url, page[0] is None)  # noted before any verdict returns
+            unread += [
+                url
+                for url, page in zip(wave, read, strict=True)
+                if not isinstance(page, BaseException) and page[0] is None
+            ]
             if isinstance(read[0], BaseException):
                 raise read[0]  # as page by page: no later page of it is checked
             first = asyncio.ensure_future(self._check_read(plain, wave[0], read[0]))

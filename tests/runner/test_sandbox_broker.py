@@ -439,3 +439,20 @@ async def test_a_wave_partner_outliving_the_deadline_leaves_the_finished_judge_s
     assert outcome.summary is not None and outcome.summary["status"] == "incomplete"
     assert leaf(outcome, "cited")["status"] == "passed"
     assert leaf(outcome, "named")["status"] == "passed"
+
+
+async def test_a_claim_whose_check_failed_notes_the_same_missing_pages_sandboxed_and_not() -> None:
+    def verify(request: VerifyRequest) -> Verdict:
+        if request.sources == ["https://a"]:
+            raise InfraError("the provider failed on page a", kind="llm")
+        return Verdict(passed=True)
+
+    judge = load_judge(HOSTILE_JUDGES / "two_sources.py")
+    in_process, _ = await judge.run(
+        backend=ScriptedBackend(extract=extract, verify=verify), answer=ANSWER, pages=Pages()
+    )
+    outcome = await sandboxed(
+        "two_sources", ScriptedBackend(extract=extract, verify=verify), Pages()
+    )
+    assert leaf(outcome, "cited")["status"] == leaf_of(in_process, "cited")["status"] == "error"
+    assert outcome.summary["missing_sources"] == in_process["missing_sources"]
