@@ -4,13 +4,17 @@ behind calls someone waits on."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from tests.llm.conftest import verify_request
 from tests.llm.policies import verdict
 from toolkit.errors import LLMError
+from toolkit.llm.cache import ResponseCache
+from toolkit.llm.cache_mode import CacheMode
+from toolkit.llm.cached_provider import CachedProvider
 from toolkit.llm.client import LLMClient
 from toolkit.llm.concurrency import ConcurrencyLimit, Deferral, start_deferred
-from toolkit.llm.models import LLMRequest, LLMResponse, RequestMeta
+from toolkit.llm.models import LLMRequest, LLMResponse, Message, RequestMeta
 from toolkit.llm.scripted import ScriptedProvider
 
 
@@ -162,3 +166,31 @@ async def test_a_promoted_call_holds_one_slot_though_it_was_queued_twice() -> No
     provider.done("d1")
     await asyncio.gather(*held, promoted)
     assert limit.in_flight == 0
+
+
+async def test_a_call_someone_waits_on_is_not_held_back_by_the_identical_deferred_call_it_shares(
+    tmp_path: Path,
+) -> None:
+    provider = HeldProvider()
+    limit = ConcurrencyLimit(provider, 2)
+    cached = CachedProvider(limit, ResponseCache(tmp_path / "c.sqlite"), CacheMode.RW)
+
+    def named(name: str) -> LLMRequest:
+        return LLMRequest(
+            model="m",
+            messages=[Message.user(name)],
+            metadata=RequestMeta(purpose="verify", task_id=name),
+        )
+
+    busy = asyncio.ensure_future(cached.complete(named("n1")))
+    partner, _ = start_deferred(cached.complete(named("d1")))  # a wave partner nobody awaits
+    await turns()
+    assert provider.started == ["n1"]  # the one slot left stays free for a call someone needs
+    needed = asyncio.ensure_future(cached.complete(named("d1")))  # the same claim and page
+    await turns()
+    assert provider.started == ["n1", "d1"]  # it takes that slot, though it shares the call
+    for name in ("d1", "n1"):
+        provider.done(name)
+    await asyncio.gather(busy, partner, needed)
+    assert limit.in_flight == 0
+    cached.cache.close()  # type: ignore[union-attr]

@@ -27,6 +27,7 @@ from toolkit.llm.abandoned import AbandonedCalls, current_abandoned, left_shared
 from toolkit.llm.cache import ResponseCache
 from toolkit.llm.cache_mode import CacheMode
 from toolkit.llm.commits import current_barrier
+from toolkit.llm.concurrency import Deferral, current_deferral
 from toolkit.llm.diff import miss_message
 from toolkit.llm.models import LLMRequest, LLMResponse, Usage
 from toolkit.llm.origin import UNKNOWN, RecordOrigin
@@ -105,6 +106,8 @@ class CachedProvider:
     async def _shared(self, key: str, request: LLMRequest) -> LLMResponse:
         shared = self._inflight.get(key)
         if shared is not None:
+            if shared.deferral is not None and current_deferral() is None:
+                shared.deferral.promote()  # now someone waits for it: it takes its turn
             try:
                 response = await _wait_as_follower(shared.call, self.name)
             except asyncio.CancelledError:  # e.g. its judge timed out: the call is the maker's
@@ -115,7 +118,7 @@ class CachedProvider:
         stored: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         stored.add_done_callback(mark_retrieved)  # its callers may all have stopped waiting
         task = asyncio.ensure_future(self._call_and_store(key, request, stored))
-        self._inflight[key] = _InFlight(task, stored, current_abandoned.get())
+        self._inflight[key] = _InFlight(task, stored, current_abandoned.get(), current_deferral())
         task.add_done_callback(lambda done: self._settle(key, done, stored))
         try:
             response = await asyncio.shield(task)
@@ -186,6 +189,9 @@ class _InFlight(NamedTuple):
     """The commit of its answer (done with None when nothing is stored)."""
     maker: AbandonedCalls | None
     """The tracker of abandoned calls of the unit of work that made it, if one was open."""
+    deferral: Deferral | None
+    """The Deferral its maker's calls wait under (`toolkit.llm.concurrency`), if deferred: a
+    caller someone waits on promotes it, never queueing behind a call nobody needed."""
 
 
 async def _after_store(

@@ -3,8 +3,9 @@
 Calls made under a `Deferral` (`start_deferred`) are made for a result nobody waits for yet:
 a cited page's wave partner once an earlier page of its wave supported the claim
 (`toolkit.sources`). They take a slot only while another stays free, and yield their turn
-to every other waiting call, until `promote()` says someone now waits for them; so a claim
-that needs its verdict now never queues behind a check whose verdict no one may need.
+to every other waiting call, until `promote()` says someone now waits for them (as a call
+sharing one of them in flight does, `toolkit.llm.cached_provider`); so a claim that needs
+its verdict now never queues behind a check whose verdict no one may need.
 """
 
 from __future__ import annotations
@@ -45,6 +46,12 @@ class Deferral:
 
 
 _deferral: ContextVar[Deferral | None] = ContextVar("judgegen_deferral", default=None)
+
+
+def current_deferral() -> Deferral | None:
+    """The Deferral of the calls made here now, if they are deferred."""
+    deferral = _deferral.get()
+    return deferral if deferral is not None and deferral.deferred else None
 
 
 def start_deferred(work: Coroutine[Any, Any, T]) -> tuple[asyncio.Task[T], Deferral]:
