@@ -454,7 +454,13 @@ class Evaluator:
     async def settle_partners(self) -> None:
         """Wait for the wave partners' checks verifications left running (`detach_partners`):
         one that failed leaves its claim's verdict as it is and makes the evaluation
-        incomplete (`toolkit.sources.partner_error`)."""
+        incomplete (`toolkit.sources.partner_error`). Not while a verification the judge
+        started is still running: the judge returned without its verdict, its own error
+        (`toolkit.runner.judging.unfinished_verifications`), and waiting here would give that
+        verdict time to arrive that a sandboxed judge's never gets; `discard_partners` ends
+        them instead."""
+        if any("passed" not in entry for entry in self.verifications):
+            return
         detached, self._detached = self._detached, []
         self.errors += await settle(detached)
 

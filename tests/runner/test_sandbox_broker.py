@@ -14,7 +14,8 @@ from tests.fixtures.runner.helpers import HOSTILE_JUDGES, fixture_job, run_in_sa
 from toolkit.backends import ExtractRequest, ScriptedBackend, Verdict, VerifyRequest
 from toolkit.errors import BudgetExceeded, InfraError
 from toolkit.pages import PageRecord, PageStore
-from toolkit.runner.loader import load_judge
+from toolkit.runner.judging import evaluate_job
+from toolkit.runner.loader import Judge, load_judge
 from toolkit.runner.page_reads import RecordingPages, recording_page_reads
 from toolkit.sandbox.broker import Broker
 from toolkit.sandbox.protocol import (
@@ -456,3 +457,29 @@ async def test_a_claim_whose_check_failed_notes_the_same_missing_pages_sandboxed
     )
     assert leaf(outcome, "cited")["status"] == leaf_of(in_process, "cited")["status"] == "error"
     assert outcome.summary["missing_sources"] == in_process["missing_sources"]
+
+
+@pytest.mark.parametrize("where", ["in process", "sandboxed"])
+async def test_a_verification_left_running_is_the_judge_s_error_though_a_wave_partner_outlived_it(
+    where: str,
+) -> None:
+    lags = PartnerLags()
+
+    async def verify(request: VerifyRequest) -> bool:
+        if not request.sources:  # the verdict left running comes after the judge returned
+            await asyncio.sleep(0.05)
+        return await lags.verify(request)
+
+    backend = ScriptedBackend(extract=extract, verify=verify)
+    asyncio.get_running_loop().call_later(0.3, lags.release.set)  # long after that verdict
+    name = "leaves_a_verify_running_while_a_partner_lags"
+    if where == "sandboxed":
+        outcome = await sandboxed(name, backend, lags)
+    else:
+
+        async def load() -> Judge:
+            return load_judge(HOSTILE_JUDGES / f"{name}.py")
+
+        outcome = await evaluate_job(load, job(name), backend=backend, pages=lags, tools=None)
+    assert outcome.status == "incomplete"
+    assert "verify_unfinished" in kinds(outcome)
