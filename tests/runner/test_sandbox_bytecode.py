@@ -3,10 +3,13 @@ for the project's modules it loaded, where an import would, once."""
 
 from __future__ import annotations
 
+import builtins
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,11 +26,27 @@ def writes_bytecode(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
 
 
-def module(root: Path, name: str, text: str = "VALUE = 1\n") -> str:
+def module(root: Path, name: str, text: str = "VALUE = 1\n", age_s: float = 60.0) -> str:
+    """`root/pkg/name` holding `text`, last written `age_s` seconds ago."""
     path = root / "pkg" / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
+    written = time.time_ns() - int(age_s * 1e9)
+    os.utime(path, ns=(written, written))
     return str(path)
+
+
+def imported(root: Path, expression: str = "pkg.mod.VALUE") -> str:
+    """What a fresh interpreter (writing no bytecode of its own) prints for `expression` after
+    `import pkg.mod` in `root`."""
+    loads = subprocess.run(
+        [sys.executable, "-B", "-c", f"import pkg.mod; print({expression})"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return loads.stdout.strip()
 
 
 def test_a_module_without_cached_bytecode_gets_what_an_import_would_use(tmp_path: Path) -> None:
@@ -37,14 +56,7 @@ def test_a_module_without_cached_bytecode_gets_what_an_import_would_use(tmp_path
     stat = os.stat(source)  # the same size and time, other code: only the cache says 1
     Path(source).write_text("VALUE = 2\n")
     os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    loads = subprocess.run(
-        [sys.executable, "-B", "-c", "import pkg.mod; print(pkg.mod.VALUE)"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert loads.stdout.strip() == "1"
+    assert imported(tmp_path) == "1"
 
 
 def test_a_current_cache_is_left_alone(tmp_path: Path) -> None:
@@ -56,10 +68,60 @@ def test_a_current_cache_is_left_alone(tmp_path: Path) -> None:
 
 
 def test_a_cache_older_than_its_source_is_written_again(tmp_path: Path) -> None:
-    source = module(tmp_path, "mod.py")
+    source = module(tmp_path, "mod.py", age_s=60)
     write_missing_bytecode([source], tmp_path)
-    Path(source).write_text("VALUE = 22\n")
+    module(tmp_path, "mod.py", "VALUE = 22\n", age_s=30)
     assert write_missing_bytecode([source], tmp_path) == [source]
+    assert imported(tmp_path) == "22"
+
+
+def test_a_source_written_in_the_last_seconds_is_left_to_its_import(tmp_path: Path) -> None:
+    """Its cache would be checked by the second of its modification time: an edit of the
+    same size later in that second would run the code cached before it."""
+    second = int(time.time())
+    source = module(tmp_path, "mod.py", "VALUE = 1\n")
+    os.utime(source, (second, second))
+    write_missing_bytecode([source], tmp_path)
+    Path(source).write_text("VALUE = 2\n")
+    edited = second * 10**9 + 500_000_000
+    os.utime(source, ns=(edited, edited))
+    assert imported(tmp_path) == "2"
+
+
+def test_a_source_edited_while_it_compiles_is_not_cached_as_the_edit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache may only name the modification time and size of the text it was compiled
+    from, whatever happens to the file meanwhile."""
+    source = module(tmp_path, "mod.py", "VALUE = 1\n")
+    real_compile = builtins.compile
+
+    def compile_then_edit(*args: Any, **kwargs: Any) -> Any:
+        code = real_compile(*args, **kwargs)
+        module(tmp_path, "mod.py", "VALUE = 22\n", age_s=30)
+        return code
+
+    with monkeypatch.context() as patched:
+        patched.setattr(builtins, "compile", compile_then_edit)
+        write_missing_bytecode([source], tmp_path)
+    assert imported(tmp_path) == "22"
+
+
+def test_the_cache_holds_the_code_a_plain_interpreter_compiles_even_when_written_under_O(
+    tmp_path: Path,
+) -> None:
+    """The cache's name is a plain interpreter's (the fork server's): code compiled with
+    `-O` (asserts and `if __debug__:` blocks dropped) must not be written there."""
+    source = module(tmp_path, "mod.py", "VALUE = __debug__\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(package_root())
+    script = (
+        "import sys; from pathlib import Path; "
+        "from toolkit.sandbox.bytecode import write_missing_bytecode as write; "
+        "print(write([sys.argv[1]], Path(sys.argv[2])))"
+    )
+    subprocess.run([sys.executable, "-O", "-c", script, source, str(tmp_path)], env=env, check=True)
+    assert imported(tmp_path) == "True"
 
 
 def test_files_outside_the_project_and_other_files_are_not_touched(tmp_path: Path) -> None:
@@ -84,7 +146,7 @@ def test_a_folder_this_user_may_not_write_is_not_compiled_in_vain(
     source = module(tmp_path, "mod.py")
     compiled: list[str] = []
     monkeypatch.setattr(bytecode.os, "access", lambda path, mode: False)
-    monkeypatch.setattr(bytecode.py_compile, "compile", lambda path, **_: compiled.append(path))
+    monkeypatch.setattr(bytecode, "_compile", lambda path, cached: compiled.append(path))
     assert write_missing_bytecode([source], tmp_path) == []
     assert compiled == []
 

@@ -10,18 +10,30 @@ installed package has its bytecode written at install, but in an editable instal
 which may write where the interpreter would, writes it for the project's files among those
 the fork server reported loading — the same bytecode the import system writes, in the same
 place, after the run's judging.
+
+A cache is checked by its source's size and modification time (in whole seconds) only, so it
+must name exactly the text it was compiled from: the file is stat-ed before it is read and
+again before the cache is put in place (an edit meanwhile leaves it uncached), and a file
+modified less than `SETTLE_S` ago is left alone (an edit of the same size within the same
+second would otherwise run the cached code). The code is compiled as the fork server, started
+without -O, would compile it, whatever this interpreter's optimization level.
 """
 
 from __future__ import annotations
 
+import contextlib
+import marshal
 import os
-import py_compile
 import sys
+import time
 from collections.abc import Iterable
 from importlib.util import MAGIC_NUMBER
 from pathlib import Path
 
 _HEADER_BYTES = 16
+SETTLE_S = 2.0
+"""How old a source's modification time must be before its cache is written: past its whole
+second, with room for a file system's coarse clock."""
 
 
 def write_missing_bytecode(files: Iterable[str], root: Path) -> list[str]:
@@ -40,16 +52,58 @@ def write_missing_bytecode(files: Iterable[str], root: Path) -> list[str]:
         if _current(source, cached) or not _writable(cached):
             continue
         try:
-            py_compile.compile(
-                source,
-                cfile=cached,
-                doraise=True,
-                invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP,
-            )
-        except (py_compile.PyCompileError, OSError, ValueError):
+            compiled = _compile(source, cached)
+        except (SyntaxError, OSError, ValueError, RecursionError, MemoryError):
             continue
-        written.append(source)
+        if compiled:
+            written.append(source)
     return written
+
+
+def _compile(source: str, cached: str) -> bool:
+    """Write `cached` for `source` as a timestamp-checked cache of the text read now; False
+    (nothing written) when the source was modified less than `SETTLE_S` ago or changed
+    while it was read and compiled."""
+    with open(source, "rb") as stream:
+        before = os.fstat(stream.fileno())
+        if time.time_ns() - before.st_mtime_ns < SETTLE_S * 1e9:
+            return False
+        text = stream.read()
+    code = compile(text, source, "exec", dont_inherit=True, optimize=0)
+    header = b"".join(
+        (
+            MAGIC_NUMBER,
+            (0).to_bytes(4, "little"),
+            (int(before.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little"),
+            (before.st_size & 0xFFFFFFFF).to_bytes(4, "little"),
+        )
+    )
+    os.makedirs(os.path.dirname(cached), exist_ok=True)
+    partial = f"{cached}.{os.getpid()}.tmp"
+    mode = (before.st_mode | 0o200) & 0o666  # as the import system gives its caches
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        with open(fd, "wb") as stream:
+            stream.write(header + marshal.dumps(code))
+        if not _same_file(before, os.stat(source)):
+            os.unlink(partial)
+            return False
+        os.replace(partial, cached)  # an importer reads the old cache or this one, whole
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
+        raise
+    return True
+
+
+def _same_file(before: os.stat_result, after: os.stat_result) -> bool:
+    """Whether two stats are of the same, unmodified file."""
+    return (before.st_ino, before.st_size, before.st_mtime_ns, before.st_ctime_ns) == (
+        after.st_ino,
+        after.st_size,
+        after.st_mtime_ns,
+        after.st_ctime_ns,
+    )
 
 
 def cache_path(source: str) -> str:
