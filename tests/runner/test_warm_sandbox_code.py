@@ -5,6 +5,7 @@ not list them)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
@@ -17,6 +18,7 @@ import pytest
 
 from generator.cli.warm import key as keys
 from generator.cli.warm.client import servers
+from generator.cli.warm.code_snapshot import CodeSnapshot
 from tests.runner.test_sandbox_channel import LIMITS, Pages, extract, job
 from tests.runner.test_warm_server import REPO, Warm, children, until
 from tests.runner.test_warm_server import warm as warm  # the fixture
@@ -24,7 +26,7 @@ from toolkit.backends import ScriptedBackend
 from toolkit.sandbox import pool as pool_module
 from toolkit.sandbox.launch import launch_sandbox
 from toolkit.sandbox.pool import WorkerPool
-from toolkit.util.code_files import first_change, loaded_files, stamp
+from toolkit.util.code_files import CLOCK_SLACK_NS, first_change, loaded_files, stamp
 
 INTERPRETER = os.path.realpath(sys.executable)
 
@@ -233,6 +235,55 @@ def test_a_file_edited_in_place_is_a_change(tmp_path: Path) -> None:
     assert first_change(files) is None
     _edit_in_place(module, "A = 1", "A = 2")
     assert first_change(files) == f"{module} changed"
+
+
+def _imported_then_edited(folder: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Write `name`.py in `folder`, let the clock move past its writing, note when a process
+    would begin importing, import it, then edit it in place: the time noted."""
+    module = folder / f"{name}.py"
+    module.write_text("A = 1\n")
+    time.sleep(2 * CLOCK_SLACK_NS / 1e9)
+    began = time.time_ns()
+    _import(folder, name, monkeypatch)
+    _edit_in_place(module, "A = 1", "A = 2")
+    return began
+
+
+def _import(folder: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Import `name` from `folder`, for this test only."""
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.setitem(sys.modules, name, None)  # so the module is taken out afterwards
+    del sys.modules[name]
+    importlib.import_module(name)
+
+
+def test_a_module_edited_after_its_process_began_importing_is_a_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stamped once the imports are done, the edited file would look like the one that was
+    loaded: nothing would ever tell the process runs the code from before the edit."""
+    began = _imported_then_edited(tmp_path, "edited_while_importing", monkeypatch)
+    module = str(tmp_path / "edited_while_importing.py")
+    assert first_change(loaded_files(importing_since_ns=began)) == f"{module} changed"
+
+
+def test_a_module_unchanged_since_its_process_began_importing_is_stamped_as_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = tmp_path / "left_alone.py"
+    module.write_text("A = 1\n")
+    time.sleep(2 * CLOCK_SLACK_NS / 1e9)
+    _import(tmp_path, "left_alone", monkeypatch)
+    files = loaded_files(importing_since_ns=time.time_ns())
+    assert files[str(module)] == stamp(str(module))
+
+
+def test_a_warm_server_s_snapshot_counts_a_module_edited_while_it_imported_as_a_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    began = _imported_then_edited(tmp_path, "edited_while_serving", monkeypatch)
+    snapshot = CodeSnapshot.take(importing_since_ns=began)
+    assert snapshot.changed() == f"{tmp_path / 'edited_while_serving.py'} changed"
 
 
 def test_the_loaded_files_include_this_module_and_its_package_folder() -> None:

@@ -84,8 +84,15 @@ class _Job:
 class ForkServer:
     """Forks job processes on demand and watches them; one control socket to the parent."""
 
-    def __init__(self, sock: socket.socket, job_filter: bytes, guards: list[str]) -> None:
+    def __init__(
+        self,
+        sock: socket.socket,
+        job_filter: bytes,
+        guards: list[str],
+        importing_since_ns: int | None = None,
+    ) -> None:
         self.sock = sock
+        self.importing_since_ns = importing_since_ns
         self.frames = FrameBuffer()
         self.fds: deque[int] = deque()  # job sockets received, in the order of their Spawns
         self.jobs: dict[int, _Job] = {}
@@ -105,7 +112,7 @@ class ForkServer:
         gc.enable()  # off while the server started (`toolkit.sandbox.start`); jobs collect
         with contextlib.suppress(OSError):
             os.chmod(self.scratch_root, 0o711)  # a job can enter its own directory, not list
-        code = loaded_files() | mapped_libraries()  # the same paths outside the sandbox
+        code = loaded_files(self.importing_since_ns) | mapped_libraries()  # paths as outside
         ready = Ready(pid=os.getpid(), guards=self.guards, code=code)
         self.sock.sendall(encode(ready))
         self.selector.register(self.sock, selectors.EVENT_READ, None)
@@ -299,8 +306,11 @@ def _read_fd(fd: int | None) -> bytes:
         return handle.read()
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of the fork server."""
+def main(argv: list[str] | None = None, importing_since_ns: int | None = None) -> int:
+    """Entry point of the fork server; `importing_since_ns`: when its process began importing
+    (`start.STARTED_NS`; by default, now), so a code file changed since reads as changed."""
+    if importing_since_ns is None:
+        importing_since_ns = time.time_ns()
     parser = argparse.ArgumentParser(prog="python -m toolkit.sandbox.worker")
     parser.add_argument("--fd", type=int, required=True, help="inherited socket to the parent")
     parser.add_argument("--job-filter-fd", type=int, help="inherited fd with the job's BPF filter")
@@ -319,7 +329,8 @@ def main(argv: list[str] | None = None) -> int:
             importlib.import_module(name)
     sock = socket.socket(fileno=args.fd)
     sock.setblocking(True)
-    server = ForkServer(sock, _read_fd(args.job_filter_fd), measure_worker_guards(args.hidden))
+    guards = measure_worker_guards(args.hidden)
+    server = ForkServer(sock, _read_fd(args.job_filter_fd), guards, importing_since_ns)
     try:
         return server.serve()
     except (ProtocolError, OSError) as exc:

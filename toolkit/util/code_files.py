@@ -23,6 +23,9 @@ rewrites it when a library is installed, upgraded or removed."""
 LIBRARY_PATH_ENV = "LD_LIBRARY_PATH"
 """Folders the dynamic linker (and `ctypes.util.find_library`) looks in before its cache."""
 _DELETED = " (deleted)"
+CLOCK_SLACK_NS = 100_000_000
+"""How much earlier than the moment it happened a change may be dated: a file's times come
+from the kernel's coarse clock, a tick or so behind the one `time.time_ns` reads."""
 
 
 def stamp(path: str) -> Stamp | None:
@@ -34,19 +37,34 @@ def stamp(path: str) -> Stamp | None:
     return info.st_size, info.st_mtime_ns, info.st_ino
 
 
-def loaded_files() -> dict[str, Stamp | None]:
+def loaded_files(importing_since_ns: int | None = None) -> dict[str, Stamp | None]:
     """Every loaded module's file and every loaded package's folder (a module added beside
-    the ones loaded), stamped now."""
+    the ones loaded), stamped now. A module file changed since `importing_since_ns` (when this
+    process began importing) may have been imported as it was before the change, which its
+    stamp now would not show: it stamps `REPLACED`, a change whenever it is looked at."""
+    since = None if importing_since_ns is None else importing_since_ns - CLOCK_SLACK_NS
     files: dict[str, Stamp | None] = {}
     for module in list(sys.modules.values()):
         origin = getattr(module, "__file__", None)
         if not isinstance(origin, str):
             continue
-        files[origin] = stamp(origin)
+        files[origin] = stamp(origin) if since is None else _stamp_unless_changed(origin, since)
         if hasattr(module, "__path__"):
             folder = os.path.dirname(origin)
             files[folder] = stamp(folder)
     return files
+
+
+def _stamp_unless_changed(path: str, since_ns: int) -> Stamp | None:
+    """`path`'s stamp, or `REPLACED` when its status changed at `since_ns` or later (its
+    ctime: an edit, even one that puts its modification time back)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    if info.st_ctime_ns >= since_ns:
+        return REPLACED
+    return info.st_size, info.st_mtime_ns, info.st_ino
 
 
 def first_change(files: Mapping[str, Stamp | None]) -> str | None:

@@ -77,7 +77,8 @@ SERVER_LOST = 3
 """The exit code when the server ended before the command (an infrastructure failure)."""
 BOOT = (
     "# judgegen warm server (judgegen server status)\n"  # what `ps` shows
-    "import sys\n"
+    "import sys, time\n"
+    "began = time.time_ns()\n"
     "class Tried(set):  # every module name an import looks for from here on\n"
     "    def find_spec(self, name, path=None, target=None):\n"
     "        self.add(name)\n"
@@ -87,9 +88,10 @@ BOOT = (
     "spec = json.load(open(sys.argv[1]))\n"
     "sys.path[:] = spec['path']\n"
     "from generator.cli.warm.server import main\n"
-    "sys.exit(main(sys.argv[1:], tried))\n"
+    "sys.exit(main(sys.argv[1:], tried, began))\n"
 )
-"""The server's program: it records the names its imports look for before it imports
+"""The server's program: it notes when it began importing (a code file changed since may
+have been read before the change) and records the names its imports look for before it imports
 anything it can (`code_snapshot.CodeSnapshot.take` watches those that gave no module)."""
 
 

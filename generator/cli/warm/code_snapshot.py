@@ -104,9 +104,12 @@ class CodeSnapshot:
     """The imports looked for that did not give a module (`_not_imported`)."""
 
     @classmethod
-    def take(cls, tried: Collection[str] = ()) -> CodeSnapshot:
+    def take(
+        cls, tried: Collection[str] = (), importing_since_ns: int | None = None
+    ) -> CodeSnapshot:
         """The snapshot of what this process has imported; `tried`: every module name its
-        imports looked for (the server records them while it imports)."""
+        imports looked for (the server records them while it imports); `importing_since_ns`:
+        when it began importing (a module file changed since is a change: `loaded_files`)."""
         missing = _not_imported(tried)
         top = {
             name.partition(".")[0]
@@ -115,7 +118,7 @@ class CodeSnapshot:
         }
         top |= {name for name in missing if "." not in name}
         path = tuple(sys.path)
-        files = loaded_files() | mapped_libraries()
+        files = loaded_files(importing_since_ns) | mapped_libraries()
         for name in missing:
             files |= _where_it_would_come_from(name)
         providers, startup = _scan(path, top)

@@ -57,10 +57,12 @@ def log(message: str) -> None:
     print(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} [{os.getpid()}] {message}", file=sys.stderr)
 
 
-def main(argv: list[str], tried: Collection[str] = ()) -> int:
+def main(argv: list[str], tried: Collection[str] = (), began_ns: int | None = None) -> int:
     """`BOOT SPEC SOCKET KEY IDLE`: import, check, serve until idle or stale. `tried`: a
     meta-path finder `BOOT` put first, recording every module name an import looks for
-    (`CodeSnapshot.take`); it is taken out before the snapshot."""
+    (`CodeSnapshot.take`); it is taken out before the snapshot. `began_ns`: when the process
+    began importing (default: now), so a code file changed since reads as changed."""
+    began_ns = time.time_ns() if began_ns is None else began_ns
     spec_file, socket_path, key, idle = argv
     folder = Path(socket_path).parent
     with open(paths(folder, key)["lock"], "a") as lock:  # held for the server's life
@@ -71,11 +73,17 @@ def main(argv: list[str], tried: Collection[str] = ()) -> int:
         lock.truncate(0)
         lock.write(f"{os.getpid()}\n")
         lock.flush()
-        return _serve(spec_file, socket_path, key, idle, lock, tried)
+        return _serve(spec_file, socket_path, key, idle, lock, tried, began_ns)
 
 
 def _serve(
-    spec_file: str, socket_path: str, key: str, idle: str, lock: Any, tried: Collection[str]
+    spec_file: str,
+    socket_path: str,
+    key: str,
+    idle: str,
+    lock: Any,
+    tried: Collection[str],
+    began_ns: int,
 ) -> int:
     gc.disable()
     sys.path[:] = [entry or os.getcwd() for entry in sys.path]  # as the key names it
@@ -107,7 +115,7 @@ def _serve(
     gc.collect()
     gc.freeze()
     gc.enable()
-    snapshot = CodeSnapshot.take(tried)
+    snapshot = CodeSnapshot.take(tried, importing_since_ns=began_ns)
     log(
         f"serving {socket_path} ({len(sys.modules)} modules imported; looked for and not "
         f"imported, watched in case they appear: {', '.join(snapshot.not_imported) or 'none'})"
