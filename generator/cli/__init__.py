@@ -4,7 +4,8 @@
 Exit codes (all commands): 0 success; 1 the command ran and found problems (failed checks,
 incomplete evaluations, disagreement below a gate); 2 usage or input error (bad flags,
 invalid spec, missing file); 3 infrastructure failure (LLM, budget, browser) stopped the work;
-4 (`report`) results a rerun would redo are listed and left out of the metrics.
+4 (`report`) results a rerun would redo are listed and left out of the metrics; 130 and 143
+(`run`) stopped by SIGINT or SIGTERM, what finished kept (`stopping`).
 """
 
 from __future__ import annotations

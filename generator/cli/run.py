@@ -572,7 +572,9 @@ def run(
     budget, the provider failing N calls in a row: N = max(10, 2 x --concurrency), or
     refusing the configuration: a rejected key, HTTP 404 for a --base-url or --model it
     does not have, or the same HTTP 400 for 3 different requests in a row, e.g. a
-    response_format it does not take) stopped the run.
+    response_format it does not take) stopped the run; 130 stopped by Ctrl-C (SIGINT), 143
+    stopped by SIGTERM: the results, LLM answers and ledger rows of what finished are kept
+    and the rerun redoes only the rest (a second SIGTERM ends it at once, keeping less).
 
     With --ray, judges run on the nodes of a Ray cluster (each node sandboxes them the same
     way) while this process writes every result; one gateway actor on this node holds the
@@ -657,9 +659,8 @@ def run(
             )
             return report, judging.usage_reporter
 
-    import asyncio
-
     from generator.cli.rerun import cache_after, rerun_note
+    from generator.cli.stopping import Stopped, run_stoppable
     from toolkit.runner.results_lock import results_lock
 
     mode = None if backend_spec else llm_settings.cache_mode
@@ -667,7 +668,11 @@ def run(
         say = functools.partial(click.echo, err=True)
         with results_lock(results, wait=not no_wait, notify=say) as locked:
             remove_stamp(results)  # results may change now: no stamp may vouch for them
-            report, usage_reporter = asyncio.run(work())
+            try:
+                report, usage_reporter = run_stoppable(work())
+            except Stopped:  # rows of calls that ended as the loop ended, as below
+                judging.close_after_loop()
+                raise
             judging.close_after_loop()
             warned = bool(stale or leftover)  # a stamp would replay the run without them
             if locked is not None and ray_address is None and report.exit_code == 0 and not warned:
@@ -692,6 +697,10 @@ def run(
     except ResultsBusy as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
+    except Stopped as stop:  # what finished is written; in-flight calls have their rows
+        note = rerun_note("run", mode, overwrite=overwrite)
+        click.echo(f"error: {stop} before the run finished. {note}", err=True)
+        sys.exit(stop.exit_code)
     except (InfraError, OSError) as exc:
         click.echo(f"error: infrastructure failure stopped the run: {exc}", err=True)
         click.echo(rerun_note("run", cache_after(exc, mode), overwrite=overwrite), err=True)
