@@ -465,8 +465,9 @@ class Evaluator:
         self.errors += await settle(detached)
 
     def discard_partners(self) -> None:
-        """Cancel the wave partners' checks still running (the judge failed or ran out of
-        time: its evaluation is incomplete already)."""
+        """Cancel the wave partners' checks still running (the judge failed, ran out of time
+        or left a verification running: its evaluation is incomplete already); a sandboxed
+        job's are cancelled alike (`toolkit.runner.judging.settles_partners`)."""
         for check in self._detached:
             check.task.cancel()
         self._detached = []

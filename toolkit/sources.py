@@ -9,7 +9,10 @@ wait for them: once a page supports it, the verdict is that page's whatever its 
 say, so a checker that may `detach` returns at once and leaves the partners' checks running
 (`DetachedCheck`), their provider calls deferred behind calls someone waits on
 (`toolkit.llm.concurrency`); whoever detached them settles them before taking the
-evaluation's outcome, so their cost is metered. A partner that fails after the verdict
+evaluation's outcome, so their cost is metered, unless the judge raised or left a
+verification running (incomplete already, to be redone): then they are cancelled, in process
+and sandboxed alike, their calls accounted as abandoned ones (`toolkit.llm.abandoned`). A
+partner that fails after the verdict
 leaves the verdict (and so the tree the judge built on it) as it is, in process, sandboxed
 or on a cluster, and adds an error entry (`partner_error`) that makes the evaluation
 incomplete.

@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -369,6 +371,36 @@ class PartnerLags:
         return True
 
 
+def released_by_the_plain_claim(lags: PartnerLags) -> Callable[[VerifyRequest], Awaitable[bool]]:
+    """`lags.verify`, with page b's check released once the judge's claim without cited
+    pages is answered, a loop turn after it is asked (so after a judge that left it running
+    returned): page b's check outlives the verdict it was the partner of, however loaded the
+    machine, and a verdict that waited for it would never come."""
+
+    async def verify(request: VerifyRequest) -> bool:
+        if request.sources:
+            return await lags.verify(request)
+        await asyncio.sleep(0)
+        passed = await lags.verify(request)
+        lags.release.set()
+        return passed
+
+    return verify
+
+
+async def judged(
+    where: str, name: str, backend: ScriptedBackend, pages: PartnerLags
+) -> EvalOutcome:
+    """The outcome of fixture judge `name` run `where` ("in process" or "sandboxed")."""
+    if where == "sandboxed":
+        return await sandboxed(name, backend, pages)
+
+    async def load() -> Judge:
+        return load_judge(HOSTILE_JUDGES / f"{name}.py")
+
+    return await evaluate_job(load, job(name), backend=backend, pages=pages, tools=None)
+
+
 async def test_a_judge_s_run_waits_for_the_wave_partner_its_verdict_did_not_wait_for() -> None:
     lags = PartnerLags()
     backend = ScriptedBackend(extract=extract, verify=lags.verify)
@@ -418,9 +450,8 @@ async def test_a_sandboxed_evaluation_ends_after_the_wave_partner_its_verdict_di
     None
 ):
     lags = PartnerLags()
-    backend = ScriptedBackend(extract=extract, verify=lags.verify)
-    asyncio.get_running_loop().call_later(0.5, lags.release.set)
-    outcome = await sandboxed("two_sources", backend, lags)
+    backend = ScriptedBackend(extract=extract, verify=released_by_the_plain_claim(lags))
+    outcome = await sandboxed("two_sources", backend, lags)  # a verdict that waited: killed
     assert outcome.status == "complete", outcome.errors
     assert lags.finished.index("plain") < lags.finished.index("https://b")  # judged on meanwhile
 
@@ -463,23 +494,62 @@ async def test_a_claim_whose_check_failed_notes_the_same_missing_pages_sandboxed
 async def test_a_verification_left_running_is_the_judge_s_error_though_a_wave_partner_outlived_it(
     where: str,
 ) -> None:
-    lags = PartnerLags()
-
-    async def verify(request: VerifyRequest) -> bool:
-        if not request.sources:  # the verdict left running comes after the judge returned
-            await asyncio.sleep(0.05)
-        return await lags.verify(request)
-
-    backend = ScriptedBackend(extract=extract, verify=verify)
-    asyncio.get_running_loop().call_later(0.3, lags.release.set)  # long after that verdict
-    name = "leaves_a_verify_running_while_a_partner_lags"
-    if where == "sandboxed":
-        outcome = await sandboxed(name, backend, lags)
-    else:
-
-        async def load() -> Judge:
-            return load_judge(HOSTILE_JUDGES / f"{name}.py")
-
-        outcome = await evaluate_job(load, job(name), backend=backend, pages=lags, tools=None)
+    lags = PartnerLags()  # page b's check ends only after the verdict left running
+    backend = ScriptedBackend(extract=extract, verify=released_by_the_plain_claim(lags))
+    outcome = await judged(where, "leaves_a_verify_running_while_a_partner_lags", backend, lags)
     assert outcome.status == "incomplete"
     assert "verify_unfinished" in kinds(outcome)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["raises_after_a_wave_partner_lags", "leaves_a_verify_running_while_a_partner_lags"],
+    ids=["raised", "left a verification running"],
+)
+async def test_a_judge_that_did_not_finish_drops_its_failing_wave_partner_alike_sandboxed_and_not(
+    name: str,
+) -> None:
+    """A judge that raised, or returned with a verification running, is incomplete (its own
+    error) and will be redone: the checks its verdicts did not wait for are cancelled, not
+    waited for, in process and sandboxed, so neither lists a partner's failure."""
+    outcomes = []
+    for where in ("in process", "sandboxed"):
+        lags = PartnerLags(fail=True)  # page b's check fails once the plain claim is answered
+        backend = ScriptedBackend(extract=extract, verify=released_by_the_plain_claim(lags))
+        outcomes.append(await judged(where, name, backend, lags))
+    in_process, sandboxed_outcome = outcomes
+    assert kinds(sandboxed_outcome) == kinds(in_process)
+    assert in_process.status == sandboxed_outcome.status == "incomplete"
+    assert sandboxed_outcome.summary["errors"] == in_process.summary["errors"] == []
+    assert leaf(sandboxed_outcome, "cited")["status"] == leaf(in_process, "cited")["status"]
+
+
+async def test_a_wave_partner_of_a_claim_the_judge_stopped_waiting_for_is_never_settled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The parent decided the cited claim (its wave partner left running) but the judge
+    cancelled its verification before taking the reply: the leaf is `verify_cancelled`, as
+    in process, where a verification cancelled before its verdict leaves no partner behind;
+    so no partner's failure is listed next to it."""
+    lags = PartnerLags(fail=True)
+    decided = asyncio.Event()
+    handle = Broker.handle
+
+    async def reply_held(self: Broker, call: Call, *args: Any) -> Reply:
+        reply = await handle(self, call, *args)
+        if call.method == "verify_sources":  # decided, partner detached: its reply held back
+            decided.set()
+            lags.release.set()
+            await asyncio.Event().wait()
+        return reply
+
+    async def verify(request: VerifyRequest) -> bool:
+        if not request.sources:  # the judge gives up on the cited claim once this is answered
+            await decided.wait()
+        return await lags.verify(request)
+
+    monkeypatch.setattr(Broker, "handle", reply_held)
+    outcome = await sandboxed("gives_up_on_a_decided_claim", ScriptedBackend(verify=verify), lags)
+    assert kinds(outcome) == ["verify_cancelled"]
+    assert leaf(outcome, "cited")["status"] == "error"
+    assert outcome.summary["errors"] == []

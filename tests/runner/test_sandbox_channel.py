@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import socket
 import struct
 from typing import Any
 
@@ -16,8 +17,20 @@ from toolkit.backends import ExtractRequest, ScriptedBackend, VerifyRequest
 from toolkit.sandbox import pool as pool_module
 from toolkit.sandbox import seccomp
 from toolkit.sandbox.broker import Broker
+from toolkit.sandbox.job import Channel
 from toolkit.sandbox.pool import WorkerPool
-from toolkit.sandbox.protocol import HEADER_SIZE, Call, EvalJob, SandboxLimits
+from toolkit.sandbox.protocol import (
+    HEADER_SIZE,
+    Call,
+    Cancel,
+    EvalJob,
+    FrameBuffer,
+    JobStart,
+    Reply,
+    SandboxLimits,
+    decode,
+    encode,
+)
 
 LIMITS = SandboxLimits(timeout_s=20)
 ANSWER = "The capital is Paris, see https://a and https://b. " + "unique-answer-marker " * 50
@@ -182,6 +195,44 @@ async def test_a_call_the_judge_stops_waiting_for_is_cancelled_at_the_parent() -
         outcome = await asyncio.wait_for(pool.evaluate(job("gives_up")), timeout=15)
     assert outcome.summary is not None, outcome.errors
     assert seen["cancelled_before_next_call"] is True
+
+
+async def test_a_reply_read_but_never_taken_is_cancelled_at_the_parent_as_one_not_yet_read() -> (
+    None
+):
+    """The judge stopped waiting for a call whose reply the job had read but not yet handed
+    to it: the verification got no verdict all the same, so the parent is told, and cancels
+    what the call left running (a claim's wave partners), as for a reply still on its way."""
+    parent, child = socket.socketpair()
+    loop = asyncio.get_running_loop()
+    parent.setblocking(False)
+    frames = FrameBuffer()
+
+    async def next_frame() -> Any:
+        while True:
+            bodies = frames.feed(await loop.sock_recv(parent, 65536))
+            if bodies:
+                assert len(bodies) == 1
+                return decode(bodies[0])
+
+    channel = await Channel.open(child)
+    await loop.sock_sendall(parent, encode(JobStart(job=EvalJob(judge_path="j.py", answer=""))))
+    await channel.job()
+    verifying = asyncio.ensure_future(channel.call("verify_sources", {}))
+    call = await next_frame()
+    parent.setblocking(True)
+    parent.sendall(encode(Reply(call_id=call.call_id, result={"passed": True})))
+    parent.setblocking(False)
+    await asyncio.sleep(0)  # the job reads the reply (this turn)...
+    await asyncio.sleep(0)
+    verifying.cancel()  # ...and the judge gives up before the verdict reaches it
+    with contextlib.suppress(asyncio.CancelledError):
+        await verifying
+    later = asyncio.ensure_future(channel.call("verify", {}))
+    assert await next_frame() == Cancel(call_id=call.call_id)
+    later.cancel()
+    parent.close()
+    child.close()
 
 
 async def test_a_judge_cannot_signal_or_write_into_the_fork_server_or_sibling_jobs() -> None:

@@ -186,6 +186,20 @@ def unfinished_verifications(summary: dict[str, Any], timed_out: bool) -> list[d
     return [error_dict("UnfinishedVerification", VERIFY_UNFINISHED, message)]
 
 
+def settles_partners(outcome: EvalOutcome | None) -> bool:
+    """Whether the wave partners' checks a sandboxed job's verifications left running
+    (`toolkit.sources`) are waited for, their failures added to its result: only when its
+    judge returned with every verification it started ended (its only errors, if any, the
+    verifications it cancelled), as `Evaluator.settle_partners` decides in process. A judge
+    that raised or left a verification running is incomplete, its own error, and will be
+    redone: waiting would cost time, and calls, for checks whose verdict no one uses, so
+    they are cancelled, in process and sandboxed alike, their calls accounted as any call
+    an evaluation stopped waiting for (`toolkit.llm.abandoned`)."""
+    if outcome is None or outcome.summary is None:
+        return False
+    return all(entry.get("kind") == VERIFY_CANCELLED for entry in outcome.errors)
+
+
 def load_bound_judge(job: EvalJob, code: CodeType | None = None) -> Judge:
     """Load the judge from the job's own code, refusing code that does not match its hash;
     `code` is that code compiled by the parent (`loader.compile_judge`), when it sent it."""

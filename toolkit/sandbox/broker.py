@@ -168,8 +168,11 @@ class JobSession:
         self.protocol_error: str | None = None
         self.violations: list[str] = []
         self.calls: dict[int, asyncio.Task[None]] = {}
-        self.detached: list[DetachedCheck] = []
-        """Wave partners' checks the job's verifications no longer wait for (`settle`)."""
+        self.detached: dict[int, list[DetachedCheck]] = {}
+        """Wave partners' checks the job's verifications no longer wait for (`settle`), by
+        the call that left them."""
+        self._dropped: list[asyncio.Task[Verdict]] = []
+        """Those of calls the judge gave up on, cancelled (`close` waits for them)."""
         self._closing = False
 
     @classmethod
@@ -203,6 +206,7 @@ class JobSession:
             running = self.calls.get(message.call_id)
             if running is not None:
                 running.cancel()
+            self._drop(message.call_id)
         elif isinstance(message, Violation):
             self._note(message.message)
         elif isinstance(message, Outcome) and self.outcome is None:
@@ -226,8 +230,17 @@ class JobSession:
         if len(self.calls) < MAX_CALLS_IN_FLIGHT and not self._closing:
             self.channel.resume()
 
+    def _drop(self, call_id: int) -> None:
+        """Cancel the wave partners' checks of a call the judge gave up on, answered or not:
+        its verification has no verdict, as in process, where one cancelled before its
+        verdict leaves no partner running (`toolkit.sources`), so none is settled."""
+        for check in self.detached.pop(call_id, []):
+            check.task.cancel()
+            self._dropped.append(check.task)
+
     async def _answer(self, call: Call) -> None:
-        reply = await self.broker.handle(call, self.answer, self.detached)
+        partners = self.detached.setdefault(call.call_id, [])
+        reply = await self.broker.handle(call, self.answer, partners)
         try:
             frame = encode(reply)
         except (ProtocolError, ValueError, TypeError) as exc:
@@ -239,15 +252,18 @@ class JobSession:
 
     async def settle(self) -> list[dict[str, Any]]:
         """Wait for the wave partners' checks still running; the error entries of those that
-        failed (`toolkit.sources.partner_error`), which the job's summary lacks."""
-        detached, self.detached = self.detached, []
-        return await settle(detached)
+        failed (`toolkit.sources.partner_error`), which the job's summary lacks. Only for a
+        judge that finished (`toolkit.runner.judging.settles_partners`): else `close`
+        cancels them."""
+        detached, self.detached = self.detached, {}
+        return await settle([check for checks in detached.values() for check in checks])
 
     async def close(self) -> None:
         """Cancel the calls and wave partners' checks still running and close the channel."""
         self._closing = True
         self.channel.pause()
-        running = [*self.calls.values(), *(check.task for check in self.detached)]
+        partners = [check.task for checks in self.detached.values() for check in checks]
+        running = [*self.calls.values(), *partners, *self._dropped]
         for task in running:
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)

@@ -176,8 +176,8 @@ class Channel:
         try:
             await self.send(Call(call_id=call_id, method=method, payload=payload))
             return await future
-        except asyncio.CancelledError:
-            if (future.cancelled() or not future.done()) and not self._closed:
+        except asyncio.CancelledError:  # its reply unread, or read and never taken: the same
+            if not self._closed:
                 with contextlib.suppress(OSError, RuntimeError):
                     self._frames.write(encode(Cancel(call_id=call_id)))
             raise

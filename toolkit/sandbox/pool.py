@@ -21,7 +21,13 @@ from typing import Any
 from toolkit.awaitables import mark_retrieved
 from toolkit.backends import JudgingBackend
 from toolkit.evaluator import PageSource
-from toolkit.runner.judging import UserImports, with_errors, with_node_errors, with_violations
+from toolkit.runner.judging import (
+    UserImports,
+    settles_partners,
+    with_errors,
+    with_node_errors,
+    with_violations,
+)
 from toolkit.runner.loader import code_to_text, compile_judge
 from toolkit.runner.metering import note_infra
 from toolkit.sandbox.broker import Broker, JobSession, ToolProvider
@@ -511,7 +517,7 @@ class WorkerPool:
                     await server.kill_job(job_id)
                 end = await ended
                 await serving
-                failed = await session.settle()
+                failed = await session.settle() if settles_partners(session.outcome) else []
         except TimeoutError:
             if end is not None:  # the job ended; a wave partner's check ran out of time
                 return self._partners_overran(job, limits, session, end, begin, server.guards)
