@@ -12,10 +12,9 @@ say, so a checker that may `detach` returns at once and leaves the partners' che
 evaluation's outcome, so their cost is metered, unless the judge raised or left a
 verification running (incomplete already, to be redone): then they are cancelled, in process
 and sandboxed alike, their calls accounted as abandoned ones (`toolkit.llm.abandoned`). A
-partner that fails after the verdict
-leaves the verdict (and so the tree the judge built on it) as it is, in process, sandboxed
-or on a cluster, and adds an error entry (`partner_error`) that makes the evaluation
-incomplete.
+partner that fails after the verdict leaves the verdict (and so the tree the judge built on
+it) as it is, in process, sandboxed or on a cluster, and adds an error entry
+(`partner_error`) that makes the evaluation incomplete.
 """
 
 from __future__ import annotations
