@@ -7,9 +7,14 @@ first use (PEP 562), so importing a light submodule such as `toolkit.errors` —
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from toolkit.util.lazy import lazy_exports
+
+IMPORTING_SINCE_NS = time.time_ns()
+"""When this process began importing the toolkit: a toolkit file changed since may have been
+loaded as it was before (`toolkit.runner.fingerprint.toolkit_code`)."""
 
 if TYPE_CHECKING:
     from toolkit import checks

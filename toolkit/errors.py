@@ -247,6 +247,14 @@ class BudgetExceeded(InfraError):
         super().__init__(message, kind="budget")
 
 
+class CodeChanged(InfraError):
+    """A file judgegen's code identity is hashed over changed during the run: an evaluation
+    now would run code other than the one its result's fingerprint names. Stops the run."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind="code_changed")
+
+
 class JudgeFailed(JudgegenError):
     """A judge raised (or overran its time): the original exception and the partial summary.
 
@@ -286,6 +294,7 @@ INFRA_KINDS = frozenset(
         "cluster",
         "ledger",
         "results",
+        "code_changed",
     }
 )
 """Kinds of the infrastructure failures a recorded error may carry without its type

@@ -189,30 +189,30 @@ def toolkit_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     copy = tmp_path / "toolkit"
     shutil.copytree(Path(toolkit.__file__).parent, copy, ignore=shutil.ignore_patterns("*.pyc"))
     monkeypatch.setattr(toolkit, "__file__", str(copy / "__init__.py"))
-    fingerprint.toolkit_identity.cache_clear()
+    fingerprint.toolkit_code.cache_clear()
     yield copy
-    fingerprint.toolkit_identity.cache_clear()
+    fingerprint.toolkit_code.cache_clear()
 
 
 def test_the_toolkit_identity_changes_with_its_code_and_only_with_its_code(
     toolkit_copy: Path,
 ) -> None:
-    from toolkit.runner.fingerprint import toolkit_identity
+    from toolkit.runner.fingerprint import toolkit_code, toolkit_identity
 
     before = toolkit_identity()
     assert before.startswith("0.1.0+code.")
     (toolkit_copy / "__pycache__").mkdir(exist_ok=True)
     (toolkit_copy / "__pycache__" / "tree.cpython-311.pyc").write_bytes(b"bytecode")
     (toolkit_copy / "notes.txt").write_text("not code")
-    toolkit_identity.cache_clear()
+    toolkit_code.cache_clear()
     assert toolkit_identity() == before
     tree = toolkit_copy / "tree.py"
     tree.write_text(tree.read_text() + "\n# an edit\n")
-    toolkit_identity.cache_clear()
+    toolkit_code.cache_clear()
     edited = toolkit_identity()
     assert edited != before
     (toolkit_copy / "checks" / "new_rule.py").write_text("RULE = 1\n")
-    toolkit_identity.cache_clear()
+    toolkit_code.cache_clear()
     assert toolkit_identity() not in {before, edited}
 
 
@@ -266,11 +266,11 @@ def test_results_judged_under_another_release_of_a_verdict_package_are_redone(
     assert json.loads(run(work).stdout)["evaluated"] == 0
     upgraded = metadata_folder(tmp_path / "upgraded", "publicsuffixlist", "9.9.9.20991231")
     monkeypatch.syspath_prepend(str(upgraded))
-    fingerprint.toolkit_identity.cache_clear()
+    fingerprint.toolkit_code.cache_clear()
     try:
         again = json.loads(run(work).stdout)
     finally:
-        fingerprint.toolkit_identity.cache_clear()
+        fingerprint.toolkit_code.cache_clear()
 
     assert again["evaluated"] == first["evaluated"] > 0
 

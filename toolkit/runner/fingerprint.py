@@ -13,8 +13,10 @@ import base64
 import os
 import re
 import sys
+import time
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from pydantic import BaseModel, Field
 
 from toolkit.awaitables import resolve
 from toolkit.errors import PageStoreError
+from toolkit.util.code_files import Stamp, first_change, stamps_unless_changed
 from toolkit.util.deferred import DEFERRED_FROZEN
 from toolkit.util.hashing import sha256_bytes, sha256_file, sha256_text, sha256_tree
 
@@ -146,20 +149,77 @@ suffix list each release updates)."""
 _DIST_INFO = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+?)(?:-py[^-]*)?\.(?:dist|egg)-info$")
 
 
+@dataclass(frozen=True)
+class ToolkitCode:
+    """The toolkit's identity (`toolkit_identity`) and the files results name through it and
+    through `templates_sha256` — its Python source, the prompt renderer, the judge templates —
+    stamped as this process hashed them: `REPLACED` for one that may have changed after this
+    process loaded it or while it was hashed, which no file on disk matches."""
+
+    identity: str
+    files: Mapping[str, Stamp | None]
+
+    def changed(self, loaded: Mapping[str, Stamp | None] | None = None) -> str | None:
+        """Why code run now would not be what the results name: the first of `files` that is
+        not as hashed — in `loaded` (a process's stamps of the files it loaded: a fork
+        server's `Ready.code`), or on disk now when None. None when every one is."""
+        if loaded is None:
+            found = first_change(self.files)
+        else:
+            found = next(
+                (
+                    f"{path} changed"
+                    for path, was in self.files.items()
+                    if loaded.get(path, was) != was
+                ),
+                None,
+            )
+        if found is None:
+            return None
+        return (
+            f"{found} during the run, after judgegen hashed its code for the results' "
+            "fingerprints: they would name code other than the code that judged; rerun"
+        )
+
+
 @cache
+def toolkit_code() -> ToolkitCode:
+    """The toolkit that judges and the files it comes from (`ToolkitCode`), hashed and
+    stamped once per process (~4 ms; stamping ~1 ms), so that code loaded later — by a fork
+    server started after an edit, a module or template first loaded mid-run — can be told
+    apart from the code the results name."""
+    import prompts
+    import toolkit
+
+    began = time.time_ns()
+    root = Path(toolkit.__file__).parent
+    code = sha256_tree(root) + sha256_file(prompts.__file__) + runtime_identity()
+    identity = f"{toolkit.__version__}+code.{sha256_text(code).removeprefix('sha256:')[:16]}"
+    templates = _files_under(prompts.PROMPTS_DIR / JUDGE_TEMPLATES, "*")
+    sources = [*_files_under(root, "*.py"), prompts.__file__]
+    loaded = {getattr(m, "__file__", None) for m in list(sys.modules.values())}
+    rendered = prompts.environment.cache_info().currsize > 0  # templates it may have read
+    earlier = [p for p in sources if p in loaded] + (templates if rendered else [])
+    later = [p for p in sources if p not in loaded] + ([] if rendered else templates)
+    files = stamps_unless_changed(earlier, toolkit.IMPORTING_SINCE_NS)
+    files |= stamps_unless_changed(later, began)
+    return ToolkitCode(identity, files)
+
+
+def _files_under(root: Path, pattern: str) -> list[str]:
+    """The files under `root` matching `pattern`, as `sha256_tree` and `prompts_sha256` find
+    them."""
+    return [str(path) for path in sorted(root.rglob(pattern)) if path.is_file()]
+
+
 def toolkit_identity() -> str:
     """The toolkit that judges, as `<version>+code.<hash>`: the hash covers its Python source,
     the prompt renderer's and the runtime it judges with (`runtime_identity`), so a result
     computed by other toolkit code — a fix to scoring, voting or request building in a
     checkout whose version did not change — or under another Python or another release of a
     package deciding verdicts is redone, never reused as fresh. Hashed once per process
-    (~4 ms)."""
-    import prompts
-    import toolkit
-
-    code = sha256_tree(Path(toolkit.__file__).parent) + sha256_file(prompts.__file__)
-    code += runtime_identity()
-    return f"{toolkit.__version__}+code.{sha256_text(code).removeprefix('sha256:')[:16]}"
+    (`toolkit_code`)."""
+    return toolkit_code().identity
 
 
 def runtime_identity() -> str:

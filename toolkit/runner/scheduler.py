@@ -18,13 +18,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolkit.backends import JudgingBackend
-from toolkit.errors import PageStoreError, ResultsError
+from toolkit.errors import CodeChanged, PageStoreError, ResultsError
 from toolkit.evaluator import PageSource
 from toolkit.llm.abandoned import tracking_abandoned
 from toolkit.llm.commits import CommitBarrier, deferring_commits
 from toolkit.runner.builder import Isolation, judge_executor
 from toolkit.runner.executors import Executor
-from toolkit.runner.fingerprint import Fingerprint, judge_templates_sha256
+from toolkit.runner.fingerprint import Fingerprint, judge_templates_sha256, toolkit_code
 from toolkit.runner.freshness import (
     JudgeInfo,
     carried_attempts,
@@ -86,6 +86,7 @@ STOP_KINDS = frozenset(
         "rejected",
         "config",
         "outage",
+        "code_changed",
         REQUIRED_KIND,
     }
 )
@@ -98,7 +99,8 @@ requests in a row: a parameter every request carries, e.g. a response_format the
 not take; `toolkit.llm.rejection`) and `config` (no credentials, an unpriced model under a
 cap): `LLMError`s no retry or later call can fix. `outage`: the provider failed so many calls in a
 row that the LLM client calls it no more (`toolkit.llm.outage`); the evaluations that failed
-before stay incomplete, for the rerun."""
+before stay incomplete, for the rerun. `code_changed`: a file of judgegen's code changed after the
+run hashed it (`CodeChanged`): every later evaluation could run code its result does not name."""
 
 
 def used_models(
@@ -167,6 +169,9 @@ class Scheduler:
         self.scores = ScoreFiles.of(options.results_dir, options.score_name)
         self.report = RunReport()
         self._stop = asyncio.Event()
+        self._code = (
+            toolkit_code()
+        )  # stamped before the templates are hashed: an edit between shows
         self._templates_digest = judge_templates_sha256()
         self._summaries_withdrawn: set[str] = set()
 
@@ -403,6 +408,7 @@ class Scheduler:
                 meter.infra.extend(outcome.errors)
             finally:
                 current_meter.reset(token)
+            outcome = self._judged_by_named_code(job, outcome, meter)
             wait_s = self.options.abandoned_wait_s
             await end_calls(meter, wait_s)
             self._halt_on_stop_error(meter)
@@ -429,6 +435,23 @@ class Scheduler:
         finally:
             if holding:
                 semaphore.release()
+
+    def _judged_by_named_code(
+        self, job: EvalJob, outcome: EvalOutcome, meter: Meter
+    ) -> EvalOutcome:
+        """`outcome`, unless a file of judgegen's code changed since the run hashed it for the
+        fingerprints (`ToolkitCode.changed`, a stat per file): code loaded since — a module or
+        template first loaded mid-run, a fork server started after the edit — may not be the
+        code the result would name. Then an incomplete outcome in its place, nothing of what
+        that code judged kept, its `CodeChanged` error noted as a stop."""
+        if any(error.get("kind") == "code_changed" for error in meter.infra):
+            return outcome  # the sandbox refused the job already
+        changed = self._code.changed()
+        if changed is None:
+            return outcome
+        failure = EvalOutcome.failure(job, "code_changed", changed, error_type=CodeChanged.__name__)
+        meter.infra.extend(failure.errors)
+        return failure
 
     def _halt_on_stop_error(self, meter: Meter) -> None:
         """Halt on the first infrastructure error of a kind every later evaluation would meet."""

@@ -20,7 +20,9 @@ from typing import Any
 
 from toolkit.awaitables import mark_retrieved
 from toolkit.backends import JudgingBackend
+from toolkit.errors import CodeChanged
 from toolkit.evaluator import PageSource
+from toolkit.runner.fingerprint import toolkit_code
 from toolkit.runner.judging import (
     UserImports,
     settles_partners,
@@ -305,6 +307,7 @@ class WorkerPool:
         self._warming: asyncio.Future[None] | None = None
         self._codes: dict[tuple[str, str], str | None] = {}
         self._imports = UserImports()
+        self._code_changed: str | None = None
 
     async def __aenter__(self) -> WorkerPool:
         self.start()
@@ -334,8 +337,12 @@ class WorkerPool:
 
     async def _server(self) -> ForkServer:
         """The running fork server: the launched one once ready, or a new one. OSError when
-        none starts; bubblewrap that fails here is probed, and dropped with a warning."""
+        none starts; bubblewrap that fails here is probed, and dropped with a warning.
+        `CodeChanged` (from then on) when the one started loaded toolkit code other than
+        the code the results name (`toolkit_code`): a file edited after it was hashed."""
         async with self._server_lock:
+            if self._code_changed is not None:
+                raise CodeChanged(self._code_changed)
             if self.server is not None and self.server.alive:
                 return self.server
             if self.server is not None:
@@ -361,6 +368,11 @@ class WorkerPool:
                 server = await ForkServer.start(fallback)
             if first_change(server.code) is not None:
                 server = await self._restarted(server)
+            changed = toolkit_code().changed(server.code)
+            if changed is not None:
+                await server.close()
+                self._code_changed = changed
+                raise CodeChanged(changed)
             self.isolation = server.launch.isolation
             for warning in server.launch.warnings:
                 print(f"judgegen: warning: {warning}", file=sys.stderr)
@@ -473,6 +485,10 @@ class WorkerPool:
                 server = await self._server()
             except OSError as exc:
                 return EvalOutcome.failure(job, "sandbox", f"cannot start a judge worker: {exc}")
+            except CodeChanged as exc:
+                failure = error_dict(type(exc).__name__, exc.kind, str(exc))
+                note_infra(failure)
+                return EvalOutcome.failure(job, exc.kind, str(exc), error_type=failure["type"])
             refused = self._unconfined(job, server)
             if refused is not None:
                 return refused

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 Stamp = tuple[int, int, int]
 """A file's size, mtime (ns) and inode: what changes when it is written or replaced."""
@@ -53,6 +53,13 @@ def loaded_files(importing_since_ns: int | None = None) -> dict[str, Stamp | Non
             folder = os.path.dirname(origin)
             files[folder] = stamp(folder)
     return files
+
+
+def stamps_unless_changed(paths: Iterable[str], since_ns: int) -> dict[str, Stamp | None]:
+    """Each of `paths` stamped now, or `REPLACED` when its status changed at `since_ns` (less
+    the clock's slack) or later: what was read of it since may not be what it holds now."""
+    since = since_ns - CLOCK_SLACK_NS
+    return {path: _stamp_unless_changed(path, since) for path in paths}
 
 
 def _stamp_unless_changed(path: str, since_ns: int) -> Stamp | None:
