@@ -82,11 +82,13 @@ def test_a_judge_template_edited_after_the_hash_is_a_change(
 ) -> None:
     """Templates load on a judge's first request, possibly long after the run hashed them."""
     import prompts
+    import toolkit
 
     copy = tmp_path / "prompts"
     shutil.copytree(prompts.PROMPTS_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
     time.sleep(2 * CLOCK_SLACK_NS / 1e9)
     monkeypatch.setattr(prompts, "PROMPTS_DIR", copy)
+    monkeypatch.setattr(toolkit, "IMPORTING_SINCE_NS", time.time_ns())  # as if read from it
     fingerprint.toolkit_code.cache_clear()
     try:
         code = fingerprint.toolkit_code()

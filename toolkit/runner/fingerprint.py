@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 
 from toolkit.awaitables import resolve
 from toolkit.errors import PageStoreError
-from toolkit.util.code_files import Stamp, first_change, stamps_unless_changed
+from toolkit.util.code_files import CLOCK_TICK_NS, Stamp, first_change, stamps_unless_changed
 from toolkit.util.deferred import DEFERRED_FROZEN
 from toolkit.util.hashing import sha256_bytes, sha256_file, sha256_text, sha256_tree
 
@@ -185,7 +185,7 @@ class ToolkitCode:
 @cache
 def toolkit_code() -> ToolkitCode:
     """The toolkit that judges and the files it comes from (`ToolkitCode`), hashed and
-    stamped once per process (~4 ms; stamping ~1 ms), so that code loaded later — by a fork
+    stamped once per process (~4 ms, and a stat per file), so that code loaded later — by a fork
     server started after an edit, a module or template first loaded mid-run — can be told
     apart from the code the results name."""
     import prompts
@@ -201,8 +201,8 @@ def toolkit_code() -> ToolkitCode:
     rendered = prompts.environment.cache_info().currsize > 0  # templates it may have read
     earlier = [p for p in sources if p in loaded] + (templates if rendered else [])
     later = [p for p in sources if p not in loaded] + ([] if rendered else templates)
-    files = stamps_unless_changed(earlier, toolkit.IMPORTING_SINCE_NS)
-    files |= stamps_unless_changed(later, began)
+    files = stamps_unless_changed(earlier, toolkit.IMPORTING_SINCE_NS, CLOCK_TICK_NS)
+    files |= stamps_unless_changed(later, began, CLOCK_TICK_NS)
     return ToolkitCode(identity, files)
 
 

@@ -26,6 +26,10 @@ _DELETED = " (deleted)"
 CLOCK_SLACK_NS = 100_000_000
 """How much earlier than the moment it happened a change may be dated: a file's times come
 from the kernel's coarse clock, a tick or so behind the one `time.time_ns` reads."""
+CLOCK_TICK_NS = 20_000_000
+"""Twice the longest tick of that coarse clock (10 ms at HZ=100): the least slack that still
+dates every change after the moment it is compared with, where a change wrongly dated after
+costs more than a restart (a stopped run: a checkout just before it must not count)."""
 
 
 def stamp(path: str) -> Stamp | None:
@@ -55,10 +59,13 @@ def loaded_files(importing_since_ns: int | None = None) -> dict[str, Stamp | Non
     return files
 
 
-def stamps_unless_changed(paths: Iterable[str], since_ns: int) -> dict[str, Stamp | None]:
+def stamps_unless_changed(
+    paths: Iterable[str], since_ns: int, slack_ns: int = CLOCK_SLACK_NS
+) -> dict[str, Stamp | None]:
     """Each of `paths` stamped now, or `REPLACED` when its status changed at `since_ns` (less
-    the clock's slack) or later: what was read of it since may not be what it holds now."""
-    since = since_ns - CLOCK_SLACK_NS
+    `slack_ns`, how far behind the file clock may be) or later: what was read of it since may
+    not be what it holds now."""
+    since = since_ns - slack_ns
     return {path: _stamp_unless_changed(path, since) for path in paths}
 
 
