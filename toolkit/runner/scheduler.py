@@ -169,9 +169,8 @@ class Scheduler:
         self.scores = ScoreFiles.of(options.results_dir, options.score_name)
         self.report = RunReport()
         self._stop = asyncio.Event()
-        self._code = (
-            toolkit_code()
-        )  # stamped before the templates are hashed: an edit between shows
+        # stamped before the templates are hashed, so an edit between the two shows
+        self._code = toolkit_code()
         self._templates_digest = judge_templates_sha256()
         self._summaries_withdrawn: set[str] = set()
 
