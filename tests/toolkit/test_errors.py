@@ -13,6 +13,7 @@ from toolkit.errors import (
     CACHE_ACCESS_FIX,
     BudgetExceeded,
     CacheError,
+    CodeChanged,
     InfraError,
     LedgerError,
     LLMError,
@@ -51,6 +52,7 @@ PICKLED = {
     "LedgerError": lambda: LedgerError("/dev/full", "No space left on device"),
     "ResultsError": lambda: ResultsError("results/a/t/answer_1.json", "No space left on device"),
     "BudgetExceeded": lambda: BudgetExceeded("the budget is spent"),
+    "CodeChanged": lambda: CodeChanged("toolkit/tree.py changed during the run; rerun"),
     "ClusterError": lambda: toolkit.scale.errors.ClusterError("the gateway is gone"),
     "GatewayLost": lambda: toolkit.scale.errors.GatewayLost("the gateway was lost (died)"),
 }
