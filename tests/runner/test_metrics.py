@@ -10,6 +10,7 @@ import pytest
 from toolkit.runner.fingerprint import Fingerprint
 from toolkit.runner.metrics import Listed, SkippedJudge, compute_summary, format_table, run_order
 from toolkit.runner.results import EarlierAttempts, EvaluationResult, ResultHead, UsageTotals
+from toolkit.tree import VerificationNode
 
 FP = Fingerprint(templates_sha256="p", toolkit_version="0", backend="b", answer_sha256="a")
 
@@ -163,6 +164,45 @@ def test_table_marks_and_lists_missing_pairs() -> None:
     assert row.split()[1:3] == ["0.00", "missing"]
     assert "Missing (no answer; scored 0, as in Mind2Web 2): 1" in table
     assert "b/answer_2: no result: scored 0" in table
+
+
+def nested_partial_root(levels: int, width: int) -> VerificationNode:
+    """A root `levels` deep where each level has `width - 1` passed leaves and one child going
+    deeper, the deepest a failed leaf: it scores 1 - width**-levels, below 1."""
+    node = VerificationNode(id="deepest", desc="failed", score=0.0, status="failed")
+    for level in range(levels):
+        parent = VerificationNode(id=f"level_{level}", desc="level")
+        for i in range(width - 1):
+            parent.add_node(VerificationNode(id=f"ok_{level}_{i}", desc="ok", score=1.0))
+        parent.add_node(node)
+        node = parent
+    return node
+
+
+def test_a_partial_root_within_1e_9_of_one_is_not_a_success() -> None:
+    """Success is a root score of exactly 1, the root the tree marks passed: a partial root
+    just below 1 is no success for Success Rate or Pass@k, however close to 1 it is."""
+    root = nested_partial_root(levels=10, width=10)
+    score = root.compute_score(mutate=True)
+    assert root.status == "partial" and 1.0 - 1e-9 < score < 1.0
+
+    summary = compute_summary("agent", [res("a", "answer_1", score)])
+
+    assert summary.success_rate.mean == 0.0
+    assert summary.pass_at_k.value == 0.0
+    assert summary.per_task["a"].passed is False
+
+
+def test_a_full_pass_of_a_deep_tree_is_exactly_one_and_a_success() -> None:
+    root = nested_partial_root(levels=10, width=10)
+    for leaf in root.leaves():
+        leaf.score = 1.0
+    score = root.compute_score(mutate=True)
+
+    summary = compute_summary("agent", [res("a", "answer_1", score)])
+
+    assert score == 1.0 and root.status == "passed"
+    assert summary.success_rate.mean == 1.0 and summary.pass_at_k.value == 1.0
 
 
 def test_per_task_best_and_average_cover_complete_runs() -> None:

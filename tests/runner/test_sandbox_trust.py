@@ -141,6 +141,20 @@ def test_scores_that_follow_from_the_tree_pass_and_a_doctored_parent_does_not() 
     assert "node /root reports score 1.0" in (score_problem(doctored) or "")
 
 
+@pytest.mark.parametrize(("reported", "tree_score"), [(1.0 - 5e-10, 1.0), (1.0, 1.0 - 5e-10)])
+def test_a_final_score_that_disagrees_with_the_tree_on_success_is_a_protocol_violation(
+    reported: float, tree_score: float
+) -> None:
+    """Within 1e-9 of the tree's score a final score agrees, but success is a score of exactly
+    1: a judge reporting 1 for a partial tree (or just below 1 for a full pass) would turn
+    its result into a success (or a failure) its tree does not give."""
+    leaf = {"id": "a", "desc": "a", "score": tree_score, "status": "partial"}
+    root = {"id": "root", "desc": "r", "score": tree_score, "status": "partial", "children": [leaf]}
+    summary = {"final_score": reported, "eval_breakdown": [{"verification_tree": root}]}
+
+    assert "disagree on success" in (score_problem(summary) or "")
+
+
 def test_the_info_of_a_judge_that_violated_the_sandbox_is_not_written(
     work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -53,12 +53,14 @@ it; run again`, as `judgegen report` words it); before, every such entry read al
 report` checks the results against by default, and `max_answer_bytes`, the run's
 `--max-answer-bytes`, by which it decides which answers are excluded (each absent from older
 summaries: None)."""
-SUCCESS_TOLERANCE = 1e-9
 
 
 def is_success(score: float) -> bool:
-    """A root score counts as success when it is 1 (up to float rounding of averages)."""
-    return score >= 1.0 - SUCCESS_TOLERANCE
+    """A root score counts as success when it is exactly 1, as the tree marks its root
+    `passed` (`toolkit.tree`): a full pass is exactly 1.0 in floats (every child 1.0, so the
+    mean is n/n), while a deep tree's partial root can come within 1e-9 of 1 without being one
+    (9 passed leaves of 10 at each of 10 levels: 1 - 1e-10), so no tolerance."""
+    return score >= 1.0
 
 
 def run_order(name: str) -> tuple:

@@ -4,7 +4,8 @@
   protocol violation.
 - The parent scores: every node's score and the final score are recomputed from the returned
   tree with `toolkit.tree`'s scoring (deterministic); a reported score that disagrees is a
-  protocol violation, and so is a node scored outside [0, 1] (as Mind2Web 2's tree refuses:
+  protocol violation (within 1e-9 of the tree's it agrees, unless only one of the two is 1,
+  the score of a success), and so is a node scored outside [0, 1] (as Mind2Web 2's tree refuses:
   a leaf set to 2 makes its root a success above 1) and a complete outcome without a
   numeric final score (nothing to record, no score for webeval).
 - An evaluation that violated the sandbox keeps none of the judge's data (info, tree, messages
@@ -67,6 +68,8 @@ def score_problem(summary: dict[str, Any]) -> str | None:
             return f"node {where} reports score {claimed.get(where)}, its children give {score}"
     if reported is None or abs(float(reported) - recomputed) > _TOLERANCE:
         return f"final score {reported} disagrees with the tree's score {recomputed}"
+    if (float(reported) >= 1.0) != (recomputed >= 1.0):  # success is exactly 1: no tolerance
+        return f"final score {reported} and the tree's score {recomputed} disagree on success"
     return None
 
 
