@@ -329,12 +329,15 @@ def _write_html(path: Path, out: Path, inputs: ReportInputs) -> tuple[int, list[
         read.append(agent)
         summary = _summary(agent)
         incomplete = incomplete or summary.counts.incomplete > 0
-        metrics[agent.name] = {
+        metrics[agent.name] = {  # tasks and runs: agents side by side may cover other sets
+            "tasks": summary.num_tasks,
+            "runs": len(summary.runs),
             "partial_completion": summary.partial_completion.mean,
             "success_rate": summary.success_rate.mean,
             f"pass@{summary.pass_at_k.k}": summary.pass_at_k.value,
             "complete": summary.counts.complete,
             "incomplete": summary.counts.incomplete,
+            "excluded": summary.counts.excluded,
             "missing": len(summary.missing),
             "not_evaluated": len(summary.not_evaluated),
         }

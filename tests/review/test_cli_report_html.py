@@ -39,6 +39,25 @@ def test_html_for_all_agents_has_metrics_answers_and_colored_trees(results: Path
     assert "<script src" not in page and "<link" not in page
 
 
+def test_html_metrics_say_how_many_tasks_and_runs_each_agent_is_scored_over(
+    results: Path,
+) -> None:
+    """Agents side by side may have answered other tasks: without the counts, a success rate
+    over one task reads like one over two."""
+    shutil.copytree(results / "alpha" / TASK, results / "alpha" / "second_task")
+    for path in (results / "alpha" / "second_task").glob("*.json"):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        path.write_text(json.dumps({**data, "task_id": "second_task"}), encoding="utf-8")
+
+    invoke(["report", str(results), "--html", "out.html", "--allow-stale"])
+
+    page = Path("out.html").read_text(encoding="utf-8")
+    assert '<td>alpha</td><td>tasks</td><td class="num">2</td>' in page
+    assert '<td>beta</td><td>tasks</td><td class="num">1</td>' in page
+    assert '<td>beta</td><td>runs</td><td class="num">1</td>' in page
+    assert '<td>beta</td><td>excluded</td><td class="num">0</td>' in page
+
+
 def test_html_for_one_agent_still_prints_its_metrics_table(results: Path) -> None:
     result = invoke(["report", str(results / "beta"), "--html", "beta.html"])
     assert result.exit_code == 0, result.stderr

@@ -192,3 +192,24 @@ def test_report_marks_one_of_two_results_of_the_same_names_by_position() -> None
 def test_report_escapes_the_reason_a_result_is_left_out() -> None:
     html = render_report([RESULT], left_out=[LeftOut("stale", "<b>x</b>")])
     assert "<b>x</b>" not in html and "&lt;b&gt;x&lt;/b&gt;" in html
+
+
+def test_a_result_without_a_final_score_shows_no_score_not_zero() -> None:
+    """An incomplete result (an infrastructure failure) or an excluded one has no final score:
+    shown as 0.000 it would read as a wrong answer."""
+    incomplete = {**RESULT, "final_score": None, "partial_score": 0.5}
+    excluded = {**RESULT, "answer_name": "answer_2", "status": "excluded", "final_score": None}
+
+    html = render_report([incomplete, excluded])
+
+    assert "0.000" not in html
+    assert html.count('<td class="num">-</td>') == 2
+    assert "answer_1 — score - " in html and "answer_2 — score - " in html
+
+
+def test_a_metric_without_a_value_shows_a_dash_not_none() -> None:
+    html = render_report([RESULT], {"agent_a": {"partial_completion": None, "pass@1": 0.5}})
+
+    assert "None" not in html
+    assert '<td>agent_a</td><td>partial_completion</td><td class="num">-</td>' in html
+    assert '<td>agent_a</td><td>pass@1</td><td class="num">0.500</td>' in html
