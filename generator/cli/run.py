@@ -213,6 +213,8 @@ def check_task_ids(requested: set[str] | None, known: set[str]) -> None:
 
 
 def _progress(total: int) -> Callable[[str, ResultHead | None], None]:
+    from toolkit.runner.metrics import score_text  # imported by the run's freshness check too
+
     done = 0
 
     def report(event: str, result: ResultHead | None) -> None:
@@ -222,7 +224,7 @@ def _progress(total: int) -> Callable[[str, ResultHead | None], None]:
             return
         where = f"{result.agent_name}/{result.task_id}/{result.answer_name}"
         if result.status == "complete":
-            detail = f"score {result.final_score:.2f}"
+            detail = f"score {score_text(result.final_score)}"
         elif result.status == "excluded":
             detail = result.reason or ""
         else:

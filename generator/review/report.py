@@ -18,6 +18,8 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from toolkit.runner.metrics import score_text
+
 STATUS_COLORS = {
     "passed": "#1a7f37",
     "failed": "#cf222e",
@@ -62,6 +64,7 @@ def _environment() -> Environment:
     environment.filters["pretty_json"] = functools.partial(
         json.dumps, indent=2, ensure_ascii=False, default=str
     )
+    environment.filters["score"] = functools.partial(score_text, digits=3)
     return environment
 
 

@@ -213,3 +213,9 @@ def test_a_metric_without_a_value_shows_a_dash_not_none() -> None:
     assert "None" not in html
     assert '<td>agent_a</td><td>partial_completion</td><td class="num">-</td>' in html
     assert '<td>agent_a</td><td>pass@1</td><td class="num">0.500</td>' in html
+
+
+def test_a_score_just_below_one_never_shows_as_one() -> None:
+    html = render_report([{**RESULT, "status": "complete", "final_score": 0.9996}])
+
+    assert "1.000" not in html and "answer_1 — score 0.999 " in html

@@ -205,6 +205,15 @@ def test_a_full_pass_of_a_deep_tree_is_exactly_one_and_a_success() -> None:
     assert summary.success_rate.mean == 1.0 and summary.pass_at_k.value == 1.0
 
 
+def test_table_never_prints_a_score_below_one_as_one() -> None:
+    """0.996 (one failed check of 250) is no success: printed as 1.00 it would read as one."""
+    table = format_table(compute_summary("agent", [res("a", "answer_1", 0.996)]))
+
+    (row,) = [line.split() for line in table.splitlines() if line.startswith("  a ")]
+    assert row == ["a", "0.99", "0.99", "0.99"]
+    assert "Success Rate        0.0000" in table
+
+
 def test_per_task_best_and_average_cover_complete_runs() -> None:
     results = [
         res("a", "answer_1", 0.5),

@@ -429,6 +429,17 @@ def _fmt(value: float | None, digits: int = 4) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def score_text(score: float | None, digits: int = 2) -> str:
+    """A score in the table: a score below 1 never prints as 1 (0.996 as 0.99, not 1.00),
+    which would read as a success it is not."""
+    if score is None:
+        return "-"
+    text = f"{score:.{digits}f}"
+    if score < 1.0 and float(text) >= 1.0:
+        return f"{1.0 - 10.0**-digits:.{digits}f}"
+    return text
+
+
 def usage_text(u: UsageTotals) -> str:
     """Calls, tokens and cost, and how many calls' cost is not known (left out of it)."""
     unknown = f" + {u.unknown_cost_calls} calls of unknown cost" if u.unknown_cost_calls else ""
@@ -454,7 +465,7 @@ def format_table(summary: Summary, *, max_listed: int = 20) -> str:
         rows = [["task", *summary.runs, "best", "avg"]]
         for task_id, task in sorted(summary.per_task.items()):
             cells = [_cell(task, run) for run in summary.runs]
-            rows.append([task_id, *cells, _fmt(task.best, 2), _fmt(task.average, 2)])
+            rows.append([task_id, *cells, score_text(task.best), score_text(task.average)])
         lines += ["", *align_columns(rows)]
     lines += ["", f"  Usage (each result's last attempt): {usage_text(summary.usage)}"]
     earlier = summary.earlier_attempts
@@ -554,7 +565,7 @@ def align_columns(rows: list[list[str]], indent: str = "  ", gap: int = 2) -> li
 
 def _cell(task: TaskMetrics, run: str) -> str:
     if run in task.scores:
-        return f"{task.scores[run]:.2f}"
+        return score_text(task.scores[run])
     if run in task.incomplete:
         return "incomplete"
     if run in task.excluded:
