@@ -6,8 +6,8 @@ https):
 - `canonical_url`: the address to fetch and the page store's primary key; only the spelling
   is normalized (scheme and host case, default port, an anchor fragment, empty path).
 - `normalize_url`: the same-page key; two URLs with equal keys show the same page
-  (http = https, no "www."/"m.", no tracking parameters, sorted query, no trailing slash;
-  an encoded slash stays one, `a%2Fb` ≠ `a/b`).
+  (http = https, a punycode host = its Unicode name, no "www."/"m.", no tracking parameters,
+  sorted query, no trailing slash; an encoded slash stays one, `a%2Fb` ≠ `a/b`).
 Trailing punctuation is a URL's own when something delimits it (a Markdown link's target,
 an `<autolink>`, `whole=True`): `/wiki/Oklahoma!` is the musical, `/wiki/Oklahoma` the
 state. Only a URL glued into prose loses it, and the page store reads a judge's source
@@ -22,6 +22,7 @@ a judge's cited sources all use `normalize_url` (through `same_page`).
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 from typing import NamedTuple
 from urllib.parse import SplitResult, parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
@@ -214,6 +215,24 @@ def web_host(url: object, *, as_written: bool = False) -> str | None:
     return None if parts is None else _clean_host(unquote(parts.hostname or ""), as_written)
 
 
+def _unicode_host(host: str) -> str:
+    """`host` as browsers show it: each punycode label (`xn--bcher-kva`) decoded (`bücher`),
+    the name in NFC, lower-case. An agent cites either form of one name and the capture stored
+    one. Decoded only, never mapped as IDNA 2003 would (`straße` → `strasse`, another domain
+    under IDNA 2008, which browsers resolve); a label that does not decode stays as written."""
+    name = ".".join(_decoded_label(label) for label in host.split("."))
+    return unicodedata.normalize("NFC", name).lower()
+
+
+def _decoded_label(label: str) -> str:
+    if label[:4].lower() != "xn--":
+        return label
+    try:
+        return label[4:].encode("ascii").decode("punycode")
+    except UnicodeError:
+        return label
+
+
 def _clean_host(host: str, as_written: bool = False) -> str:
     host = host.lower().lstrip("*").strip(".")
     for prefix in () if as_written else ("www.", "m."):
@@ -225,7 +244,8 @@ def _clean_host(host: str, as_written: bool = False) -> str:
 def normalize_url(url: str | None) -> str:
     """A comparison key for `url`: two URLs with the same key show the same page.
 
-    Lower-cases scheme and host, treats http as https, drops "www." and "m." prefixes,
+    Lower-cases scheme and host, treats http as https, reads a punycode host as the name it
+    encodes ("xn--bcher-kva.de" = "bücher.de"), drops "www." and "m." prefixes,
     default ports, user info, an anchor (`#top`), a trailing slash, tracking parameters
     (utm_*, fbclid, gclid, ...) and surrounding punctuation or angle brackets; sorts the query
     parameters and normalises percent-encoding ("Caf%C3%A9" = "Café"). A URL without a
@@ -241,7 +261,8 @@ def normalize_url(url: str | None) -> str:
     parts = _web_parts(url)
     if parts is None:
         return ""
-    netloc = _netloc(_clean_host(unquote(parts.hostname or "")), parts.port, parts.scheme.lower())
+    host = _clean_host(_unicode_host(unquote(parts.hostname or "")))
+    netloc = _netloc(host, parts.port, parts.scheme.lower())
     path = "%2F".join(
         quote(unquote(piece), safe="/:@!$&'()*+,;=~-._")
         for piece in _ENCODED_SLASH.split(parts.path)

@@ -543,6 +543,29 @@ def test_a_page_at_an_encoded_slash_is_not_served_for_the_path_with_a_slash(
     assert not store.has_page("https://example.com/files/a/b")
 
 
+def test_a_page_captured_at_a_punycode_host_is_served_for_its_unicode_spelling(
+    store: PageStore,
+) -> None:
+    store.put(PageRecord.web("https://xn--bcher-kva.example/katalog", "Der Katalog", None))
+    assert store.get("https://bücher.example/katalog") == "Der Katalog"
+    assert store.has_page("https://www.bücher.example/katalog/")
+
+
+def test_opening_a_schema_6_store_recomputes_the_keys_of_internationalized_hosts(
+    tmp_path: Path,
+) -> None:
+    url = "https://xn--bcher-kva.example/katalog"
+    with PageStore(tmp_path / "pages") as first:
+        first.put(PageRecord.web(url, "Der Katalog", None))
+    with sqlite3.connect(tmp_path / "pages" / "pages.sqlite") as db:
+        db.execute("UPDATE pages SET match_key = ?", (url,))  # schema 6 kept punycode
+        db.execute("PRAGMA user_version = 6")
+    with PageStore(tmp_path / "pages", readonly=True) as old:
+        assert old.get(url) == "Der Katalog"  # still served under the spelling stored
+    with PageStore(tmp_path / "pages") as upgraded:
+        assert upgraded.get("https://bücher.example/katalog") == "Der Katalog"
+
+
 def _as_written_by_schema_3(path: Path, url: str, match_key: str, as_stored: str) -> None:
     """Make the row of `url` look as judgegen wrote it before schema 4."""
     with sqlite3.connect(path) as db:

@@ -319,3 +319,25 @@ def test_extract_cites_a_path_with_an_encoded_slash_and_one_with_a_slash() -> No
         "https://example.com/files/a%2Fb",
         "https://example.com/files/a/b",
     ]
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "https://xn--bcher-kva.example/katalog",
+        "https://XN--BCHER-KVA.example/katalog",
+        "https://www.xn--bcher-kva.example/katalog",
+        "https://B%C3%BCcher.example/katalog",
+    ],
+)
+def test_an_internationalized_host_is_one_page_in_unicode_and_in_punycode(spelling: str) -> None:
+    """A browser shows `bücher.example` and sends `xn--bcher-kva.example`: one host, and an
+    agent cites either; the capture may have stored the other."""
+    assert same_page("https://bücher.example/katalog", spelling)
+
+
+def test_a_punycode_host_is_not_mapped_to_another_domain() -> None:
+    """`straße.example` (`xn--strae-oqa`) and `strasse.example` are two domains (IDNA 2008,
+    as browsers resolve them); the IDNA 2003 mapping would make them one."""
+    assert not same_page("https://xn--strae-oqa.example/a", "https://strasse.example/a")
+    assert same_page("https://xn--strae-oqa.example/a", "https://straße.example/a")

@@ -79,7 +79,7 @@ imported one their text counterparts (`stored_walls.text_wall`). A stored web pa
 earlier version has its text tested by those its capture did not apply, at each read
 (`stored_walls.stored_wall`); one of this version never is."""
 STORE_FILENAME = "pages.sqlite"
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 """2: `match_key` holds `toolkit.urls.normalize_url` (version 1 had a looser key).
 3: `screenshot_hash`, so checking that a result's screenshots are unchanged reads no image.
 4: a URL ending in punctuation is stored with it encoded (`canonical_url`), and `match_key`
@@ -88,7 +88,9 @@ keeps an encoded slash (`a%2Fb` is not `a/b`).
 a short link to a home page from one to an article since sent home; NULL in the rows stored
 before (not recorded).
 6: `consent`, how the capture answered a consent dialog that hid the page; NULL in the rows
-stored before (none was: capture did not answer one)."""
+stored before (none was: capture did not answer one).
+7: `match_key` reads a punycode host as its Unicode name (`xn--bcher-kva` = `bücher`); a
+store before keeps either as written, so its pages are found under the spelling captured."""
 RECENT_READS = 64  # answers a read-only store keeps (judges check several claims per page)
 
 PageKind = Literal["web", "pdf"]
@@ -484,7 +486,7 @@ class PageStore:
 
     def _upgrade(self) -> None:
         """Bring a store written by an older judgegen to this schema: recompute the same-page
-        keys (before 2, and 4), add and fill the screenshot hashes (before 3), re-spell the
+        keys (before 2, 4 and 7), add and fill the screenshot hashes (before 3), re-spell the
         URLs that end in punctuation (before 4), add the linked pages (before 5), left NULL:
         not recorded, as the navigations they come from were not kept, and the consent answers
         (before 6), left NULL: that judgegen answered no consent dialog."""
@@ -495,6 +497,7 @@ class PageStore:
             urls = [url for (url,) in self._db.execute("SELECT url FROM pages").fetchall()]
             if version < 4:
                 urls = self._respell(urls)
+            if version < 7:
                 self._db.executemany(
                     "UPDATE pages SET match_key = ? WHERE url = ?",
                     [(normalize_url(url), url) for url in urls],
