@@ -34,6 +34,7 @@ __all__ = [
     "citations",
     "extract_urls",
     "is_web_url",
+    "near_page_key",
     "normalize_url",
     "page_url",
     "same_page",
@@ -278,6 +279,19 @@ def normalize_url(url: str | None) -> str:
         route = quote(unquote(route), safe=_ROUTE_SAFE).rstrip("/")
         route = "" if route == "!" else route
     return urlunsplit(("https", netloc, path, urlencode(query, quote_via=quote), route))
+
+
+def near_page_key(url: str | None) -> str:
+    """A looser key than `normalize_url`, for hints only and never to serve a page: host and
+    path, the path lower-cased and without the punctuation prose leaves at its end, no query
+    or fragment. A cited URL the page store misses whose key a stored page shares was likely
+    written in another spelling (`/wiki/ada_lovelace` for `/wiki/Ada_Lovelace`), or names a
+    sibling page (`?id=3` for `?id=2`): the user decides which. "" when `url` is no URL."""
+    key = normalize_url(url)
+    if not key:
+        return ""
+    parts = urlsplit(key)
+    return f"{parts.netloc}{parts.path.lower().rstrip(_TRAILING_PUNCT)}"
 
 
 def same_page(a: str | None, b: str | None) -> bool:

@@ -11,7 +11,9 @@ import click
 
 from generator.cli.llm_clients import warn_unrecorded
 from generator.cli.rerun import cache_after, rerun_note
+from toolkit.errors import PageStoreError
 from toolkit.llm.cache_mode import CacheMode
+from toolkit.pages.store import PageStore
 from toolkit.runner.answers_layout import StrayFile
 from toolkit.runner.metrics import Summary, format_table
 from toolkit.runner.options import DEFAULT_SCORE_NAME
@@ -158,6 +160,27 @@ def _warn_missing_pages(missing: dict[str, list[str]], source: str, pages: Path 
     lines = [f"  {answer}: {len(listed)} missing" for answer, listed in sorted(missing.items())]
     for line in _listed(lines):
         click.echo(line, err=True)
+    for line in _listed(_near_misses(sorted(urls), pages)):
+        click.echo(line, err=True)
+
+
+def _near_misses(urls: list[str], pages: Path | None) -> list[str]:
+    """A hint for each missing URL that nearly names a page the store holds
+    (`PageStore.near_misses`): a spelling the store misses scores claims unsupported
+    unseen. None without a readable store."""
+    if pages is None:
+        return []
+    try:
+        with PageStore(pages, readonly=True) as store:
+            near = {url: store.near_misses(url) for url in urls}
+    except (FileNotFoundError, PageStoreError):
+        return []
+    return [
+        f"  hint: {url} is not stored, but {' and '.join(stored)} is: the same page spelled "
+        "otherwise (cite it so, or capture this spelling), or another?"
+        for url, stored in near.items()
+        if stored
+    ]
 
 
 def _warn_clipped_pages(clipped: dict[str, list[str]]) -> None:

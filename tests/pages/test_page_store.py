@@ -1053,3 +1053,19 @@ def test_a_failure_of_a_kind_this_judgegen_does_not_know_is_no_missing_page(
         store.get(url)
 
     assert "'proxy_outage'" in str(raised.value) and "does not know" in str(raised.value)
+
+
+def test_a_missed_url_is_told_the_stored_page_it_nearly_names(store: PageStore) -> None:
+    """`/Wiki/Foo` may be `/wiki/Foo` or another page (paths are case-sensitive): never
+    served for it, but named, so the user sees a spelling miss rather than a claim failed."""
+    store.put(PageRecord.web("https://en.wikipedia.org/wiki/Ada_Lovelace", "Ada", None))
+    store.put(PageRecord.web("https://example.com/report?id=2", "Report 2", None))
+    store.put(PageRecord.failure("https://example.com/gone", "http", "HTTP 404"))
+    cited = "https://en.wikipedia.org/wiki/ada_lovelace"
+    assert store.get(cited) is None
+    assert store.near_misses(cited) == ["https://en.wikipedia.org/wiki/Ada_Lovelace"]
+    assert store.near_misses("https://example.com/report?id=3") == [
+        "https://example.com/report?id=2"
+    ]
+    assert store.near_misses("https://example.com/Gone") == []  # a failure is no page
+    assert store.near_misses("https://example.org/wiki/Ada_Lovelace") == []  # another site

@@ -65,7 +65,7 @@ from toolkit.pages.walls import (
     served_instead,
     short_link,
 )
-from toolkit.urls import canonical_url, normalize_url, url_spellings
+from toolkit.urls import canonical_url, near_page_key, normalize_url, same_page, url_spellings
 from toolkit.util.hashing import sha256_bytes, sha256_text
 from toolkit.util.sqlite_errors import sqlite_errors
 
@@ -798,6 +798,23 @@ class PageStore:
             return self._page_row(url, ()) is not None
         except InfraError:  # a failure on our side: no page
             return False
+
+    def near_misses(self, url: str, limit: int = 3) -> list[str]:
+        """Up to `limit` URLs of stored pages reads serve that `url` nearly names
+        (`toolkit.urls.near_page_key`) without being another spelling of them: a hint for a
+        cited page the store misses, never a page served for it."""
+        near = near_page_key(url)
+        if not near:
+            return []
+        site = "https://" + near.partition("/")[0]
+        with self._guard():
+            rows = self._db.execute(
+                "SELECT url FROM pages WHERE status = 'ok' AND substr(match_key, 1, ?) = ?"
+                " ORDER BY rowid",
+                (len(site), site),
+            ).fetchall()
+        close = [u for (u,) in rows if near_page_key(u) == near and not same_page(u, url)]
+        return [u for u in close if self.has_page(u)][:limit]
 
     def records(
         self, status: Literal["ok", "failed"] | None = None, *, raw: bool = False
