@@ -50,6 +50,9 @@ class ExtractRequest(BaseModel):
     task_description: str = ""
     additional_instruction: str | None = None
     task_id: str | None = None
+    screenshots: bool = Field(
+        default=True, description="Show the model `images`; False sends the page text alone."
+    )
 
     @classmethod
     def for_template(cls, template_class: type[BaseModel], **fields: Any) -> ExtractRequest:
@@ -266,7 +269,8 @@ class LLMBackend:
         self._screenshots: OrderedDict[int, ImagePart] = OrderedDict()
 
     async def extract(self, request: ExtractRequest) -> dict[str, Any]:
-        """Ask the model to fill the template; a missing page yields an all-null template."""
+        """Ask the model to fill the template; screenshots only when the request allows; a
+        missing page yields an all-null template."""
         if request.source is not None and request.source_text is None:
             return {}
         from prompts import render
@@ -285,7 +289,7 @@ class LLMBackend:
             provider=self.provider,
             model=self.extract_model,
             system=(SystemBlock(text=_rules("extract"), cache=True),),
-            messages=(self._user_turn(text, request.images),),
+            messages=(self._user_turn(text, request.images if request.screenshots else []),),
             output_schema=request.output_schema,
             schema_name=request.schema_name,
             metadata=RequestMeta(purpose="extract", task_id=request.task_id),

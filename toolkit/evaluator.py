@@ -311,6 +311,22 @@ class Evaluator:
         the summary under `extraction_name`. An infrastructure failure raises `InfraError`;
         let it propagate (the evaluation is reported incomplete, never scored 0).
         """
+        return await self._extract(
+            prompt, template_class, extraction_name, source, additional_instruction
+        )
+
+    async def _extract(
+        self,
+        prompt: str,
+        template_class: type[BaseModel],
+        extraction_name: str,
+        source: str | None,
+        additional_instruction: str | None,
+        *,
+        screenshots: bool = True,
+    ) -> BaseModel:
+        """`extract`, with whether a cited page's screenshots are shown, which only the
+        Mind2Web 2 layer chooses (its `use_screenshot`; see `ExtractRequest`)."""
         if self.root is None:
             raise TreeError("Evaluator not initialized: call initialize() or Evaluator.create().")
         try:  # a template that cannot be filled (`TemplateError`) is recorded too
@@ -322,6 +338,7 @@ class Evaluator:
                 task_description=self.task_description,
                 additional_instruction=additional_instruction,
                 task_id=self.task_id,
+                screenshots=screenshots,
             )
             if source is None:
                 raw = await self.backend.extract(request)

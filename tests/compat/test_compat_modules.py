@@ -119,7 +119,7 @@ class Hours(BaseModel):
 async def test_extracting_a_map_template_is_a_recorded_error_as_in_the_core():
     ev = make_evaluator()
     with pytest.raises(TemplateError):
-        await ev.extract("opening hours", Hours, "hours", global_cache=None)
+        await ev.extract("opening hours", Hours, "hours")
     summary = ev.get_summary()
     assert summary["status"] == "incomplete"
     assert [(e["target"], e["type"]) for e in summary["errors"]] == [("hours", "TemplateError")]

@@ -4,12 +4,14 @@ The subclass only adds what older and newer published judges call that the core 
 does not spell the same way (`id_=` for node ids, `close`, `add_existence_node`, id helpers,
 `evaluator.verifier.logger` / `evaluator.extractor.logger` in error paths); it never changes
 how a tree is built or scored, so an imported judge scores exactly as its native rewrite does.
-The core Evaluator rejects unknown keywords; this layer keeps Mind2Web 2's leniency
-(`**kwargs` swallowed extra keywords such as `global_cache=`), so it drops the keywords the
-core does not know before calling it. Mind2Web 2's verification options are not dropped:
-`verify(num_trials=, majority_vote=, use_screenshot=)` and the defaults of
-`initialize(config=EvaluatorConfig(...))` set the trials voted over and whether the model sees
-the page screenshots, as in Mind2Web 2.
+The core Evaluator rejects unknown keywords; this layer is as lenient as Mind2Web 2 and no
+more: it drops what Mind2Web 2 drops (`verify`'s unknown keywords, names that are no node
+field given to a node builder, `initialize`'s cache and semaphore), and refuses with a
+`TypeError` what Mind2Web 2 refuses (other `initialize` or `extract` keywords) or would act on
+where judgegen cannot (node fields given to a builder). Mind2Web 2's options are honoured:
+`verify(num_trials=, majority_vote=, use_screenshot=)`, the defaults of
+`initialize(config=EvaluatorConfig(...))` and `extract(use_screenshot=)` set the trials voted
+over and whether the model sees the page screenshots, as in Mind2Web 2.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from pydantic import BaseModel
 from toolkit.backends import DEFAULT_JUDGE_MODEL
 from toolkit.compat.eval_toolkit import EvaluatorConfig
 from toolkit.evaluator import Evaluator as CoreEvaluator
-from toolkit.keywords import keyword_names
+from toolkit.keywords import keyword_names, unknown_keyword_error
 from toolkit.tree import AggregationStrategy, VerificationNode
 
 __all__ = ["DEFAULT_JUDGE_MODEL", "AggregationStrategy", "Evaluator", "VerificationNode"]
@@ -42,10 +44,46 @@ def _node_args(id: str | None, desc: str | None, kwargs: dict[str, Any]) -> tupl
     return node_id, desc
 
 
+MIND2WEB2_SETUP_KEYWORDS = frozenset(
+    {
+        "client",
+        "task_description",
+        "answer",
+        "global_cache",
+        "global_semaphore",
+        "logger",
+        "default_model",
+        "extract_model",
+        "verify_model",
+        "config",
+        "browser_manager",
+    }
+)
+"""What Mind2Web 2's `initialize` passes on to `create_evaluator`, which takes no others."""
+
+
 def _known(method: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The keywords of `kwargs` the core `method` accepts (Mind2Web 2 ignored the others)."""
+    """The keywords of `kwargs` the core `method` accepts."""
     names = keyword_names(method)
     return {name: value for name, value in kwargs.items() if name in names}
+
+
+def _refuse_node_fields(method: str, taken: set[str], kwargs: dict[str, Any]) -> None:
+    """Refuse the node fields among a builder's extra keywords (`TypeError`).
+
+    Mind2Web 2's `add_parallel`/`add_sequential`/`add_leaf` pass their extra keywords to
+    `VerificationNode(...)`, which sets the fields among them (a parent's `score`, a leaf's
+    `strategy`, ...) and ignores other names; judgegen builds the node from the builder's own
+    arguments, so such a field would be dropped and the node differ from Mind2Web 2's. Names
+    that are no node field are ignored, as there.
+    """
+    dropped = sorted((set(VerificationNode.model_fields) - taken) & set(kwargs))
+    if dropped:
+        raise TypeError(
+            f"{method}() got the node field(s) {', '.join(f'`{n}`' for n in dropped)}, which "
+            f"Mind2Web 2 sets on the node but {method} does not take under judgegen; set "
+            "only id, desc, parent and critical (and a leaf's score and status)"
+        )
 
 
 def _setting(config: Any, name: str) -> Any:
@@ -130,9 +168,14 @@ class Evaluator(CoreEvaluator):
         answer_name: str | None = None,
         **kwargs: Any,
     ) -> VerificationNode:
-        """Create the root; Mind2Web 2's cache and semaphore keywords are dropped, the
+        """Create the root; Mind2Web 2's cache, semaphore and browser keywords are dropped, the
         `logger=` it is given backs `verifier.logger` and its `config=` sets the verification
-        defaults."""
+        defaults. A keyword Mind2Web 2's `create_evaluator` does not take either is a
+        `TypeError`, as there."""
+        accepted = MIND2WEB2_SETUP_KEYWORDS | keyword_names(CoreEvaluator.initialize)
+        for name in kwargs:
+            if name not in accepted:
+                raise unknown_keyword_error("Evaluator.initialize", name, accepted)
         self.config = kwargs.get("config")
         known = _known(CoreEvaluator.initialize, kwargs)
         root = super().initialize(task_id, strategy, agent_name, answer_name, **known)
@@ -148,11 +191,19 @@ class Evaluator(CoreEvaluator):
         extraction_name: str = "extraction",
         source: str | None = None,
         additional_instruction: str | None = None,
-        **kwargs: Any,
+        *,
+        use_screenshot: bool = True,
     ) -> BaseModel:
-        """Extract as the core does; unknown keywords are dropped."""
-        return await super().extract(
-            prompt, template_class, extraction_name, source, additional_instruction
+        """Extract as the core does, with Mind2Web 2's `use_screenshot` (whether the model
+        sees a cited page's screenshots; on by default, whatever the `EvaluatorConfig` says,
+        as in its `extract_from_url`). Any other keyword is a `TypeError`, as in Mind2Web 2."""
+        return await self._extract(
+            prompt,
+            template_class,
+            extraction_name,
+            source,
+            additional_instruction,
+            screenshots=bool(use_screenshot),
         )
 
     async def verify(
@@ -216,8 +267,9 @@ class Evaluator(CoreEvaluator):
         critical: bool = False,
         **kwargs: Any,
     ) -> VerificationNode:
-        """Add a parallel parent; `id_=` is accepted for `id=`."""
+        """Add a parallel parent; `id_=` is accepted for `id=`, node fields are refused."""
         node_id, node_desc = _node_args(id, desc, kwargs)
+        _refuse_node_fields("add_parallel", {"id", "desc", "critical"}, kwargs)
         return super().add_parallel(node_id, node_desc, parent, critical)
 
     def add_sequential(
@@ -228,8 +280,9 @@ class Evaluator(CoreEvaluator):
         critical: bool = False,
         **kwargs: Any,
     ) -> VerificationNode:
-        """Add a sequential parent; `id_=` is accepted for `id=`."""
+        """Add a sequential parent; `id_=` is accepted for `id=`, node fields are refused."""
         node_id, node_desc = _node_args(id, desc, kwargs)
+        _refuse_node_fields("add_sequential", {"id", "desc", "critical"}, kwargs)
         return super().add_sequential(node_id, node_desc, parent, critical)
 
     def add_leaf(
@@ -242,10 +295,11 @@ class Evaluator(CoreEvaluator):
         status: str = "initialized",
         **kwargs: Any,
     ) -> VerificationNode:
-        """Add a leaf to be decided by `verify`; `id_=` is accepted for `id=`."""
+        """Add a leaf to be decided by `verify`; `id_=` is accepted for `id=`, other node
+        fields are refused."""
         node_id, node_desc = _node_args(id, desc, kwargs)
-        known = _known(CoreEvaluator.add_leaf, kwargs)
-        return super().add_leaf(node_id, node_desc, parent, critical, score, status, **known)
+        _refuse_node_fields("add_leaf", {"id", "desc", "critical", "score", "status"}, kwargs)
+        return super().add_leaf(node_id, node_desc, parent, critical, score, status)
 
     def add_custom_node(
         self,
