@@ -38,6 +38,7 @@ __all__ = [
     "normalize_url",
     "page_url",
     "same_page",
+    "unicode_host",
     "url_spellings",
     "web_host",
 ]
@@ -216,7 +217,7 @@ def web_host(url: object, *, as_written: bool = False) -> str | None:
     return None if parts is None else _clean_host(unquote(parts.hostname or ""), as_written)
 
 
-def _unicode_host(host: str) -> str:
+def unicode_host(host: str) -> str:
     """`host` as browsers show it: each punycode label (`xn--bcher-kva`) decoded (`bücher`),
     the name in NFC, lower-case. An agent cites either form of one name and the capture stored
     one. Decoded only, never mapped as IDNA 2003 would (`straße` → `strasse`, another domain
@@ -262,7 +263,7 @@ def normalize_url(url: str | None) -> str:
     parts = _web_parts(url)
     if parts is None:
         return ""
-    host = _clean_host(_unicode_host(unquote(parts.hostname or "")))
+    host = _clean_host(unicode_host(unquote(parts.hostname or "")))
     netloc = _netloc(host, parts.port, parts.scheme.lower())
     path = "%2F".join(
         quote(unquote(piece), safe="/:@!$&'()*+,;=~-._")

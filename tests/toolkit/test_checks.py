@@ -999,6 +999,46 @@ def test_url_in_domain(url: object, domain: object, expected: bool) -> None:
 @pytest.mark.parametrize(
     ("url", "domain"),
     [
+        pytest.param("https://straße.de/x", "strasse.de", id="sharp-s-url"),
+        pytest.param("https://strasse.de/x", "straße.de", id="sharp-s-domain"),
+        pytest.param("https://xn--strae-oqa.de/x", "strasse.de", id="sharp-s-punycode"),
+    ],
+)
+def test_url_in_domain_tells_a_sharp_s_domain_from_its_ss_spelling(url: str, domain: str) -> None:
+    # Browsers resolve names by IDNA 2008 (UTS 46, non-transitional): straße.de is
+    # xn--strae-oqa.de, another registration than strasse.de.
+    assert checks.url_in_domain(url, domain) is False
+
+
+@pytest.mark.parametrize(
+    ("url", "domain"),
+    [
+        pytest.param("https://xn--strae-oqa.de/x", "straße.de", id="punycode-url"),
+        pytest.param("https://www.straße.de/x", "xn--strae-oqa.de", id="unicode-url"),
+        pytest.param("https://ｇｏｏｄ.com/x", "good.com", id="full-width-letters"),
+        pytest.param("https://good。com/x", "good.com", id="ideographic-full-stop"),
+    ],
+)
+def test_url_in_domain_reads_each_spelling_of_a_name_as_browsers_resolve_it(
+    url: str, domain: str
+) -> None:
+    assert checks.url_in_domain(url, domain) is True
+
+
+@pytest.mark.parametrize(
+    ("url", "domain"),
+    [
+        pytest.param("https://93.184.216.34/x", "93.184.216.34", id="ipv4"),
+        pytest.param("http://[2001:db8::1]:8080/x", "[2001:db8::1]", id="ipv6"),
+    ],
+)
+def test_url_in_domain_reads_a_bare_ip_address_as_the_domain(url: str, domain: str) -> None:
+    assert checks.url_in_domain(url, domain) is True
+
+
+@pytest.mark.parametrize(
+    ("url", "domain"),
+    [
         pytest.param("https://en.m.wikipedia.org/wiki/X", "en.wikipedia.org", id="wikipedia"),
         pytest.param("https://commons.m.wikimedia.org/a", "commons.wikimedia.org", id="commons"),
         pytest.param("https://en.wikipedia.org/wiki/X", "en.m.wikipedia.org", id="domain-mobile"),

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+import unicodedata
 
 from publicsuffixlist import PSLFILE, PublicSuffixList
 
-from toolkit.urls import same_page, web_host
+from toolkit.urls import same_page, unicode_host, web_host
 
 # Blog platforms whose subdomains are separate authors but that the PSL does not list.
 _EXTRA_SHARED_HOSTS = ("substack.com", "medium.com")
@@ -62,7 +63,13 @@ def url_in_domain(url: str | None, domain: str | None) -> bool:
 
     "https://docs.github.com/x" is in "github.com"; "https://evilgithub.com" and
     "https://github.com.evil.net" are not in "github.com". `domain` may also be given as
-    a URL ("https://github.com/"). False for None or anything that is not an http(s) URL.
+    a URL ("https://github.com/") or an IP address ("93.184.216.34"). False for None or
+    anything that is not an http(s) URL.
+
+    Names are compared as browsers resolve them (IDNA 2008, UTS 46 non-transitional): an
+    internationalised name in Unicode or punycode is one name ("xn--bcher-kva.de" =
+    "bücher.de"), as are full-width forms ("ｇｏｏｄ.com" = "good.com"), but "straße.de"
+    (xn--strae-oqa.de) and "strasse.de" are two domains.
 
     Editions of a site are the site: on both sides the labels "www", "m" and "mobile" in
     front of the registrable domain (the site `url_domain` names) are ignored, so
@@ -74,11 +81,11 @@ def url_in_domain(url: str | None, domain: str | None) -> bool:
     "en.wikipedia.org" and "https://attacker-wikipedia.org" is not in "wikipedia.org".
     """
     host, wanted = web_host(url, as_written=True), web_host(domain, as_written=True)
-    if wanted is None and isinstance(domain, str):
-        wanted = web_host(_ascii_host(domain.strip()), as_written=True)
+    if wanted is None and isinstance(domain, str) and "://" not in domain:
+        wanted = web_host("https://" + domain.strip(), as_written=True)
     if host is None or not wanted:
         return False
-    host, wanted = _site_host(_ascii_host(host)), _site_host(_ascii_host(wanted))
+    host, wanted = _site_host(_resolved_name(host)), _site_host(_resolved_name(wanted))
     return host == wanted or host.endswith("." + wanted)
 
 
@@ -101,9 +108,13 @@ def _site_host(host: str) -> str:
     return ".".join([*(label for label in labels if label not in _EDITION_LABELS), site])
 
 
-def _ascii_host(host: str) -> str:
-    """`host` in its ASCII (punycode) form, so "bücher.example" = "xn--bcher-kva.example"."""
-    try:
-        return host.encode("idna").decode("ascii").lower()
-    except UnicodeError:
-        return host
+# Full stops browsers read as the dot between labels (UTS 46 maps them to ".").
+_LABEL_DOTS = str.maketrans(dict.fromkeys("\u3002\uff0e\uff61", "."))
+
+
+def _resolved_name(host: str) -> str:
+    """`host` as the name browsers resolve (UTS 46, non-transitional), in Unicode: punycode
+    decoded ("xn--bcher-kva.de" = "bücher.de"), width and compatibility forms folded (NFKC:
+    "ｇｏｏｄ.com" = "good.com"), lower-case. ß stays ß: "straße.de" (xn--strae-oqa) is not
+    "strasse.de", as it would be under the IDNA 2003 mapping Python's "idna" codec does."""
+    return unicode_host(unicodedata.normalize("NFKC", host.translate(_LABEL_DOTS)))
