@@ -48,7 +48,8 @@ _UMLAUT_DECOMPOSED = tuple(
 
 
 def fold(text: str) -> str:
-    """Case-fold, strip accents (NFKD) and unify quotes, dashes and odd spaces."""
+    """Case-fold, strip accents (NFKD; "ł", "ø", "đ", "æ", "œ" and "þ" as "l", "o", "d",
+    "ae", "oe" and "th") and unify quotes, dashes and odd spaces."""
     return drop_umlauts(fold_keeping_umlauts(text))
 
 
@@ -71,9 +72,30 @@ def _punct(match: re.Match[str]) -> str:
     return _PUNCT_FOLD[match.group()]
 
 
+# Latin letters whose accent or stroke NFKD does not split off, as English spells them
+# without it: "Wałęsa" is "Walesa", "Søren" "Soren", "Đoković" "Dokovic", "Œuvre" "Oeuvre".
+_LETTER_FOLD = MappingProxyType(
+    {
+        **dict.fromkeys("øØ", "o"),
+        **dict.fromkeys("łŁ", "l"),
+        **dict.fromkeys("đĐ", "d"),
+        **dict.fromkeys("ħĦ", "h"),
+        **dict.fromkeys("ŧŦ", "t"),
+        **dict.fromkeys("ðÐ", "d"),
+        **dict.fromkeys("æÆ", "ae"),
+        **dict.fromkeys("œŒ", "oe"),
+        **dict.fromkeys("þÞ", "th"),
+        "ı": "i",
+    }
+)
+
+
 def _without_marks(match: re.Match[str]) -> str:
-    """A run of non-ASCII characters without its combining marks (accents, once decomposed)."""
-    return "".join(ch for ch in match.group() if not unicodedata.combining(ch))
+    """A run of non-ASCII characters without its combining marks (accents, once decomposed),
+    and its letters with a stroke or ligature (`_LETTER_FOLD`) written in plain letters."""
+    return "".join(
+        _LETTER_FOLD.get(ch, ch) for ch in match.group() if not unicodedata.combining(ch)
+    )
 
 
 def drop_umlauts(folded: str) -> str:
