@@ -356,6 +356,43 @@ def test_parse_number_reads_scale_words_and_currency_abbreviations(
     assert checks.parse_number(text) == pytest.approx(expected, rel=1e-12)
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("π ≈ 3,14159", 3.14159, id="five-decimals"),
+        pytest.param("0,1234 mg", 0.1234, id="four-decimals"),
+    ],
+)
+def test_parse_number_reads_a_comma_before_more_than_three_digits_as_a_decimal_comma(
+    text: str, expected: float
+) -> None:
+    # No thousands grouping has four digits: "3,14159" is not 3141 followed by "59".
+    assert checks.parse_number(text) == pytest.approx(expected, rel=1e-12)
+
+
+def test_same_number_tells_a_long_decimal_comma_from_a_thousands_grouping() -> None:
+    assert checks.same_number("3,14159", 3141) is False
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("6.022 × 10^23 per mole", 6.022e23, id="times-caret"),
+        pytest.param("6.022×10²³", 6.022e23, id="times-superscript"),
+        pytest.param("1.6 x 10⁻¹⁹ C", 1.6e-19, id="x-negative-superscript"),
+        pytest.param("3*10**8 m/s", 3e8, id="python-power"),
+        pytest.param("10^6 cells", 1e6, id="bare-power-of-ten"),
+        pytest.param("2^10", 1024.0, id="bare-power"),
+    ],
+)
+def test_parse_number_reads_a_written_out_power(text: str, expected: float) -> None:
+    assert checks.parse_number(text) == pytest.approx(expected, rel=1e-12)
+
+
+def test_same_number_does_not_take_a_mantissa_for_the_number() -> None:
+    assert checks.same_number("6.022 × 10^23", 6.022) is False
+
+
 def test_number_in_range_reads_a_grouped_number_whole() -> None:
     assert checks.number_in_range("1\u00a0234\u00a0567", 0, 100) is False
 

@@ -48,6 +48,11 @@ _SCALE_LETTERS = MappingProxyType(
         "T": Decimal(10) ** 12,
     }
 )
+_SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+_SUPERSCRIPT_EXPONENT = f"⁻?[{_SUPERSCRIPTS}]{{1,3}}"
+_FROM_SUPERSCRIPT = str.maketrans(
+    {"⁻": "-", **{sup: str(d) for d, sup in enumerate(_SUPERSCRIPTS)}}
+)
 _NUMBER = re.compile(
     # A three-letter code glued to a hyphen is a name ("GPT-4", "ISO-9001"), not "USD -5".
     r"(?<![\w.,])(?P<sign>[-+])?(?:(?P<currency>[$€£¥₹₩]|[A-Z]{1,3}\$|[A-Z]{3}(?![-+]))\s?)?"
@@ -58,11 +63,15 @@ _NUMBER = re.compile(
     r"|\d{1,3}(?:[ \u00a0\u2009\u202f]\d{3})+(?:[.,]\d+)?(?!\d|[.,]\d)"  # 1 234 567,8
     r"|\d{1,3}(?:'\d{3})+(?:\.\d+)?(?!\d|[.,]\d)"  # 1'234'567.50 (Swiss)
     r"|\d{1,2}(?:,\d{2})+,\d{3}(?:\.\d+)?(?!\d|,\d)"  # 12,34,567 (Indian lakh grouping)
-    r"|\d+,\d{1,2}(?![\d,])"  # 3,5 (decimal comma)
-    r"|\d{1,3}(?:,\d{3})+(?:\.\d+)?"  # 1,234,567.89
+    r"|(?:\d+,\d{1,2}|\d{1,3},\d{4,})(?![\d,])"  # 3,5 and 3,14159 (decimal comma)
+    r"|\d{1,3}(?:,\d{3})+(?!\d)(?:\.\d+)?"  # 1,234,567.89
     r"|\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"  # 1234.5, 1.5e6
     r"|\.\d+"  # .5
     r")"
+    # A power of ten written out: "6.022 × 10^23", "3x10⁶", "10^-3".
+    r"(?:\s?[×xX*·]\s?10(?:(?:\^|\*\*)(?P<times_power>[-+]?\d{1,3})|(?P<times_sup>"
+    + _SUPERSCRIPT_EXPONENT
+    + r"))|\^(?P<power>[-+]?\d{1,3}))?"
     # After a currency "m" and "b" are million and billion ("£3.2m"); elsewhere "m" is metres.
     r"(?:(?P<letter>MM|[kKMBT]|(?(currency)(?:mm|[mb])|(?!)))(?![A-Za-z])"
     r"|\s?(?P<word>(?i:" + "|".join(_SCALE_WORDS) + r")s?)\b)?",
@@ -75,7 +84,9 @@ def _decimal_of(token: str) -> Decimal | None:
         token = re.sub(r"[ '\u00a0\u2009\u202f]", "", token).replace(",", ".")
     elif re.fullmatch(r"\d{1,3}(?:\.\d{3}){2,}", token):
         token = token.replace(".", "")
-    elif re.fullmatch(r"\d{1,3}(?:\.\d{3})+,\d+", token) or re.fullmatch(r"\d+,\d{1,2}", token):
+    elif re.fullmatch(r"\d{1,3}(?:\.\d{3})+,\d+", token) or re.fullmatch(
+        r"\d+,\d{1,2}|\d{1,3},\d{4,}", token
+    ):
         token = token.replace(".", "").replace(",", ".")
     else:
         token = token.replace(",", "")
@@ -146,6 +157,11 @@ def _unscaled(match: re.Match[str]) -> Decimal | None:
     value = _decimal_of(match["num"])
     if value is None:
         return None
+    if match["power"]:
+        value **= int(match["power"])
+    elif match["times_power"] or match["times_sup"]:
+        exponent = match["times_power"] or match["times_sup"].translate(_FROM_SUPERSCRIPT)
+        value *= Decimal(10) ** int(exponent)
     signs = (match["sign"] or "") + (match["sign2"] or "")
     return -value if signs.count("-") % 2 == 1 else value
 
@@ -233,10 +249,11 @@ def parse_number(text: str | float | None) -> float | None:
     number ("12.5 km", "300 MB" → 12.5, 300: the unit is ignored), multipliers ("1.2k" →
     1200, "3.4 million" → 3400000, "$2B" / "2 bn" → 2e9, "5M" / "$5MM" / "5 mn" → 5e6,
     "2.5 crore" → 2.5e7; lower-case "m" is a unit, metres, not a million, except right after
-    a currency: "£3.2m" → 3.2e6), scientific notation ("1.5e6") and decimal commas
-    ("1.234,56" → 1234.56, "3,5" → 3.5; a comma before exactly three digits groups
-    thousands). A hyphen right after a letter or digit is not a minus sign ("COVID-19" → 19,
-    "2020-2021" → 2020). Numbers written in words ("five") are not read.
+    a currency: "£3.2m" → 3.2e6), scientific notation ("1.5e6", "6.022 × 10^23", "1.6×10⁻¹⁹";
+    a power "10^6" → 1e6) and decimal commas ("1.234,56" → 1234.56, "3,5" → 3.5,
+    "3,14159" → 3.14159; a comma before exactly three digits groups thousands). A hyphen
+    right after a letter or digit is not a minus sign ("COVID-19" → 19, "2020-2021" → 2020).
+    Numbers written in words ("five") are not read.
 
     It reads the number alone, not what the text says about it: "over 1,000" and "about
     1,000" → 1000, and a range gives its first end at the range's scale ("1.2–1.5 million" →
