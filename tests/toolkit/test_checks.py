@@ -126,6 +126,29 @@ def test_parse_date_numeric_uses_the_only_valid_reading(text: str, dayfirst: boo
     assert checks.parse_date(text, dayfirst=dayfirst) == date(2023, 12, 25)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("The summit ran 3–5 March 2024.", id="day-range"),
+        pytest.param("from 3 to 5 March 2024", id="from-to"),
+        pytest.param("30 March – 2 April 2024", id="across-months-day-first"),
+        pytest.param("March 30 – April 2, 2024", id="across-months-month-first"),
+        pytest.param("3–5 March 2024, then 7 June 2024", id="before-a-later-date"),
+    ],
+)
+def test_parse_date_reads_no_single_day_in_a_range_of_days(text: str) -> None:
+    # "3–5 March 2024" is a span: its last day is no more the answer than its first.
+    assert checks.parse_date(text) is None
+
+
+def test_same_date_does_not_take_a_range_of_days_for_its_last_day() -> None:
+    assert checks.same_date("3–5 March 2024", "2024-03-05") is False
+
+
+def test_parse_date_reads_a_date_after_a_higher_number_and_a_dash() -> None:
+    assert checks.parse_date("Issue 12 – 5 March 2024") == date(2024, 3, 5)
+
+
 def test_parse_date_returns_the_earliest_date_in_the_text() -> None:
     assert checks.parse_date("From 2023-01-05 to Dec 7, 2023") == date(2023, 1, 5)
 

@@ -52,6 +52,14 @@ _DATE_PATTERNS = (
         r"(?<![\d.])(?P<year>\d{4})(?P<sep>[-/.])(?P<month>\d{1,2})(?P=sep)(?P<day>\d{1,2})(?!\d)"
     ),
 )
+# What opens a range that a full date written after it closes: "3-5 March 2024", "from 3 to
+# 5 March 2024", "March 30 - April 2, 2024", "30 March - 2 April 2024" (folded: dashes are "-").
+_MONTH_WORD = "(?:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")(?![a-z])\.?"
+_RANGE_START = re.compile(
+    rf"(?:(?P<month_before>{_MONTH_WORD})\s*)?(?<!\d)(?P<start>\d{{1,2}})(?:st|nd|rd|th)?"
+    rf"(?:\s*(?:of\s+)?(?P<month_after>{_MONTH_WORD}))?,?"
+    r"\s*(?:-|to|until|till|through|thru|and|&)\s*$"
+)
 _NUMERIC_DATE = re.compile(
     r"(?<![\d./-])(?P<a>\d{1,2})(?P<sep>[-/.])(?P<b>\d{1,2})(?P=sep)"
     r"(?P<year>\d{4}|(?<=/)\d{2})(?![\d]|[./-]\d)"
@@ -106,7 +114,7 @@ def _read_date(text: str | date | None, dayfirst: bool | None) -> _Reading | Non
     if not isinstance(text, str) or not text:
         return None
     folded = fold(text)
-    found: list[tuple[int, int, _Reading]] = []
+    found: list[tuple[int, int, _Reading | None]] = []
     for pattern in (*_DATE_PATTERNS, _NUMERIC_DATE):
         for match in pattern.finditer(folded):
             if pattern is _NUMERIC_DATE:
@@ -115,10 +123,25 @@ def _read_date(text: str | date | None, dayfirst: bool | None) -> _Reading | Non
                 month = _month_number(match["month"])
                 day = _make_date(int(match["year"]), month, int(match["day"]))
                 parsed = _Reading(day, None) if day else None
+                if day and _closes_range(folded, match, day.day):
+                    found.append((match.start(), -len(match[0]), None))
+                    break
             if parsed is not None:
                 found.append((match.start(), -len(match[0]), parsed))
                 break
-    return min(found)[2] if found else None
+    return min(found, key=lambda entry: entry[:2])[2] if found else None
+
+
+def _closes_range(folded: str, match: re.Match[str], day: int) -> bool:
+    """The month-name date `match` ends a range of days ("3-5 March 2024"): the text names a
+    span, not the one day `parse_date` returns. A lone number before the dash is a range's
+    first day only when below the date's day, so "Issue 12 - 5 March 2024" is a date."""
+    opener = _RANGE_START.search(folded, max(match.start() - 40, 0), match.start())
+    if opener is None:
+        return False
+    if opener["month_before"] or opener["month_after"]:
+        return True
+    return int(opener["start"]) < day
 
 
 def parse_date(text: str | date | None, *, dayfirst: bool | None = None) -> date | None:
@@ -138,7 +161,10 @@ def parse_date(text: str | date | None, *, dayfirst: bool | None = None) -> date
     `same_date` also accepts the day-first reading of an ambiguous slash or dash date.
 
     Returns None for partial dates ("December 2023", "Dec 7"), impossible dates
-    ("Feb 30, 2023"), None or non-text input. A `date` or `datetime` is returned as a date.
+    ("Feb 30, 2023"), a range of days the first date closes ("3-5 March 2024", "from 3 to 5
+    March 2024", "30 March - 2 April 2024": a span, not its last day; a lone number before
+    the dash counts as a first day only when below the date's, so "Issue 12 - 5 March 2024"
+    is March 5), None or non-text input. A `date` or `datetime` is returned as a date.
     """
     reading = _read_date(text, dayfirst)
     return reading.day if reading else None
@@ -155,8 +181,8 @@ def same_date(a: str | date | None, b: str | date | None, *, dayfirst: bool | No
     that names a day one way, either reading ("03/04/2021" = "March 4, 2021" = "3 April
     2021" = "03.04.2021"), but two ambiguous dates must match as written ("03/04/2021" is
     not "04/03/2021"), and "13/04/2021" can only be April 13. Dotted dates are day first,
-    never ambiguous. False when either side has no full date ("December 2023", "", None) or
-    the days differ.
+    never ambiguous. False when either side has no full date ("December 2023", "", None),
+    names a range of days ("3-5 March 2024") or the days differ.
     """
     left, right = _read_date(a, dayfirst), _read_date(b, dayfirst)
     if left is None or right is None:
