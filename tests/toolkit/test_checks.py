@@ -1126,6 +1126,16 @@ PAGE = (
 )
 
 
+@pytest.mark.parametrize("whole_word", [False, True])
+def test_page_contains_finds_a_whole_float_as_the_integer_pages_write(whole_word: bool) -> None:
+    # An extracted number arrives as a float (1889.0); pages write "1889".
+    assert checks.page_contains(PAGE, 1889.0, whole_word=whole_word) is True
+
+
+def test_page_contains_finds_a_whole_float_also_as_written() -> None:
+    assert checks.page_contains("version 2.0 is out", 2.0, whole_word=True) is True
+
+
 @pytest.mark.parametrize(
     ("a", "b"),
     [

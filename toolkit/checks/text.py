@@ -69,7 +69,8 @@ def page_contains(
     space, so "New\\n  York" contains "new york". With `whole_word=True` the match must
     not be glued to letters or digits: "12" is then not found in "2012", "12,000" or "12.5",
     nor "cat" in "concatenate". A number `value` is searched as written (1200 does not find "1,200";
-    use `parse_number` for that). False for None, empty or whitespace-only `value`.
+    use `parse_number` for that); a whole float is also searched without its ".0" (1889.0
+    finds "1889"). False for None, empty or whitespace-only `value`.
     """
     page = as_text(page_text)
     if page is None:
@@ -78,7 +79,13 @@ def page_contains(
 
 
 def _found(haystack: _Folded, value: Any, fuzzy_whitespace: bool, whole_word: bool) -> bool:
-    """`page_contains` on an already normalised page."""
+    """`page_contains` on an already normalised page. A whole float (1889.0, as an extracted
+    number arrives) is looked for as written and as the integer pages write ("1889")."""
+    if isinstance(value, float) and value.is_integer():
+        return any(
+            _found(haystack, spelling, fuzzy_whitespace, whole_word)
+            for spelling in (str(int(value)), str(value))
+        )
     needle = as_text(value)
     if needle is None:
         return False
