@@ -67,6 +67,7 @@ _CJK_STOPS = "，。、；：！？（）「」『』《》【】"
 # Typographic quotes, guillemets, the ellipsis and the zero-width space that end a URL in
 # prose; `’` followed by a letter is an apostrophe inside it ("Ender’s_Game").
 _PROSE_STOPS = "“”‘’«»‹›…\u200b"
+_AUTHORITY_BACKSLASH = re.compile(r"^(https?://[^/?#\\]*)\\", re.IGNORECASE)
 _MARKDOWN_ESCAPE = re.compile(r"\\([_*\[\]()~`#.!-])")
 _MARKDOWN_WHOLE = re.compile(r"^\[[^\]]*\]\(\s*<?([^()\s>]+(?:\([^()\s]*\)[^()\s>]*)*)>?\s*\)$")
 _MARKDOWN_LINK = re.compile(
@@ -147,6 +148,9 @@ def _parse_web_url(url: str, whole: bool) -> SplitResult | None:
         text = "https:" + text
     elif _SCHEMELESS_HOST.match(text):
         text = "https://" + text
+    # Browsers end an http(s) host at a backslash as at a slash: "https://evil.com\@good.com/"
+    # opens evil.com, where urlsplit would read "evil.com\" as user info and good.com as host.
+    text = _AUTHORITY_BACKSLASH.sub(r"\1/", text, count=1)
     try:
         parts = urlsplit(text)
         _ = parts.port

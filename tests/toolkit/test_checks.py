@@ -1056,6 +1056,13 @@ def test_url_in_domain(url: object, domain: object, expected: bool) -> None:
     assert checks.url_in_domain(url, domain) is expected  # type: ignore[arg-type]
 
 
+def test_url_in_domain_reads_the_host_a_browser_opens_before_a_backslash() -> None:
+    # Browsers end the host at "\\" as at "/": this URL opens evil.com, not good.com.
+    url = "https://evil.com\\@good.com/"
+    assert checks.url_in_domain(url, "good.com") is False
+    assert checks.url_domain(url) == "evil.com"
+
+
 @pytest.mark.parametrize(
     ("url", "domain"),
     [
