@@ -1069,3 +1069,15 @@ def test_a_missed_url_is_told_the_stored_page_it_nearly_names(store: PageStore) 
     ]
     assert store.near_misses("https://example.com/Gone") == []  # a failure is no page
     assert store.near_misses("https://example.org/wiki/Ada_Lovelace") == []  # another site
+
+
+def test_a_near_miss_is_found_through_the_characters_sql_patterns_treat_as_wildcards(
+    store: PageStore,
+) -> None:
+    """The store narrows candidates with SQL `LIKE`, where `%` and `_` are wildcards and
+    case is ignored: a path holding them, cited in another case, is still hinted, and a
+    page they would match as wildcards is not."""
+    store.put(PageRecord.web("https://en.wikipedia.org/wiki/Caf%C3%A9_au_lait", "Café", None))
+    store.put(PageRecord.web("https://en.wikipedia.org/wiki/CafXA9Xau_lait", "Other", None))
+    cited = "https://en.wikipedia.org/wiki/caf%c3%a9_Au_Lait"
+    assert store.near_misses(cited) == ["https://en.wikipedia.org/wiki/Caf%C3%A9_au_lait"]

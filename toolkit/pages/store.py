@@ -806,12 +806,16 @@ class PageStore:
         near = near_page_key(url)
         if not near:
             return []
-        site = "https://" + near.partition("/")[0]
+        # A stored page's key starts with the near key but for the case of its path (which
+        # LIKE ignores): SQLite narrows the candidates, so a store holding thousands of
+        # pages of one site costs no key computed per page for each missing URL.
+        prefix = "https://" + near
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         with self._guard():
             rows = self._db.execute(
-                "SELECT url FROM pages WHERE status = 'ok' AND substr(match_key, 1, ?) = ?"
+                "SELECT url FROM pages WHERE status = 'ok' AND match_key LIKE ? ESCAPE '\\'"
                 " ORDER BY rowid",
-                (len(site), site),
+                (escaped + "%",),
             ).fetchall()
         close = [u for (u,) in rows if near_page_key(u) == near and not same_page(u, url)]
         return [u for u in close if self.has_page(u)][:limit]
