@@ -15,22 +15,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from tests.compat.conftest import PAGE, Pages
 from toolkit.backends import ExtractRequest, LLMBackend, ScriptedBackend
 from toolkit.compat.evaluator import Evaluator
 from toolkit.llm.scripted import ScriptedProvider
 from toolkit.runner.loader import JudgeContext
-
-PAGE = "https://shop.example/monitor"
-
-
-class Pages:
-    """One page with a screenshot."""
-
-    def get(self, url: str) -> str | None:
-        return "Dell S3422DWG: $299" if url == PAGE else None
-
-    def screenshot(self, url: str) -> str | None:
-        return "aGVsbG8=" if url == PAGE else None
 
 
 class Price(BaseModel):
