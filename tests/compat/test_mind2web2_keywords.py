@@ -10,12 +10,10 @@ node's fields (`score`, `status`, `strategy`, `children`) and ignores unknown na
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from pydantic import BaseModel
 
-from tests.compat.conftest import PAGE, Pages
+from tests.compat.conftest import PAGE, evaluator
 from toolkit.backends import ExtractRequest, LLMBackend, ScriptedBackend
 from toolkit.compat.evaluator import Evaluator
 from toolkit.llm.scripted import ScriptedProvider
@@ -24,20 +22,6 @@ from toolkit.runner.loader import JudgeContext
 
 class Price(BaseModel):
     price: str | None = None
-
-
-def evaluator(backend: Any) -> Evaluator:
-    ev = Evaluator()
-    ev.initialize(
-        task_id="t",
-        client=JudgeContext(backend=backend, pages=Pages()),
-        task_description="Find the cheapest monitor",
-        answer="The Dell S3422DWG at $299.",
-        global_cache=None,
-        global_semaphore=None,
-        logger=None,
-    )
-    return ev
 
 
 def extract_requests(backend: ScriptedBackend) -> list[ExtractRequest]:

@@ -7,27 +7,11 @@ from typing import Any
 
 import pytest
 
-from tests.compat.conftest import PAGE, Pages
-from toolkit.backends import JudgingBackend, LLMBackend, ScriptedBackend, VerifyRequest
+from tests.compat.conftest import PAGE, evaluator
+from toolkit.backends import LLMBackend, ScriptedBackend, VerifyRequest
 from toolkit.compat import EvaluatorConfig
 from toolkit.compat.evaluator import Evaluator
 from toolkit.llm.scripted import ScriptedProvider
-from toolkit.runner.loader import JudgeContext
-
-
-def evaluator(backend: JudgingBackend, **settings: Any) -> Evaluator:
-    ev = Evaluator()
-    ev.initialize(
-        task_id="t",
-        client=JudgeContext(backend=backend, pages=Pages()),
-        task_description="Find the cheapest monitor",
-        answer="The Dell S3422DWG at $299.",
-        global_cache=None,
-        global_semaphore=None,
-        logger=None,
-        **settings,
-    )
-    return ev
 
 
 def flipping(*outcomes: bool) -> ScriptedProvider:
